@@ -1,0 +1,1 @@
+// AccessProtocol: layer placeholder, replaced as the layer lands.

@@ -1,0 +1,22 @@
+/// The seam between radios and the access protocol: whole APDUs in and out.
+/// NFC (libnfc, the virtual PN532), BLE (an L2CAP credit-based channel) and the TCP socket
+/// transport all carry exactly this, so the protocol layer never knows which radio it is on.
+
+/// The card side of a radio: something in the field that answers command APDUs (a credential).
+public protocol APDUResponder: AnyObject {
+    /// Answers one command APDU with a response APDU (data ‖ SW1 SW2).
+    func respond(to command: [UInt8]) -> [UInt8]
+    /// The field dropped or the card left: forget any session state.
+    func reset()
+}
+
+/// The reader side of a radio: sends a command APDU, waits for the response.
+public protocol APDUTransceiver: AnyObject {
+    /// Sends `command`; returns the response APDU (data ‖ SW1 SW2) or throws when the card is gone.
+    func transceive(_ command: [UInt8]) throws -> [UInt8]
+}
+
+/// The radio a transaction ran over; recorded in the audit log.
+public enum RadioInterface: String, Codable, Sendable, CaseIterable {
+    case nfc, ble, socket
+}

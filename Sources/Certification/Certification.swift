@@ -1,0 +1,1 @@
+// Certification: layer placeholder, replaced as the layer lands.

@@ -1,0 +1,1 @@
+// Codecs: layer placeholder, replaced as the layer lands.

@@ -1,0 +1,1 @@
+// Lock: layer placeholder, replaced as the layer lands.

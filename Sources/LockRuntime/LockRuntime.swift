@@ -1,0 +1,1 @@
+// LockRuntime: layer placeholder, replaced as the layer lands.

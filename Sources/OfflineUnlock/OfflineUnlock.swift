@@ -1,0 +1,1 @@
+// OfflineUnlock: layer placeholder, replaced as the layer lands.

@@ -1,0 +1,1 @@
+// VirtualPN532: layer placeholder, replaced as the layer lands.

@@ -1,0 +1,4 @@
+import ArgumentParser
+
+/// `lockbench firmware …` (owned by the certification layer).
+let firmwareCommands: [ParsableCommand.Type] = []

@@ -1,0 +1,35 @@
+import ArgumentParser
+import Foundation
+import NFC
+
+/// The root command only configures; every job is a subcommand owned by its layer's file.
+@main
+struct LockBench: ParsableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: "lockbench",
+            abstract: "A lock and reader emulator for access-control engineers: emulated locks on NFC and BLE, mobile keys, firmware certification checks.",
+            discussion: """
+            Exit codes: 0 success (certified, granted); 1 a negative answer (not certified, denied);
+            2 bad usage or input (unknown model, malformed file); 3 an environment failure
+            (reader missing, permission denied).
+            """,
+            version: "LockBench \(LockBenchVersion.current) (libnfc \(LibNFC.version))",
+            subcommands: firmwareCommands + engineCommands + nfcCommands + bleCommands
+        )
+    }
+
+    /// Usage errors exit 2 (ArgumentParser's default is 64) so CI scripts get one code per meaning.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                Foundation.exit(ExitCodes.usage)
+            }
+            exit(withError: error)
+        }
+    }
+}

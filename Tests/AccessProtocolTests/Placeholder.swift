@@ -1,0 +1,2 @@
+import XCTest
+final class AccessProtocolTestsPlaceholder: XCTestCase { func testBuilds() { XCTAssertTrue(true) } }

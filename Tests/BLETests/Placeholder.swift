@@ -1,0 +1,2 @@
+import XCTest
+final class BLETestsPlaceholder: XCTestCase { func testBuilds() { XCTAssertTrue(true) } }
