@@ -1,1 +1,0 @@
-// OfflineUnlock: layer placeholder, replaced as the layer lands.
