@@ -79,12 +79,7 @@ public struct CSVScanner {
                         // Never closed: report it and resume on the line after the record's first,
                         // so one bad quote does not swallow the rest of the file.
                         record.error = (.unterminatedQuote, "a quoted field opened on this line is never closed")
-                        var j = record.start
-                        while j < n, b[j] != Self.lf { j += 1 }
-                        record.end = j > record.start && b[j - 1] == Self.cr ? j - 1 : j
-                        position = j < n ? j + 1 : n
-                        line = startLine + 1
-                        return record
+                        return resumeAfterFirstLine(record)
                     }
                     let c = b[i]
                     if c == Self.quote {
@@ -103,6 +98,12 @@ public struct CSVScanner {
                 if c == Self.lf { record.end = i; position = i + 1; line += 1; return record }
                 if c == Self.cr, i + 1 < n, b[i + 1] == Self.lf { record.end = i; position = i + 2; line += 1; return record }
                 if c == Self.cr, i + 1 == n { record.end = i; position = n; return record }
+                if line > startLine {
+                    // The quote spanned lines and then went wrong: most likely it was never meant
+                    // to span them, so resume on the record's second line.
+                    record.error = (.strayQuote, "a quoted field opened on this line closes on line \(line) and is followed by more text")
+                    return resumeAfterFirstLine(record)
+                }
                 record.error = (.strayQuote, "unexpected character after the closing quote of field \(fields.count)")
                 return skipRestOfLine(from: i, record: record)
             } else {
@@ -128,6 +129,17 @@ public struct CSVScanner {
                 return record
             }
         }
+    }
+
+    /// Ends a malformed record at the end of its first line and resumes on the next one.
+    private mutating func resumeAfterFirstLine(_ record: CSVRecord) -> CSVRecord {
+        var record = record
+        var j = record.start
+        while j < bytes.count, bytes[j] != Self.lf { j += 1 }
+        record.end = j > record.start && bytes[j - 1] == Self.cr ? j - 1 : j
+        position = j < bytes.count ? j + 1 : bytes.count
+        line = record.line + 1
+        return record
     }
 
     private mutating func skipRestOfLine(from index: Int, record: CSVRecord) -> CSVRecord {

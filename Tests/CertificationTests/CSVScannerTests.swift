@@ -60,6 +60,13 @@ final class CSVScannerTests: XCTestCase {
         XCTAssertEqual(records[3].fields, ["3", "4"])
     }
 
+    func testAQuoteThatSpansLinesAndEndsBadlyResumesOnTheNextLine() {
+        let records = parse("1,\"a\n2,b\"x,c\n3,d\n")
+        XCTAssertEqual(records.map(\.error), [.strayQuote, .strayQuote, nil])
+        XCTAssertEqual(records.map(\.line), [1, 2, 3])
+        XCTAssertEqual(records[2].fields, ["3", "d"])
+    }
+
     func testUnterminatedQuoteResumesOnTheNextLine() {
         let records = parse("1,\"open\n2,b\n3,c\n")
         XCTAssertEqual(records.map(\.error), [.unterminatedQuote, nil, nil])
