@@ -1,2 +1,6 @@
 // lockbench-bench: benchmarks, each against a baseline measured in the same run.
-print("usage: lockbench-bench <audit|transaction|nfc|ble>")
+let benchArguments = Array(CommandLine.arguments.dropFirst())
+switch benchArguments.first {
+case "audit": AuditBenchmark.main(Array(benchArguments.dropFirst()))
+default: print("usage: lockbench-bench <audit|transaction|nfc|ble>")
+}
