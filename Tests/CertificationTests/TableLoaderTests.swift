@@ -43,7 +43,7 @@ final class ShippedTablesTests: XCTestCase {
     }
 
     func testPublishedSourceLinesPointAtTheRows() throws {
-        let guide = try String(contentsOf: Fixtures.repositoryRoot.deletingLastPathComponent().deletingLastPathComponent()
+        let guide = try String(contentsOf: Fixtures.repositoryRoot.deletingLastPathComponent()
             .appendingPathComponent("shared/reference/schlage-employee-badge-ios-guide.txt"), encoding: .utf8)
         let lines = guide.components(separatedBy: "\n")
         for row in Fixtures.shipped.rows {
