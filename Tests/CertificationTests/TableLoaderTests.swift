@@ -42,16 +42,44 @@ final class ShippedTablesTests: XCTestCase {
         }
     }
 
-    func testPublishedSourceLinesPointAtTheRows() throws {
-        let guide = try String(contentsOf: Fixtures.repositoryRoot.deletingLastPathComponent()
-            .appendingPathComponent("shared/reference/schlage-employee-badge-ios-guide.txt"), encoding: .utf8)
-        let lines = guide.components(separatedBy: "\n")
+    /// The published lines as quoted in firmware-tables/README.md ("NNN text"), by line number.
+    static func quotedGuideLines() throws -> [Int: String] {
+        let readme = try String(contentsOf: Fixtures.repositoryRoot.appendingPathComponent("firmware-tables/README.md"), encoding: .utf8)
+        var lines: [Int: String] = [:]
+        var inside = false
+        for line in readme.components(separatedBy: "\n") {
+            if line.hasPrefix("## The published text") { inside = true; continue }
+            guard inside, let space = line.firstIndex(of: " "), let number = Int(line[..<space]) else { continue }
+            lines[number] = String(line[line.index(after: space)...])
+        }
+        return lines
+    }
+
+    /// The guide itself, when the project's reference material is beside this checkout.
+    static func guideLines() -> [String]? {
+        var dir = Fixtures.repositoryRoot
+        for _ in 0..<4 {
+            let url = dir.appendingPathComponent("shared/reference/schlage-employee-badge-ios-guide.txt")
+            if let text = try? String(contentsOf: url, encoding: .utf8) { return text.components(separatedBy: "\n") }
+            dir.deleteLastPathComponent()
+        }
+        return nil
+    }
+
+    func testEveryRowIsOnTheLinesItsSourceNames() throws {
+        let quoted = try Self.quotedGuideLines()
+        XCTAssertEqual(quoted.keys.sorted(), Array(149...177))
+        if let guide = Self.guideLines() {
+            for (number, text) in quoted { XCTAssertEqual(text, guide[number - 1].trimmingCharacters(in: .whitespaces), "guide line \(number)") }
+        }
         for row in Fixtures.shipped.rows {
             let range = row.source.split(separator: ":")[1].split(separator: "-").map { Int($0)! }
-            let text = lines[(range[0] - 1)...(range.last! - 1)].joined(separator: " ")
+            let text = (range[0]...range.last!).map { quoted[$0] ?? "" }.joined(separator: " ")
+            XCTAssertTrue(text.hasPrefix(row.publishedName.components(separatedBy: " (")[0]), "\(row.model): \(text)")
             XCTAssertTrue(text.contains(row.hardware), "\(row.model): \(text)")
-            XCTAssertTrue(text.contains(row.model), "\(row.model): \(text)")
+            XCTAssertTrue(text.contains(row.status.rawValue), "\(row.model): \(text)")
             for version in row.firstCertified { XCTAssertTrue(text.contains(version.text), "\(row.model): \(text)") }
+            for variant in row.variants { XCTAssertTrue(text.contains(variant), "\(row.model): \(text)") }
         }
     }
 
