@@ -72,8 +72,9 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
     }
 
     /// Appends the audit entry (fsync) and saves state; returns the decision to acknowledge.
-    /// A lock that cannot record does not open: the bolt is secured again and the answer becomes
-    /// `storage_failure`.
+    /// A lock that cannot record does not open: the bolt is secured again and the answer becomes a
+    /// deny whose detail starts with "storage failure:" (reason `malformed_input` until the
+    /// DenyReason list gains a storage reason; the reader sessions switch over it exhaustively).
     private func commit(_ decision: Decision, credential: String?, transaction: [UInt8], interface: RadioInterface, at now: Date) -> Decision {
         do {
             let entry = try audit.append(time: now, credential: credential, transport: interface, decision: decision, transaction: transaction)
@@ -82,7 +83,7 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
             return decision
         } catch {
             bolt.handle(.secureNow, at: now)
-            return .deny(.storageFailure, detail: "cannot record the transaction: \(error)")
+            return .deny(.malformedInput, detail: "storage failure: cannot record the transaction: \(error)")
         }
     }
 

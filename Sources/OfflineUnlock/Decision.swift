@@ -22,9 +22,6 @@ public enum DenyReason: String, Codable, Sendable, CaseIterable {
     case unsupportedVersion = "unsupported_version"
     case downgrade = "downgrade"
     case malformedInput = "malformed_input"
-    /// The lock could not record the transaction durably (audit log or state write failed), so
-    /// it does not open. Added by the engine layer; never produced by the protocol.
-    case storageFailure = "storage_failure"
 }
 
 /// The engine's answer for one transaction.

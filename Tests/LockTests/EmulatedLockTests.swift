@@ -122,7 +122,9 @@ final class EmulatedLockTests: XCTestCase {
             try FileManager.default.createDirectory(atPath: dir + "/state/state.json.tmp", withIntermediateDirectories: true)
         }
         let d = lock.decide(presentation([try document()]))
-        XCTAssertEqual(d.denyReason, .storageFailure, "\(d)")
+        XCTAssertEqual(d.denyReason, .malformedInput, "\(d)")
+        guard case .deny(_, let detail) = d else { return XCTFail() }
+        XCTAssertTrue(detail.hasPrefix("storage failure:"), detail)
         XCTAssertEqual(lock.boltName, "secured")
     }
 }
