@@ -63,17 +63,33 @@ public enum Primitives {
     }
 
     /// The 65-byte point inside a DER SubjectPublicKeyInfo of a P-256 key.
+    /// Only the named-curve form is accepted (`id-ecPublicKey` with `prime256v1`, uncompressed
+    /// point); DER being unique, that is exactly `spkiPrefix ‖ 04‖X‖Y`. Explicit curve
+    /// parameters (which some parsers accept without checking them) are refused.
     public static func publicKey(spkiDER der: [UInt8]) throws(PrimitiveError) -> [UInt8] {
-        do { return Array(try P256.Signing.PublicKey(derRepresentation: der).x963Representation) } catch {
-            throw PrimitiveError(.invalidPublicKey, "not a DER SubjectPublicKeyInfo of a P-256 key")
+        guard der.count == spkiPrefix.count + publicKeyLength, der.starts(with: spkiPrefix) else {
+            throw PrimitiveError(.invalidPublicKey, "not a DER SubjectPublicKeyInfo of a named-curve P-256 key")
         }
+        let point = Array(der[spkiPrefix.count...])
+        _ = try signingPublicKey(point)
+        return point
     }
+
+    /// `SEQUENCE { SEQUENCE { id-ecPublicKey, prime256v1 }, BIT STRING (66 bytes, 0 unused) }` header.
+    public static let spkiPrefix: [UInt8] = [
+        0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01,
+        0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00,
+    ]
 
     /// The 65-byte point inside a PEM `PUBLIC KEY` (SPKI) block.
     public static func publicKey(spkiPEM pem: String) throws(PrimitiveError) -> [UInt8] {
-        do { return Array(try P256.Signing.PublicKey(pemRepresentation: pem).x963Representation) } catch {
-            throw PrimitiveError(.invalidPublicKey, "not a PEM PUBLIC KEY (SPKI) block of a P-256 key")
+        let body = pem.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+        guard let begin = body.firstIndex(of: "-----BEGIN PUBLIC KEY-----"),
+              let end = body.firstIndex(of: "-----END PUBLIC KEY-----"), begin < end,
+              let der = Data(base64Encoded: body[(begin + 1)..<end].joined()) else {
+            throw PrimitiveError(.invalidPublicKey, "not a PEM PUBLIC KEY (SPKI) block")
         }
+        return try publicKey(spkiDER: Array(der))
     }
 
     /// PEM `PUBLIC KEY` (SPKI) for a 65-byte point.
