@@ -80,8 +80,6 @@ public struct VolatileKeys: Equatable, Sendable {
     public var stepUpSK: [UInt8]
     public var bleSK: [UInt8]
     public var ursk: [UInt8]
-    /// Kpersistent, cached for FAST.
-    public var persistent: [UInt8]
 }
 
 /// Keys of one FAST transaction.
@@ -103,14 +101,16 @@ public enum KeySchedule {
         ProtocolCrypto.x963KDF(z, sharedInfo: transactionID, count: 32)
     }
 
-    /// Standard keys from K, and Kpersistent bound to the credential's long-term key.
-    public static func volatileKeys(k: [UInt8], context: TranscriptContext, credentialKey: [UInt8]) -> VolatileKeys {
+    /// Standard keys: HKDF(K, salt "Volatile****", info, 160).
+    public static func volatileKeys(k: [UInt8], context: TranscriptContext) -> VolatileKeys {
         let okm = ProtocolCrypto.hkdf(k, salt: context.salt(.volatile), info: context.info, count: 160)
-        let persistent = ProtocolCrypto.hkdf(k, salt: context.salt(.persistent, credentialKey: credentialKey),
-                                             info: context.info, count: 32)
         return VolatileKeys(expeditedSKReader: Array(okm[0..<32]), expeditedSKDevice: Array(okm[32..<64]),
-                            stepUpSK: Array(okm[64..<96]), bleSK: Array(okm[96..<128]), ursk: Array(okm[128..<160]),
-                            persistent: persistent)
+                            stepUpSK: Array(okm[64..<96]), bleSK: Array(okm[96..<128]), ursk: Array(okm[128..<160]))
+    }
+
+    /// Kpersistent = HKDF(K, salt "Persistent**" ‖ X(credential key), info, 32), cached for FAST.
+    public static func persistentKey(k: [UInt8], context: TranscriptContext, credentialKey: [UInt8]) -> [UInt8] {
+        ProtocolCrypto.hkdf(k, salt: context.salt(.persistent, credentialKey: credentialKey), info: context.info, count: 32)
     }
 
     /// FAST keys from a cached Kpersistent.
