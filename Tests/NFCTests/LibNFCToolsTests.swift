@@ -78,11 +78,14 @@ final class LibNFCToolsTests: XCTestCase {
     func testNfcPollFindsTheCardAndEndsWhenItIsRemoved() throws {
         let reader = try VirtualReader(card: TestCard())
         defer { reader.stop() }
+        let started = Date()
         let result = try Self.run("nfc-poll", connstring: reader.connstring) {
             // nfc-poll spins on presence checks until the card leaves the field.
             Thread.sleep(forTimeInterval: 1.0)
             reader.remove()
         }
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(started), 1.0)
+        XCTAssertGreaterThan(reader.rawFrames.filter { $0 == [0xB2] }.count, 5, "nfc-poll kept checking presence until the card left")
         XCTAssertEqual(result.status, 0, result.out)
         XCTAssertTrue(result.out.contains("NFC reader: user defined device opened"), result.out)
         XCTAssertTrue(result.out.contains("ISO/IEC 14443A (106 kbps) target:"), result.out)
