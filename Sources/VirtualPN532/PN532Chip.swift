@@ -86,7 +86,7 @@ final class PN532Chip {
     static let maxExchangeData = 262
 
     private let field: VirtualField
-    private let cardQueue = DispatchQueue(label: "lockbench.virtual-pn532.card")
+    private var cardQueue: DispatchQueue { field.cardQueue }
     private let wake: () -> Void
     private let log: (String) -> Void
 
@@ -183,6 +183,7 @@ final class PN532Chip {
             let result = results.removeValue(forKey: id)
             resultsLock.unlock()
             guard field.snapshot.generation == generation, currentCard() != nil, case .active = cardState else {
+                cancel(pending)
                 return .reply([PN532Status.timeout])  // the card left mid-transaction
             }
             guard let result else { return nil }

@@ -36,8 +36,8 @@ enum NFCBenchmark {
         }
 
         var line: String {
-            String(format: "%-34@ n=%-4d median %7.3f ms   p95 %7.3f ms   min %7.3f ms   max %7.3f ms",
-                   name as NSString, count, medianMs, p95Ms, minMs, maxMs)
+            name.padding(toLength: 32, withPad: " ", startingAt: 0)
+                + String(format: " n=%-5d median %7.3f ms   p95 %7.3f ms   min %7.3f ms   max %7.3f ms", count, medianMs, p95Ms, minMs, maxMs)
         }
     }
 

@@ -96,40 +96,8 @@ struct VirtualReaderCommand: ParsableCommand {
         } catch {
             throw UserError(message: "cannot start the virtual reader: \(error)", code: ExitCodes.environment)
         }
-        let done = DispatchSemaphore(value: 0)
-        let stopOnce = NSLock()
-        var stopped = false
-        func finish() {
-            stopOnce.lock(); defer { stopOnce.unlock() }
-            guard !stopped else { return }
-            stopped = true
-            done.signal()
-        }
-        func command(_ line: String) {
-            let words = line.split(separator: " ").map(String.init)
-            switch words.first?.lowercased() {
-            case "insert":
-                let cardUID = words.count > 1 ? Hex.decode(words[1]) : uid
-                guard let cardUID else { emitLine("error: bad UID \(words[1])"); return }
-                do {
-                    try reader.insert(NFCCardFactory.make(cardUID), uid: cardUID)
-                    emitLine("card: inserted UID \(cardUID.hex)")
-                } catch {
-                    emitLine("error: \(error)")
-                }
-            case "remove":
-                reader.remove()
-                emitLine("card: removed")
-            case "status":
-                emitLine(reader.card.map { "card: in the field, UID \($0.uid.hex)" } ?? "card: none")
-            case "quit", "exit", "stop":
-                finish()
-            case nil:
-                break
-            default:
-                emitLine("error: unknown command \(words[0]); use insert [UID], remove, status or quit")
-            }
-        }
+        let console = VirtualReaderConsole(reader: reader, defaultUID: uid)
+        let command = console.command
         emitLine("virtual PN532 ready")
         emitLine("connstring: \(reader.connstring)")
         emitLine("device: \(reader.devicePath)")
@@ -137,7 +105,7 @@ struct VirtualReaderCommand: ParsableCommand {
         if !noCard { command("insert") } else { emitLine("card: none") }
         emitLine("try: LIBNFC_DEVICE=\(reader.connstring) nfc-list")
 
-        let signals = StopSignals { _ in finish() }
+        let signals = StopSignals { _ in console.finish() }
         Thread.detachNewThread {
             while let line = readLine() { command(line.trimmingCharacters(in: .whitespaces)) }
             // stdin closed: keep serving until a signal (so `… virtual-reader < /dev/null &` works).
@@ -164,7 +132,7 @@ struct VirtualReaderCommand: ParsableCommand {
                 }
             }
         }
-        done.wait()
+        console.waitUntilFinished()
         withExtendedLifetime(signals) {}
         reader.stop()
         if let control { unlink(control) }
@@ -226,6 +194,56 @@ struct ListCommand: ParsableCommand {
         if entries.isEmpty {
             emitError("No NFC reader found. \(NFCError.connstringExamples)")
             throw ExitCode(ExitCodes.environment)
+        }
+    }
+}
+
+/// The `insert`/`remove`/`status`/`quit` commands of `nfc virtual-reader`, from stdin, the
+/// control FIFO and signals (any thread).
+final class VirtualReaderConsole: @unchecked Sendable {
+    private let reader: VirtualReader
+    private let defaultUID: [UInt8]
+    private let done = DispatchSemaphore(value: 0)
+    private let lock = NSLock()
+    private var finished = false
+
+    init(reader: VirtualReader, defaultUID: [UInt8]) {
+        self.reader = reader
+        self.defaultUID = defaultUID
+    }
+
+    func finish() {
+        lock.lock(); defer { lock.unlock() }
+        guard !finished else { return }
+        finished = true
+        done.signal()
+    }
+
+    func waitUntilFinished() { done.wait() }
+
+    func command(_ line: String) {
+        let words = line.split(separator: " ").map(String.init)
+        if ["quit", "exit", "stop"].contains(words.first?.lowercased() ?? "") { finish(); return }
+        lock.lock(); defer { lock.unlock() }
+        switch words.first?.lowercased() {
+        case "insert":
+            let uid = words.count > 1 ? Hex.decode(words[1]) : defaultUID
+            guard let uid else { emitLine("error: bad UID \(words[1])"); return }
+            do {
+                try reader.insert(NFCCardFactory.make(uid), uid: uid)
+                emitLine("card: inserted UID \(uid.hex)")
+            } catch {
+                emitLine("error: \(error)")
+            }
+        case "remove":
+            reader.remove()
+            emitLine("card: removed")
+        case "status":
+            emitLine(reader.card.map { "card: in the field, UID \($0.uid.hex)" } ?? "card: none")
+        case nil:
+            break
+        default:
+            emitLine("error: unknown command \(words[0]); use insert [UID], remove, status or quit")
         }
     }
 }

@@ -28,18 +28,19 @@ final class LibNFCToolsTests: XCTestCase {
         process.standardOutput = out
         process.standardError = out
         try process.run()
-        var data = Data()
+        final class Box: @unchecked Sendable { var data = Data() }
+        let box = Box()
         let group = DispatchGroup()
         group.enter()
-        DispatchQueue.global().async { data = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        DispatchQueue.global().async { box.data = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
         whileRunning?()
         if group.wait(timeout: .now() + timeout) == .timedOut {
             process.terminate()
             group.wait()
-            XCTFail("\(name) did not finish in \(timeout) s:\n\(String(decoding: data, as: UTF8.self))")
+            XCTFail("\(name) did not finish in \(timeout) s:\n\(String(decoding: box.data, as: UTF8.self))")
         }
         process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        return (process.terminationStatus, String(decoding: box.data, as: UTF8.self))
     }
 
     func testNfcListSeesPN532AndTheCard() throws {
