@@ -101,7 +101,8 @@ public enum NFCEnvironment {
     public static let blacklistFix = "sudo modprobe -r pn533_usb pn533 nfc   (and make it permanent: sudo ./udev/install.sh installs /etc/modprobe.d/blacklist-libnfc.conf)"
 
     /// Turns a NULL from `nfc_open` into an error that says what to do.
-    public static func diagnoseOpenFailure(connstring: String?) -> NFCError {
+    public static func diagnoseOpenFailure(connstring: String?, sysfs: String = "/sys/bus/usb/devices",
+                                           procModules: String = "/proc/modules") -> NFCError {
         let parts = (connstring ?? "").split(separator: ":", maxSplits: 1).map(String.init)
         let driver = parts.first ?? ""
         switch driver {
@@ -112,7 +113,7 @@ public enum NFCEnvironment {
             let path = String(parts[1].split(separator: ":").first ?? "")  // drop an optional :speed
             return diagnoseSerial(driver: driver, path: path)
         case "", "acr122_usb", "pn53x_usb":
-            let readers = usbReaders().filter { driver.isEmpty || $0.model.driver == driver }
+            let readers = usbReaders(sysfs: sysfs).filter { driver.isEmpty || $0.model.driver == driver }
             guard !readers.isEmpty else {
                 let what = connstring.map { "No reader answers at \"\($0)\"" } ?? "libnfc found no reader"
                 return NFCError(.noDevice, "\(what): no supported USB reader is plugged in (lsusb should list e.g. 072f:2200 for an ACR122U). \(NFCError.connstringExamples)")
@@ -123,8 +124,9 @@ public enum NFCEnvironment {
             if let locked = readers.first(where: { !$0.accessible }) {
                 return NFCError(.permissionDenied, "\(locked.model.name) at \(locked.devicePath): permission denied. Fix: \(udevFix)")
             }
-            if !loadedConflictingModules().isEmpty {
-                return NFCError(.deviceBusy, "the kernel NFC modules \(loadedConflictingModules().joined(separator: ", ")) are loaded and may hold the reader. Fix: \(blacklistFix)")
+            let modules = loadedConflictingModules(procModules: procModules)
+            if !modules.isEmpty {
+                return NFCError(.deviceBusy, "the kernel NFC modules \(modules.joined(separator: ", ")) are loaded and may hold the reader. Fix: \(blacklistFix)")
             }
             return NFCError(.openFailed, "\(readers[0].model.name) is plugged in but libnfc could not open it; re-plug it, or see LIBNFC_LOG_LEVEL=3 output")
         default:

@@ -46,6 +46,33 @@ final class NFCEnvironmentTests: XCTestCase {
         XCTAssertEqual(readers[1].model.driver, "pn53x_usb")
     }
 
+    func testOpenFailureAdviceForUSBReaders() throws {
+        let sysfs = try temporaryDirectory()
+        let none = NFCEnvironment.diagnoseOpenFailure(connstring: "acr122_usb", sysfs: sysfs)
+        XCTAssertEqual(none.code, .noDevice)
+        XCTAssertTrue(none.reason.contains("pn53x_usb") && none.reason.contains("pn532_uart:/dev/ttyUSB0"), none.reason)
+
+        try fakeUSBDevice(sysfs, "1-1", vendor: "072f", product: "2200", driver: nil)
+        let locked = NFCEnvironment.diagnoseOpenFailure(connstring: "acr122_usb", sysfs: sysfs)
+        XCTAssertEqual(locked.code, .permissionDenied)
+        XCTAssertTrue(locked.reason.contains("sudo ./udev/install.sh") && locked.reason.contains("plugdev"), locked.reason)
+        XCTAssertEqual(NFCEnvironment.diagnoseOpenFailure(connstring: "pn53x_usb", sysfs: sysfs).code, .noDevice, "an ACR122U is no pn53x_usb reader")
+
+        try fakeUSBDevice(sysfs, "1-2", vendor: "04cc", product: "2533", driver: "pn533_usb")
+        let busy = NFCEnvironment.diagnoseOpenFailure(connstring: "pn53x_usb", sysfs: sysfs)
+        XCTAssertEqual(busy.code, .deviceBusy)
+        XCTAssertTrue(busy.reason.contains("pn533_usb") && busy.reason.contains("sudo modprobe -r pn533_usb pn533 nfc"), busy.reason)
+        XCTAssertEqual(NFCEnvironment.diagnoseOpenFailure(connstring: nil, sysfs: sysfs).code, .deviceBusy)
+    }
+
+    func testOpenFailureAdviceForSerialPorts() throws {
+        let missing = NFCEnvironment.diagnoseOpenFailure(connstring: "pn532_uart:/dev/ttyUSB9")
+        XCTAssertEqual(missing.code, .noDevice)
+        XCTAssertTrue(missing.reason.contains("adapter plugged in"), missing.reason)
+        XCTAssertEqual(NFCEnvironment.diagnoseOpenFailure(connstring: "pn532_uart").code, .noDevice)
+        XCTAssertEqual(NFCEnvironment.diagnoseOpenFailure(connstring: "pn532_uart:/dev/null:115200").code, .openFailed)
+    }
+
     func testThisMachineHasNoUSBReaders() {
         XCTAssertEqual(NFCEnvironment.usbReaders(), [])
     }
