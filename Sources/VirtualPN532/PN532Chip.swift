@@ -86,7 +86,7 @@ final class PN532Chip {
     static let maxExchangeData = 262
 
     private let field: VirtualField
-    private let cardQueue = DispatchQueue(label: "lockbench.virtual-pn532.card")
+    private var cardQueue: DispatchQueue { field.cardQueue }
     private let wake: () -> Void
     private let log: (String) -> Void
 
@@ -183,6 +183,7 @@ final class PN532Chip {
             let result = results.removeValue(forKey: id)
             resultsLock.unlock()
             guard field.snapshot.generation == generation, currentCard() != nil, case .active = cardState else {
+                cancel(pending)
                 return .reply([PN532Status.timeout])  // the card left mid-transaction
             }
             guard let result else { return nil }
@@ -338,8 +339,11 @@ final class PN532Chip {
         // type B (03) and Jewel (04) find nothing.
         guard modulation == 0x00 else { return .reply([0x00]) }
         if data.count > 2 {
-            // A UID to select: only that card answers.
-            let wanted = Array(data[2...])
+            // A UID to select, in cascade form (libnfc's iso14443_cascade_uid puts the cascade
+            // tag 0x88 before each incomplete level): 88 u0 u1 u2 u3 u4 u5 u6 for 7 bytes.
+            var wanted = Array(data[2...])
+            if wanted.count == 8, wanted[0] == 0x88 { wanted.removeFirst() }
+            if wanted.count == 12, wanted[0] == 0x88, wanted[4] == 0x88 { wanted = Array(wanted[1..<4] + wanted[5...]) }
             if let card = currentCard(), !card.uid.starts(with: wanted) { return .reply([0x00]) }
         }
         if let found = activateCard(autoPollTypes: nil) { return .reply(found) }
@@ -403,10 +407,12 @@ final class PN532Chip {
             // barcode probes): silence, which the chip reports as a timeout.
             return .reply([PN532Status.timeout])
         }
-        switch pcb & 0xF6 {
-        case 0xA2:  // R-block: R(ACK) A2/A3 or R(NAK) B2/B3 → the card answers R(ACK) with its block number
+        switch pcb {
+        case _ where pcb & 0xE6 == 0xA2:
+            // R-block (101x x01b): R(ACK) A2/A3 or R(NAK) B2/B3, the presence check → the card
+            // answers R(ACK) with its current block number.
             return .reply([PN532Status.ok, 0xA2 | (blockNumber & 0x01)])
-        case 0xC2 where pcb & 0x30 == 0x00:  // S(DESELECT)
+        case _ where pcb & 0xF7 == 0xC2:  // S(DESELECT) C2/CA
             cardState = .halted
             return .reply([PN532Status.ok, 0xC2])
         default:

@@ -10,6 +10,8 @@ final class VirtualField {
     private var _generation: UInt64 = 0
     private var _externalReader: ExternalReader?
     var onChange: (() -> Void)?
+    /// The serial queue every call into a card's responder runs on (respond and reset alike).
+    let cardQueue = DispatchQueue(label: "lockbench.virtual-pn532.card")
 
     /// The card in the field, and a counter bumped on every insert/remove so the chip notices a
     /// card that left and came back (a fresh power-up: not halted, not activated).
@@ -24,7 +26,7 @@ final class VirtualField {
         _card = card
         _generation &+= 1
         lock.unlock()
-        if let old, old !== card { old.responder.reset() }
+        if let old, old !== card { cardQueue.async { old.responder.reset() } }
         onChange?()
     }
 

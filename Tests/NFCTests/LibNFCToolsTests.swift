@@ -28,18 +28,19 @@ final class LibNFCToolsTests: XCTestCase {
         process.standardOutput = out
         process.standardError = out
         try process.run()
-        var data = Data()
+        final class Box: @unchecked Sendable { var data = Data() }
+        let box = Box()
         let group = DispatchGroup()
         group.enter()
-        DispatchQueue.global().async { data = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        DispatchQueue.global().async { box.data = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
         whileRunning?()
         if group.wait(timeout: .now() + timeout) == .timedOut {
             process.terminate()
             group.wait()
-            XCTFail("\(name) did not finish in \(timeout) s:\n\(String(decoding: data, as: UTF8.self))")
+            XCTFail("\(name) did not finish in \(timeout) s:\n\(String(decoding: box.data, as: UTF8.self))")
         }
         process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        return (process.terminationStatus, String(decoding: box.data, as: UTF8.self))
     }
 
     func testNfcListSeesPN532AndTheCard() throws {
@@ -78,11 +79,14 @@ final class LibNFCToolsTests: XCTestCase {
     func testNfcPollFindsTheCardAndEndsWhenItIsRemoved() throws {
         let reader = try VirtualReader(card: TestCard())
         defer { reader.stop() }
+        let started = Date()
         let result = try Self.run("nfc-poll", connstring: reader.connstring) {
             // nfc-poll spins on presence checks until the card leaves the field.
             Thread.sleep(forTimeInterval: 1.0)
             reader.remove()
         }
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(started), 1.0)
+        XCTAssertGreaterThan(reader.rawFrames.filter { $0 == [0xB2] }.count, 5, "nfc-poll kept checking presence until the card left")
         XCTAssertEqual(result.status, 0, result.out)
         XCTAssertTrue(result.out.contains("NFC reader: user defined device opened"), result.out)
         XCTAssertTrue(result.out.contains("ISO/IEC 14443A (106 kbps) target:"), result.out)
