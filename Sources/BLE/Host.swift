@@ -461,8 +461,9 @@ public final class BLEHost {
         case .leRemoteConnParamRequest(let h, let mn, let mx, let l, let t):
             submit(.leRemoteConnParamRequestReply(handle: h, intervalMin: mn, intervalMax: mx, latency: l, timeout: t))
         case .leAdvertisingReport(let reports):
-            advertisingReports += reports
-            if advertisingReports.count > 256 { advertisingReports.removeFirst(advertisingReports.count - 256) }
+            addReports(reports)
+        case .leExtendedAdvertisingReport(let reports):
+            addReports(reports.map(\.legacy))
         case .hardwareError(let code):
             log("BLE: controller hardware error 0x\(Hex.encode([code])); resetting the session")
             transport?.close()
@@ -474,6 +475,11 @@ public final class BLEHost {
     }
 
     // MARK: central role
+
+    private func addReports(_ reports: [AdvertisingReport]) {
+        advertisingReports += reports
+        if advertisingReports.count > 256 { advertisingReports.removeFirst(advertisingReports.count - 256) }
+    }
 
     /// Scans until an advertiser's data satisfies `match`, then stops scanning.
     public func scan(timeout: TimeInterval, match: @escaping (AdvertisingReport) -> Bool) throws(BLEError) -> AdvertisingReport {
