@@ -38,13 +38,21 @@ final class BumbleControllers {
         try p.run()
         process = p
         let deadline = Date(timeIntervalSinceNow: 20)
-        while !(BumbleControllers.accepts(ports.0) && BumbleControllers.accepts(ports.1)) {
+        // Probe by reading the kernel's listening sockets, not by connecting: Bumble's tcp-server
+        // serves one host, and a probe's close would detach a host that connected meanwhile.
+        while !(BumbleControllers.listening(ports.0) && BumbleControllers.listening(ports.1)) {
             guard Date() < deadline, p.isRunning else { throw XCTSkip("bumble controllers did not start") }
             Thread.sleep(forTimeInterval: 0.05)
         }
-        // Let the controller process see the probe connections close before a host connects
-        // (otherwise the probe's close detaches the real host).
-        Thread.sleep(forTimeInterval: 0.3)
+    }
+
+    static func listening(_ port: UInt16) -> Bool {
+        guard let table = try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8) else { return accepts(port) }
+        let local = String(format: "0100007F:%04X", port)
+        return table.split(separator: "\n").contains { line in
+            let f = line.split(separator: " ")
+            return f.count > 3 && f[1] == local && f[3] == "0A"
+        }
     }
 
     func kill() {
