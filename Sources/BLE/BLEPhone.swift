@@ -114,9 +114,10 @@ public final class BLEPhone {
     /// Starts the host and waits for the controller.
     public func start(timeout: TimeInterval = 10) throws(BLEError) {
         host.start()
-        guard host.waitUntilReady(timeout: timeout) else {
+        guard host.waitUntilReady(timeout: timeout), host.isReady else {
+            let error = host.notReadyError(after: timeout)
             host.stop()
-            throw BLEError(.transportUnavailable, "BLE phone: the controller did not come up within \(timeout) s")
+            throw error
         }
     }
 

@@ -90,15 +90,16 @@ struct BLELockCommand: ParsableCommand {
                 }
             })
         } catch {
-            throw UserError(message: error.reason, code: ExitCodes.environment)
+            throw fail(error.reason, code: ExitCodes.environment)
         }
         lock.onEvent = { event in
             if case .ready(let address) = event { print("advertising as \(address) on \(ble.spec), PSM 0x\(String(psm, radix: 16))") }
         }
         lock.start()
-        guard lock.waitUntilAdvertising(timeout: startTimeout) else {
+        guard lock.waitUntilAdvertising(timeout: startTimeout), lock.host.isReady else {
+            let error = lock.host.notReadyError(after: startTimeout)
             lock.stop()
-            throw UserError(message: "BLE: the controller at \(ble.spec) did not come up within \(startTimeout) s", code: ExitCodes.environment)
+            throw fail(error.reason, code: ExitCodes.environment)
         }
         if target == 0 {
             while true { Thread.sleep(forTimeInterval: 3600) }
@@ -134,7 +135,7 @@ struct BLEPhoneCommand: ParsableCommand {
             phone = try BLEPhone(configuration: config)
             try phone.start()
         } catch {
-            throw UserError(message: error.reason, code: ExitCodes.environment)
+            throw fail(error.reason, code: ExitCodes.environment)
         }
         defer { phone.stop() }
         var allGranted = true
@@ -145,9 +146,15 @@ struct BLEPhoneCommand: ParsableCommand {
                 allGranted = allGranted && granted
                 print("\(granted ? "granted" : "denied") by \(outcome.lock) after \(outcome.commandsAnswered) commands in \(String(format: "%.1f", outcome.connectToCompleted * 1000)) ms")
             } catch {
-                throw UserError(message: error.reason, code: ExitCodes.environment)
+                throw fail(error.reason, code: ExitCodes.environment)
             }
         }
         if !allGranted { throw ExitCode(ExitCodes.negative) }
     }
+}
+
+/// Prints a user-facing error and returns the exit code to throw (one code per meaning).
+func fail(_ message: String, code: Int32) -> ExitCode {
+    FileHandle.standardError.write(Data("Error: \(message)\n".utf8))
+    return ExitCode(code)
 }

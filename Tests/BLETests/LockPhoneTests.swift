@@ -39,3 +39,35 @@ final class Decisions: @unchecked Sendable {
     func add(_ d: Bool) { lock.withLock { list.append(d) } }
     var all: [Bool] { lock.withLock { list } }
 }
+
+/// HCI behaviour against Bumble's real controller: commands it never answers time out and give
+/// the credit back; failed commands throw with the status; the host keeps working.
+final class HostCommandTests: XCTestCase {
+    func testUnansweredCommandTimesOutAndFailedCommandReportsStatus() throws {
+        let controllers = try BumbleControllers(test: self)
+        let log = TestLog("host")
+        var config = BLEHost.Configuration(open: { () throws(BLEError) in try TransportSpec(parsing: controllers.lockSpec).open() },
+                                           addressSeed: 7, services: [], log: log.logger)
+        config.commandTimeout = 0.5
+        let host = BLEHost(configuration: config)
+        host.start()
+        defer { host.stop() }
+        XCTAssertTrue(host.waitUntilReady(timeout: 10))
+        XCTAssertEqual(host.ownAddress.type, 1, "Bumble's BD_ADDR is zero: a static random address is used")
+
+        // LE_Encrypt (0x2017): Bumble's controller sends no event at all.
+        let t0 = Date()
+        XCTAssertThrowsError(try host.command(.unknown(opcode: 0x2017, parameters: [UInt8](repeating: 0, count: 32)))) {
+            XCTAssertEqual(($0 as? BLEError)?.code, .commandTimeout)
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(t0), 3)
+        // The credit came back: the next command goes through.
+        XCTAssertEqual(try host.command(.leReadBufferSize).first, 0)
+        // LE_Set_Data_Length (0x2022) completes with status 0x01 on Bumble: an error, never fatal.
+        XCTAssertThrowsError(try host.command(.unknown(opcode: 0x2022, parameters: [0x01, 0x00, 0xFB, 0x00, 0x48, 0x08]))) {
+            XCTAssertEqual(($0 as? BLEError)?.code, .commandFailed)
+        }
+        XCTAssertEqual(try host.command(.readBDADDR).first, 0)
+        XCTAssertTrue(host.isReady)
+    }
+}
