@@ -6,6 +6,8 @@ import XCTest
 /// free loopback ports, per test; killed at teardown.
 final class BumbleControllers {
     let ports: (UInt16, UInt16)
+    /// Ports of controllers beyond the first two (Tests/BLETests/python/controllers.py).
+    let extraPorts: [UInt16]
     private var process: Process?
 
     var lockSpec: String { "tcp:127.0.0.1:\(ports.0)" }
@@ -22,9 +24,10 @@ final class BumbleControllers {
         return p.terminationStatus == 0
     }
 
-    init(test: XCTestCase) throws {
+    init(test: XCTestCase, count: Int = 2) throws {
         try XCTSkipUnless(BumbleControllers.isAvailable, "bumble is not installed (pip install bumble)")
         ports = (BumbleControllers.freePort(), BumbleControllers.freePort())
+        extraPorts = (2..<max(2, count)).map { _ in BumbleControllers.freePort() }
         try start()
         test.addTeardownBlock { [self] in self.kill() }
     }
@@ -32,7 +35,13 @@ final class BumbleControllers {
     func start() throws {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["python3", "-m", "bumble.apps.controllers", "tcp-server:127.0.0.1:\(ports.0)", "tcp-server:127.0.0.1:\(ports.1)"]
+        let all = [ports.0, ports.1] + extraPorts
+        if extraPorts.isEmpty {
+            p.arguments = ["python3", "-m", "bumble.apps.controllers"] + all.map { "tcp-server:127.0.0.1:\($0)" }
+        } else {
+            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("python/controllers.py").path
+            p.arguments = ["python3", script] + all.map { "tcp-server:127.0.0.1:\($0)" }
+        }
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
         try p.run()
@@ -40,7 +49,7 @@ final class BumbleControllers {
         let deadline = Date(timeIntervalSinceNow: 20)
         // Probe by reading the kernel's listening sockets, not by connecting: Bumble's tcp-server
         // serves one host, and a probe's close would detach a host that connected meanwhile.
-        while !(BumbleControllers.listening(ports.0) && BumbleControllers.listening(ports.1)) {
+        while !all.allSatisfy(BumbleControllers.listening) {
             guard Date() < deadline, p.isRunning else { throw XCTSkip("bumble controllers did not start") }
             Thread.sleep(forTimeInterval: 0.05)
         }

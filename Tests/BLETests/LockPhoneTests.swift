@@ -71,3 +71,51 @@ final class HostCommandTests: XCTestCase {
         XCTAssertTrue(host.isReady)
     }
 }
+
+/// Two phones at once (Swift phone and Bumble's host) on one lock: three Bumble controllers on
+/// one link; each transaction waits until both are in progress, so they overlap.
+final class MultipleConnectionTests: XCTestCase {
+    func testLockServesTwoPhonesAtOnce() throws {
+        let controllers = try BumbleControllers(test: self, count: 3)
+        let barrier = NSCondition()
+        var inProgress = 0
+        let overlap = Decisions()
+        var config = BLELock.Configuration(transport: try TransportSpec(parsing: controllers.lockSpec))
+        config.log = TestLog("lock").logger
+        let lock = try BLELock(configuration: config) { session in
+            // Wait (bounded) until the other phone's transaction is in progress too.
+            barrier.lock()
+            inProgress += 1
+            barrier.broadcast()
+            let deadline = Date(timeIntervalSinceNow: 10)
+            while inProgress < 2 && barrier.wait(until: deadline) {}
+            overlap.add(inProgress >= 2)
+            barrier.unlock()
+            EchoFlow.lockTransaction()(session)
+        }
+        lock.start()
+        defer { lock.stop() }
+        XCTAssertTrue(lock.waitUntilAdvertising(timeout: 10))
+
+        final class Box: @unchecked Sendable { var json: [String: Any] = [:] }
+        let bumble = Box()
+        let group = DispatchGroup()
+        group.enter()
+        DispatchQueue.global().async {
+            bumble.json = (try? BumblePhoneScript.run(port: controllers.extraPorts[0], credential: "echo")) ?? [:]
+            group.leave()
+        }
+        var phoneConfig = BLEPhone.Configuration(transport: try TransportSpec(parsing: controllers.phoneSpec))
+        phoneConfig.log = TestLog("phone").logger
+        phoneConfig.responseTimeout = 15
+        let phone = try BLEPhone(configuration: phoneConfig)
+        try phone.start()
+        defer { phone.stop() }
+        let swift = try phone.unlock(with: EchoCredential())
+        group.wait()
+        XCTAssertEqual(swift.completion, EchoFlow.granted)
+        XCTAssertEqual(bumble.json["completion"] as? String, "01", "\(bumble.json)")
+        XCTAssertEqual(lock.transactionCount, 2)
+        XCTAssertTrue(overlap.all.contains(true), "the two transactions did not overlap")
+    }
+}

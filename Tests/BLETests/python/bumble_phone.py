@@ -22,6 +22,21 @@ from bumble.core import AdvertisingData, UUID
 from bumble.device import Device, Peer
 from bumble.transport import open_transport
 
+# The lock speaks first on the channel (it sends SELECT as soon as the channel is open), as an
+# Aliro reader does. Phone OSes buffer a new channel's input until the app reads; Bumble drops
+# SDUs that arrive before `channel.sink` is set, so give every new channel a buffering sink
+# that the script replays once it has the channel object.
+_original_init = l2cap.LeCreditBasedChannel.__init__
+
+
+def _buffering_init(self, *args, **kwargs):
+    _original_init(self, *args, **kwargs)
+    self.early_sdus = []
+    self.sink = self.early_sdus.append
+
+
+l2cap.LeCreditBasedChannel.__init__ = _buffering_init
+
 SERVICE = UUID.from_16_bits(0xFFF2)
 SPSM_CHAR = UUID('D3B5A130-9E23-4B3A-8BE4-6B1EE5F980A3')
 VERSION_CHAR = UUID('BD4B9502-3F54-11EC-B919-0242AC120005')
@@ -127,6 +142,8 @@ async def run(args):
                 done.set_result(payload)
 
         channel.sink = on_sdu
+        for early in channel.early_sdus:
+            on_sdu(early)
         completion = await asyncio.wait_for(done, args.timeout)
         result['completion'] = completion.hex()
         result['transcript'] = transcript
