@@ -21,6 +21,10 @@ public final class BLEConnection {
     private var nextCID = L2CAPChannelID.firstDynamic
     private var nextSignalingID: UInt8 = 1
     private var signalingReplies: [UInt8: SignalingCommand] = [:]
+    /// Credit-based connection requests we sent, by signaling id: the channel is created by the
+    /// reader when the response arrives, so K-frames that follow it at once are not lost.
+    private var pendingOpens: [UInt8: (cid: UInt16, psm: UInt16, mtu: UInt16, mps: UInt16, credits: UInt16)] = [:]
+    private var openedChannels: [UInt8: L2CAPChannel] = [:]
     private var attResponse: [UInt8]?
     private var attRequestOutstanding = false
     /// Notifications and indications received as a client: (handle, value).
@@ -110,8 +114,16 @@ public final class BLEConnection {
         case .disconnectionRequest(let id, let dcid, let scid):
             if let ch = channels.removeValue(forKey: dcid) { ch.closedByPeer() }
             signal(.disconnectionResponse(id: id, destinationCID: dcid, sourceCID: scid))
-        case .disconnectionResponse(let id, _, _), .connectionParameterUpdateResponse(let id, _),
-             .leCreditConnectionResponse(let id, _, _, _, _, _), .commandReject(let id, _, _):
+        case .leCreditConnectionResponse(let id, let dcid, let rmtu, let rmps, let rcredits, let result):
+            if result == 0, let p = pendingOpens[id] {
+                let state = CreditChannelState(localCID: p.cid, remoteCID: dcid, localMTU: p.mtu, localMPS: p.mps, initialReceiveCredits: Int(p.credits),
+                                               remoteMTU: rmtu, remoteMPS: rmps, initialSendCredits: Int(rcredits))
+                let ch = L2CAPChannel(connection: self, psm: p.psm, state: state)
+                channels[p.cid] = ch
+                openedChannels[id] = ch
+            }
+            signalingReplies[id] = command
+        case .disconnectionResponse(let id, _, _), .connectionParameterUpdateResponse(let id, _), .commandReject(let id, _, _):
             signalingReplies[id] = command
         case .unknown(let code, let id, _):
             host.configuration.log("BLE: rejecting unknown L2CAP signaling code 0x\(Hex.encode([code]))")
@@ -123,7 +135,7 @@ public final class BLEConnection {
         for _ in 0..<0x40 {
             let cid = nextCID
             nextCID = nextCID >= 0x007F ? L2CAPChannelID.firstDynamic : nextCID + 1
-            if channels[cid] == nil { return cid }
+            if channels[cid] == nil && !pendingOpens.values.contains(where: { $0.cid == cid }) { return cid }
         }
         return nil
     }
@@ -210,8 +222,8 @@ public final class BLEConnection {
             throw BLEError(.channelClosed, "L2CAP: the link is down")
         }
         let id = takeSignalingID()
-        // Reserve the CID until the answer comes.
         signalingReplies[id] = nil
+        pendingOpens[id] = (cid, psm, mtu, mps, credits)
         signal(.leCreditConnectionRequest(id: id, spsm: psm, sourceCID: cid, mtu: mtu, mps: mps, credits: credits))
         host.cond.unlock()
         var reply: SignalingCommand?
@@ -221,16 +233,14 @@ public final class BLEConnection {
         }
         host.cond.lock()
         defer { host.cond.unlock() }
+        pendingOpens[id] = nil
+        let opened = openedChannels.removeValue(forKey: id)
         switch reply {
-        case .leCreditConnectionResponse(_, let dcid, let rmtu, let rmps, let rcredits, let result)?:
-            guard result == 0 else {
+        case .leCreditConnectionResponse(_, _, _, _, _, let result)?:
+            guard result == 0, let opened else {
                 throw BLEError(.channelRefused, "L2CAP: the peer refused PSM 0x\(String(psm, radix: 16)) (result 0x\(String(result, radix: 16)))")
             }
-            let state = CreditChannelState(localCID: cid, remoteCID: dcid, localMTU: mtu, localMPS: mps, initialReceiveCredits: Int(credits),
-                                           remoteMTU: rmtu, remoteMPS: rmps, initialSendCredits: Int(rcredits))
-            let ch = L2CAPChannel(connection: self, psm: psm, state: state)
-            channels[cid] = ch
-            return ch
+            return opened
         case .commandReject?:
             throw BLEError(.channelRefused, "L2CAP: the peer rejected the credit-based connection request")
         default:

@@ -43,6 +43,8 @@ public final class BLEHost {
     private var transport: HCITransport?
     private var generation = 0
     public private(set) var isReady = false
+    /// Why the transport last failed to open (nil once a session starts).
+    public private(set) var lastOpenError: BLEError?
     private var stopped = false
     /// Own address type for advertising/scanning/connecting: 0 public, 1 random.
     public private(set) var ownAddress = BLEAddress(type: 0, bytes: [UInt8](repeating: 0, count: 6))
@@ -119,10 +121,22 @@ public final class BLEHost {
         t?.close()
     }
 
-    /// Waits until the controller is initialised (or `timeout`).
+    /// Waits until the controller is initialised (or `timeout`, or an open failure that retrying
+    /// cannot fix: no Bluetooth in the kernel, no permission, no such device).
     @discardableResult
     public func waitUntilReady(timeout: TimeInterval) -> Bool {
-        wait(timeout: timeout) { self.isReady }
+        wait(timeout: timeout) { self.isReady || self.lastOpenError.map(BLEHost.isPermanent) == true }
+    }
+
+    static func isPermanent(_ e: BLEError) -> Bool {
+        [.bluetoothUnsupported, .permissionDenied, .noSuchDevice, .badTransportSpec, .adapterBusy].contains(e.code)
+    }
+
+    /// Why the host is not ready: the last open failure, or a generic timeout.
+    public func notReadyError(after timeout: TimeInterval) -> BLEError {
+        cond.lock()
+        defer { cond.unlock() }
+        return lastOpenError ?? BLEError(.transportUnavailable, "BLE: the controller did not come up within \(timeout) s")
     }
 
     /// Waits on `cond` until `predicate` (evaluated with `cond` held) is true.
@@ -144,6 +158,10 @@ public final class BLEHost {
             do {
                 t = try configuration.open()
             } catch {
+                cond.lock()
+                lastOpenError = error
+                cond.broadcast()
+                cond.unlock()
                 log("BLE: cannot open the transport: \(error.reason); retrying in \(String(format: "%.1f", delay)) s")
                 sleepUnlessStopped(delay)
                 delay = min(delay * 2, configuration.reconnectMaxDelay)
@@ -151,6 +169,7 @@ public final class BLEHost {
             }
             cond.lock()
             generation += 1
+            lastOpenError = nil
             let myGeneration = generation
             transport = t
             resetSessionState()
@@ -461,8 +480,9 @@ public final class BLEHost {
         case .leRemoteConnParamRequest(let h, let mn, let mx, let l, let t):
             submit(.leRemoteConnParamRequestReply(handle: h, intervalMin: mn, intervalMax: mx, latency: l, timeout: t))
         case .leAdvertisingReport(let reports):
-            advertisingReports += reports
-            if advertisingReports.count > 256 { advertisingReports.removeFirst(advertisingReports.count - 256) }
+            addReports(reports)
+        case .leExtendedAdvertisingReport(let reports):
+            addReports(reports.map(\.legacy))
         case .hardwareError(let code):
             log("BLE: controller hardware error 0x\(Hex.encode([code])); resetting the session")
             transport?.close()
@@ -474,6 +494,11 @@ public final class BLEHost {
     }
 
     // MARK: central role
+
+    private func addReports(_ reports: [AdvertisingReport]) {
+        advertisingReports += reports
+        if advertisingReports.count > 256 { advertisingReports.removeFirst(advertisingReports.count - 256) }
+    }
 
     /// Scans until an advertiser's data satisfies `match`, then stops scanning.
     public func scan(timeout: TimeInterval, match: @escaping (AdvertisingReport) -> Bool) throws(BLEError) -> AdvertisingReport {

@@ -42,6 +42,32 @@ public struct AdvertisingReport: Equatable, Sendable {
     public var rssi: Int8
 }
 
+/// One LE Extended Advertising Report entry (§7.7.65.13).
+public struct ExtendedAdvertisingReport: Equatable, Sendable {
+    public var eventType: UInt16
+    public var address: BLEAddress
+    public var primaryPHY: UInt8 = 1
+    public var secondaryPHY: UInt8 = 0
+    public var sid: UInt8 = 0xFF
+    public var txPower: Int8 = 127
+    public var rssi: Int8
+    public var periodicInterval: UInt16 = 0
+    public var directAddress = BLEAddress(type: 0, bytes: [UInt8](repeating: 0, count: 6))
+    public var data: [UInt8]
+
+    public init(eventType: UInt16, address: BLEAddress, rssi: Int8, data: [UInt8]) {
+        self.eventType = eventType
+        self.address = address
+        self.rssi = rssi
+        self.data = data
+    }
+
+    /// As a legacy report (what the central role consumes).
+    public var legacy: AdvertisingReport {
+        AdvertisingReport(eventType: UInt8(truncatingIfNeeded: eventType), address: address, data: data, rssi: rssi)
+    }
+}
+
 /// LE meta subevent codes (§7.7.65).
 public enum LESubevent {
     public static let connectionComplete: UInt8 = 0x01
@@ -50,6 +76,7 @@ public enum LESubevent {
     public static let ltkRequest: UInt8 = 0x05
     public static let remoteConnParamRequest: UInt8 = 0x06
     public static let enhancedConnectionComplete: UInt8 = 0x0A
+    public static let extendedAdvertisingReport: UInt8 = 0x0D
     public static let enhancedConnectionCompleteV2: UInt8 = 0x29
 }
 
@@ -81,6 +108,8 @@ public enum HCIEvent: Equatable, Sendable {
     case leConnectionComplete(LEConnectionComplete)
     /// §7.7.65.2: LE Advertising Report.
     case leAdvertisingReport([AdvertisingReport])
+    /// §7.7.65.13: LE Extended Advertising Report (Bumble's controller sends these).
+    case leExtendedAdvertisingReport([ExtendedAdvertisingReport])
     /// §7.7.65.3: Status, Handle, Interval, Latency, Timeout.
     case leConnectionUpdateComplete(status: UInt8, handle: UInt16, interval: UInt16, latency: UInt16, timeout: UInt16)
     /// §7.7.65.5: Handle, Random_Number (8), EDIV (2).
@@ -120,6 +149,14 @@ public enum HCIEvent: Equatable, Sendable {
         case .leAdvertisingReport(let reports):
             code = HCIEventCode.leMeta; p += [LESubevent.advertisingReport, UInt8(reports.count)]
             for r in reports { p += [r.eventType, r.address.type]; p += r.address.bytes; p.append(UInt8(r.data.count)); p += r.data; p.append(UInt8(bitPattern: r.rssi)) }
+        case .leExtendedAdvertisingReport(let reports):
+            code = HCIEventCode.leMeta; p += [LESubevent.extendedAdvertisingReport, UInt8(reports.count)]
+            for r in reports {
+                p.le16(r.eventType); p.append(r.address.type); p += r.address.bytes
+                p += [r.primaryPHY, r.secondaryPHY, r.sid, UInt8(bitPattern: r.txPower), UInt8(bitPattern: r.rssi)]
+                p.le16(r.periodicInterval); p.append(r.directAddress.type); p += r.directAddress.bytes
+                p.append(UInt8(r.data.count)); p += r.data
+            }
         case .leConnectionUpdateComplete(let s, let h, let i, let l, let t):
             code = HCIEventCode.leMeta; p += [LESubevent.connectionUpdateComplete, s]; p.le16(h); p.le16(i); p.le16(l); p.le16(t)
         case .leLTKRequest(let h, let rand, let ediv):
@@ -204,6 +241,19 @@ public enum HCIEvent: Equatable, Sendable {
                 reports.append(AdvertisingReport(eventType: et, address: BLEAddress(type: at, bytes: a), data: d, rssi: Int8(bitPattern: rssi)))
             }
             return r.isAtEnd ? .leAdvertisingReport(reports) : nil
+        case LESubevent.extendedAdvertisingReport:
+            guard let n = r.readUInt8() else { return nil }
+            var reports = [ExtendedAdvertisingReport]()
+            for _ in 0..<n {
+                guard let et = r.readUInt16LE(), let at = r.readUInt8(), let a = r.readArray(6), let p1 = r.readUInt8(), let p2 = r.readUInt8(),
+                      let sid = r.readUInt8(), let tx = r.readUInt8(), let rssi = r.readUInt8(), let pi = r.readUInt16LE(),
+                      let dt = r.readUInt8(), let da = r.readArray(6), let dl = r.readUInt8(), let d = r.readArray(Int(dl)) else { return nil }
+                var rep = ExtendedAdvertisingReport(eventType: et, address: BLEAddress(type: at, bytes: a), rssi: Int8(bitPattern: rssi), data: d)
+                rep.primaryPHY = p1; rep.secondaryPHY = p2; rep.sid = sid; rep.txPower = Int8(bitPattern: tx); rep.periodicInterval = pi
+                rep.directAddress = BLEAddress(type: dt, bytes: da)
+                reports.append(rep)
+            }
+            return r.isAtEnd ? .leExtendedAdvertisingReport(reports) : nil
         case LESubevent.connectionUpdateComplete:
             guard let s = r.readUInt8(), let h = r.readUInt16LE(), let i = r.readUInt16LE(), let l = r.readUInt16LE(), let t = r.readUInt16LE(), r.isAtEnd else { return nil }
             return .leConnectionUpdateComplete(status: s, handle: h & 0x0FFF, interval: i, latency: l, timeout: t)

@@ -5,20 +5,20 @@ import Foundation
 /// as "Symbian OS btsnoop / H4".
 public final class BTSnoopTransport: HCITransport {
     private let inner: HCITransport
-    private let file: FileHandle
-    private let lock = NSLock()
+    private let writer: BTSnoopWriter
 
     /// Microseconds from 0000-01-01 to 1970-01-01 (the btsnoop epoch offset).
     static let epochOffset: UInt64 = 0x00E0_3AB4_4A67_6000
 
     public init(wrapping inner: HCITransport, path: String) throws(BLEError) {
-        guard FileManager.default.createFile(atPath: path, contents: nil),
-              let handle = FileHandle(forWritingAtPath: path) else {
-            throw BLEError(.transportUnavailable, "--btsnoop \(path): cannot create the file")
-        }
         self.inner = inner
-        self.file = handle
-        file.write(Data(BTSnoopTransport.fileHeader))
+        self.writer = try BTSnoopWriter(path: path)
+    }
+
+    /// Wraps a transport into an open capture (one file across controller reconnects).
+    public init(wrapping inner: HCITransport, writer: BTSnoopWriter) {
+        self.inner = inner
+        self.writer = writer
     }
 
     static let fileHeader: [UInt8] = Array("btsnoop\0".utf8) + [0, 0, 0, 1] + [0, 0, 0x03, 0xEA]
@@ -41,11 +41,7 @@ public final class BTSnoopTransport: HCITransport {
         return out
     }
 
-    private func log(_ packet: H4Packet, received: Bool) {
-        let now = UInt64(Date().timeIntervalSince1970 * 1_000_000)
-        let rec = BTSnoopTransport.record(packet, received: received, microsecondsSince1970: now)
-        lock.withLock { file.write(Data(rec)) }
-    }
+    private func log(_ packet: H4Packet, received: Bool) { writer.write(packet, received: received) }
 
     public func send(_ packet: H4Packet) throws(BLEError) {
         log(packet, received: false)
@@ -60,6 +56,33 @@ public final class BTSnoopTransport: HCITransport {
 
     public func close() {
         inner.close()
-        lock.withLock { try? file.synchronize() }
+        writer.flush()
     }
+}
+
+/// An open btsnoop file; records are appended as packets cross the seam.
+public final class BTSnoopWriter {
+    private let file: FileHandle
+    private let lock = NSLock()
+    public let path: String
+
+    public init(path: String) throws(BLEError) {
+        guard FileManager.default.createFile(atPath: path, contents: nil),
+              let handle = FileHandle(forWritingAtPath: path) else {
+            throw BLEError(.transportUnavailable, "--btsnoop \(path): cannot create the file")
+        }
+        self.path = path
+        self.file = handle
+        file.write(Data(BTSnoopTransport.fileHeader))
+    }
+
+    public func write(_ packet: H4Packet, received: Bool) {
+        let now = UInt64(Date().timeIntervalSince1970 * 1_000_000)
+        let rec = BTSnoopTransport.record(packet, received: received, microsecondsSince1970: now)
+        lock.withLock { file.write(Data(rec)) }
+    }
+
+    public func flush() { lock.withLock { try? file.synchronize() } }
+
+    deinit { try? file.close() }
 }

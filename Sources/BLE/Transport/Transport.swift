@@ -71,6 +71,11 @@ public enum TransportSpec: Equatable, Sendable, CustomStringConvertible {
 
     /// Opens the transport, optionally capturing everything to a btsnoop file.
     public func open(btsnoop: String? = nil) throws(BLEError) -> HCITransport {
+        try open(capture: try btsnoop.map { path throws(BLEError) in try BTSnoopWriter(path: path) })
+    }
+
+    /// Opens the transport, capturing into an already open btsnoop writer (kept across reconnects).
+    public func open(capture: BTSnoopWriter?) throws(BLEError) -> HCITransport {
         let base: HCITransport
         switch self {
         case .userChannel(let index):
@@ -82,13 +87,8 @@ public enum TransportSpec: Equatable, Sendable, CustomStringConvertible {
         case .unix(let path):
             base = FileDescriptorTransport(fd: try Syscalls.connectUnix(path: path), name: description)
         }
-        guard let btsnoop else { return base }
-        do {
-            return try BTSnoopTransport(wrapping: base, path: btsnoop)
-        } catch {
-            base.close()
-            throw error
-        }
+        guard let capture else { return base }
+        return BTSnoopTransport(wrapping: base, writer: capture)
     }
 }
 
