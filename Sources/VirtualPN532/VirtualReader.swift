@@ -105,6 +105,9 @@ public final class VirtualReader {
     /// Whether a client session is open (between SAMConfiguration and PowerDown).
     public var hasSession: Bool { stateLock.lock(); defer { stateLock.unlock() }; return sessionOpen }
 
+    /// Whether the slave is in exclusive mode (TIOCEXCL): set while a session is open.
+    public var isExclusive: Bool { pty.isExclusive }
+
     /// Sessions opened and commands answered since start.
     public var statistics: (sessions: Int, commands: Int) {
         stateLock.lock(); defer { stateLock.unlock() }
