@@ -15,6 +15,7 @@ import Glibc
 /// Layers: `PseudoTerminal` moves bytes, `PN532FrameDecoder`/`PN532Wire` frame them,
 /// `PN532Chip` answers commands over the `VirtualField`. One I/O thread serves one client
 /// session at a time (the slave is put in exclusive mode between SAMConfiguration and PowerDown).
+/// The I/O thread keeps the reader alive until `stop()`: always call it.
 public final class VirtualReader {
     /// The pty slave, e.g. `/dev/pts/7`.
     public let devicePath: String
