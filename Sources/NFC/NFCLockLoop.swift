@@ -34,7 +34,7 @@ public final class NFCLockLoop<Outcome> {
         public var reopenMaxDelay: TimeInterval
 
         public init(connstring: String, ecpPolling: Bool = false, ecpFrame: ECPFrame = .accessDefault,
-                    pollInterval: TimeInterval = 0.02, presenceInterval: TimeInterval = 0.05,
+                    pollInterval: TimeInterval = 0.01, presenceInterval: TimeInterval = 0.05,
                     apduTimeout: Int32 = 1000, reopenDelay: TimeInterval = 0.1, reopenFactor: Double = 2,
                     reopenMaxDelay: TimeInterval = 5) {
             self.connstring = connstring

@@ -15,6 +15,7 @@ import Glibc
 /// Layers: `PseudoTerminal` moves bytes, `PN532FrameDecoder`/`PN532Wire` frame them,
 /// `PN532Chip` answers commands over the `VirtualField`. One I/O thread serves one client
 /// session at a time (the slave is put in exclusive mode between SAMConfiguration and PowerDown).
+/// The I/O thread keeps the reader alive until `stop()`: always call it.
 public final class VirtualReader {
     /// The pty slave, e.g. `/dev/pts/7`.
     public let devicePath: String
@@ -104,6 +105,9 @@ public final class VirtualReader {
 
     /// Whether a client session is open (between SAMConfiguration and PowerDown).
     public var hasSession: Bool { stateLock.lock(); defer { stateLock.unlock() }; return sessionOpen }
+
+    /// Whether the slave is in exclusive mode (TIOCEXCL): set while a session is open.
+    public var isExclusive: Bool { pty.isExclusive }
 
     /// Sessions opened and commands answered since start.
     public var statistics: (sessions: Int, commands: Int) {

@@ -132,16 +132,16 @@ enum NFCBenchmark {
     }
 
     static func main(_ arguments: [String]) -> Int32 {
-        var iterations = 1000, tapCount = 200, json = false, pollInterval = 0.005
+        var iterations = 1000, tapCount = 200, json = false, pollInterval = NFCLockLoop<String>.Configuration(connstring: "").pollInterval
         var args = arguments[...]
         while let a = args.popFirst() {
             switch a {
             case "--iterations": iterations = Int(args.popFirst() ?? "") ?? iterations
             case "--taps": tapCount = Int(args.popFirst() ?? "") ?? tapCount
-            case "--poll-interval-ms": pollInterval = (Double(args.popFirst() ?? "") ?? 5) / 1000
+            case "--poll-interval-ms": pollInterval = (Double(args.popFirst() ?? "") ?? 10) / 1000
             case "--json": json = true
             default:
-                print("usage: lockbench-bench nfc [--iterations N (1000)] [--taps N (200)] [--poll-interval-ms MS (5)] [--json]")
+                print("usage: lockbench-bench nfc [--iterations N (1000)] [--taps N (200)] [--poll-interval-ms MS (the lock loop default, 10)] [--json]")
                 return 2
             }
         }

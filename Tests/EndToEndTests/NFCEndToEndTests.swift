@@ -152,3 +152,29 @@ final class NFCEndToEndTests: XCTestCase {
         XCTAssertTrue(result.stdout.contains("fix: sudo modprobe bluetooth"), result.stdout)
     }
 }
+
+/// Help text of the NFC commands, pinned so changes are deliberate.
+final class NFCHelpEndToEndTests: XCTestCase {
+    func testNfcHelpListsItsSubcommands() throws {
+        let result = try LockBenchProcess.run(["nfc", "--help"])
+        XCTAssertEqual(result.status, 0)
+        // Compare with runs of whitespace collapsed: the help wraps at the terminal's width.
+        let text = result.stdout.split(whereSeparator: { $0 == " " || $0 == "\n" }).joined(separator: " ")
+        XCTAssertTrue(text.contains("virtual-reader Run a virtual PN532 reader that libnfc opens as pn532_uart:/dev/pts/N."), result.stdout)
+        XCTAssertTrue(text.contains("list List the NFC readers libnfc finds, with their connstrings."), result.stdout)
+    }
+
+    func testVirtualReaderHelpDocumentsTheConsoleCommands() throws {
+        let result = try LockBenchProcess.run(["nfc", "virtual-reader", "--help"])
+        XCTAssertEqual(result.status, 0)
+        for text in ["--link <path>", "--card-uid <hex>", "--no-card", "--control <path>", "insert [UID-HEX]", "remove", "quit"] {
+            XCTAssertTrue(result.stdout.contains(text), "\(text) missing from:\n\(result.stdout)")
+        }
+    }
+
+    func testDoctorIsARootSubcommand() throws {
+        let result = try LockBenchProcess.run(["--help"])
+        XCTAssertTrue(result.stdout.contains("doctor"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("nfc"), result.stdout)
+    }
+}

@@ -212,3 +212,55 @@ final class LibNFCBindingTests: XCTestCase {
         XCTAssertTrue(LibNFC.version.hasPrefix("1."), LibNFC.version)
     }
 }
+
+/// One client session at a time: the slave is exclusive (TIOCEXCL) from SAMConfiguration to
+/// PowerDown, so a second program cannot open it meanwhile (CAP_SYS_ADMIN bypasses TIOCEXCL, so
+/// as root the second client runs as nobody).
+final class VirtualReaderSessionTests: XCTestCase {
+    /// Tries to open `path` read-write as a second client; true when the open succeeded.
+    private func secondClientCanOpen(_ path: String) throws -> Bool {
+        if geteuid() != 0 {
+            let fd = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK)
+            if fd >= 0 { close(fd); return true }
+            XCTAssertEqual(errno, EBUSY)
+            return false
+        }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        p.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "/bin/sh", "-c", "exec 3<>\"$0\"", path]
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        p.waitUntilExit()
+        return p.terminationStatus == 0
+    }
+
+    func testASecondClientCannotOpenTheReaderDuringASession() throws {
+        let reader = try VirtualReader(card: TestCard())
+        defer { reader.stop() }
+        if geteuid() == 0 { XCTAssertEqual(chmod(reader.devicePath, 0o666), 0) }
+        XCTAssertFalse(reader.isExclusive)
+        XCTAssertTrue(try secondClientCanOpen(reader.devicePath), "no session yet: anyone may open")
+        let context = try NFCContext()
+        let device = try context.open(reader.connstring)
+        try device.initiatorInit()
+        XCTAssertTrue(reader.hasSession)
+        XCTAssertTrue(reader.isExclusive)
+        XCTAssertFalse(try secondClientCanOpen(reader.devicePath), "a second client is refused during the session")
+        XCTAssertNotNil(try device.selectISO14443A(), "the first client is unaffected")
+        device.close()
+        XCTAssertFalse(reader.isExclusive)
+        XCTAssertTrue(try secondClientCanOpen(reader.devicePath), "after nfc_close the next client may open")
+    }
+
+    func testASessionWhoseClientVanishedEndsAfterItsIdleTimeout() throws {
+        let reader = try VirtualReader(card: TestCard())
+        defer { reader.stop() }
+        reader.sessionIdleTimeout = 0.3
+        let client = try VirtualPN532WireTests.RawClient(reader.devicePath)
+        _ = client.exchange(0x14, [0x01])  // SAMConfiguration, then the client "crashes" (no PowerDown)
+        XCTAssertTrue(reader.hasSession)
+        Thread.sleep(forTimeInterval: 0.6)
+        XCTAssertFalse(reader.hasSession)
+        XCTAssertFalse(reader.isExclusive)
+    }
+}
