@@ -73,6 +73,37 @@ public struct AuditReportWriter {
         return fields.map { scanner.trimmedString($0) }
     }
 
+    /// The row's fields as byte ranges of `bytes` (framed rows only), without building Strings.
+    private func splitFields(_ row: AuditRow, into fields: inout [CSVField]) {
+        let slice = UnsafeBufferPointer(rebasing: bytes[row.start..<row.end])
+        var scanner = CSVScanner(slice)
+        _ = scanner.next(fields: &fields)
+        for i in fields.indices {
+            let trimmed = scanner.trimmedRange(fields[i])
+            fields[i].start = trimmed.lowerBound + row.start
+            fields[i].end = trimmed.upperBound + row.start
+        }
+    }
+
+    /// Calls `body` with the field's value as valid UTF-8 bytes (quotes undone, invalid bytes replaced).
+    private func withValue<R>(_ field: CSVField, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        let slice = UnsafeBufferPointer(rebasing: bytes[field.start..<field.end])
+        if !field.hasEscapedQuotes && !slice.contains(where: { $0 >= 0x80 }) { return body(slice) }
+        var value = field.hasEscapedQuotes ? CSVScanner.unescaped(slice) : Array(slice)
+        if value.contains(where: { $0 >= 0x80 }) { value = Array(String(decoding: value, as: UTF8.self).utf8) }
+        return value.withUnsafeBufferPointer(body)
+    }
+
+    private mutating func appendJSON(_ field: CSVField) {
+        withValue(field) { JSONText.append(bytes: $0, to: &out) }
+    }
+
+    private mutating func appendXML(_ field: CSVField) {
+        withValue(field) { XMLText.append(bytes: $0, to: &out) }
+    }
+
+    private func isEmpty(_ field: CSVField) -> Bool { field.start == field.end }
+
     private func outcome(_ row: AuditRow) -> AuditOutcome { result.outcomes[Int(row.outcome)] }
 
     // MARK: CSV
@@ -157,27 +188,46 @@ public struct AuditReportWriter {
         let c = result.columns
         emit("{\n  \"inventory\": \(JSONText.string(result.file)),\n  \"tables\": \(JSONText.string(tablesOrigin)),\n")
         emit("  \"summary\": \(summaryJSON()),\n  \"devices\": [")
+        // Encoded once: each outcome's verdict members, each header name as a key.
+        let verdicts: [[UInt8]] = result.outcomes.map { outcome in
+            guard case .verdict(let v) = outcome else { return [] }
+            return Array(Self.verdictPairs(v).map { ", " + JSONText.string($0.0) + ": " + $0.1 }.joined().utf8)
+        }
+        let keys: [[UInt8]] = result.header.enumerated().map { i, name in
+            Array(((i == 0 ? "" : ", ") + JSONText.string(name) + ": ").utf8)
+        }
         var first = true
         var malformed: [String] = []
+        var fields: [CSVField] = []
         for row in result.rows {
-            let values = fields(of: row)
-            switch outcome(row) {
-            case .malformed(let reason):
-                malformed.append(JSONText.object([("line", String(row.line)), ("error", JSONText.string(reason))]))
-            case .verdict(let v):
-                var pairs: [(String, String)] = [
-                    ("line", String(row.line)),
-                    ("device_id", JSONText.string(values[c.deviceID])),
-                    ("site", JSONText.optional(c.site.map { values[$0] })),
-                    ("model", JSONText.string(values[c.model])),
-                    ("firmware", JSONText.string(values[c.firmware])),
-                    ("reader_model", JSONText.optional(c.reader.map { values[$0] }.flatMap { $0.isEmpty ? nil : $0 })),
-                ]
-                pairs += Self.verdictPairs(v)
-                pairs.append(("columns", JSONText.object(zip(result.header, values).map { ($0, JSONText.string($1)) })))
-                emit((first ? "\n    " : ",\n    ") + JSONText.object(pairs))
-                first = false
+            guard case .verdict = outcome(row) else {
+                if case .malformed(let reason) = outcome(row) {
+                    malformed.append(JSONText.object([("line", String(row.line)), ("error", JSONText.string(reason))]))
+                }
+                continue
             }
+            splitFields(row, into: &fields)
+            out.append(contentsOf: (first ? "\n    {\"line\": " : ",\n    {\"line\": ").utf8)
+            first = false
+            appendDecimal(row.line)
+            out.append(contentsOf: ", \"device_id\": ".utf8)
+            appendJSON(fields[c.deviceID])
+            out.append(contentsOf: ", \"site\": ".utf8)
+            if let site = c.site { appendJSON(fields[site]) } else { out.append(contentsOf: "null".utf8) }
+            out.append(contentsOf: ", \"model\": ".utf8)
+            appendJSON(fields[c.model])
+            out.append(contentsOf: ", \"firmware\": ".utf8)
+            appendJSON(fields[c.firmware])
+            out.append(contentsOf: ", \"reader_model\": ".utf8)
+            if let reader = c.reader, !isEmpty(fields[reader]) { appendJSON(fields[reader]) } else { out.append(contentsOf: "null".utf8) }
+            out.append(contentsOf: verdicts[Int(row.outcome)])
+            out.append(contentsOf: ", \"columns\": {".utf8)
+            for (i, field) in fields.enumerated() {
+                out.append(contentsOf: keys[i])
+                appendJSON(field)
+            }
+            out.append(contentsOf: "}}".utf8)
+            flushIfFull()
         }
         emit(first ? "],\n" : "\n  ],\n")
         emit("  \"malformed\": [" + (malformed.isEmpty ? "" : "\n    " + malformed.joined(separator: ",\n    ") + "\n  ") + "]\n}\n")
@@ -194,25 +244,45 @@ public struct AuditReportWriter {
         emit("<testsuites name=\"lockbench firmware audit\" \(counts)>\n")
         emit("  <testsuite name=\"\(name)\" \(counts)>\n")
         emit("    <properties><property name=\"tables\" value=\"\(XMLText.escaped(tablesOrigin))\"/></properties>\n")
-        let c = result.columns
-        for row in result.rows {
-            let values = fields(of: row)
-            let site = c.site.map { values[$0] } ?? ""
-            let classname = "firmware." + (site.isEmpty ? "inventory" : site)
-            switch outcome(row) {
-            case .malformed(let reason):
-                emit("    <testcase classname=\"\(XMLText.escaped(classname))\" name=\"line \(row.line)\" file=\"\(name)\" line=\"\(row.line)\">\n")
-                emit("      <error type=\"malformed\" message=\"\(XMLText.escaped(reason))\">\(XMLText.escaped("\(result.file):\(row.line): \(reason)"))</error>\n    </testcase>\n")
+        // Encoded once: each outcome's end of a test case.
+        let endings: [[UInt8]] = result.outcomes.map { outcome in
+            switch outcome {
+            case .verdict(let v) where v.isCertified:
+                return Array("/>\n".utf8)
             case .verdict(let v):
-                let reader = c.reader.map { values[$0] }.flatMap { $0.isEmpty ? nil : " with reader \($0)" } ?? ""
-                let title = "\(values[c.deviceID]) (\(values[c.model]) \(values[c.firmware])\(reader))"
-                let open = "    <testcase classname=\"\(XMLText.escaped(classname))\" name=\"\(XMLText.escaped(title))\" file=\"\(name)\" line=\"\(row.line)\""
-                if v.isCertified {
-                    emit(open + "/>\n")
-                } else {
-                    emit(open + ">\n      <failure type=\"\(v.kind.rawValue)\" message=\"\(XMLText.escaped(v.summary))\">\(XMLText.escaped(v.detail))</failure>\n    </testcase>\n")
-                }
+                return Array(">\n      <failure type=\"\(v.kind.rawValue)\" message=\"\(XMLText.escaped(v.summary))\">\(XMLText.escaped(v.detail))</failure>\n    </testcase>\n".utf8)
+            case .malformed:
+                return []
             }
+        }
+        let fileAttribute = Array("\" file=\"\(name)\" line=\"".utf8)
+        let c = result.columns
+        var fields: [CSVField] = []
+        for row in result.rows {
+            if case .malformed(let reason) = outcome(row) {
+                emit("    <testcase classname=\"firmware.inventory\" name=\"line \(row.line)\" file=\"\(name)\" line=\"\(row.line)\">\n")
+                emit("      <error type=\"malformed\" message=\"\(XMLText.escaped(reason))\">\(XMLText.escaped("\(result.file):\(row.line): \(reason)"))</error>\n    </testcase>\n")
+                continue
+            }
+            splitFields(row, into: &fields)
+            out.append(contentsOf: "    <testcase classname=\"firmware.".utf8)
+            if let site = c.site, !isEmpty(fields[site]) { appendXML(fields[site]) } else { out.append(contentsOf: "inventory".utf8) }
+            out.append(contentsOf: "\" name=\"".utf8)
+            appendXML(fields[c.deviceID])
+            out.append(contentsOf: " (".utf8)
+            appendXML(fields[c.model])
+            out.append(0x20)
+            appendXML(fields[c.firmware])
+            if let reader = c.reader, !isEmpty(fields[reader]) {
+                out.append(contentsOf: " with reader ".utf8)
+                appendXML(fields[reader])
+            }
+            out.append(0x29)
+            out.append(contentsOf: fileAttribute)
+            appendDecimal(row.line)
+            out.append(0x22)
+            out.append(contentsOf: endings[Int(row.outcome)])
+            flushIfFull()
         }
         emit("  </testsuite>\n</testsuites>\n")
     }
