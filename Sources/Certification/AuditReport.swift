@@ -85,21 +85,37 @@ public struct AuditReportWriter {
         }
     }
 
-    /// Calls `body` with the field's value as valid UTF-8 bytes (quotes undone, invalid bytes replaced).
-    private func withValue<R>(_ field: CSVField, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+    /// The field's bytes when they can be written as they are (no `""`, all ASCII), else nil.
+    private func plainValue(_ field: CSVField) -> UnsafeBufferPointer<UInt8>? {
         let slice = UnsafeBufferPointer(rebasing: bytes[field.start..<field.end])
-        if !field.hasEscapedQuotes && !slice.contains(where: { $0 >= 0x80 }) { return body(slice) }
-        var value = field.hasEscapedQuotes ? CSVScanner.unescaped(slice) : Array(slice)
-        if value.contains(where: { $0 >= 0x80 }) { value = Array(String(decoding: value, as: UTF8.self).utf8) }
-        return value.withUnsafeBufferPointer(body)
+        if field.hasEscapedQuotes { return nil }
+        for c in slice where c >= 0x80 { return nil }
+        return slice
+    }
+
+    /// The field's value as valid UTF-8 (quotes undone, invalid bytes replaced).
+    private func repairedValue(_ field: CSVField) -> [UInt8] {
+        let slice = UnsafeBufferPointer(rebasing: bytes[field.start..<field.end])
+        let value = field.hasEscapedQuotes ? CSVScanner.unescaped(slice) : Array(slice)
+        return Array(String(decoding: value, as: UTF8.self).utf8)
     }
 
     private mutating func appendJSON(_ field: CSVField) {
-        withValue(field) { JSONText.append(bytes: $0, to: &out) }
+        if let plain = plainValue(field) {
+            JSONText.append(bytes: plain, to: &out)
+        } else {
+            let value = repairedValue(field)
+            value.withUnsafeBufferPointer { JSONText.append(bytes: $0, to: &out) }
+        }
     }
 
     private mutating func appendXML(_ field: CSVField) {
-        withValue(field) { XMLText.append(bytes: $0, to: &out) }
+        if let plain = plainValue(field) {
+            XMLText.append(bytes: plain, to: &out)
+        } else {
+            let value = repairedValue(field)
+            value.withUnsafeBufferPointer { XMLText.append(bytes: $0, to: &out) }
+        }
     }
 
     private func isEmpty(_ field: CSVField) -> Bool { field.start == field.end }

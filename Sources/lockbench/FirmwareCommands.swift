@@ -192,7 +192,8 @@ struct FirmwareAudit: ParsableCommand {
         discussion: """
         The inventory's header names at least device_id, model and firmware, optionally \
         reader_model and site, in any order; other columns are kept in the csv and json reports. \
-        A malformed row is reported on standard error as FILE:LINE: reason and the audit goes on. \
+        A malformed row is reported as FILE:LINE: reason (in the table report, and on standard \
+        error for csv, json and junit) and the audit goes on. \
         Exit code 0 only when every device is certified; 1 otherwise; 2 when the inventory or the \
         tables cannot be read.
         """
