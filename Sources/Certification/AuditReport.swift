@@ -305,39 +305,67 @@ public struct AuditReportWriter {
 
     // MARK: Table
 
-    private mutating func writeTable() {
+    /// The inventory columns the table shows, in order (then the verdict).
+    private var tableColumns: [(title: String, column: Int)] {
         let c = result.columns
-        var titles = ["LINE", "DEVICE", "MODEL", "FIRMWARE"]
-        if c.reader != nil { titles.append("READER") }
-        if c.site != nil { titles.insert("SITE", at: 2) }
-        titles.append("VERDICT")
-        var lines: [[String]] = []
+        var columns = [("DEVICE", c.deviceID)]
+        if let site = c.site { columns.append(("SITE", site)) }
+        columns += [("MODEL", c.model), ("FIRMWARE", c.firmware)]
+        if let reader = c.reader { columns.append(("READER", reader)) }
+        return columns
+    }
+
+    /// Characters a field takes on screen (its bytes when ASCII).
+    private func displayWidth(_ field: CSVField) -> Int {
+        if let plain = plainValue(field) { return plain.count }
+        return String(decoding: repairedValue(field), as: UTF8.self).count
+    }
+
+    /// Two passes over the rows (widths, then lines), so a large inventory is never held as Strings.
+    private mutating func writeTable() {
+        let columns = tableColumns
+        let summaries: [String] = result.outcomes.map { if case .verdict(let v) = $0 { return v.summary } else { return "" } }
+        var widths = [4] + columns.map(\.title.count)  // LINE, then the columns
+        var fields: [CSVField] = []
         var malformed: [String] = []
         for row in result.rows {
-            let values = fields(of: row)
-            switch outcome(row) {
-            case .malformed(let reason):
-                malformed.append("\(result.file):\(row.line): \(reason)")
-            case .verdict(let v):
-                var cells = [String(row.line), values[c.deviceID], values[c.model], values[c.firmware]]
-                if let r = c.reader { cells.append(values[r]) }
-                if let s = c.site { cells.insert(values[s], at: 2) }
-                cells.append(v.summary)
-                lines.append(cells)
+            guard case .verdict = outcome(row) else {
+                if case .malformed(let reason) = outcome(row) { malformed.append("\(result.file):\(row.line): \(reason)") }
+                continue
             }
+            splitFields(row, into: &fields)
+            widths[0] = max(widths[0], String(row.line).count)
+            for (i, column) in columns.enumerated() { widths[i + 1] = max(widths[i + 1], displayWidth(fields[column.column])) }
         }
-        var widths = titles.map(\.count)
-        for cells in lines { for (i, cell) in cells.enumerated() { widths[i] = max(widths[i], cell.count) } }
-        func render(_ cells: [String]) -> String {
-            var line = ""
-            for (i, cell) in cells.enumerated() {
-                line += cell
-                if i < cells.count - 1 { line += String(repeating: " ", count: widths[i] - cell.count + 2) }
+        func pad(_ used: Int, _ width: Int, _ out: inout [UInt8]) {
+            out.append(contentsOf: repeatElement(0x20, count: width - used + 2))
+        }
+        out.append(contentsOf: "LINE".utf8)
+        pad(4, widths[0], &out)
+        for (i, column) in columns.enumerated() {
+            out.append(contentsOf: column.title.utf8)
+            pad(column.title.count, widths[i + 1], &out)
+        }
+        out.append(contentsOf: "VERDICT\n".utf8)
+        for row in result.rows {
+            guard case .verdict = outcome(row) else { continue }
+            splitFields(row, into: &fields)
+            let lineStart = out.count
+            appendDecimal(row.line)
+            pad(out.count - lineStart, widths[0], &out)
+            for (i, column) in columns.enumerated() {
+                let field = fields[column.column]
+                if let plain = plainValue(field) {
+                    out.append(contentsOf: plain)
+                } else {
+                    out.append(contentsOf: String(decoding: repairedValue(field), as: UTF8.self).utf8)
+                }
+                pad(displayWidth(field), widths[i + 1], &out)
             }
-            return line + "\n"
+            out.append(contentsOf: summaries[Int(row.outcome)].utf8)
+            out.append(0x0A)
+            flushIfFull()
         }
-        emit(render(titles))
-        for cells in lines { emit(render(cells)) }
         if !malformed.isEmpty {
             emit("\nMalformed rows (not audited):\n")
             for m in malformed { emit("  " + m + "\n") }

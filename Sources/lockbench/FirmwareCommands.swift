@@ -232,11 +232,13 @@ struct FirmwareAudit: ParsableCommand {
                 chunk.withUnsafeBytes { stdout.write(Data($0)) }
             }
             writer.write(format)
-            let messages = result.malformedMessages
-            if !messages.isEmpty {
-                FileHandle.standardError.write(Data((messages.joined(separator: "\n") + "\n").utf8))
-            }
+            // The table report lists malformed rows and the summary itself; the machine formats
+            // leave them to standard error.
             if format != .table {
+                let messages = result.malformedMessages
+                if !messages.isEmpty {
+                    FileHandle.standardError.write(Data((messages.joined(separator: "\n") + "\n").utf8))
+                }
                 FileHandle.standardError.write(Data((AuditReportWriter.summaryLine(result.summary) + "\n").utf8))
             }
             return result.summary.allCertified

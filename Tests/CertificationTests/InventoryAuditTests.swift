@@ -285,6 +285,14 @@ final class InventoryAuditTests: XCTestCase {
         }
     }
 
+    func testTableAlignsNonASCIIByCharacters() throws {
+        let table = try report("device_id,model,firmware,site\nd1,NDE,02.12.72,B\u{fc}ro\nd2,NDE,02.12.72,HQ\n", .table)
+        let lines = table.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines[0], "LINE  DEVICE  SITE  MODEL  FIRMWARE  VERDICT")
+        XCTAssertEqual(lines[1], "2     d1      B\u{fc}ro  NDE    02.12.72  certified")
+        XCTAssertEqual(lines[2], "3     d2      HQ    NDE    02.12.72  certified")
+    }
+
     func testTableForPeople() throws {
         let table = try report(Self.sample, .table)
         let lines = table.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
