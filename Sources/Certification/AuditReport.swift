@@ -63,16 +63,6 @@ public struct AuditReportWriter {
 
     // MARK: Fields of a row
 
-    /// The row's fields (empty strings when the row could not be split as the header says).
-    private func fields(of row: AuditRow) -> [String] {
-        guard row.framed else { return Array(repeating: "", count: result.header.count) }
-        let slice = UnsafeBufferPointer(rebasing: bytes[row.start..<row.end])
-        var scanner = CSVScanner(slice)
-        var fields: [CSVField] = []
-        _ = scanner.next(fields: &fields)
-        return fields.map { scanner.trimmedString($0) }
-    }
-
     /// The row's fields as byte ranges of `bytes` (framed rows only), without building Strings.
     private func splitFields(_ row: AuditRow, into fields: inout [CSVField]) {
         let slice = UnsafeBufferPointer(rebasing: bytes[row.start..<row.end])
