@@ -29,6 +29,8 @@ public final class BLEConnection {
     private var attRequestOutstanding = false
     /// Notifications and indications received as a client: (handle, value).
     public private(set) var notifications: [(handle: UInt16, value: [UInt8])] = []
+    /// SMP PDUs the peer sent (the host refuses pairing).
+    private(set) var smpReceived: [[UInt8]] = []
     /// ATT_MTU negotiated by our client.
     public private(set) var clientMTU = 23
 
@@ -49,6 +51,7 @@ public final class BLEConnection {
         case L2CAPChannelID.att: receivedATT(frame.payload)
         case L2CAPChannelID.leSignaling: receivedSignaling(frame.payload)
         case L2CAPChannelID.smp:
+            smpReceived.append(frame.payload)
             if let reply = PairingRefusal.reply(to: frame.payload) {
                 host.sendFrame(L2CAPFrame(cid: L2CAPChannelID.smp, payload: reply), handle: handle)
             }
@@ -246,6 +249,28 @@ public final class BLEConnection {
         default:
             throw BLEError(isOpen ? .timeout : .channelClosed, "L2CAP: no answer to the credit-based connection request")
         }
+    }
+
+    /// Sends a signaling request and waits for the reply with its identifier (tests and tools).
+    func signalingRequest(_ make: (UInt8) -> SignalingCommand, timeout: TimeInterval = 5) -> SignalingCommand? {
+        host.cond.lock()
+        let id = takeSignalingID()
+        signalingReplies[id] = nil
+        signal(make(id))
+        host.cond.unlock()
+        var reply: SignalingCommand?
+        _ = host.wait(timeout: timeout) {
+            reply = self.signalingReplies.removeValue(forKey: id)
+            return reply != nil || !self.isOpen
+        }
+        return reply
+    }
+
+    /// Sends a raw L2CAP frame on a fixed channel (tests and tools).
+    func sendFixed(cid: UInt16, _ payload: [UInt8]) {
+        host.cond.lock()
+        host.sendFrame(L2CAPFrame(cid: cid, payload: payload), handle: handle)
+        host.cond.unlock()
     }
 
     /// Sends one ATT request and waits for its response (or an error response).
