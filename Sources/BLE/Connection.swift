@@ -5,7 +5,7 @@ import Foundation
 /// channels, the ATT server for this peer and the ATT client bearer. Methods called by the
 /// host's reader thread run with the host's `cond` held.
 public final class BLEConnection {
-    unowned let host: BLEHost
+    let host: BLEHost
     public let handle: UInt16
     /// 0 central, 1 peripheral (our role).
     public let role: UInt8
@@ -305,7 +305,7 @@ public final class BLEConnection {
 /// An LE credit-based connection-oriented channel (Core Vol 3 Part A §10.2): whole SDUs in and
 /// out; segmentation, reassembly and credits are handled underneath.
 public final class L2CAPChannel {
-    unowned let connection: BLEConnection
+    let connection: BLEConnection
     public let psm: UInt16
     var state: CreditChannelState
     private var inbox: [[UInt8]] = []
