@@ -52,4 +52,7 @@ final class FuzzRecipeTests: XCTestCase {
 
     func testCBORDecoderFuzzShortRun() throws { try runFuzzer("cbor") }
     func testCOSEParsersFuzzShortRun() throws { try runFuzzer("cose") }
+    /// Access and revocation documents through the parsers and the whole decision engine
+    /// (module OfflineUnlock; needs its build products, which `swift test` builds).
+    func testDocumentsAndEngineFuzzShortRun() throws { try runFuzzer("document") }
 }
