@@ -1,2 +1,13 @@
 // lockbench-bench: benchmarks, each against a baseline measured in the same run.
-print("usage: lockbench-bench <audit|transaction|nfc|ble>")
+import Foundation
+
+let benchArguments = Array(CommandLine.arguments.dropFirst())
+let rest = Array(benchArguments.dropFirst())
+switch benchArguments.first {
+case "audit": AuditBenchmark.main(rest)
+case "nfc": exit(NFCBenchmark.main(rest))
+case "ble": exit(BLEBenchmark.run(rest))
+default:
+    print("usage: lockbench-bench <audit|transaction|nfc|ble> [options]")
+    exit(2)
+}

@@ -1,4 +1,160 @@
 import ArgumentParser
+import BLE
+import ByteCore
+import Foundation
 
 /// `lockbench ble …` (owned by the BLE layer).
-let bleCommands: [ParsableCommand.Type] = []
+let bleCommands: [ParsableCommand.Type] = [BLECommand.self]
+
+struct BLECommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ble",
+        abstract: "The BLE radio on its own: an emulated lock peripheral and a virtual phone over an HCI controller.",
+        discussion: """
+        Transports (--ble): hci0 (a real adapter through BlueZ's HCI user channel; power it down in
+        bluetoothd first: sudo btmgmt --index 0 power off), uart:/dev/ttyACM0:1000000 (an H4 serial
+        controller), tcp:HOST:PORT or unix:PATH (a virtual controller, e.g.
+        python3 -m bumble.apps.controllers tcp-server:_:9101 tcp-server:_:9102).
+        """,
+        subcommands: [BLELockCommand.self, BLEPhoneCommand.self]
+    )
+}
+
+/// Flags every BLE command shares.
+struct BLETransportOptions: ParsableArguments {
+    @Option(name: .customLong("ble"), help: "HCI transport: hci0, uart:/dev/ttyACM0:1000000, tcp:HOST:PORT or unix:PATH.")
+    var transport: String
+
+    @Option(help: "Write the HCI traffic to this btsnoop file (opens in Wireshark/tshark).")
+    var btsnoop: String?
+
+    @Flag(help: "Log HCI events, connections and failures to stderr.")
+    var verbose = false
+
+    func validate() throws {
+        do {
+            _ = try TransportSpec(parsing: transport)
+        } catch {
+            throw ValidationError(error.reason)
+        }
+    }
+
+    var spec: TransportSpec { (try? TransportSpec(parsing: transport))! }
+
+    var logger: BLELogger {
+        let verbose = self.verbose
+        return { line in if verbose { FileHandle.standardError.write(Data((line + "\n").utf8)) } }
+    }
+}
+
+/// `lockbench ble lock`: the lock peripheral running LockBench's echo reader flow (the engine's
+/// reader session runs here through `lockbench lock run --ble`).
+struct BLELockCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lock",
+        abstract: "Advertise as a lock (service FFF2), accept phones' L2CAP channels and run the echo reader flow."
+    )
+
+    @OptionGroup var ble: BLETransportOptions
+
+    @Option(help: "Device name (GAP and scan response).")
+    var name = "LockBench"
+
+    @Option(help: "L2CAP SPSM of the access-protocol channel.")
+    var psm: UInt16 = AliroBLE.defaultPSM
+
+    @Option(help: "Exit after this many transactions (0: run until interrupted).")
+    var count = 0
+
+    @Option(help: "Exit with an environment error when the controller is not up within this many seconds.")
+    var startTimeout: Double = 10
+
+    func run() throws {
+        var config = BLELock.Configuration(transport: ble.spec)
+        config.btsnoop = ble.btsnoop
+        config.name = name
+        config.psm = psm
+        config.log = ble.logger
+        let done = DispatchSemaphore(value: 0)
+        let countLock = NSLock()
+        var finished = 0, granted = 0
+        let target = count
+        let lock: BLELock
+        do {
+            lock = try BLELock(configuration: config, transaction: EchoFlow.lockTransaction { ok in
+                print(ok ? "granted" : "denied")
+                countLock.withLock {
+                    finished += 1
+                    if ok { granted += 1 }
+                    if target > 0 && finished == target { done.signal() }
+                }
+            })
+        } catch {
+            throw fail(error.reason, code: ExitCodes.environment)
+        }
+        lock.onEvent = { event in
+            if case .ready(let address) = event { print("advertising as \(address) on \(ble.spec), PSM 0x\(String(psm, radix: 16))") }
+        }
+        lock.start()
+        guard lock.waitUntilAdvertising(timeout: startTimeout), lock.host.isReady else {
+            let error = lock.host.notReadyError(after: startTimeout)
+            lock.stop()
+            throw fail(error.reason, code: ExitCodes.environment)
+        }
+        if target == 0 {
+            while true { Thread.sleep(forTimeInterval: 3600) }
+        }
+        done.wait()
+        Thread.sleep(forTimeInterval: 0.2)
+        lock.stop()
+        if countLock.withLock({ granted }) < target { throw ExitCode(ExitCodes.negative) }
+    }
+}
+
+/// `lockbench ble phone`: the virtual phone with the echo credential.
+struct BLEPhoneCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "phone",
+        abstract: "Scan for a lock, connect, discover, open its L2CAP channel and answer with the echo credential."
+    )
+
+    @OptionGroup var ble: BLETransportOptions
+
+    @Flag(help: "Refuse the reader's commands (to see a denial).")
+    var refuse = false
+
+    @Option(help: "Run this many transactions in a row.")
+    var count = 1
+
+    func run() throws {
+        var config = BLEPhone.Configuration(transport: ble.spec)
+        config.btsnoop = ble.btsnoop
+        config.log = ble.logger
+        let phone: BLEPhone
+        do {
+            phone = try BLEPhone(configuration: config)
+            try phone.start()
+        } catch {
+            throw fail(error.reason, code: ExitCodes.environment)
+        }
+        defer { phone.stop() }
+        var allGranted = true
+        for _ in 0..<max(1, count) {
+            do {
+                let outcome = try phone.unlock(with: EchoCredential(refuse: refuse))
+                let granted = outcome.completion == EchoFlow.granted
+                allGranted = allGranted && granted
+                print("\(granted ? "granted" : "denied") by \(outcome.lock) after \(outcome.commandsAnswered) commands in \(String(format: "%.1f", outcome.connectToCompleted * 1000)) ms")
+            } catch {
+                throw fail(error.reason, code: ExitCodes.environment)
+            }
+        }
+        if !allGranted { throw ExitCode(ExitCodes.negative) }
+    }
+}
+
+/// Prints a user-facing error and returns the exit code to throw (one code per meaning).
+func fail(_ message: String, code: Int32) -> ExitCode {
+    FileHandle.standardError.write(Data("Error: \(message)\n".utf8))
+    return ExitCode(code)
+}

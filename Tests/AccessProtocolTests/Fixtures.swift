@@ -14,7 +14,7 @@ enum Fixture {
     static let subID = Hex.decode("0102030405060708090a0b0c0d0e0f10")!
     static let time = Date(timeIntervalSince1970: 1_798_000_000)
 
-    static var identity: ReaderIdentity { ReaderIdentity(signingKey: readerKey, groupID: groupID, subID: subID) }
+    static var identity: AccessProtocol.ReaderIdentity { AccessProtocol.ReaderIdentity(signingKey: readerKey, groupID: groupID, subID: subID) }
 
     static func readerConfiguration(versions: [UInt16] = [ProtocolVersion.v1_0]) -> ReaderConfiguration {
         ReaderConfiguration(identity: identity, supportedVersions: versions)

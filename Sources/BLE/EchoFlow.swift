@@ -1,0 +1,71 @@
+import ByteCore
+
+/// LockBench's stand-in transaction until the runtime wires the engine: the reader SELECTs the
+/// Aliro AID, then sends `ECHO` commands (`80 EE 00 00 Lc data 00`) and grants when every
+/// response echoes its data with `9000`. Used by `lockbench ble lock|phone`, the tests and the
+/// benchmark; the access protocol itself lives in AccessProtocol.
+public enum EchoFlow {
+    public static let aid: [UInt8] = [0xA0, 0x00, 0x00, 0x09, 0x09, 0xAC, 0xCE, 0x55, 0x01]
+    public static let select: [UInt8] = [0x00, 0xA4, 0x04, 0x00, UInt8(aid.count)] + aid + [0x00]
+    public static let echoINS: UInt8 = 0xEE
+    /// Completion payloads of the `[02][03]` notification.
+    public static let granted: [UInt8] = [0x01]
+    public static let denied: [UInt8] = [0x00]
+
+    public static func echo(_ data: [UInt8]) -> [UInt8] { [0x80, echoINS, 0x00, 0x00, UInt8(data.count)] + data + [0x00] }
+
+    /// Runs the reader side over `transceiver`; returns true to grant.
+    public static func runReader(_ transceiver: APDUTransceiver, rounds: Int = 2) -> Bool {
+        do {
+            let fci = try transceiver.transceive(select)
+            guard fci.suffix(2) == [0x90, 0x00] else { return false }
+            for i in 0..<rounds {
+                let data = (0..<16).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ i) }
+                guard try transceiver.transceive(echo(data)) == data + [0x90, 0x00] else { return false }
+            }
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// The lock's transaction closure for the echo flow.
+    public static func lockTransaction(rounds: Int = 2, decided: ((Bool) -> Void)? = nil) -> BLELock.Transaction {
+        { session in
+            let ok = runReader(session, rounds: rounds)
+            session.completionPayload = ok ? granted : denied
+            decided?(ok)
+        }
+    }
+}
+
+/// The credential side of the echo flow: answers SELECT of the Aliro AID with an FCI, echoes
+/// `ECHO` data; `6A82` for another AID, `6D00` for another INS. `refuse` makes it answer `6982`
+/// to ECHO (a denial).
+public final class EchoCredential: APDUResponder {
+    public var refuse: Bool
+    public private(set) var commands: [[UInt8]] = []
+    private var selected = false
+
+    public init(refuse: Bool = false) { self.refuse = refuse }
+
+    public func respond(to command: [UInt8]) -> [UInt8] {
+        commands.append(command)
+        guard command.count >= 4 else { return [0x67, 0x00] }
+        switch (command[0], command[1]) {
+        case (0x00, 0xA4):
+            guard command.count >= 5 + EchoFlow.aid.count, Array(command[5..<(5 + EchoFlow.aid.count)]) == EchoFlow.aid else { return [0x6A, 0x82] }
+            selected = true
+            return [0x6F, 0x0D, 0x84, 0x09] + EchoFlow.aid + [0xA5, 0x00] + [0x90, 0x00]
+        case (0x80, EchoFlow.echoINS):
+            guard selected else { return [0x69, 0x85] }
+            guard !refuse else { return [0x69, 0x82] }
+            guard command.count >= 5, command.count >= 5 + Int(command[4]) else { return [0x67, 0x00] }
+            return Array(command[5..<(5 + Int(command[4]))]) + [0x90, 0x00]
+        default:
+            return [0x6D, 0x00]
+        }
+    }
+
+    public func reset() { selected = false }
+}

@@ -1,0 +1,149 @@
+import BLE
+import ByteCore
+import Foundation
+import XCTest
+
+/// Runs the Bumble-host phone script (Tests/BLETests/python/bumble_phone.py) against a port.
+enum BumblePhoneScript {
+    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("python")
+
+    static func run(port: UInt16, credential: String, timeout: TimeInterval = 30) throws -> [String: Any] {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["python3", directory.appendingPathComponent("bumble_phone.py").path, "tcp-client:127.0.0.1:\(port)", "--credential", credential]
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        let killer = DispatchWorkItem { if p.isRunning { p.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: killer)
+        final class Box: @unchecked Sendable { var data = Data() }
+        let errBox = Box()
+        let group = DispatchGroup()
+        group.enter()
+        DispatchQueue.global().async { errBox.data = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        let errData = errBox.data
+        p.waitUntilExit()
+        killer.cancel()
+        guard let json = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            XCTFail("no JSON from bumble_phone.py: \(String(decoding: data, as: UTF8.self)) \(String(decoding: errData, as: UTF8.self))")
+            return [:]
+        }
+        return json
+    }
+}
+
+/// (a) The Swift lock on one controller, Bumble's own host as the phone on the other.
+final class BumbleInteropTests: XCTestCase {
+    private func startLock(_ controllers: BumbleControllers, btsnoop: String? = nil, decisions: Decisions) throws -> BLELock {
+        var config = BLELock.Configuration(transport: try TransportSpec(parsing: controllers.lockSpec))
+        config.btsnoop = btsnoop
+        config.log = TestLog("lock").logger
+        let lock = try BLELock(configuration: config, transaction: EchoFlow.lockTransaction { decisions.add($0) })
+        lock.start()
+        XCTAssertTrue(lock.waitUntilAdvertising(timeout: 10))
+        return lock
+    }
+
+    func testBumblePhoneGetsGrantAndDenialFromSwiftLock() throws {
+        let controllers = try BumbleControllers(test: self)
+        let decisions = Decisions()
+        let lock = try startLock(controllers, decisions: decisions)
+        defer { lock.stop() }
+
+        let grant = try BumblePhoneScript.run(port: controllers.ports.1, credential: "echo")
+        XCTAssertEqual(grant["ok"] as? Bool, true, "\(grant)")
+        XCTAssertEqual(grant["completion"] as? String, "01")
+        XCTAssertEqual(grant["commands"] as? Int, 3)
+        XCTAssertEqual(grant["spsm_value"] as? String, "0080020100")
+        XCTAssertEqual(grant["mtu"] as? Int, 247)
+        XCTAssertEqual((grant["services"] as? [String])?.count, 3)
+        XCTAssertEqual((grant["service_data"] as? String)?.count, 48)
+
+        let deny = try BumblePhoneScript.run(port: controllers.ports.1, credential: "echo-refuse")
+        XCTAssertEqual(deny["ok"] as? Bool, true, "\(deny)")
+        XCTAssertEqual(deny["completion"] as? String, "00")
+        XCTAssertEqual(decisions.all, [true, false])
+        XCTAssertEqual(lock.transactionCount, 2)
+    }
+
+    /// btsnoop written during an interop run decodes in tshark: ATT and L2CAP, no malformed frames.
+    func testBTSnoopCaptureDecodesInTShark() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/tshark") else { throw XCTSkip("tshark is not installed") }
+        let controllers = try BumbleControllers(test: self)
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("lockbench-\(UUID().uuidString).btsnoop").path
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
+        let lock = try startLock(controllers, btsnoop: path, decisions: Decisions())
+        let result = try BumblePhoneScript.run(port: controllers.ports.1, credential: "echo")
+        XCTAssertEqual(result["ok"] as? Bool, true, "\(result)")
+        lock.stop()
+
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/tshark")
+        p.arguments = ["-r", path, "-V"]
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        XCTAssertEqual(p.terminationStatus, 0)
+        XCTAssertFalse(text.localizedCaseInsensitiveContains("malformed"), "tshark found malformed frames")
+        XCTAssertTrue(text.contains("Bluetooth Attribute Protocol"))
+        XCTAssertTrue(text.contains("Bluetooth L2CAP Protocol"))
+        XCTAssertTrue(text.contains("LE Credit Based Connection Request"))
+        XCTAssertTrue(text.contains("Read By Group Type Response"))
+        XCTAssertTrue(text.contains("LE Set Advertising Data"))
+    }
+}
+
+/// (c) The controller goes away and comes back: the lock reconnects, re-initialises,
+/// re-advertises and serves again.
+final class ControllerRestartTests: XCTestCase {
+    func testLockSurvivesControllerRestart() throws {
+        let controllers = try BumbleControllers(test: self)
+        let events = EventLog()
+        var config = BLELock.Configuration(transport: try TransportSpec(parsing: controllers.lockSpec))
+        config.log = TestLog("lock").logger
+        let lock = try BLELock(configuration: config, transaction: EchoFlow.lockTransaction())
+        lock.onEvent = { events.add($0) }
+        lock.start()
+        defer { lock.stop() }
+        XCTAssertTrue(lock.waitUntilAdvertising(timeout: 10))
+
+        var phoneConfig = BLEPhone.Configuration(transport: try TransportSpec(parsing: controllers.phoneSpec))
+        phoneConfig.log = TestLog("phone").logger
+        let phone = try BLEPhone(configuration: phoneConfig)
+        try phone.start()
+        defer { phone.stop() }
+        XCTAssertEqual(try phone.unlock(with: EchoCredential()).completion, EchoFlow.granted)
+
+        controllers.kill()
+        XCTAssertTrue(waitFor(5) { events.lost > 0 }, "the lock did not notice the controller leaving")
+        XCTAssertFalse(lock.host.isReady)
+        try controllers.start()
+        XCTAssertTrue(waitFor(15) { lock.host.isReady && phone.host.isReady }, "the hosts did not come back")
+        XCTAssertEqual(try phone.unlock(with: EchoCredential()).completion, EchoFlow.granted)
+        XCTAssertEqual(lock.transactionCount, 2)
+        XCTAssertGreaterThanOrEqual(events.ready, 2)
+    }
+
+    private func waitFor(_ seconds: TimeInterval, _ condition: () -> Bool) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while Date() < deadline {
+            if condition() { return true }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return condition()
+    }
+}
+
+final class EventLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var events: [BLELockEvent] = []
+    func add(_ e: BLELockEvent) { lock.withLock { events.append(e) } }
+    var lost: Int { lock.withLock { events.filter { if case .controllerLost = $0 { return true } else { return false } }.count } }
+    var ready: Int { lock.withLock { events.filter { if case .ready = $0 { return true } else { return false } }.count } }
+}

@@ -1,0 +1,143 @@
+import BLE
+import ByteCore
+import Foundation
+import XCTest
+
+/// (b) The Swift lock and the Swift virtual phone over Bumble's virtual controllers.
+final class LockPhoneTests: XCTestCase {
+    func testSwiftPhoneUnlocksSwiftLockOverBumble() throws {
+        let controllers = try BumbleControllers(test: self)
+        let lockLog = TestLog("lock"), phoneLog = TestLog("phone")
+        var lockConfig = BLELock.Configuration(transport: try TransportSpec(parsing: controllers.lockSpec))
+        lockConfig.log = lockLog.logger
+        let decisions = Decisions()
+        let lock = try BLELock(configuration: lockConfig, transaction: EchoFlow.lockTransaction { decisions.add($0) })
+        lock.start()
+        defer { lock.stop() }
+        XCTAssertTrue(lock.waitUntilAdvertising(timeout: 10))
+
+        var phoneConfig = BLEPhone.Configuration(transport: try TransportSpec(parsing: controllers.phoneSpec))
+        phoneConfig.log = phoneLog.logger
+        let phone = try BLEPhone(configuration: phoneConfig)
+        try phone.start()
+        defer { phone.stop() }
+
+        let outcome = try phone.unlock(with: EchoCredential())
+        XCTAssertEqual(outcome.commandsAnswered, 3)
+        XCTAssertEqual(outcome.completion, EchoFlow.granted)
+
+        let denied = try phone.unlock(with: EchoCredential(refuse: true))
+        XCTAssertEqual(denied.completion, EchoFlow.denied)
+        XCTAssertEqual(decisions.all, [true, false])
+        XCTAssertEqual(lock.selectedVersion, [0x01, 0x00])
+    }
+}
+
+final class Decisions: @unchecked Sendable {
+    private let lock = NSLock()
+    private var list: [Bool] = []
+    func add(_ d: Bool) { lock.withLock { list.append(d) } }
+    var all: [Bool] { lock.withLock { list } }
+}
+
+/// HCI behaviour against Bumble's real controller: commands it never answers time out and give
+/// the credit back; failed commands throw with the status; the host keeps working.
+final class HostCommandTests: XCTestCase {
+    func testUnansweredCommandTimesOutAndFailedCommandReportsStatus() throws {
+        let controllers = try BumbleControllers(test: self)
+        let log = TestLog("host")
+        var config = BLEHost.Configuration(open: { () throws(BLEError) in try TransportSpec(parsing: controllers.lockSpec).open() },
+                                           addressSeed: 7, services: [], log: log.logger)
+        config.commandTimeout = 0.5
+        let host = BLEHost(configuration: config)
+        host.start()
+        defer { host.stop() }
+        XCTAssertTrue(host.waitUntilReady(timeout: 10))
+        XCTAssertEqual(host.ownAddress.type, 1, "Bumble's BD_ADDR is zero: a static random address is used")
+
+        // LE_Encrypt (0x2017): Bumble's controller sends no event at all.
+        let t0 = Date()
+        XCTAssertThrowsError(try host.command(.unknown(opcode: 0x2017, parameters: [UInt8](repeating: 0, count: 32)))) {
+            XCTAssertEqual(($0 as? BLEError)?.code, .commandTimeout)
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(t0), 3)
+        // The credit came back: the next command goes through.
+        XCTAssertEqual(try host.command(.leReadBufferSize).first, 0)
+        // LE_Set_Data_Length (0x2022) completes with status 0x01 on Bumble: an error, never fatal.
+        XCTAssertThrowsError(try host.command(.unknown(opcode: 0x2022, parameters: [0x01, 0x00, 0xFB, 0x00, 0x48, 0x08]))) {
+            XCTAssertEqual(($0 as? BLEError)?.code, .commandFailed)
+        }
+        XCTAssertEqual(try host.command(.readBDADDR).first, 0)
+        XCTAssertTrue(host.isReady)
+    }
+}
+
+/// Two phones at once (Swift phone and Bumble's host) on one lock: three Bumble controllers on
+/// one link; each transaction waits until both are in progress, so they overlap.
+final class MultipleConnectionTests: XCTestCase {
+    func testLockServesTwoPhonesAtOnce() throws {
+        let controllers = try BumbleControllers(test: self, count: 3)
+        let barrier = NSCondition()
+        var inProgress = 0
+        let overlap = Decisions()
+        var config = BLELock.Configuration(transport: try TransportSpec(parsing: controllers.lockSpec))
+        config.log = TestLog("lock").logger
+        let lock = try BLELock(configuration: config) { session in
+            // Wait (bounded) until the other phone's transaction is in progress too.
+            barrier.lock()
+            inProgress += 1
+            barrier.broadcast()
+            let deadline = Date(timeIntervalSinceNow: 10)
+            while inProgress < 2 && barrier.wait(until: deadline) {}
+            overlap.add(inProgress >= 2)
+            barrier.unlock()
+            EchoFlow.lockTransaction()(session)
+        }
+        lock.start()
+        defer { lock.stop() }
+        XCTAssertTrue(lock.waitUntilAdvertising(timeout: 10))
+
+        final class Box: @unchecked Sendable { var json: [String: Any] = [:] }
+        let bumble = Box()
+        let group = DispatchGroup()
+        group.enter()
+        DispatchQueue.global().async {
+            bumble.json = (try? BumblePhoneScript.run(port: controllers.extraPorts[0], credential: "echo")) ?? [:]
+            group.leave()
+        }
+        var phoneConfig = BLEPhone.Configuration(transport: try TransportSpec(parsing: controllers.phoneSpec))
+        phoneConfig.log = TestLog("phone").logger
+        phoneConfig.responseTimeout = 15
+        let phone = try BLEPhone(configuration: phoneConfig)
+        try phone.start()
+        defer { phone.stop() }
+        let swift = try phone.unlock(with: EchoCredential())
+        group.wait()
+        XCTAssertEqual(swift.completion, EchoFlow.granted)
+        XCTAssertEqual(bumble.json["completion"] as? String, "01", "\(bumble.json)")
+        XCTAssertEqual(lock.transactionCount, 2)
+        XCTAssertTrue(overlap.all.contains(true), "the two transactions did not overlap")
+    }
+}
+
+/// The same lock and phone on Android's RootCanal (enhanced connection complete, public
+/// addresses, fragmented ACL, 30 ms connection intervals).
+final class RootCanalTests: XCTestCase {
+    func testSwiftPhoneUnlocksSwiftLockOverRootCanal() throws {
+        let rootcanal = try RootCanal(test: self)
+        var lockConfig = BLELock.Configuration(transport: try TransportSpec(parsing: rootcanal.spec))
+        lockConfig.log = TestLog("lock").logger
+        let lock = try BLELock(configuration: lockConfig, transaction: EchoFlow.lockTransaction())
+        lock.start()
+        defer { lock.stop() }
+        XCTAssertTrue(lock.waitUntilAdvertising(timeout: 10))
+        XCTAssertEqual(lock.host.ownAddress.type, 0, "RootCanal has a public address")
+        var phoneConfig = BLEPhone.Configuration(transport: try TransportSpec(parsing: rootcanal.spec))
+        phoneConfig.log = TestLog("phone").logger
+        let phone = try BLEPhone(configuration: phoneConfig)
+        try phone.start()
+        defer { phone.stop() }
+        XCTAssertEqual(try phone.unlock(with: EchoCredential()).completion, EchoFlow.granted)
+        XCTAssertEqual(try phone.unlock(with: EchoCredential(refuse: true)).completion, EchoFlow.denied)
+    }
+}

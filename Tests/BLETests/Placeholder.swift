@@ -1,2 +1,0 @@
-import XCTest
-final class BLETestsPlaceholder: XCTestCase { func testBuilds() { XCTAssertTrue(true) } }

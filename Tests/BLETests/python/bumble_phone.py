@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""An independent phone for LockBench's BLE lock, built on Bumble's own host.
+
+Scans for a lock advertising service FFF2, connects, discovers with Bumble's GATT client,
+reads the SPSM characteristic, writes the selected version, opens an LE credit-based channel
+and answers the lock's framed command APDUs ([type][id][len2 BE][payload]) with a credential,
+until the lock's [02][03] "completed" notification. Prints one JSON object on stdout.
+
+Credentials: `echo` (LockBench's echo flow), `echo-refuse` (refuses ECHO with 6982).
+
+Usage: bumble_phone.py tcp-client:127.0.0.1:PORT --credential echo [--rounds N]
+"""
+import argparse
+import asyncio
+import json
+import struct
+import sys
+import time
+
+from bumble import hci, l2cap
+from bumble.core import AdvertisingData, UUID
+from bumble.device import Device, Peer
+from bumble.transport import open_transport
+
+# The lock speaks first on the channel (it sends SELECT as soon as the channel is open), as an
+# Aliro reader does. Phone OSes buffer a new channel's input until the app reads; Bumble drops
+# SDUs that arrive before `channel.sink` is set, so give every new channel a buffering sink
+# that the script replays once it has the channel object.
+_original_init = l2cap.LeCreditBasedChannel.__init__
+
+
+def _buffering_init(self, *args, **kwargs):
+    _original_init(self, *args, **kwargs)
+    self.early_sdus = []
+    self.sink = self.early_sdus.append
+
+
+l2cap.LeCreditBasedChannel.__init__ = _buffering_init
+
+SERVICE = UUID.from_16_bits(0xFFF2)
+SPSM_CHAR = UUID('D3B5A130-9E23-4B3A-8BE4-6B1EE5F980A3')
+VERSION_CHAR = UUID('BD4B9502-3F54-11EC-B919-0242AC120005')
+ALIRO_AID = bytes.fromhex('A000000909ACCE5501')
+
+
+class EchoCredential:
+    """The credential side of LockBench's echo flow (docs/ble.md)."""
+
+    def __init__(self, refuse=False):
+        self.refuse = refuse
+        self.selected = False
+
+    def respond(self, apdu: bytes) -> bytes:
+        if len(apdu) < 4:
+            return bytes.fromhex('6700')
+        cla, ins = apdu[0], apdu[1]
+        if (cla, ins) == (0x00, 0xA4):
+            if apdu[5:5 + len(ALIRO_AID)] != ALIRO_AID:
+                return bytes.fromhex('6A82')
+            self.selected = True
+            return bytes([0x6F, 0x0D, 0x84, 0x09]) + ALIRO_AID + bytes.fromhex('A500') + bytes.fromhex('9000')
+        if (cla, ins) == (0x80, 0xEE):
+            if not self.selected:
+                return bytes.fromhex('6985')
+            if self.refuse:
+                return bytes.fromhex('6982')
+            n = apdu[4]
+            return apdu[5:5 + n] + bytes.fromhex('9000')
+        return bytes.fromhex('6D00')
+
+
+def make_credential(name):
+    if name == 'echo':
+        return EchoCredential()
+    if name == 'echo-refuse':
+        return EchoCredential(refuse=True)
+    try:
+        import protocol_credential  # written from docs/protocol.md
+    except ImportError as e:
+        raise SystemExit(f'unknown credential {name}: {e}')
+    return protocol_credential.make(name)
+
+
+def frame(kind, ident, payload):
+    return bytes([kind, ident]) + struct.pack('>H', len(payload)) + payload
+
+
+async def run(args):
+    result = {'ok': False}
+    async with await open_transport(args.transport) as (source, sink):
+        device = Device.with_hci('Bumble Phone', hci.Address('F0:F1:F2:F3:F4:F5'), source, sink)
+        await device.power_on()
+
+        found = asyncio.get_running_loop().create_future()
+
+        def on_advertisement(adv):
+            for uuid, _data in adv.data.get_all(AdvertisingData.SERVICE_DATA_16_BIT_UUID) or []:
+                if uuid == SERVICE and not found.done():
+                    found.set_result(adv)
+
+        device.on('advertisement', on_advertisement)
+        await device.start_scanning(filter_duplicates=False)
+        adv = await asyncio.wait_for(found, args.timeout)
+        await device.stop_scanning()
+        service_data = [d for u, d in adv.data.get_all(AdvertisingData.SERVICE_DATA_16_BIT_UUID) if u == SERVICE][0]
+        result['lock_address'] = str(adv.address)
+        result['service_data'] = service_data.hex()
+
+        t0 = time.monotonic()
+        connection = await device.connect(adv.address, timeout=args.timeout)
+        result['connect_ms'] = round((time.monotonic() - t0) * 1000, 1)
+        peer = Peer(connection)
+        result['mtu'] = await peer.request_mtu(247)
+        await peer.discover_services()
+        result['services'] = [str(s.uuid) for s in peer.services]
+        lock_services = peer.get_services_by_uuid(SERVICE)
+        assert lock_services, 'no FFF2 service'
+        await lock_services[0].discover_characteristics()
+        spsm = lock_services[0].get_characteristics_by_uuid(SPSM_CHAR)[0]
+        version = lock_services[0].get_characteristics_by_uuid(VERSION_CHAR)[0]
+        spsm_value = bytes(await spsm.read_value())
+        result['spsm_value'] = spsm_value.hex()
+        psm = struct.unpack('>H', spsm_value[:2])[0]
+        await version.write_value(bytes.fromhex('0100'), with_response=True)
+
+        credential = make_credential(args.credential)
+        done = asyncio.get_running_loop().create_future()
+        transcript = []
+
+        channel = await connection.create_l2cap_channel(
+            spec=l2cap.LeCreditBasedChannelSpec(psm=psm, mtu=1024, mps=247, max_credits=8))
+
+        def on_sdu(sdu):
+            sdu = bytes(sdu)
+            kind, ident, length = sdu[0], sdu[1], struct.unpack('>H', sdu[2:4])[0]
+            payload = sdu[4:4 + length]
+            if (kind, ident) == (0x00, 0x00):
+                response = credential.respond(payload)
+                transcript.append({'command': payload.hex(), 'response': response.hex()})
+                channel.write(frame(0x00, 0x01, response))
+            elif (kind, ident) == (0x02, 0x03) and not done.done():
+                done.set_result(payload)
+
+        channel.sink = on_sdu
+        for early in channel.early_sdus:
+            on_sdu(early)
+        completion = await asyncio.wait_for(done, args.timeout)
+        result['completion'] = completion.hex()
+        result['transcript'] = transcript
+        result['commands'] = len(transcript)
+        if hasattr(credential, 'summary'):
+            result['credential'] = credential.summary()
+        result['ok'] = True
+        await connection.disconnect()
+    return result
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument('transport')
+    parser.add_argument('--credential', default='echo')
+    parser.add_argument('--timeout', type=float, default=10.0)
+    args = parser.parse_args()
+    try:
+        result = asyncio.run(run(args))
+    except Exception as e:  # report, do not hide
+        result = {'ok': False, 'error': f'{type(e).__name__}: {e}'}
+    print(json.dumps(result))
+    sys.exit(0 if result.get('ok') else 1)
+
+
+if __name__ == '__main__':
+    main()
