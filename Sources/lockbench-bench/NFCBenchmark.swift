@@ -36,7 +36,7 @@ enum NFCBenchmark {
         }
 
         var line: String {
-            name.padding(toLength: 44, withPad: " ", startingAt: 0)
+            name.padding(toLength: 46, withPad: " ", startingAt: 0)
                 + String(format: " n=%-5d median %7.3f ms   p95 %7.3f ms   min %7.3f ms   max %7.3f ms", count, medianMs, p95Ms, minMs, maxMs)
         }
     }
@@ -52,7 +52,7 @@ enum NFCBenchmark {
     }
 
     /// The bare tap: the lock only SELECTs.
-    static let selectOnlyTap = Tap(name: "tap to SELECT (lock loop)", makeCard: { SimpleCard() }) { link, _ in
+    static let selectOnlyTap = Tap(name: "SELECT only", makeCard: { SimpleCard() }) { link, _ in
         let response = try link.transceive(selectAPDU)
         return response == [0x90, 0x00] ? "selected" : "refused \(response.hex)"
     }
@@ -172,7 +172,8 @@ enum NFCBenchmark {
             var results = [try selectRoundTrips(iterations: iterations)]
             results += try taps(selectOnlyTap, count: tapCount, pollInterval: pollInterval).all
             for tap in try LockTaps.scenarios(stepUp: stepUp) {
-                results += try taps(tap.tap, count: tapCount, pollInterval: pollInterval).all
+                let stats = try taps(tap.tap, count: tapCount, pollInterval: pollInterval)
+                results += [stats.total, stats.transaction] + tap.split.stats(droppingFirst: 5) + [stats.detection]
                 tap.cleanUp()
             }
             if json {
@@ -182,6 +183,8 @@ enum NFCBenchmark {
             } else {
                 print("NFC through libnfc \(LibNFC.version) and the virtual PN532 (lock loop poll interval \(Int(pollInterval * 1000)) ms)")
                 print("tap to decision = poll wait + select (card in the field → selected) + arrival to decision (the transaction)")
+                print("SELECT only: the loop's transaction is one SELECT; standard: documents cached, no FAST key on either side;")
+                print("FAST: cached Kpersistent; step-up: a phone the lock has never seen (documents fetched). Lock on certified firmware: ECP polling on.")
                 for r in results { print(r.line) }
             }
             return 0
