@@ -5,7 +5,7 @@ import Foundation
 /// channels, the ATT server for this peer and the ATT client bearer. Methods called by the
 /// host's reader thread run with the host's `cond` held.
 public final class BLEConnection {
-    unowned let host: BLEHost
+    let host: BLEHost
     public let handle: UInt16
     /// 0 central, 1 peripheral (our role).
     public let role: UInt8
@@ -29,6 +29,8 @@ public final class BLEConnection {
     private var attRequestOutstanding = false
     /// Notifications and indications received as a client: (handle, value).
     public private(set) var notifications: [(handle: UInt16, value: [UInt8])] = []
+    /// SMP PDUs the peer sent (the host refuses pairing).
+    private(set) var smpReceived: [[UInt8]] = []
     /// ATT_MTU negotiated by our client.
     public private(set) var clientMTU = 23
 
@@ -49,6 +51,7 @@ public final class BLEConnection {
         case L2CAPChannelID.att: receivedATT(frame.payload)
         case L2CAPChannelID.leSignaling: receivedSignaling(frame.payload)
         case L2CAPChannelID.smp:
+            smpReceived.append(frame.payload)
             if let reply = PairingRefusal.reply(to: frame.payload) {
                 host.sendFrame(L2CAPFrame(cid: L2CAPChannelID.smp, payload: reply), handle: handle)
             }
@@ -248,6 +251,28 @@ public final class BLEConnection {
         }
     }
 
+    /// Sends a signaling request and waits for the reply with its identifier (tests and tools).
+    func signalingRequest(_ make: (UInt8) -> SignalingCommand, timeout: TimeInterval = 5) -> SignalingCommand? {
+        host.cond.lock()
+        let id = takeSignalingID()
+        signalingReplies[id] = nil
+        signal(make(id))
+        host.cond.unlock()
+        var reply: SignalingCommand?
+        _ = host.wait(timeout: timeout) {
+            reply = self.signalingReplies.removeValue(forKey: id)
+            return reply != nil || !self.isOpen
+        }
+        return reply
+    }
+
+    /// Sends a raw L2CAP frame on a fixed channel (tests and tools).
+    func sendFixed(cid: UInt16, _ payload: [UInt8]) {
+        host.cond.lock()
+        host.sendFrame(L2CAPFrame(cid: cid, payload: payload), handle: handle)
+        host.cond.unlock()
+    }
+
     /// Sends one ATT request and waits for its response (or an error response).
     func attRequest(_ pdu: [UInt8], timeout: TimeInterval = 5) throws(BLEError) -> [UInt8] {
         host.cond.lock()
@@ -280,7 +305,7 @@ public final class BLEConnection {
 /// An LE credit-based connection-oriented channel (Core Vol 3 Part A §10.2): whole SDUs in and
 /// out; segmentation, reassembly and credits are handled underneath.
 public final class L2CAPChannel {
-    unowned let connection: BLEConnection
+    let connection: BLEConnection
     public let psm: UInt16
     var state: CreditChannelState
     private var inbox: [[UInt8]] = []

@@ -63,15 +63,52 @@ public struct AuditReportWriter {
 
     // MARK: Fields of a row
 
-    /// The row's fields (empty strings when the row could not be split as the header says).
-    private func fields(of row: AuditRow) -> [String] {
-        guard row.framed else { return Array(repeating: "", count: result.header.count) }
+    /// The row's fields as byte ranges of `bytes` (framed rows only), without building Strings.
+    private func splitFields(_ row: AuditRow, into fields: inout [CSVField]) {
         let slice = UnsafeBufferPointer(rebasing: bytes[row.start..<row.end])
         var scanner = CSVScanner(slice)
-        var fields: [CSVField] = []
         _ = scanner.next(fields: &fields)
-        return fields.map { scanner.trimmedString($0) }
+        for i in fields.indices {
+            let trimmed = scanner.trimmedRange(fields[i])
+            fields[i].start = trimmed.lowerBound + row.start
+            fields[i].end = trimmed.upperBound + row.start
+        }
     }
+
+    /// The field's bytes when they can be written as they are (no `""`, all ASCII), else nil.
+    private func plainValue(_ field: CSVField) -> UnsafeBufferPointer<UInt8>? {
+        let slice = UnsafeBufferPointer(rebasing: bytes[field.start..<field.end])
+        if field.hasEscapedQuotes { return nil }
+        for c in slice where c >= 0x80 { return nil }
+        return slice
+    }
+
+    /// The field's value as valid UTF-8 (quotes undone, invalid bytes replaced).
+    private func repairedValue(_ field: CSVField) -> [UInt8] {
+        let slice = UnsafeBufferPointer(rebasing: bytes[field.start..<field.end])
+        let value = field.hasEscapedQuotes ? CSVScanner.unescaped(slice) : Array(slice)
+        return Array(String(decoding: value, as: UTF8.self).utf8)
+    }
+
+    private mutating func appendJSON(_ field: CSVField) {
+        if let plain = plainValue(field) {
+            JSONText.append(bytes: plain, to: &out)
+        } else {
+            let value = repairedValue(field)
+            value.withUnsafeBufferPointer { JSONText.append(bytes: $0, to: &out) }
+        }
+    }
+
+    private mutating func appendXML(_ field: CSVField) {
+        if let plain = plainValue(field) {
+            XMLText.append(bytes: plain, to: &out)
+        } else {
+            let value = repairedValue(field)
+            value.withUnsafeBufferPointer { XMLText.append(bytes: $0, to: &out) }
+        }
+    }
+
+    private func isEmpty(_ field: CSVField) -> Bool { field.start == field.end }
 
     private func outcome(_ row: AuditRow) -> AuditOutcome { result.outcomes[Int(row.outcome)] }
 
@@ -157,27 +194,46 @@ public struct AuditReportWriter {
         let c = result.columns
         emit("{\n  \"inventory\": \(JSONText.string(result.file)),\n  \"tables\": \(JSONText.string(tablesOrigin)),\n")
         emit("  \"summary\": \(summaryJSON()),\n  \"devices\": [")
+        // Encoded once: each outcome's verdict members, each header name as a key.
+        let verdicts: [[UInt8]] = result.outcomes.map { outcome in
+            guard case .verdict(let v) = outcome else { return [] }
+            return Array(Self.verdictPairs(v).map { ", " + JSONText.string($0.0) + ": " + $0.1 }.joined().utf8)
+        }
+        let keys: [[UInt8]] = result.header.enumerated().map { i, name in
+            Array(((i == 0 ? "" : ", ") + JSONText.string(name) + ": ").utf8)
+        }
         var first = true
         var malformed: [String] = []
+        var fields: [CSVField] = []
         for row in result.rows {
-            let values = fields(of: row)
-            switch outcome(row) {
-            case .malformed(let reason):
-                malformed.append(JSONText.object([("line", String(row.line)), ("error", JSONText.string(reason))]))
-            case .verdict(let v):
-                var pairs: [(String, String)] = [
-                    ("line", String(row.line)),
-                    ("device_id", JSONText.string(values[c.deviceID])),
-                    ("site", JSONText.optional(c.site.map { values[$0] })),
-                    ("model", JSONText.string(values[c.model])),
-                    ("firmware", JSONText.string(values[c.firmware])),
-                    ("reader_model", JSONText.optional(c.reader.map { values[$0] }.flatMap { $0.isEmpty ? nil : $0 })),
-                ]
-                pairs += Self.verdictPairs(v)
-                pairs.append(("columns", JSONText.object(zip(result.header, values).map { ($0, JSONText.string($1)) })))
-                emit((first ? "\n    " : ",\n    ") + JSONText.object(pairs))
-                first = false
+            guard case .verdict = outcome(row) else {
+                if case .malformed(let reason) = outcome(row) {
+                    malformed.append(JSONText.object([("line", String(row.line)), ("error", JSONText.string(reason))]))
+                }
+                continue
             }
+            splitFields(row, into: &fields)
+            out.append(contentsOf: (first ? "\n    {\"line\": " : ",\n    {\"line\": ").utf8)
+            first = false
+            appendDecimal(row.line)
+            out.append(contentsOf: ", \"device_id\": ".utf8)
+            appendJSON(fields[c.deviceID])
+            out.append(contentsOf: ", \"site\": ".utf8)
+            if let site = c.site { appendJSON(fields[site]) } else { out.append(contentsOf: "null".utf8) }
+            out.append(contentsOf: ", \"model\": ".utf8)
+            appendJSON(fields[c.model])
+            out.append(contentsOf: ", \"firmware\": ".utf8)
+            appendJSON(fields[c.firmware])
+            out.append(contentsOf: ", \"reader_model\": ".utf8)
+            if let reader = c.reader, !isEmpty(fields[reader]) { appendJSON(fields[reader]) } else { out.append(contentsOf: "null".utf8) }
+            out.append(contentsOf: verdicts[Int(row.outcome)])
+            out.append(contentsOf: ", \"columns\": {".utf8)
+            for (i, field) in fields.enumerated() {
+                out.append(contentsOf: keys[i])
+                appendJSON(field)
+            }
+            out.append(contentsOf: "}}".utf8)
+            flushIfFull()
         }
         emit(first ? "],\n" : "\n  ],\n")
         emit("  \"malformed\": [" + (malformed.isEmpty ? "" : "\n    " + malformed.joined(separator: ",\n    ") + "\n  ") + "]\n}\n")
@@ -194,64 +250,112 @@ public struct AuditReportWriter {
         emit("<testsuites name=\"lockbench firmware audit\" \(counts)>\n")
         emit("  <testsuite name=\"\(name)\" \(counts)>\n")
         emit("    <properties><property name=\"tables\" value=\"\(XMLText.escaped(tablesOrigin))\"/></properties>\n")
-        let c = result.columns
-        for row in result.rows {
-            let values = fields(of: row)
-            let site = c.site.map { values[$0] } ?? ""
-            let classname = "firmware." + (site.isEmpty ? "inventory" : site)
-            switch outcome(row) {
-            case .malformed(let reason):
-                emit("    <testcase classname=\"\(XMLText.escaped(classname))\" name=\"line \(row.line)\" file=\"\(name)\" line=\"\(row.line)\">\n")
-                emit("      <error type=\"malformed\" message=\"\(XMLText.escaped(reason))\">\(XMLText.escaped("\(result.file):\(row.line): \(reason)"))</error>\n    </testcase>\n")
+        // Encoded once: each outcome's end of a test case.
+        let endings: [[UInt8]] = result.outcomes.map { outcome in
+            switch outcome {
+            case .verdict(let v) where v.isCertified:
+                return Array("/>\n".utf8)
             case .verdict(let v):
-                let reader = c.reader.map { values[$0] }.flatMap { $0.isEmpty ? nil : " with reader \($0)" } ?? ""
-                let title = "\(values[c.deviceID]) (\(values[c.model]) \(values[c.firmware])\(reader))"
-                let open = "    <testcase classname=\"\(XMLText.escaped(classname))\" name=\"\(XMLText.escaped(title))\" file=\"\(name)\" line=\"\(row.line)\""
-                if v.isCertified {
-                    emit(open + "/>\n")
-                } else {
-                    emit(open + ">\n      <failure type=\"\(v.kind.rawValue)\" message=\"\(XMLText.escaped(v.summary))\">\(XMLText.escaped(v.detail))</failure>\n    </testcase>\n")
-                }
+                return Array(">\n      <failure type=\"\(v.kind.rawValue)\" message=\"\(XMLText.escaped(v.summary))\">\(XMLText.escaped(v.detail))</failure>\n    </testcase>\n".utf8)
+            case .malformed:
+                return []
             }
+        }
+        let fileAttribute = Array("\" file=\"\(name)\" line=\"".utf8)
+        let c = result.columns
+        var fields: [CSVField] = []
+        for row in result.rows {
+            if case .malformed(let reason) = outcome(row) {
+                emit("    <testcase classname=\"firmware.inventory\" name=\"line \(row.line)\" file=\"\(name)\" line=\"\(row.line)\">\n")
+                emit("      <error type=\"malformed\" message=\"\(XMLText.escaped(reason))\">\(XMLText.escaped("\(result.file):\(row.line): \(reason)"))</error>\n    </testcase>\n")
+                continue
+            }
+            splitFields(row, into: &fields)
+            out.append(contentsOf: "    <testcase classname=\"firmware.".utf8)
+            if let site = c.site, !isEmpty(fields[site]) { appendXML(fields[site]) } else { out.append(contentsOf: "inventory".utf8) }
+            out.append(contentsOf: "\" name=\"".utf8)
+            appendXML(fields[c.deviceID])
+            out.append(contentsOf: " (".utf8)
+            appendXML(fields[c.model])
+            out.append(0x20)
+            appendXML(fields[c.firmware])
+            if let reader = c.reader, !isEmpty(fields[reader]) {
+                out.append(contentsOf: " with reader ".utf8)
+                appendXML(fields[reader])
+            }
+            out.append(0x29)
+            out.append(contentsOf: fileAttribute)
+            appendDecimal(row.line)
+            out.append(0x22)
+            out.append(contentsOf: endings[Int(row.outcome)])
+            flushIfFull()
         }
         emit("  </testsuite>\n</testsuites>\n")
     }
 
     // MARK: Table
 
-    private mutating func writeTable() {
+    /// The inventory columns the table shows, in order (then the verdict).
+    private var tableColumns: [(title: String, column: Int)] {
         let c = result.columns
-        var titles = ["LINE", "DEVICE", "MODEL", "FIRMWARE"]
-        if c.reader != nil { titles.append("READER") }
-        if c.site != nil { titles.insert("SITE", at: 2) }
-        titles.append("VERDICT")
-        var lines: [[String]] = []
+        var columns = [("DEVICE", c.deviceID)]
+        if let site = c.site { columns.append(("SITE", site)) }
+        columns += [("MODEL", c.model), ("FIRMWARE", c.firmware)]
+        if let reader = c.reader { columns.append(("READER", reader)) }
+        return columns
+    }
+
+    /// Characters a field takes on screen (its bytes when ASCII).
+    private func displayWidth(_ field: CSVField) -> Int {
+        if let plain = plainValue(field) { return plain.count }
+        return String(decoding: repairedValue(field), as: UTF8.self).count
+    }
+
+    /// Two passes over the rows (widths, then lines), so a large inventory is never held as Strings.
+    private mutating func writeTable() {
+        let columns = tableColumns
+        let summaries: [String] = result.outcomes.map { if case .verdict(let v) = $0 { return v.summary } else { return "" } }
+        var widths = [4] + columns.map(\.title.count)  // LINE, then the columns
+        var fields: [CSVField] = []
         var malformed: [String] = []
         for row in result.rows {
-            let values = fields(of: row)
-            switch outcome(row) {
-            case .malformed(let reason):
-                malformed.append("\(result.file):\(row.line): \(reason)")
-            case .verdict(let v):
-                var cells = [String(row.line), values[c.deviceID], values[c.model], values[c.firmware]]
-                if let r = c.reader { cells.append(values[r]) }
-                if let s = c.site { cells.insert(values[s], at: 2) }
-                cells.append(v.summary)
-                lines.append(cells)
+            guard case .verdict = outcome(row) else {
+                if case .malformed(let reason) = outcome(row) { malformed.append("\(result.file):\(row.line): \(reason)") }
+                continue
             }
+            splitFields(row, into: &fields)
+            widths[0] = max(widths[0], String(row.line).count)
+            for (i, column) in columns.enumerated() { widths[i + 1] = max(widths[i + 1], displayWidth(fields[column.column])) }
         }
-        var widths = titles.map(\.count)
-        for cells in lines { for (i, cell) in cells.enumerated() { widths[i] = max(widths[i], cell.count) } }
-        func render(_ cells: [String]) -> String {
-            var line = ""
-            for (i, cell) in cells.enumerated() {
-                line += cell
-                if i < cells.count - 1 { line += String(repeating: " ", count: widths[i] - cell.count + 2) }
+        func pad(_ used: Int, _ width: Int, _ out: inout [UInt8]) {
+            out.append(contentsOf: repeatElement(0x20, count: width - used + 2))
+        }
+        out.append(contentsOf: "LINE".utf8)
+        pad(4, widths[0], &out)
+        for (i, column) in columns.enumerated() {
+            out.append(contentsOf: column.title.utf8)
+            pad(column.title.count, widths[i + 1], &out)
+        }
+        out.append(contentsOf: "VERDICT\n".utf8)
+        for row in result.rows {
+            guard case .verdict = outcome(row) else { continue }
+            splitFields(row, into: &fields)
+            let lineStart = out.count
+            appendDecimal(row.line)
+            pad(out.count - lineStart, widths[0], &out)
+            for (i, column) in columns.enumerated() {
+                let field = fields[column.column]
+                if let plain = plainValue(field) {
+                    out.append(contentsOf: plain)
+                } else {
+                    out.append(contentsOf: String(decoding: repairedValue(field), as: UTF8.self).utf8)
+                }
+                pad(displayWidth(field), widths[i + 1], &out)
             }
-            return line + "\n"
+            out.append(contentsOf: summaries[Int(row.outcome)].utf8)
+            out.append(0x0A)
+            flushIfFull()
         }
-        emit(render(titles))
-        for cells in lines { emit(render(cells)) }
         if !malformed.isEmpty {
             emit("\nMalformed rows (not audited):\n")
             for m in malformed { emit("  " + m + "\n") }

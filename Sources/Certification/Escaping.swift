@@ -9,8 +9,14 @@ public enum JSONText {
     }
 
     public static func append(_ value: String, to out: inout [UInt8]) {
+        var value = value
+        value.withUTF8 { append(bytes: $0, to: &out) }
+    }
+
+    /// Appends valid UTF-8 `bytes` as a JSON string literal.
+    public static func append(bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
         out.append(0x22)
-        for c in value.utf8 {
+        for c in bytes {
             switch c {
             case 0x22: out.append(contentsOf: [0x5C, 0x22])
             case 0x5C: out.append(contentsOf: [0x5C, 0x5C])
@@ -37,6 +43,17 @@ public enum JSONText {
 }
 
 public enum XMLText {
+    /// Appends valid UTF-8 `bytes` escaped like `escaped(_:)`.
+    public static func append(bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        var plain = true
+        for c in bytes where c < 0x20 || c == 0x26 || c == 0x3C || c == 0x3E || c == 0x22 || c == 0x27 || c == 0xEF {
+            plain = false
+            break
+        }
+        if plain { out.append(contentsOf: bytes); return }
+        out.append(contentsOf: escaped(String(decoding: bytes, as: UTF8.self)).utf8)
+    }
+
     /// Escapes text for an attribute value or character data; drops characters XML 1.0 forbids.
     public static func escaped(_ value: String) -> String {
         var out = ""

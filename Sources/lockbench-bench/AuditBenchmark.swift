@@ -119,8 +119,7 @@ enum AuditBenchmark {
 
     /// Writes a deterministic inventory; returns its size in bytes.
     static func generateInventory(rows: Int, to path: String) throws -> Int {
-        FileManager.default.createFile(atPath: path, contents: nil)
-        guard let handle = FileHandle(forWritingAtPath: path) else { throw Failure(description: "cannot write \(path)") }
+        guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else { throw Failure(description: "cannot write \(path)") }
         defer { try? handle.close() }
         var out = "device_id,site,location,model,firmware,reader_model\n"
         var size = 0

@@ -11,6 +11,7 @@ enum BLEBenchmark {
     static func run(_ arguments: [String]) -> Int32 {
         var count = 100, echoes = 200
         var lockSpec: String?, phoneSpec: String?
+        var controller = "bumble"
         var i = 0
         while i < arguments.count {
             let value = i + 1 < arguments.count ? arguments[i + 1] : ""
@@ -19,8 +20,9 @@ enum BLEBenchmark {
             case "--echo": echoes = Int(value) ?? echoes; i += 2
             case "--lock": lockSpec = value; i += 2
             case "--phone": phoneSpec = value; i += 2
+            case "--controller": controller = value; i += 2
             default:
-                print("usage: lockbench-bench ble [--count N] [--echo N] [--lock tcp:HOST:PORT --phone tcp:HOST:PORT]")
+                print("usage: lockbench-bench ble [--count N] [--echo N] [--controller bumble|rootcanal] [--lock tcp:HOST:PORT --phone tcp:HOST:PORT]")
                 return 2
             }
         }
@@ -29,16 +31,24 @@ enum BLEBenchmark {
             let ports = (freePort(), freePort())
             let p = Process()
             p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            p.arguments = ["python3", "-m", "bumble.apps.controllers", "tcp-server:127.0.0.1:\(ports.0)", "tcp-server:127.0.0.1:\(ports.1)"]
+            if controller == "rootcanal" {
+                // RootCanal: one controller per TCP connection on its HCI port; models connection events.
+                p.arguments = ["python3", "-m", "rootcanal", "-hci_port", "\(ports.0)", "-link_port", "\(freePort())",
+                               "-link_ble_port", "\(freePort())", "-test_port", "\(freePort())"]
+                lockSpec = "tcp:127.0.0.1:\(ports.0)"
+                phoneSpec = lockSpec
+            } else {
+                p.arguments = ["python3", "-m", "bumble.apps.controllers", "tcp-server:127.0.0.1:\(ports.0)", "tcp-server:127.0.0.1:\(ports.1)"]
+                lockSpec = "tcp:127.0.0.1:\(ports.0)"
+                phoneSpec = "tcp:127.0.0.1:\(ports.1)"
+            }
             p.standardOutput = FileHandle.nullDevice
             p.standardError = FileHandle.nullDevice
             do { try p.run() } catch {
-                print("cannot start Bumble's controllers (pip install bumble): \(error)")
+                print("cannot start the \(controller) controller (pip install bumble / rootcanal==1.10.0): \(error)")
                 return 3
             }
             controllers = p
-            lockSpec = "tcp:127.0.0.1:\(ports.0)"
-            phoneSpec = "tcp:127.0.0.1:\(ports.1)"
         }
         defer {
             if let p = controllers, p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
@@ -87,7 +97,7 @@ enum BLEBenchmark {
                     FileHandle.standardError.write(Data("unlock \(failures) failed: \(error)\n".utf8))
                 }
             }
-            print("BLE over Bumble virtual controllers (\(lockSpec!) ↔ \(phoneSpec!))")
+            print("BLE over \(controller == "rootcanal" ? "RootCanal" : "Bumble") virtual controllers (\(lockSpec!) ↔ \(phoneSpec!))")
             print(line("baseline: L2CAP echo round trip (20-byte SDU)", rtts))
             print(line("connection → APDU exchange complete (granted)", total))
             print(line("  connection → channel open (MTU, discovery, SPSM read, version write, CoC)", toChannel))

@@ -192,7 +192,8 @@ struct FirmwareAudit: ParsableCommand {
         discussion: """
         The inventory's header names at least device_id, model and firmware, optionally \
         reader_model and site, in any order; other columns are kept in the csv and json reports. \
-        A malformed row is reported on standard error as FILE:LINE: reason and the audit goes on. \
+        A malformed row is reported as FILE:LINE: reason (in the table report, and on standard \
+        error for csv, json and junit) and the audit goes on. \
         Exit code 0 only when every device is certified; 1 otherwise; 2 when the inventory or the \
         tables cannot be read.
         """
@@ -231,11 +232,13 @@ struct FirmwareAudit: ParsableCommand {
                 chunk.withUnsafeBytes { stdout.write(Data($0)) }
             }
             writer.write(format)
-            let messages = result.malformedMessages
-            if !messages.isEmpty {
-                FileHandle.standardError.write(Data((messages.joined(separator: "\n") + "\n").utf8))
-            }
+            // The table report lists malformed rows and the summary itself; the machine formats
+            // leave them to standard error.
             if format != .table {
+                let messages = result.malformedMessages
+                if !messages.isEmpty {
+                    FileHandle.standardError.write(Data((messages.joined(separator: "\n") + "\n").utf8))
+                }
                 FileHandle.standardError.write(Data((AuditReportWriter.summaryLine(result.summary) + "\n").utf8))
             }
             return result.summary.allCertified

@@ -1,3 +1,4 @@
+import ArgumentParser
 import ByteCore
 import Codecs
 import Crypto
@@ -98,5 +99,20 @@ struct ReaderIdentityFile: Codable {
         _ = try KeyFiles.id16(f.subID, flag: "\(path) subID")
         let dir = (path as NSString).deletingLastPathComponent
         return (f, dir.isEmpty ? "." : dir)
+    }
+}
+
+/// The engine's commands implement `execute()`; a `UserError` becomes its message on stderr and
+/// its exit code (2 usage, 3 environment), as the root command does for validation errors.
+protocol EngineSubcommand: ParsableCommand {
+    func execute() throws
+}
+
+extension EngineSubcommand {
+    func run() throws {
+        do { try execute() } catch let e as UserError {
+            FileHandle.standardError.write(Data("Error: \(e.message)\n".utf8))
+            throw ExitCode(e.code)
+        }
     }
 }

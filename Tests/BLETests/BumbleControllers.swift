@@ -57,10 +57,11 @@ final class BumbleControllers {
 
     static func listening(_ port: UInt16) -> Bool {
         guard let table = try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8) else { return accepts(port) }
-        let local = String(format: "0100007F:%04X", port)
-        return table.split(separator: "\n").contains { line in
+        let locals = [String(format: "0100007F:%04X", port), String(format: "00000000:%04X", port)]
+        let table6 = (try? String(contentsOfFile: "/proc/net/tcp6", encoding: .utf8)) ?? ""
+        return (table + table6).split(separator: "\n").contains { line in
             let f = line.split(separator: " ")
-            return f.count > 3 && f[1] == local && f[3] == "0A"
+            return f.count > 3 && (locals.contains(String(f[1])) || f[1].hasSuffix(String(format: ":%04X", port)) && f[1].count > 20) && f[3] == "0A"
         }
     }
 
@@ -110,4 +111,45 @@ final class TestLog: @unchecked Sendable {
         }
     }
     var all: [String] { lock.withLock { lines } }
+}
+
+/// Android's RootCanal (`pip install rootcanal==1.10.0`): one controller per TCP connection on
+/// its HCI port, LE Enhanced Connection Complete, public addresses, 27-byte ACL fragments and
+/// real connection intervals.
+final class RootCanal {
+    let hciPort: UInt16
+    private var process: Process?
+    var spec: String { "tcp:127.0.0.1:\(hciPort)" }
+
+    static var isAvailable: Bool {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["python3", "-c", "import rootcanal"]
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        guard (try? p.run()) != nil else { return false }
+        p.waitUntilExit()
+        return p.terminationStatus == 0
+    }
+
+    init(test: XCTestCase) throws {
+        try XCTSkipUnless(RootCanal.isAvailable, "rootcanal is not installed (pip install rootcanal==1.10.0)")
+        hciPort = BumbleControllers.freePort()
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["python3", "-m", "rootcanal", "-hci_port", "\(hciPort)", "-link_port", "\(BumbleControllers.freePort())",
+                       "-link_ble_port", "\(BumbleControllers.freePort())", "-test_port", "\(BumbleControllers.freePort())"]
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        process = p
+        test.addTeardownBlock { [self] in
+            if let p = self.process, p.isRunning { Glibc.kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
+        }
+        let deadline = Date(timeIntervalSinceNow: 20)
+        while !BumbleControllers.listening(hciPort) {
+            guard Date() < deadline, p.isRunning else { throw XCTSkip("rootcanal did not start") }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+    }
 }

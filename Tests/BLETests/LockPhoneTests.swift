@@ -119,3 +119,25 @@ final class MultipleConnectionTests: XCTestCase {
         XCTAssertTrue(overlap.all.contains(true), "the two transactions did not overlap")
     }
 }
+
+/// The same lock and phone on Android's RootCanal (enhanced connection complete, public
+/// addresses, fragmented ACL, 30 ms connection intervals).
+final class RootCanalTests: XCTestCase {
+    func testSwiftPhoneUnlocksSwiftLockOverRootCanal() throws {
+        let rootcanal = try RootCanal(test: self)
+        var lockConfig = BLELock.Configuration(transport: try TransportSpec(parsing: rootcanal.spec))
+        lockConfig.log = TestLog("lock").logger
+        let lock = try BLELock(configuration: lockConfig, transaction: EchoFlow.lockTransaction())
+        lock.start()
+        defer { lock.stop() }
+        XCTAssertTrue(lock.waitUntilAdvertising(timeout: 10))
+        XCTAssertEqual(lock.host.ownAddress.type, 0, "RootCanal has a public address")
+        var phoneConfig = BLEPhone.Configuration(transport: try TransportSpec(parsing: rootcanal.spec))
+        phoneConfig.log = TestLog("phone").logger
+        let phone = try BLEPhone(configuration: phoneConfig)
+        try phone.start()
+        defer { phone.stop() }
+        XCTAssertEqual(try phone.unlock(with: EchoCredential()).completion, EchoFlow.granted)
+        XCTAssertEqual(try phone.unlock(with: EchoCredential(refuse: true)).completion, EchoFlow.denied)
+    }
+}

@@ -258,6 +258,41 @@ final class InventoryAuditTests: XCTestCase {
         XCTAssertEqual(testcase.attribute(forName: "classname")?.stringValue, "firmware.S'1")
     }
 
+    func testNonASCIIAndInvalidUTF8SurviveJSONAndJUnit() throws {
+        var bytes = Array("device_id,model,firmware,site,note\nt\u{fc}r-1,NDE,02.12.72,B\u{fc}ro,\"tab\there\"\nx".utf8)
+        bytes += [0xFC, 0x2C] + Array("NDE,02.12.70,Caf".utf8) + [0xE9] + Array(",\u{1}\n".utf8)
+        try bytes.withUnsafeBufferPointer { buffer in
+            let result = try InventoryAudit.run(buffer, file: "inv.csv", tables: tables)
+            for format in [AuditFormat.json, .junit] {
+                var out: [UInt8] = []
+                var writer = AuditReportWriter(result: result, bytes: buffer, tablesOrigin: "t") { out += $0 }
+                writer.write(format)
+                XCTAssertNotNil(String(validating: out, as: UTF8.self), "\(format) output is valid UTF-8")
+                if format == .json {
+                    let object = try JSONSerialization.jsonObject(with: Data(out)) as? [String: Any]
+                    let devices = object?["devices"] as? [[String: Any]]
+                    XCTAssertEqual(devices?.first?["device_id"] as? String, "t\u{fc}r-1")
+                    XCTAssertEqual(devices?.first?["site"] as? String, "B\u{fc}ro")
+                    XCTAssertEqual((devices?.first?["columns"] as? [String: String])?["note"], "tab\there")
+                    XCTAssertEqual(devices?.last?["device_id"] as? String, "x\u{FFFD}")
+                    XCTAssertEqual((devices?.last?["columns"] as? [String: String])?["note"], "\u{1}")
+                } else {
+                    let document = try XMLDocument(data: Data(out))
+                    let names = try document.nodes(forXPath: "//testcase").compactMap { ($0 as? XMLElement)?.attribute(forName: "name")?.stringValue }
+                    XCTAssertEqual(names, ["t\u{fc}r-1 (NDE 02.12.72)", "x\u{FFFD} (NDE 02.12.70)"])
+                }
+            }
+        }
+    }
+
+    func testTableAlignsNonASCIIByCharacters() throws {
+        let table = try report("device_id,model,firmware,site\nd1,NDE,02.12.72,B\u{fc}ro\nd2,NDE,02.12.72,HQ\n", .table)
+        let lines = table.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines[0], "LINE  DEVICE  SITE  MODEL  FIRMWARE  VERDICT")
+        XCTAssertEqual(lines[1], "2     d1      B\u{fc}ro  NDE    02.12.72  certified")
+        XCTAssertEqual(lines[2], "3     d2      HQ    NDE    02.12.72  certified")
+    }
+
     func testTableForPeople() throws {
         let table = try report(Self.sample, .table)
         let lines = table.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)

@@ -158,6 +158,7 @@ final class FirmwareEndToEndTests: XCTestCase {
         XCTAssertTrue(result.stdout.hasPrefix("LINE  DEVICE        SITE   MODEL"), result.stdout)
         XCTAssertTrue(result.stdout.contains("15 devices: 7 certified, 3 upgrade required, 2 certification in process, 1 not pursued, 1 requirement not met, 1 unknown model; 1 malformed row — not all certified"), result.stdout)
         XCTAssertTrue(result.stdout.contains("site-inventory.csv:17: 5 fields; the header has 6"), result.stdout)
+        XCTAssertEqual(result.stderr, "", "the table report carries the malformed rows itself")
         for verdict in ["certified", "upgrade to ≥ 02.12.72", "certification in process", "not pursued",
                         "requirement not met: needs an MT2/MTK2 reader", "unknown model; did you mean NDE?"] {
             XCTAssertTrue(result.stdout.contains(verdict), verdict)
