@@ -67,8 +67,8 @@ struct VirtualReaderCommand: ParsableCommand {
           lockbench nfc virtual-reader --link /tmp/reader --no-card \\
               --credential-key alice.key.pem --document alice.access.cbor --lock-config lock.json
           lockbench lock run --config lock.json --nfc pn532_uart:/tmp/reader
-        The phone trusts the lock's reader from --lock-config, or from --trust-reader READER.pem
-        and --reader-group HEX. It is one phone across inserts: it keeps what it learnt (FAST).
+        The phone trusts the lock's reader from --reader-identity, --lock-config, or
+        --trust-reader READER.pem with --reader-group HEX. It is one phone across inserts: it keeps what it learnt (FAST).
         """
     )
 

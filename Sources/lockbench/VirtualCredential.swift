@@ -22,6 +22,9 @@ struct VirtualCredentialOptions: ParsableArguments {
     @Option(name: .customLong("reader-group"), help: ArgumentHelp("The trusted reader's group id, 32 hex digits.", valueName: "hex"))
     var readerGroup: String?
 
+    @Option(name: .customLong("reader-identity"), help: ArgumentHelp("Trust this reader identity (from `key reader`: its public key and group), instead of --trust-reader/--reader-group.", valueName: "file"))
+    var readerIdentity: String?
+
     @Option(name: .customLong("lock-config"), help: ArgumentHelp("Trust the reader of this lock configuration (its key and group), instead of --trust-reader/--reader-group.", valueName: "lock.json"))
     var lockConfig: String?
 
@@ -33,17 +36,17 @@ struct VirtualCredentialOptions: ParsableArguments {
 
     func validate() throws {
         guard credentialKey != nil else {
-            if !documents.isEmpty || trustReader != nil || readerGroup != nil || lockConfig != nil || !faults.isEmpty {
-                throw ValidationError("--document, --trust-reader, --reader-group, --lock-config and --fault describe a phone credential: give its --credential-key too")
+            if !documents.isEmpty || trustReader != nil || readerGroup != nil || readerIdentity != nil || lockConfig != nil || !faults.isEmpty {
+                throw ValidationError("--document, --trust-reader, --reader-group, --reader-identity, --lock-config and --fault describe a phone credential: give its --credential-key too")
             }
             return
         }
-        if lockConfig != nil {
-            if trustReader != nil || readerGroup != nil {
-                throw ValidationError("give either --lock-config or --trust-reader with --reader-group, not both")
-            }
-        } else if trustReader == nil || readerGroup == nil {
-            throw ValidationError("the phone must trust the lock's reader: give --lock-config lock.json, or --trust-reader READER.pem with --reader-group HEX")
+        let sources = [lockConfig != nil, readerIdentity != nil, trustReader != nil || readerGroup != nil].filter { $0 }.count
+        if sources > 1 {
+            throw ValidationError("give one of --lock-config, --reader-identity, or --trust-reader with --reader-group")
+        }
+        if sources == 0 || (lockConfig == nil && readerIdentity == nil && (trustReader == nil || readerGroup == nil)) {
+            throw ValidationError("the phone must trust the lock's reader: give --lock-config lock.json, --reader-identity READER.reader.json, or --trust-reader READER.pem with --reader-group HEX")
         }
         if let readerGroup, Hex.decode(readerGroup)?.count != 16 {
             throw ValidationError("--reader-group must be 16 bytes of hex (32 digits), as in the lock configuration's reader.groupID")
@@ -63,6 +66,11 @@ struct VirtualCredentialOptions: ParsableArguments {
             } catch {
                 throw UserError(message: "\(lockConfig): \(error.description)")
             }
+        }
+        if let readerIdentity {
+            let (file, directory) = try ReaderIdentityFile.load(readerIdentity)
+            let key = file.publicKey.hasPrefix("/") ? file.publicKey : directory + "/" + file.publicKey
+            return TrustedReader(groupID: Hex.decode(file.groupID) ?? [], publicKey: try KeyFiles.publicKey(key, what: "reader public key"))
         }
         return TrustedReader(groupID: Hex.decode(readerGroup ?? "") ?? [],
                              publicKey: try KeyFiles.publicKey(trustReader ?? "", what: "trusted reader key"))

@@ -169,7 +169,7 @@ final class NFCHelpEndToEndTests: XCTestCase {
         XCTAssertEqual(result.status, 0)
         for text in ["--link <path>", "--card-uid <hex>", "--no-card", "--control <path>", "insert [UID-HEX]", "remove", "quit",
                      "--credential-key <key.pem>", "--document <doc.cbor>", "--trust-reader <reader.pem>", "--reader-group <hex>",
-                     "--lock-config <lock.json>", "--fault <name>"] {
+                     "--lock-config <lock.json>", "--reader-identity <file>", "--fault <name>"] {
             XCTAssertTrue(result.stdout.contains(text), "\(text) missing from:\n\(result.stdout)")
         }
     }

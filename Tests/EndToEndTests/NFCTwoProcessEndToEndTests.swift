@@ -78,10 +78,42 @@ final class NFCTwoProcessEndToEndTests: XCTestCase {
         XCTAssertTrue(audit.split(separator: "\n").last?.contains("\"reason\":\"revoked\"") ?? false, audit)
     }
 
+    /// The README's site (keys, document, configuration from the CLI), the phone trusting the
+    /// reader through its identity file, as a phone set up on another machine would.
+    func testTheReadmeSiteWithAPhoneTrustingTheReaderIdentity() throws {
+        let dir = try LockBenchProcess.temporaryDirectory(self)
+        for command in [
+            "key issuer site/issuer", "key reader site/front-door", "key credential site/alice-phone",
+            "doc issue --issuer-key site/issuer.key.pem --credential site/alice-phone.pub.pem --reader-identity site/front-door.reader.json --valid-for 8h --id alice --out site/alice.access.cbor",
+            "config create --reader-identity site/front-door.reader.json --issuer site/issuer.pub.pem --model NDE --firmware 02.12.72 --out site/front-door.lock.json",
+        ] {
+            let r = try LockBenchProcess.run(command.split(separator: " ").map(String.init), currentDirectory: dir)
+            XCTAssertEqual(r.status, 0, "\(command): \(r.stdout)\(r.stderr)")
+        }
+        let site = dir.appendingPathComponent("site").path
+        let link = dir.appendingPathComponent("reader").path
+        let reader = try InteractiveProcess(["nfc", "virtual-reader", "--link", link, "--no-card",
+                                             "--credential-key", "\(site)/alice-phone.key.pem", "--document", "\(site)/alice.access.cbor",
+                                             "--reader-identity", "\(site)/front-door.reader.json"])
+        defer { reader.terminate() }
+        _ = try reader.waitForLine(containing: "credential: ")
+        let run = try InteractiveProcess(["lock", "run", "--config", "\(site)/front-door.lock.json", "--nfc", "pn532_uart:\(link)"])
+        defer { run.terminate() }
+        _ = try run.waitForLine(containing: "opened")
+        reader.send("insert")
+        let granted = try run.waitForLine(containing: "GRANTED")
+        XCTAssertTrue(granted.contains("credential=616c696365"), granted)  // "alice"
+        XCTAssertTrue(granted.contains("step-up"), granted)                // the lock had never seen her documents
+    }
+
     func testACredentialMustTrustAReader() throws {
         let result = try LockBenchProcess.run(["nfc", "virtual-reader", "--credential-key", "/nonexistent.pem"])
         XCTAssertEqual(result.status, 2, result.stderr)
-        XCTAssertTrue(result.stderr.contains("--lock-config lock.json, or --trust-reader READER.pem with --reader-group HEX"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("--lock-config lock.json, --reader-identity READER.reader.json, or --trust-reader READER.pem with --reader-group HEX"), result.stderr)
+        let both = try LockBenchProcess.run(["nfc", "virtual-reader", "--credential-key", "k.pem", "--lock-config", "l.json",
+                                             "--reader-identity", "r.reader.json"])
+        XCTAssertEqual(both.status, 2)
+        XCTAssertTrue(both.stderr.contains("give one of --lock-config, --reader-identity, or --trust-reader with --reader-group"), both.stderr)
         let orphan = try LockBenchProcess.run(["nfc", "virtual-reader", "--document", "x.cbor"])
         XCTAssertEqual(orphan.status, 2)
         XCTAssertTrue(orphan.stderr.contains("give its --credential-key too"), orphan.stderr)
