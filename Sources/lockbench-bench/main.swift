@@ -1,7 +1,13 @@
 // lockbench-bench: benchmarks, each against a baseline measured in the same run.
 import Foundation
 
-switch CommandLine.arguments.dropFirst().first {
-case "ble": exit(BLEBenchmark.run(Array(CommandLine.arguments.dropFirst(2))))
-default: print("usage: lockbench-bench <audit|transaction|nfc|ble>")
+let benchArguments = Array(CommandLine.arguments.dropFirst())
+let rest = Array(benchArguments.dropFirst())
+switch benchArguments.first {
+case "audit": AuditBenchmark.main(rest)
+case "nfc": exit(NFCBenchmark.main(rest))
+case "ble": exit(BLEBenchmark.run(rest))
+default:
+    print("usage: lockbench-bench <audit|transaction|nfc|ble> [options]")
+    exit(2)
 }

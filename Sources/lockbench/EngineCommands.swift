@@ -1,4 +1,7 @@
 import ArgumentParser
 
-/// Keys, documents, the socket transport (owned by the engine layer).
-let engineCommands: [ParsableCommand.Type] = []
+/// Keys, documents, lock configuration, audit log, clock (owned by the engine layer); the protocol
+/// layer appends its socket commands.
+var engineCommands: [ParsableCommand.Type] = [
+    KeyCommand.self, DocCommand.self, ConfigCommand.self, DecideCommand.self, ClockCommand.self, AuditCommand.self,
+]

@@ -15,15 +15,19 @@ struct LockBench: ParsableCommand {
             (reader missing, permission denied).
             """,
             version: "LockBench \(LockBenchVersion.current) (libnfc \(LibNFC.version))",
-            subcommands: firmwareCommands + engineCommands + nfcCommands + bleCommands
+            subcommands: firmwareCommands + engineCommands + lockCommands + nfcCommands + bleCommands
         )
     }
 
-    /// Usage errors exit 2 (ArgumentParser's default is 64) so CI scripts get one code per meaning.
+    /// Usage errors exit 2 (ArgumentParser's default is 64) and a `UserError` exits with its own code,
+    /// so CI scripts get one code per meaning.
     static func main() {
         do {
             var command = try parseAsRoot()
             try command.run()
+        } catch let error as UserError {
+            FileHandle.standardError.write(Data(("lockbench: " + error.message + "\n").utf8))
+            Foundation.exit(error.code)
         } catch {
             if exitCode(for: error) == .validationFailure {
                 FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))

@@ -1,1 +1,0 @@
-// AccessProtocol: layer placeholder, replaced as the layer lands.

@@ -1,0 +1,382 @@
+import ByteCore
+import Codecs
+import Crypto
+import Foundation
+
+/// A reader the credential trusts: its group id and group public key (LockBench: the reader's
+/// own signing key).
+public struct TrustedReader: Equatable {
+    /// 16 bytes.
+    public var groupID: [UInt8]
+    /// 65 bytes `04‖X‖Y`.
+    public var publicKey: [UInt8]
+
+    public init(groupID: [UInt8], publicKey: [UInt8]) {
+        self.groupID = groupID
+        self.publicKey = publicKey
+    }
+}
+
+/// Deliberate misbehaviour, for tests and for `lockbench credential serve --fault …`: each one
+/// makes a real transaction fail the way a broken or hostile credential would.
+public struct CredentialFaults: OptionSet, Sendable, Hashable {
+    public var rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    /// Sign something other than the AUTH1 transcript.
+    public static let wrongSignature = CredentialFaults(rawValue: 1 << 0)
+    /// Flip a bit of the AUTH1 response ciphertext.
+    public static let corruptCiphertext = CredentialFaults(rawValue: 1 << 1)
+    /// Reuse the first transaction's ephemeral key in every later AUTH0 response (a replay).
+    public static let replayEphemeralKey = CredentialFaults(rawValue: 1 << 2)
+    /// Answer AUTH0 with a truncated TLV.
+    public static let malformedAuth0 = CredentialFaults(rawValue: 1 << 3)
+    /// Show the reader a SELECT answer listing only the oldest version while deriving keys over the
+    /// true one: what a man in the middle that strips versions produces.
+    public static let stripVersions = CredentialFaults(rawValue: 1 << 4)
+    /// Accept the reader's AUTH1 signature without checking it.
+    public static let skipReaderCheck = CredentialFaults(rawValue: 1 << 5)
+    /// Flip a bit of the step-up ENVELOPE response ciphertext.
+    public static let corruptEnvelope = CredentialFaults(rawValue: 1 << 6)
+
+    public static let names: [(String, CredentialFaults)] = [
+        ("wrong-signature", .wrongSignature), ("corrupt-ciphertext", .corruptCiphertext),
+        ("replay-ephemeral", .replayEphemeralKey), ("malformed-auth0", .malformedAuth0),
+        ("strip-versions", .stripVersions), ("skip-reader-check", .skipReaderCheck),
+        ("corrupt-envelope", .corruptEnvelope),
+    ]
+}
+
+/// How a credential behaves.
+public struct CredentialConfiguration {
+    /// The credential's long-term key (the key its access documents bind).
+    public var signingKey: P256.Signing.PrivateKey
+    public var trustedReaders: [TrustedReader]
+    /// Each `Document` (CBOR) with docType "aliro-a".
+    public var accessDocuments: [[UInt8]]
+    /// Each `Document` (CBOR) with docType "aliro-r".
+    public var revocationDocuments: [[UInt8]]
+    /// Versions offered in SELECT, as listed.
+    public var versions: [UInt16]
+    /// The radio this credential answers on (`5E` NFC/socket, `C3` BLE in the key derivation).
+    public var interface: RadioInterface
+    /// Refuse a missing Le on AUTH0/AUTH1/EXCHANGE/ENVELOPE, or an Le on CONTROL FLOW, with 6701.
+    public var strictLe: Bool
+    /// Largest data part per response; longer answers are chained with 61xx (256 + SW = 258 bytes
+    /// fits libnfc's 263).
+    public var responseChunk: Int
+    public var fastCapacity: Int
+    public var faults: CredentialFaults
+    /// `91 14` / `92 14` timestamps (ASCII `YYYY-MM-DDTHH:MM:SSZ`) or 20 zero bytes.
+    public var credentialTimestamp: [UInt8]
+    public var revocationTimestamp: [UInt8]
+
+    public init(signingKey: P256.Signing.PrivateKey, trustedReaders: [TrustedReader], accessDocuments: [[UInt8]] = [],
+                revocationDocuments: [[UInt8]] = [], versions: [UInt16] = [ProtocolVersion.v1_0], interface: RadioInterface = .nfc, strictLe: Bool = true,
+                responseChunk: Int = ResponseChainer.defaultChunk, fastCapacity: Int = 16, faults: CredentialFaults = [],
+                credentialTimestamp: [UInt8] = Auth1ResponsePlaintext.zeroTimestamp,
+                revocationTimestamp: [UInt8] = Auth1ResponsePlaintext.zeroTimestamp) {
+        self.signingKey = signingKey
+        self.trustedReaders = trustedReaders
+        self.accessDocuments = accessDocuments
+        self.revocationDocuments = revocationDocuments
+        self.versions = versions
+        self.interface = interface
+        self.strictLe = strictLe
+        self.responseChunk = responseChunk
+        self.fastCapacity = fastCapacity
+        self.faults = faults
+        self.credentialTimestamp = credentialTimestamp
+        self.revocationTimestamp = revocationTimestamp
+    }
+
+    var signaling: SignalingBitmap {
+        var s: SignalingBitmap = []
+        if !accessDocuments.isEmpty { s.insert(.accessDocumentAvailable) }
+        if !revocationDocuments.isEmpty { s.insert(.revocationDocumentAvailable) }
+        return s
+    }
+}
+
+/// The phone side: answers SELECT, AUTH0, AUTH1, step-up (SELECT step-up AID, ENVELOPE),
+/// EXCHANGE, CONTROL FLOW and GET RESPONSE. Radios host it as an `APDUResponder`.
+///
+/// Command dispatch is table-driven: INS → handler; unknown INS → 6D00, a command out of
+/// sequence → 6985, undecodable APDU → 6700. Chained commands are assembled first, long
+/// responses are handed out with 61xx and GET RESPONSE.
+public final class CredentialSession: APDUResponder {
+    public let configuration: CredentialConfiguration
+    /// Kpersistent per reader id (32 bytes), kept across transactions.
+    public private(set) var fastCache: FastCache
+    private let random: RandomSource
+    private let signer: MessageSigner
+    public let publicKey: [UInt8]
+
+    /// What the last transaction ended with (for tests and logs): the reader status from
+    /// EXCHANGE, or the CONTROL FLOW S2 byte.
+    public private(set) var lastReaderStatus: UInt16?
+    public private(set) var lastControlFlow: ControlFlow?
+    public private(set) var transactions = 0
+
+    private enum State {
+        case idle
+        case selected
+        case auth0Done(Auth0State)
+        case authenticated(channel: SecureChannel, stepUpSK: [UInt8]?)
+        case done
+    }
+
+    private struct Auth0State {
+        var context: TranscriptContext
+        var ephemeral: P256.KeyAgreement.PrivateKey
+        var fast: FastKeys?
+    }
+
+    private var state: State = .idle
+    private var stepUpSelected = false
+    private var stepUpChannel: SecureChannel?
+    private var assembler = CommandAssembler()
+    private var chainer: ResponseChainer
+    private var replayedEphemeral: P256.KeyAgreement.PrivateKey?
+
+    public init(configuration: CredentialConfiguration, fastCache: FastCache? = nil,
+                random: RandomSource = SystemRandom(), signer: MessageSigner? = nil) {
+        self.configuration = configuration
+        self.fastCache = fastCache ?? FastCache(capacity: configuration.fastCapacity)
+        self.random = random
+        let key = configuration.signingKey
+        self.signer = signer ?? { ProtocolCrypto.sign($0, with: key) }
+        self.publicKey = key.publicBytes
+        self.chainer = ResponseChainer(chunk: configuration.responseChunk)
+    }
+
+    public func reset() {
+        state = .idle
+        stepUpSelected = false
+        stepUpChannel = nil
+        assembler.reset()
+        chainer.reset()
+    }
+
+    /// The true FCI proprietary TLV (bound into keys) and the one shown to the reader.
+    private var selectResponse: SelectResponse {
+        SelectResponse(versions: configuration.versions, maxCommand: UInt16(CommandAPDU.maxShortData),
+                       maxResponse: UInt16(configuration.responseChunk))
+    }
+
+    public func respond(to bytes: [UInt8]) -> [UInt8] {
+        let command: CommandAPDU
+        do {
+            command = try CommandAPDU(parsing: bytes)
+        } catch {
+            return StatusWord.wrongLength.bytes
+        }
+        // GET RESPONSE continues a response chain.
+        if command.cla & 0xEF == 0x00, command.ins == Instruction.getResponse {
+            guard chainer.hasPending else { return StatusWord.conditionsNotSatisfied.bytes }
+            return chainer.next(le: command.le ?? 256).bytes
+        }
+        chainer.reset()
+        let whole: CommandAPDU
+        do {
+            switch try assembler.feed(command) {
+            case .needMore: return StatusWord.success.bytes
+            case .complete(let c): whole = c
+            }
+        } catch {
+            return (error.code == .chainMismatch ? StatusWord.lastCommandOfChainExpected : StatusWord.wrongLength).bytes
+        }
+        let (data, status) = dispatch(whole)
+        return chainer.start(data, status: status).bytes
+    }
+
+    // MARK: - Dispatch table
+
+    private struct Handler {
+        var cla: UInt8
+        /// nil: Le must be absent; true: Le must be present.
+        var needsLe: Bool?
+        var run: (CredentialSession, CommandAPDU) -> ([UInt8], StatusWord)
+    }
+
+    private static let handlers: [UInt8: Handler] = [
+        Instruction.select: Handler(cla: 0x00, needsLe: true) { $0.select($1) },
+        Instruction.auth0: Handler(cla: 0x80, needsLe: true) { $0.auth0($1) },
+        Instruction.auth1: Handler(cla: 0x80, needsLe: true) { $0.auth1($1) },
+        Instruction.exchange: Handler(cla: 0x80, needsLe: true) { $0.exchange($1) },
+        Instruction.controlFlow: Handler(cla: 0x80, needsLe: nil) { $0.controlFlow($1) },
+        Instruction.envelope: Handler(cla: 0x00, needsLe: true) { $0.envelope($1) },
+    ]
+
+    private func dispatch(_ command: CommandAPDU) -> ([UInt8], StatusWord) {
+        guard let handler = CredentialSession.handlers[command.ins] else { return ([], .insNotSupported) }
+        guard command.cla == handler.cla else { return ([], .claNotSupported) }
+        if configuration.strictLe {
+            if handler.needsLe == true && command.le == nil { return ([], .wrongLengthLe) }
+            if handler.needsLe == nil && command.le != nil { return ([], .wrongLengthLe) }
+        }
+        return handler.run(self, command)
+    }
+
+    // MARK: - Handlers
+
+    private func select(_ c: CommandAPDU) -> ([UInt8], StatusWord) {
+        guard c.p1 == 0x04, c.p2 == 0x00 else { return ([], .incorrectP1P2) }
+        if c.data == AID.expedited {
+            reset()
+            state = .selected
+            var shown = selectResponse
+            if configuration.faults.contains(.stripVersions), let oldest = configuration.versions.min() {
+                shown = SelectResponse(versions: [oldest], maxCommand: shown.maxCommand, maxResponse: shown.maxResponse)
+            }
+            return (shown.encoded(), .success)
+        }
+        if c.data == AID.stepUp {
+            guard case .authenticated(_, let sk?) = state else { return ([], .conditionsNotSatisfied) }
+            let keys = KeySchedule.stepUpKeys(stepUpSK: sk)
+            stepUpChannel = SecureChannel(role: .device, readerKey: keys.reader, deviceKey: keys.device)
+            stepUpSelected = true
+            return (StepUpSelectResponse.encoded(), .success)
+        }
+        return ([], .fileNotFound)
+    }
+
+    private func auth0(_ c: CommandAPDU) -> ([UInt8], StatusWord) {
+        guard case .selected = state else { return ([], .conditionsNotSatisfied) }
+        let cmd: Auth0Command
+        do { cmd = try Auth0Command(parsing: c.data) } catch { return ([], .incorrectData) }
+        guard configuration.versions.contains(cmd.version) else { return ([], .referencedDataNotFound) }
+        guard ProtocolCrypto.isPoint(cmd.readerEphemeralKey) else { return ([], .incorrectData) }
+        transactions += 1
+        let ephemeral: P256.KeyAgreement.PrivateKey
+        if configuration.faults.contains(.replayEphemeralKey), let old = replayedEphemeral {
+            ephemeral = old
+        } else {
+            ephemeral = random.ephemeralKey()
+            if configuration.faults.contains(.replayEphemeralKey) { replayedEphemeral = ephemeral }
+        }
+        let groupID = Array(cmd.readerID.prefix(16))
+        let groupKey = configuration.trustedReaders.first { $0.groupID == groupID }?.publicKey
+        let context = TranscriptContext(readerGroupKey: groupKey ?? [UInt8](repeating: 0, count: 65), readerID: cmd.readerID,
+                                        interfaceByte: configuration.interface == .ble ? 0xC3 : 0x5E, version: cmd.version,
+                                        readerEphemeralKey: cmd.readerEphemeralKey, transactionID: cmd.transactionID,
+                                        flags: cmd.flags, policy: cmd.policy,
+                                        fciProprietary: selectResponse.proprietaryTLV,
+                                        deviceEphemeralKey: ephemeral.publicBytes)
+        var fast: FastKeys?
+        var cryptogram: [UInt8]?
+        if cmd.flags & Auth0Command.flagFast != 0 {
+            if groupKey != nil, let persistent = fastCache.lookup(cmd.readerID) {
+                let keys = KeySchedule.fastKeys(persistent: persistent, context: context, credentialKey: publicKey)
+                fast = keys
+                cryptogram = KeySchedule.cryptogram(keys, plaintext: Auth1ResponsePlaintext.cryptogramPlaintext(
+                    signaling: configuration.signaling, credentialTimestamp: configuration.credentialTimestamp,
+                    revocationTimestamp: configuration.revocationTimestamp))
+            } else {
+                cryptogram = random.bytes(64)
+            }
+        }
+        state = .auth0Done(Auth0State(context: context, ephemeral: ephemeral, fast: fast))
+        if configuration.faults.contains(.malformedAuth0) {
+            return ([0x86, 0x41, 0x04, 0x01], .success)
+        }
+        return (Auth0Response(deviceEphemeralKey: ephemeral.publicBytes, cryptogram: cryptogram).encoded(), .success)
+    }
+
+    private func auth1(_ c: CommandAPDU) -> ([UInt8], StatusWord) {
+        guard case .auth0Done(let a) = state else { return ([], .conditionsNotSatisfied) }
+        let cmd: Auth1Command
+        do { cmd = try Auth1Command(parsing: c.data) } catch { return ([], .incorrectData) }
+        var ctx = a.context
+        let groupID = Array(ctx.readerID.prefix(16))
+        guard let reader = configuration.trustedReaders.first(where: { $0.groupID == groupID }) else {
+            state = .done
+            return ([], .securityStatusNotSatisfied)
+        }
+        ctx.readerGroupKey = reader.publicKey
+        if !configuration.faults.contains(.skipReaderCheck),
+           !ProtocolCrypto.verify(cmd.signature, over: ctx.signedData(reader: true), publicKey: reader.publicKey) {
+            state = .done
+            return ([], .securityStatusNotSatisfied)
+        }
+        let k: [UInt8]
+        do {
+            k = KeySchedule.sharedK(z: try ProtocolCrypto.ecdh(a.ephemeral, ctx.readerEphemeralKey), transactionID: ctx.transactionID)
+        } catch {
+            return ([], .incorrectData)
+        }
+        let keys = KeySchedule.volatileKeys(k: k, context: ctx)
+        var channel = SecureChannel(role: .device, readerKey: keys.expeditedSKReader, deviceKey: keys.expeditedSKDevice)
+        let toSign = configuration.faults.contains(.wrongSignature) ? Array("not the transcript".utf8) : ctx.signedData(reader: false)
+        let identity: Auth1ResponsePlaintext.Identity = cmd.flags & Auth1Command.flagReturnPublicKey != 0
+            ? .publicKey(publicKey) : .keySlot(ProtocolCrypto.keySlot(publicKey))
+        let plaintext = Auth1ResponsePlaintext(identity: identity, signature: signer(toSign), signaling: configuration.signaling,
+                                               credentialTimestamp: configuration.credentialTimestamp,
+                                               revocationTimestamp: configuration.revocationTimestamp)
+        var sealed: [UInt8]
+        do { sealed = try channel.seal(plaintext.encoded()) } catch { return ([], .executionError) }
+        if configuration.faults.contains(.corruptCiphertext) { sealed[0] ^= 0x01 }
+        fastCache.store(KeySchedule.persistentKey(k: k, context: ctx, credentialKey: publicKey), for: ctx.readerID)
+        state = .authenticated(channel: channel, stepUpSK: keys.stepUpSK)
+        return (sealed, .success)
+    }
+
+    private func exchange(_ c: CommandAPDU) -> ([UInt8], StatusWord) {
+        var channel: SecureChannel
+        var stepUpSK: [UInt8]? = nil
+        switch state {
+        case .authenticated(let ch, let sk):
+            channel = ch
+            stepUpSK = sk
+        case .auth0Done(let a):
+            // FAST: EXCHANGE straight after AUTH0 under the FAST keys.
+            guard let fast = a.fast else { return ([], .conditionsNotSatisfied) }
+            channel = SecureChannel(role: .device, readerKey: fast.expeditedSKReader, deviceKey: fast.expeditedSKDevice)
+        default:
+            return ([], .conditionsNotSatisfied)
+        }
+        let plain: [UInt8]
+        do { plain = try channel.open(c.data) } catch {
+            state = .done
+            return ([], .incorrectSecureMessaging)
+        }
+        if let message = try? ExchangeCommandPlaintext(parsing: plain) { lastReaderStatus = message.readerStatus }
+        let sealed: [UInt8]
+        do { sealed = try channel.seal(ExchangeResponsePlaintext.success) } catch { return ([], .executionError) }
+        state = .authenticated(channel: channel, stepUpSK: stepUpSK)
+        return (sealed, .success)
+    }
+
+    private func controlFlow(_ c: CommandAPDU) -> ([UInt8], StatusWord) {
+        lastControlFlow = try? ControlFlow(parsing: c.data)
+        state = .done
+        return ([], .success)
+    }
+
+    private func envelope(_ c: CommandAPDU) -> ([UInt8], StatusWord) {
+        guard stepUpSelected, var channel = stepUpChannel else { return ([], .conditionsNotSatisfied) }
+        let request: DeviceRequest
+        do {
+            let tlv = try TLV.parse(c.data)
+            guard tlv.tag == Tag.Envelope.data else { return ([], .incorrectData) }
+            let sealed = try StepUpEnvelope.unwrap(c.data)
+            let plain: [UInt8]
+            do { plain = try channel.open(sealed) } catch { return ([], .incorrectSecureMessaging) }
+            request = try DeviceRequest(parsing: plain)
+        } catch {
+            return ([], .incorrectData)
+        }
+        var documents: [[UInt8]] = []
+        if request.docTypes.contains(DocType.access) { documents += configuration.accessDocuments }
+        if request.docTypes.contains(DocType.revocation) { documents += configuration.revocationDocuments }
+        var sealed: [UInt8]
+        do {
+            sealed = try channel.seal(try DeviceResponse(documents: documents).encoded())
+        } catch {
+            return ([], .executionError)
+        }
+        if configuration.faults.contains(.corruptEnvelope) { sealed[sealed.count - 1] ^= 0x01 }
+        stepUpChannel = channel
+        return (StepUpEnvelope.wrapResponse(sealed), .success)
+    }
+}

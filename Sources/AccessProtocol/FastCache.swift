@@ -1,0 +1,85 @@
+import ByteCore
+
+/// A bounded cache of Kpersistent with least-recently-used eviction. The reader keys it by the
+/// credential's long-term public key (65 bytes), the credential by the reader id (32 bytes).
+/// Codable, so a lock can persist it with its state.
+public struct FastCache: Codable, Equatable, Sendable {
+    public struct Entry: Codable, Equatable, Sendable {
+        /// Hex of the key (credential public key or reader id).
+        public var key: String
+        /// Hex of the 32-byte Kpersistent.
+        public var persistentKey: String
+        /// Recency stamp; the smallest is evicted first.
+        public var lastUsed: UInt64
+    }
+
+    public private(set) var capacity: Int
+    public private(set) var entries: [Entry] = []
+    private var clock: UInt64 = 0
+
+    public init(capacity: Int = 64) {
+        precondition(capacity >= 1)
+        self.capacity = capacity
+    }
+
+    public var count: Int { entries.count }
+
+    /// Stores (or refreshes) `persistent` for `key`, evicting the least recently used entry when full.
+    public mutating func store(_ persistent: [UInt8], for key: [UInt8]) {
+        clock += 1
+        let k = key.hex
+        if let i = entries.firstIndex(where: { $0.key == k }) {
+            entries[i].persistentKey = persistent.hex
+            entries[i].lastUsed = clock
+            return
+        }
+        if entries.count >= capacity, let oldest = entries.indices.min(by: { entries[$0].lastUsed < entries[$1].lastUsed }) {
+            entries.remove(at: oldest)
+        }
+        entries.append(Entry(key: k, persistentKey: persistent.hex, lastUsed: clock))
+    }
+
+    /// The Kpersistent for `key`, marking it used.
+    public mutating func lookup(_ key: [UInt8]) -> [UInt8]? {
+        let k = key.hex
+        guard let i = entries.firstIndex(where: { $0.key == k }) else { return nil }
+        clock += 1
+        entries[i].lastUsed = clock
+        return Hex.decode(entries[i].persistentKey)
+    }
+
+    public mutating func touch(_ key: [UInt8]) { _ = lookup(key) }
+
+    public mutating func remove(_ key: [UInt8]) {
+        entries.removeAll { $0.key == key.hex }
+    }
+
+    /// All (key, Kpersistent) pairs, most recently used first (the order the reader tries them).
+    public var all: [(key: [UInt8], persistent: [UInt8])] {
+        entries.sorted { $0.lastUsed > $1.lastUsed }.compactMap { e in
+            guard let k = Hex.decode(e.key), let p = Hex.decode(e.persistentKey) else { return nil }
+            return (k, p)
+        }
+    }
+}
+
+/// The reader's memory of recently seen device ephemeral keys: a credential must use a fresh
+/// ephemeral key in every AUTH0 response, so a repeated one is a replayed answer. Bounded FIFO.
+public struct ReplayGuard: Codable, Equatable, Sendable {
+    public private(set) var capacity: Int
+    public private(set) var seen: [String] = []
+
+    public init(capacity: Int = 1024) {
+        precondition(capacity >= 1)
+        self.capacity = capacity
+    }
+
+    public func contains(_ value: [UInt8]) -> Bool { seen.contains(value.hex) }
+
+    public mutating func insert(_ value: [UInt8]) {
+        let h = value.hex
+        guard !seen.contains(h) else { return }
+        if seen.count >= capacity { seen.removeFirst() }
+        seen.append(h)
+    }
+}

@@ -1,0 +1,54 @@
+import ByteCore
+import Crypto
+
+/// Where a session gets its random bytes (ephemeral keys, transaction ids, decoy cryptograms).
+/// Injectable so test vectors are reproducible.
+public protocol RandomSource: AnyObject {
+    func bytes(_ count: Int) -> [UInt8]
+}
+
+/// The system's CSPRNG (via swift-crypto's symmetric key generation).
+public final class SystemRandom: RandomSource {
+    public init() {}
+    public func bytes(_ count: Int) -> [UInt8] {
+        var out: [UInt8] = []
+        while out.count < count {
+            SymmetricKey(size: .bits256).withUnsafeBytes { out += $0 }
+        }
+        return Array(out.prefix(count))
+    }
+}
+
+/// A deterministic stream for test vectors: block i = SHA-256(seed ‖ i as 4-byte big-endian),
+/// blocks concatenated, read front to back. Never use outside tests and vectors.
+public final class SeededRandom: RandomSource {
+    private let seed: [UInt8]
+    private var counter: UInt32 = 0
+    private var buffer: [UInt8] = []
+
+    public init(seed: [UInt8]) { self.seed = seed }
+    public convenience init(_ text: String) { self.init(seed: Array(text.utf8)) }
+
+    public func bytes(_ count: Int) -> [UInt8] {
+        while buffer.count < count {
+            var block = seed
+            block += [UInt8(counter >> 24), UInt8(truncatingIfNeeded: counter >> 16),
+                      UInt8(truncatingIfNeeded: counter >> 8), UInt8(truncatingIfNeeded: counter)]
+            buffer += Array(SHA256.hash(data: block))
+            counter += 1
+        }
+        let out = Array(buffer.prefix(count))
+        buffer.removeFirst(count)
+        return out
+    }
+}
+
+extension RandomSource {
+    /// A P-256 key-agreement key whose scalar is the next 32 bytes that form a valid scalar
+    /// (bytes outside 1…n-1 are skipped, as `rawRepresentation` rejects them).
+    func ephemeralKey() -> P256.KeyAgreement.PrivateKey {
+        while true {
+            if let key = try? P256.KeyAgreement.PrivateKey(rawRepresentation: bytes(32)) { return key }
+        }
+    }
+}

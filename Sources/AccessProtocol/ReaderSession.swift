@@ -1,0 +1,474 @@
+import ByteCore
+import Codecs
+import Crypto
+import Foundation
+import OfflineUnlock
+
+/// The lock's identity on the radio: a P-256 signing key and its 32-byte reader id.
+public struct ReaderIdentity {
+    public var signingKey: P256.Signing.PrivateKey
+    /// 16 bytes.
+    public var groupID: [UInt8]
+    /// 16 bytes.
+    public var subID: [UInt8]
+
+    public init(signingKey: P256.Signing.PrivateKey, groupID: [UInt8], subID: [UInt8]) {
+        precondition(groupID.count == 16 && subID.count == 16, "group id and sub id are 16 bytes each")
+        self.signingKey = signingKey
+        self.groupID = groupID
+        self.subID = subID
+    }
+
+    /// Group id ‖ sub id.
+    public var readerID: [UInt8] { groupID + subID }
+    /// The reader's public key `04‖X‖Y`; LockBench uses it as the reader group key.
+    public var publicKey: [UInt8] { signingKey.publicBytes }
+}
+
+/// Signs a message with ECDSA P-256 / SHA-256 and returns raw r ‖ s. The default signs with
+/// swift-crypto (random k); test vectors inject recorded signatures.
+public typealias MessageSigner = ([UInt8]) -> [UInt8]
+
+/// How a reader runs transactions.
+public struct ReaderConfiguration {
+    public var identity: ReaderIdentity
+    /// Versions the reader speaks, most preferred first.
+    public var supportedVersions: [UInt16]
+    public var interface: RadioInterface
+    /// AUTH0 policy byte (01 user-device setting, 02 secure action, 03 force user authentication).
+    public var policy: UInt8
+    /// Ask for a FAST cryptogram in AUTH0.
+    public var useFast: Bool
+    /// Largest data field per command APDU (chaining above it); 255 fits libnfc's 262 bytes.
+    public var commandChunk: Int
+    /// The reader status sent in EXCHANGE after a grant (0101 unsecured: the door opened).
+    public var grantStatus: UInt16
+
+    public init(identity: ReaderIdentity, supportedVersions: [UInt16] = [ProtocolVersion.v1_0],
+                interface: RadioInterface = .nfc, policy: UInt8 = 0x01, useFast: Bool = true,
+                commandChunk: Int = CommandAPDU.maxShortData, grantStatus: UInt16 = ReaderStatus.unsecured) {
+        self.identity = identity
+        self.supportedVersions = supportedVersions
+        self.interface = interface
+        self.policy = policy
+        self.useFast = useFast
+        self.commandChunk = commandChunk
+        self.grantStatus = grantStatus
+    }
+
+    /// `5E` on NFC and the socket transport (NFC-shaped APDUs), `C3` on BLE.
+    public var interfaceByte: UInt8 { interface == .ble ? 0xC3 : 0x5E }
+}
+
+/// The result of one transaction, as the pure state machine knows it.
+public struct TransactionResult: Sendable, Equatable {
+    public var decision: Decision
+    public var transactionID: [UInt8]
+    public var credentialPublicKey: [UInt8]?
+    public var version: UInt16?
+    public var fast: Bool
+    public var stepUp: Bool
+    /// The credential acknowledged the closing EXCHANGE / CONTROL FLOW with 9000.
+    public var acknowledged: Bool
+    /// A Kpersistent to cache for this credential (after a granted standard transaction).
+    public var learnedPersistentKey: [UInt8]?
+    /// The device ephemeral key to remember against replays.
+    public var deviceEphemeralKey: [UInt8]?
+    /// Every APDU on the wire, in order (commands and responses), for transcripts and logs.
+    public var transcript: [TranscriptEntry]
+}
+
+public struct TranscriptEntry: Sendable, Equatable {
+    public enum Direction: String, Sendable { case command = "C", response = "R" }
+    public var direction: Direction
+    public var bytes: [UInt8]
+    /// What this APDU is ("SELECT", "AUTH0", "GET RESPONSE", …).
+    public var label: String
+}
+
+/// What the reader state machine wants done next.
+public enum ReaderAction: Sendable, Equatable {
+    /// Send this command APDU and feed the response to `received(_:at:)`.
+    case transmit([UInt8])
+    /// The transaction is over.
+    case complete(TransactionResult)
+}
+
+/// The lock side of one transaction, as a pure value: no I/O and no clock; time comes in as an
+/// argument and every step returns the next action. It drives
+/// SELECT → AUTH0 → (FAST: EXCHANGE) | AUTH1 → [SELECT step-up, ENVELOPE] → EXCHANGE,
+/// or CONTROL FLOW when the transaction fails before a secure channel exists.
+public struct ReaderSession {
+    private enum Step {
+        case start
+        case select
+        case auth0(TranscriptContextPartial)
+        case auth1(TranscriptContext)
+        case stepUpSelect
+        case envelope
+        case exchange
+        case controlFlow
+        case done
+    }
+
+    /// The part of the transcript known before the AUTH0 response.
+    private struct TranscriptContextPartial {
+        var version: UInt16
+        var fci: [UInt8]
+        var readerEphemeral: P256.KeyAgreement.PrivateKey
+        var transactionID: [UInt8]
+        var flags: UInt8
+    }
+
+    public let configuration: ReaderConfiguration
+    private let decider: AccessDecider
+    private let random: RandomSource
+    private let signer: MessageSigner
+    private var fastCache: FastCache
+    private let replayGuard: ReplayGuard
+
+    private var step: Step = .start
+    // Link layer: the rest of a command chain, and the response chain being assembled.
+    private var pendingParts: [CommandAPDU] = []
+    private var assembler = ResponseAssembler()
+    private var currentLabel = ""
+    private var lastLabel = ""
+
+    // What the transaction has learnt so far.
+    private var result: TransactionResult
+    private var context: TranscriptContext?
+    private var channel: SecureChannel?
+    private var stepUpChannel: SecureChannel?
+    private var stepUpSK: [UInt8]?
+    private var pendingDecision: Decision?
+    private var startedAt: Date?
+
+    public init(configuration: ReaderConfiguration, decider: AccessDecider, fastCache: FastCache = FastCache(),
+                replayGuard: ReplayGuard = ReplayGuard(), random: RandomSource = SystemRandom(), signer: MessageSigner? = nil) {
+        self.configuration = configuration
+        self.decider = decider
+        self.fastCache = fastCache
+        self.replayGuard = replayGuard
+        self.random = random
+        let key = configuration.identity.signingKey
+        self.signer = signer ?? { ProtocolCrypto.sign($0, with: key) }
+        self.result = TransactionResult(decision: .deny(.malformedInput, detail: "transaction did not run"),
+                                        transactionID: [], credentialPublicKey: nil, version: nil, fast: false,
+                                        stepUp: false, acknowledged: false, learnedPersistentKey: nil,
+                                        deviceEphemeralKey: nil, transcript: [])
+    }
+
+    public var isComplete: Bool { if case .done = step { return true } else { return false } }
+
+    /// The first action: SELECT the access applet.
+    public mutating func start(at time: Date) -> ReaderAction {
+        startedAt = time
+        step = .select
+        return send(Commands.select(AID.expedited), "SELECT")
+    }
+
+    /// Feeds one response APDU (data ‖ SW) from the credential.
+    public mutating func received(_ bytes: [UInt8], at time: Date) -> ReaderAction {
+        result.transcript.append(TranscriptEntry(direction: .response, bytes: bytes, label: lastLabel))
+        if case .done = step { return .complete(result) }
+        let response: ResponseAPDU
+        do {
+            response = try ResponseAPDU(parsing: bytes)
+        } catch {
+            return fail(.malformedInput, "\(currentLabel) response: \(error)")
+        }
+        if !pendingParts.isEmpty {
+            guard response.status == .success else {
+                return fail(.malformedInput, "\(currentLabel): chained command part answered \(response.status)")
+            }
+            let next = pendingParts.removeFirst()
+            return transmitPart(next)
+        }
+        let whole: ResponseAPDU
+        do {
+            switch try assembler.feed(response) {
+            case .send(let getResponse):
+                return transmitPart(getResponse, label: "GET RESPONSE")
+            case .complete(let r):
+                whole = r
+            }
+        } catch {
+            return fail(.malformedInput, "\(currentLabel): \(error)")
+        }
+        return handle(whole, at: time)
+    }
+
+    /// Aborts the transaction (the transport failed); no further APDU is sent.
+    public mutating func abort(_ detail: String) -> TransactionResult {
+        step = .done
+        if pendingDecision == nil || !(pendingDecision?.isGrant ?? false) {
+            result.decision = .deny(.malformedInput, detail: "transport: \(detail)")
+        } else if let d = pendingDecision {
+            result.decision = d
+        }
+        return result
+    }
+
+    // MARK: - Steps
+
+    private mutating func handle(_ response: ResponseAPDU, at time: Date) -> ReaderAction {
+        switch step {
+        case .start, .done:
+            return .complete(result)
+        case .select:
+            return selected(response)
+        case .auth0(let partial):
+            return auth0Answered(response, partial)
+        case .auth1(let ctx):
+            return auth1Answered(response, ctx)
+        case .stepUpSelect:
+            guard response.status == .success else {
+                return fail(.malformedInput, "step-up SELECT answered \(response.status)")
+            }
+            return sendEnvelope()
+        case .envelope:
+            return envelopeAnswered(response)
+        case .exchange:
+            result.acknowledged = response.status == .success
+            if result.acknowledged, var ch = channel {
+                // The response must open under the device key and the next device counter.
+                result.acknowledged = (try? ch.open(response.data)) != nil
+                channel = ch
+            }
+            step = .done
+            return .complete(result)
+        case .controlFlow:
+            result.acknowledged = response.status == .success
+            step = .done
+            return .complete(result)
+        }
+    }
+
+    private mutating func selected(_ response: ResponseAPDU) -> ReaderAction {
+        guard response.status == .success else {
+            return fail(.malformedInput, "SELECT answered \(response.status)")
+        }
+        let fci: SelectResponse
+        do {
+            fci = try SelectResponse(parsing: response.data)
+        } catch {
+            return fail(.malformedInput, "SELECT response: \(error)")
+        }
+        guard let version = configuration.supportedVersions.first(where: { fci.versions.contains($0) }) else {
+            return fail(.unsupportedVersion,
+                        "credential offers \(fci.versions.map(versionText)), reader speaks \(configuration.supportedVersions.map(versionText))",
+                        s2: 0x00)
+        }
+        result.version = version
+        let eph = random.ephemeralKey()
+        let tid = random.bytes(16)
+        result.transactionID = tid
+        let flags: UInt8 = configuration.useFast ? Auth0Command.flagFast : 0
+        let cmd = Auth0Command(flags: flags, policy: configuration.policy, version: version,
+                               readerEphemeralKey: eph.publicBytes, transactionID: tid,
+                               readerID: configuration.identity.readerID)
+        step = .auth0(TranscriptContextPartial(version: version, fci: fci.proprietaryTLV, readerEphemeral: eph,
+                                               transactionID: tid, flags: flags))
+        return send(cmd.apdu, "AUTH0")
+    }
+
+    private mutating func auth0Answered(_ response: ResponseAPDU, _ p: TranscriptContextPartial) -> ReaderAction {
+        guard response.status == .success else { return fail(.malformedInput, "AUTH0 answered \(response.status)") }
+        let answer: Auth0Response
+        do {
+            answer = try Auth0Response(parsing: response.data)
+        } catch {
+            return fail(.malformedInput, "AUTH0 response: \(error)")
+        }
+        guard ProtocolCrypto.isPoint(answer.deviceEphemeralKey) else {
+            return fail(.malformedInput, "AUTH0 response: device ephemeral key is not a P-256 point")
+        }
+        result.deviceEphemeralKey = answer.deviceEphemeralKey
+        if replayGuard.contains(answer.deviceEphemeralKey) {
+            return fail(.replay, "AUTH0 response repeats a device ephemeral key seen in an earlier transaction")
+        }
+        let ctx = TranscriptContext(readerGroupKey: configuration.identity.publicKey, readerID: configuration.identity.readerID,
+                                    interfaceByte: configuration.interfaceByte, version: p.version,
+                                    readerEphemeralKey: p.readerEphemeral.publicBytes, transactionID: p.transactionID,
+                                    flags: p.flags, policy: configuration.policy, fciProprietary: p.fci,
+                                    deviceEphemeralKey: answer.deviceEphemeralKey)
+        context = ctx
+
+        // FAST: try each cached Kpersistent until the cryptogram's tag verifies.
+        if let cryptogram = answer.cryptogram, p.flags & Auth0Command.flagFast != 0 {
+            for entry in fastCache.all {
+                let keys = KeySchedule.fastKeys(persistent: entry.persistent, context: ctx, credentialKey: entry.key)
+                guard KeySchedule.openCryptogram(keys, cryptogram) != nil else { continue }
+                if decider.wantsStepUp(credentialPublicKey: entry.key) { break }  // documents needed: go standard
+                fastCache.touch(entry.key)
+                result.fast = true
+                result.credentialPublicKey = entry.key
+                channel = SecureChannel(role: .reader, readerKey: keys.expeditedSKReader, deviceKey: keys.expeditedSKDevice)
+                return decideAndClose(Presentation(credentialPublicKey: entry.key, transactionID: p.transactionID,
+                                                   interface: configuration.interface, protocolVersion: p.version, fast: true))
+            }
+        }
+
+        // Standard: ECDH now, sign the transcript.
+        do {
+            let z = try ProtocolCrypto.ecdh(p.readerEphemeral, answer.deviceEphemeralKey)
+            let k = KeySchedule.sharedK(z: z, transactionID: p.transactionID)
+            step = .auth1(ctx)
+            sharedK = k
+        } catch {
+            return fail(.malformedInput, "ECDH with the device ephemeral key failed: \(error)")
+        }
+        let signature = signer(ctx.signedData(reader: true))
+        return send(Auth1Command(flags: Auth1Command.flagReturnPublicKey, signature: signature).apdu, "AUTH1")
+    }
+
+    private var sharedK: [UInt8] = []
+
+    private mutating func auth1Answered(_ response: ResponseAPDU, _ ctx: TranscriptContext) -> ReaderAction {
+        if response.status == .securityStatusNotSatisfied {
+            return fail(.badReaderSignature, "the credential refused the reader's signature (AUTH1 answered 6982)")
+        }
+        guard response.status == .success else { return fail(.malformedInput, "AUTH1 answered \(response.status)") }
+        // Only Kpersistent is bound to the credential's long-term key, so the expedited keys are
+        // derived before the plaintext names the credential.
+        let keys = KeySchedule.volatileKeys(k: sharedK, context: ctx)
+        var ch = SecureChannel(role: .reader, readerKey: keys.expeditedSKReader, deviceKey: keys.expeditedSKDevice)
+        let plain: [UInt8]
+        do {
+            plain = try ch.open(response.data)
+        } catch {
+            if let preferred = configuration.supportedVersions.first, ctx.version != preferred {
+                return fail(.downgrade, "AUTH1 response did not decrypt after negotiating \(versionText(ctx.version)) below the preferred \(versionText(preferred)): the SELECT answer was probably altered")
+            }
+            return fail(.secureChannelFailure, "AUTH1 response: \(error)")
+        }
+        let answer: Auth1ResponsePlaintext
+        do {
+            answer = try Auth1ResponsePlaintext(parsing: plain)
+        } catch {
+            return fail(.malformedInput, "AUTH1 response plaintext: \(error)")
+        }
+        guard case .publicKey(let credentialKey) = answer.identity else {
+            return fail(.malformedInput, "AUTH1 response carries a key slot; the reader asked for the public key (5A)")
+        }
+        guard ProtocolCrypto.isPoint(credentialKey) else {
+            return fail(.malformedInput, "AUTH1 response: credential key is not a P-256 point")
+        }
+        result.credentialPublicKey = credentialKey
+        guard ProtocolCrypto.verify(answer.signature, over: ctx.signedData(reader: false), publicKey: credentialKey) else {
+            return fail(.badCredentialSignature, "device signature over the AUTH1 transcript does not verify with the credential key")
+        }
+        channel = ch
+        stepUpSK = keys.stepUpSK
+        result.learnedPersistentKey = KeySchedule.persistentKey(k: sharedK, context: ctx, credentialKey: credentialKey)
+        let presentation = Presentation(credentialPublicKey: credentialKey, transactionID: ctx.transactionID,
+                                        interface: configuration.interface, protocolVersion: ctx.version, fast: false)
+        if decider.wantsStepUp(credentialPublicKey: credentialKey) {
+            result.stepUp = true
+            pendingPresentation = presentation
+            step = .stepUpSelect
+            return send(Commands.select(AID.stepUp), "SELECT step-up")
+        }
+        return decideAndClose(presentation)
+    }
+
+    private var pendingPresentation: Presentation?
+
+    private mutating func sendEnvelope() -> ReaderAction {
+        guard let stepUpSK else { return fail(.malformedInput, "step-up without keys") }
+        let keys = KeySchedule.stepUpKeys(stepUpSK: stepUpSK)
+        var ch = SecureChannel(role: .reader, readerKey: keys.reader, deviceKey: keys.device)
+        let request = DeviceRequest.standard.encoded()
+        let sealed: [UInt8]
+        do { sealed = try ch.seal(request) } catch { return fail(.secureChannelFailure, "\(error)") }
+        stepUpChannel = ch
+        step = .envelope
+        return send(Commands.envelope(StepUpEnvelope.wrap(sealed)), "ENVELOPE")
+    }
+
+    private mutating func envelopeAnswered(_ response: ResponseAPDU) -> ReaderAction {
+        guard response.status == .success else { return fail(.malformedInput, "ENVELOPE answered \(response.status)") }
+        guard var ch = stepUpChannel, var presentation = pendingPresentation else {
+            return fail(.malformedInput, "ENVELOPE answer out of sequence")
+        }
+        let sealed: [UInt8]
+        do {
+            sealed = try StepUpEnvelope.unwrap(response.data)
+        } catch {
+            return fail(.malformedInput, "ENVELOPE response: \(error)")
+        }
+        let plain: [UInt8]
+        do { plain = try ch.open(sealed) } catch { return fail(.secureChannelFailure, "ENVELOPE response: \(error)") }
+        stepUpChannel = ch
+        let documents: DeviceResponse
+        do {
+            documents = try DeviceResponse(parsing: plain)
+        } catch {
+            return fail(.malformedInput, "DeviceResponse: \(error)")
+        }
+        presentation.accessDocuments = documents.accessDocuments
+        presentation.revocationDocuments = documents.revocationDocuments
+        return decideAndClose(presentation)
+    }
+
+    /// Asks the engine, then tells the credential through EXCHANGE (secure channel up).
+    private mutating func decideAndClose(_ presentation: Presentation) -> ReaderAction {
+        let decision = decider.decide(presentation)
+        result.decision = decision
+        if !decision.isGrant || presentation.fast { result.learnedPersistentKey = nil }
+        let status = decision.isGrant ? configuration.grantStatus : ReaderSession.readerStatus(for: decision.denyReason)
+        guard var ch = channel else { return .complete(result) }
+        let sealed: [UInt8]
+        do {
+            sealed = try ch.seal(ExchangeCommandPlaintext(readerStatus: status).encoded())
+        } catch {
+            step = .done
+            return .complete(result)
+        }
+        channel = ch
+        step = .exchange
+        return send(Commands.exchange(sealed), "EXCHANGE")
+    }
+
+    /// The EXCHANGE reader status LockBench sends for an engine deny.
+    public static func readerStatus(for reason: DenyReason?) -> UInt16 {
+        switch reason {
+        case nil: return ReaderStatus.unsecured
+        case .unknownCredential?: return ReaderStatus.keyNotFound
+        case .expired?, .notYetValid?, .validityTooLong?: return ReaderStatus.keyExpired
+        case .untrustedIssuer?, .revoked?, .documentKeyMismatch?: return ReaderStatus.keyNotTrusted
+        case .badReaderSignature?, .badCredentialSignature?, .digestMismatch?: return ReaderStatus.badSignature
+        case .malformedInput?, .secureChannelFailure?, .replay?, .unsupportedVersion?, .downgrade?: return ReaderStatus.badData
+        case .wrongReader?, .outsideSchedule?, .clockUntrusted?, .clockRollback?: return ReaderStatus.accessRights
+        }
+    }
+
+    /// Denies for a protocol reason and tells the credential with CONTROL FLOW.
+    private mutating func fail(_ reason: DenyReason, _ detail: String, s2: UInt8 = ControlFlow.authenticationFailure) -> ReaderAction {
+        result.decision = .deny(reason, detail: detail)
+        result.learnedPersistentKey = nil
+        pendingParts = []
+        assembler = ResponseAssembler()
+        step = .controlFlow
+        return send(ControlFlow(s1: 0x00, s2: s2).apdu, "CONTROL FLOW")
+    }
+
+    // MARK: - Link layer
+
+    private mutating func send(_ command: CommandAPDU, _ label: String) -> ReaderAction {
+        currentLabel = label
+        var parts = CommandChainer.split(command, chunk: configuration.commandChunk)
+        let first = parts.removeFirst()
+        pendingParts = parts
+        return transmitPart(first)
+    }
+
+    private mutating func transmitPart(_ part: CommandAPDU, label: String? = nil) -> ReaderAction {
+        let bytes = part.bytes
+        lastLabel = label ?? currentLabel
+        result.transcript.append(TranscriptEntry(direction: .command, bytes: bytes, label: lastLabel))
+        return .transmit(bytes)
+    }
+
+    private func versionText(_ v: UInt16) -> String { String(format: "%04X", v) }
+}

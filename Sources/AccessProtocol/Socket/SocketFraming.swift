@@ -1,0 +1,81 @@
+import ByteCore
+import Codecs
+
+/// How APDUs are cut out of a TCP byte stream.
+///
+/// - `raw` (the default, as public Aliro test tools do): no framing. One write carries one whole
+///   APDU; the receiver takes what one `recv` returns as one APDU. Short reads are repaired where
+///   the bytes say so: a command shorter than its header + Lc, or a response shorter than SW1 SW2,
+///   waits for more bytes. Optionally, `quietMilliseconds` > 0 also waits that long for further
+///   bytes of the same APDU before handing it on.
+/// - `length`: every APDU is preceded by its length as 2 bytes big-endian. Unambiguous on any
+///   network; both ends must agree (`--framing length`).
+public enum SocketFraming: String, Sendable, CaseIterable {
+    case raw
+    case length
+}
+
+/// Incremental decoder for APDUs arriving on a stream: feed bytes as they come, take frames out.
+/// Returns nil for "need more bytes" (STYLE §2); tested byte by byte and in batches.
+public struct APDUStreamDecoder: Sendable {
+    public enum Kind: Sendable { case command, response }
+
+    public let framing: SocketFraming
+    public let kind: Kind
+    private var buffer: [UInt8] = []
+    /// The largest frame accepted (a short APDU is at most 261 / 258 bytes).
+    public static let maxFrame = 4096
+
+    public init(framing: SocketFraming, kind: Kind) {
+        self.framing = framing
+        self.kind = kind
+    }
+
+    public var buffered: Int { buffer.count }
+
+    public mutating func append<C: Collection>(_ bytes: C) where C.Element == UInt8 { buffer += bytes }
+
+    /// The next complete frame, nil when more bytes are needed.
+    ///
+    /// In raw mode a frame is "everything buffered", once it is long enough to be a whole APDU;
+    /// call it after each `recv`.
+    public mutating func nextFrame() throws(ProtocolError) -> [UInt8]? {
+        switch framing {
+        case .length:
+            guard buffer.count >= 2 else { return nil }
+            let n = Int(buffer[0]) << 8 | Int(buffer[1])
+            guard n <= APDUStreamDecoder.maxFrame else { throw ProtocolError(.malformed, "frame length \(n) exceeds \(APDUStreamDecoder.maxFrame)") }
+            guard buffer.count >= 2 + n else { return nil }
+            let frame = Array(buffer[2..<2 + n])
+            buffer.removeFirst(2 + n)
+            return frame
+        case .raw:
+            guard buffer.count <= APDUStreamDecoder.maxFrame else { throw ProtocolError(.malformed, "more than \(APDUStreamDecoder.maxFrame) bytes without a frame boundary") }
+            guard APDUStreamDecoder.couldBeComplete(buffer, kind) else { return nil }
+            defer { buffer = [] }
+            return buffer
+        }
+    }
+
+    /// True when `bytes` is long enough to be one whole APDU of `kind`.
+    public static func couldBeComplete(_ bytes: [UInt8], _ kind: Kind) -> Bool {
+        switch kind {
+        case .response:
+            return bytes.count >= 2
+        case .command:
+            guard bytes.count >= 4 else { return false }
+            guard bytes.count >= 6 else { return true }  // case 1 or 2 (or Lc with nothing yet: wait below)
+            let lc = Int(bytes[4])
+            if lc == 0 { return true }  // extended form: let the parser refuse it
+            return bytes.count >= 5 + lc
+        }
+    }
+
+    /// Encodes one APDU for the wire.
+    public static func frame(_ apdu: [UInt8], _ framing: SocketFraming) -> [UInt8] {
+        switch framing {
+        case .raw: return apdu
+        case .length: return [UInt8(apdu.count >> 8), UInt8(apdu.count & 0xFF)] + apdu
+        }
+    }
+}

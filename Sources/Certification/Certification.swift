@@ -1,1 +1,0 @@
-// Certification: layer placeholder, replaced as the layer lands.

@@ -1,1 +1,0 @@
-// Codecs: layer placeholder, replaced as the layer lands.

@@ -1,0 +1,150 @@
+import ByteCore
+import Crypto
+import Foundation
+import OfflineUnlock
+
+/// An emulated lock: the engine, the bolt, the clock, persisted state and the audit log, behind
+/// the `AccessDecider` seam the reader session calls.
+///
+/// For each decision, before `decide` returns (i.e. before the protocol acknowledges the
+/// transaction): the engine decides, the bolt moves, the audit entry is appended and fsynced,
+/// and the state file is replaced atomically.
+public final class EmulatedLock: AccessDecider, @unchecked Sendable {
+    public let configuration: LockConfiguration
+    public let clock: VirtualClock
+    public let engine: OfflineUnlockEngine
+    public let audit: AuditLog
+    public let readerSigningKey: P256.Signing.PrivateKey
+    private let store: StateStore
+    private var persisted: PersistedLockState
+    private var bolt: LockStateMachine
+    private let mutex = NSLock()
+    /// Called after every decision with the audit entry (for live output).
+    public var onAudit: ((AuditEntry) -> Void)?
+
+    /// Opens the lock described by `configuration`, restoring its state directory if present.
+    public init(configuration: LockConfiguration) throws(LockError) {
+        self.configuration = configuration
+        let dir = configuration.stateDirectoryPath
+        do { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) } catch {
+            throw LockError(.io, "cannot create state directory \(dir): \(error)")
+        }
+        store = StateStore(directory: dir)
+        readerSigningKey = try configuration.readerSigningKey()
+        let core = DecisionCore(reader: try configuration.readerIdentity(), policy: configuration.policy,
+                                trust: try configuration.trustStore())
+        let state: PersistedLockState
+        if let saved = try store.load() {
+            state = saved
+        } else {
+            let mode = try configuration.initialClock()
+            let start = VirtualClock(mode).now()
+            state = PersistedLockState(engine: EngineState(clock: TrustedClock(trustedAt: start)), clock: mode)
+        }
+        persisted = state
+        clock = VirtualClock(state.clock)
+        bolt = LockStateMachine(relockTime: configuration.policy.relockTime, state: state.bolt)
+        audit = try AuditLog(directory: dir, expectedHead: state.auditHead)
+        let clock = self.clock
+        engine = OfflineUnlockEngine(core: core, state: state.engine, now: { clock.now() })
+    }
+
+    // MARK: AccessDecider
+
+    public func wantsStepUp(credentialPublicKey: [UInt8]) -> Bool {
+        engine.wantsStepUp(credentialPublicKey: credentialPublicKey)
+    }
+
+    public func decide(_ presentation: Presentation) -> Decision {
+        mutex.lock(); defer { mutex.unlock() }
+        let decision = engine.decide(presentation)
+        let now = clock.now()
+        if decision.isGrant { bolt.handle(.grant, at: now) }
+        let credential = credentialID(for: presentation)
+        return commit(decision, credential: credential, transaction: presentation.transactionID, interface: presentation.interface, at: now)
+    }
+
+    /// Records a transaction the protocol refused before asking the engine (bad signature,
+    /// secure-channel failure, malformed APDU…).
+    public func recordProtocolFailure(_ reason: DenyReason, detail: String, transactionID: [UInt8], interface: RadioInterface) {
+        mutex.lock(); defer { mutex.unlock() }
+        _ = commit(.deny(reason, detail: detail), credential: nil, transaction: transactionID, interface: interface, at: clock.now())
+    }
+
+    /// Appends the audit entry (fsync) and saves state; returns the decision to acknowledge.
+    /// A lock that cannot record does not open: the bolt is secured again and the answer becomes a
+    /// deny whose detail starts with "storage failure:" (reason `malformed_input` until the
+    /// DenyReason list gains a storage reason; the reader sessions switch over it exhaustively).
+    private func commit(_ decision: Decision, credential: String?, transaction: [UInt8], interface: RadioInterface, at now: Date) -> Decision {
+        do {
+            let entry = try audit.append(time: now, credential: credential, transport: interface, decision: decision, transaction: transaction)
+            try persist()
+            onAudit?(entry)
+            return decision
+        } catch {
+            bolt.handle(.secureNow, at: now)
+            return .deny(.malformedInput, detail: "storage failure: cannot record the transaction: \(error)")
+        }
+    }
+
+    private func credentialID(for p: Presentation) -> String? {
+        let key = Hex.encode(p.credentialPublicKey)
+        guard let bytes = engine.state.cachedDocuments[key], let doc = try? AccessDocument.decode(bytes) else { return nil }
+        return Hex.encode(doc.id)
+    }
+
+    private func persist() throws(LockError) {
+        persisted.engine = engine.state
+        persisted.bolt = bolt.state
+        persisted.clock = clock.mode
+        persisted.auditHead = audit.head
+        try store.save(persisted)
+    }
+
+    private func mutate(_ body: () -> Void) throws(LockError) {
+        mutex.lock(); defer { mutex.unlock() }
+        body()
+        try persist()
+    }
+
+    // MARK: Lock controls (CLI, tests)
+
+    /// The bolt as of now.
+    public var boltState: LockStateMachine.State { mutex.lock(); defer { mutex.unlock() }; return bolt.state(at: clock.now()) }
+    public var boltName: String { mutex.lock(); defer { mutex.unlock() }; return bolt.name(at: clock.now()) }
+    /// EXCHANGE reader status for the bolt now.
+    public var readerStatus: UInt16 { mutex.lock(); defer { mutex.unlock() }; return bolt.readerStatus(at: clock.now()) }
+
+    /// Relocks when the relock time has passed.
+    public func tick() throws(LockError) { try mutate { bolt.handle(.tick, at: clock.now()) } }
+    public func jam() throws(LockError) { try mutate { bolt.handle(.jam, at: clock.now()) } }
+    public func clearJam() throws(LockError) { try mutate { bolt.handle(.clearJam, at: clock.now()) } }
+
+    /// Sets the clock. `trusted`: an operator set it (the clock becomes trusted and the high-water
+    /// mark follows); otherwise only the time moves (a drifting or tampered RTC).
+    public func setClock(_ time: Date, trusted: Bool) throws(LockError) {
+        try mutate {
+            clock.set(time)
+            if trusted { var s = engine.state; s.clock.operatorSet(time); engine.state = s }
+        }
+    }
+
+    public func advanceClock(_ seconds: TimeInterval) throws(LockError) {
+        try mutate { clock.advance(seconds) }
+    }
+
+    /// Simulates a power loss: the clock is no longer trusted (the high-water mark stays).
+    public func powerLoss() throws(LockError) {
+        try mutate { var s = engine.state; s.clock.powerLoss(); engine.state = s }
+    }
+
+    /// The FAST cache blob the protocol layer keeps with the lock's state.
+    public var fastCache: Data? {
+        mutex.lock(); defer { mutex.unlock() }
+        return persisted.fastCache
+    }
+
+    public func setFastCache(_ blob: Data?) throws(LockError) {
+        try mutate { persisted.fastCache = blob }
+    }
+}

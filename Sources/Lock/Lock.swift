@@ -1,1 +1,0 @@
-// Lock: layer placeholder, replaced as the layer lands.

@@ -1,0 +1,22 @@
+/// Why the lock could not load or store something. Tests match on `code`.
+public struct LockError: Error, Equatable, CustomStringConvertible, Sendable {
+    public enum Code: String, Sendable, CaseIterable {
+        /// A file could not be read, written, synced or renamed (errno in the reason).
+        case io = "lock.io"
+        /// A configuration file that is not valid JSON of the documented shape.
+        case invalidConfiguration = "lock.invalid_configuration"
+        /// A key, id or document named by the configuration is unusable.
+        case invalidIdentity = "lock.invalid_identity"
+        /// The persisted state file is not readable state.
+        case corruptState = "lock.corrupt_state"
+    }
+    public var code: Code
+    public var reason: String
+    public var file: String
+    public var line: Int
+    public init(_ code: Code, _ reason: String, file: String = #fileID, line: Int = #line) {
+        self.code = code; self.reason = reason; self.file = file; self.line = line
+    }
+    public var description: String { "\(code.rawValue): \(reason)" }
+    public static func == (a: LockError, b: LockError) -> Bool { a.code == b.code && a.reason == b.reason }
+}

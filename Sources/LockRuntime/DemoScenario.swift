@@ -1,0 +1,117 @@
+import AccessProtocol
+import ByteCore
+import Codecs
+import Crypto
+import Foundation
+import Lock
+import OfflineUnlock
+import VirtualPN532
+
+/// `lockbench demo`: the whole offline unlock on a machine with no hardware. An issuer, a lock (an
+/// NDE on certified firmware) and phones are created in `directory`; the lock runs on a virtual
+/// PN532 that the real libnfc drives over a pty; phones are tapped on it.
+public struct DemoScenario {
+    public struct Step {
+        public var title: String
+        public var expected: DenyReason?
+        public var outcome: TransactionOutcome?
+        public var passed: Bool { outcome.map { $0.reason == expected } ?? false }
+    }
+
+    public let directory: URL
+    public let say: (String) -> Void
+    public let event: (LockEvent) -> Void
+
+    public init(directory: URL, say: @escaping (String) -> Void, event: @escaping (LockEvent) -> Void) {
+        self.directory = directory
+        self.say = say
+        self.event = event
+    }
+
+    /// Runs the scenario; returns each tap with what was expected and what the lock decided.
+    public func run() throws -> (steps: [Step], auditLog: String) {
+        let files = DemoFiles(directory: directory)
+        let now = Date()
+        let issuer = P256.Signing.PrivateKey()
+        let readerKey = P256.Signing.PrivateKey()
+        let groupID = Self.random(16), subID = Self.random(16)
+        try files.write("issuer.key.pem", issuer.pemRepresentation)
+        try files.write("issuer.pub.pem", issuer.publicKey.pemRepresentation)
+        try files.write("reader.key.pem", readerKey.pemRepresentation)
+        let config = LockConfiguration(
+            model: "Schlage NDE", firmware: "02.12.72",
+            reader: .init(signingKey: "reader.key.pem", groupID: groupID.hex, subID: subID.hex),
+            trustedIssuers: ["issuer.pub.pem"], stateDirectory: "state", clock: "system",
+            baseDirectory: directory.path)
+        try files.write("lock.json", String(decoding: config.encoded(), as: UTF8.self))
+        say("issuer, reader identity and lock configuration written to \(directory.path)")
+
+        let service = try LockService(configuration: config)
+        let runner = LockRunner(service: service, nfc: .virtual(link: nil), ble: nil, emit: event)
+        let done = DispatchSemaphore(value: 0)
+        var last: TransactionOutcome?
+        runner.onOutcome = { last = $0; done.signal() }
+        try runner.start()
+        defer { runner.stop() }
+        guard let reader = runner.virtualReader else { throw LockServiceError("virtual reader did not start") }
+        let trusted = TrustedReader(groupID: groupID, publicKey: Primitives.point(of: readerKey))
+        let rule = try ReaderRule(groupID: groupID)
+
+        func phone(_ name: String, validFrom: Date, validUntil: Date, revocations: [RevocationDocument] = []) throws -> (CredentialSession, P256.Signing.PrivateKey, AccessDocument) {
+            let key = P256.Signing.PrivateKey()
+            let access = try AccessData(id: Array(name.utf8.prefix(16)), readers: [rule])
+            let doc = try AccessDocument.issue(access: access, credentialPublicKey: Primitives.point(of: key),
+                                               validity: .init(signed: validFrom, validFrom: validFrom, validUntil: validUntil),
+                                               issuerKey: issuer)
+            try files.write("\(name).key.pem", key.pemRepresentation)
+            try files.write("\(name).access.cbor", Data(doc.encoded()))
+            let session = CredentialSession(configuration: CredentialConfiguration(
+                signingKey: key, trustedReaders: [trusted], accessDocuments: [doc.encoded()],
+                revocationDocuments: revocations.map { $0.encoded() }))
+            return (session, key, doc)
+        }
+
+        var steps = [Step]()
+        var uidCounter: UInt8 = 0
+        func tap(_ title: String, _ card: CredentialSession, expect: DenyReason?) throws {
+            say("tap: \(title)")
+            uidCounter += 1
+            try reader.insert(card, uid: [0x04, 0x4C, 0x42, 0x00, 0x00, 0x00, uidCounter])
+            let finished = done.wait(timeout: .now() + 10) == .success
+            reader.remove()
+            steps.append(Step(title: title, expected: expect, outcome: finished ? last : nil))
+            Thread.sleep(forTimeInterval: 0.15)  // let the loop see the card leave before the next tap
+        }
+
+        let alice = try phone("alice", validFrom: now.addingTimeInterval(-600), validUntil: now.addingTimeInterval(8 * 3600))
+        try tap("alice's phone, access document valid for 8 h", alice.0, expect: nil)
+        let bob = try phone("bob", validFrom: now.addingTimeInterval(-10 * 3600), validUntil: now.addingTimeInterval(-2 * 3600))
+        try tap("bob's phone, access document expired 2 h ago", bob.0, expect: .expired)
+
+        // Alice reports her phone lost; the issuer revokes it. Carol's phone carries the
+        // revocation list to the offline lock with her own documents.
+        let entry = try RevocationEntry(publicKeyHash: RevocationEntry.hash(credentialPublicKey: Primitives.point(of: alice.1)),
+                                        documentID: alice.2.id, expiry: alice.2.validity.validUntil)
+        let revocation = RevocationDocument.issue(revocation: RevocationData(serial: 1, entries: [entry]), issued: now,
+                                                  expiry: now.addingTimeInterval(24 * 3600), issuerKey: issuer)
+        try files.write("revocation.cbor", Data(revocation.encoded()))
+        let carol = try phone("carol", validFrom: now.addingTimeInterval(-600), validUntil: now.addingTimeInterval(8 * 3600),
+                              revocations: [revocation])
+        try tap("carol's phone, carrying the issuer's revocation of alice's phone", carol.0, expect: nil)
+        try tap("alice's (lost) phone again", alice.0, expect: .revoked)
+
+        let log = (try? String(contentsOfFile: service.lock.audit.path, encoding: .utf8)) ?? "(audit log unreadable)"
+        return (steps, log)
+    }
+
+    static func random(_ n: Int) -> [UInt8] { (0..<n).map { _ in UInt8.random(in: 0...255) } }
+}
+
+/// The demo's files, written so a user can inspect them and reuse them with the CLI.
+struct DemoFiles {
+    let directory: URL
+    func write(_ name: String, _ text: String) throws { try write(name, Data(text.utf8)) }
+    func write(_ name: String, _ data: Data) throws {
+        try data.write(to: directory.appendingPathComponent(name), options: .atomic)
+    }
+}

@@ -1,0 +1,73 @@
+import AccessProtocol
+import ByteCore
+import Foundation
+
+/// One thing the running lock reports: a line for people, a JSON object for machines.
+public struct LockEvent: Encodable, Sendable {
+    public enum Kind: String, Encodable, Sendable {
+        case started, radio, granted, denied, warning, stopped
+    }
+
+    public var time: Date
+    public var kind: Kind
+    /// `nfc`, `ble`, `socket`, or nil for the lock as a whole.
+    public var radio: String?
+    public var message: String
+    // Transaction fields (granted / denied).
+    public var reason: String?
+    public var detail: String?
+    public var credential: String?
+    public var transaction: String?
+    public var fast: Bool?
+    public var stepUp: Bool?
+    public var milliseconds: Double?
+
+    public init(time: Date = Date(), kind: Kind, radio: RadioInterface? = nil, message: String) {
+        self.time = time
+        self.kind = kind
+        self.radio = radio?.rawValue
+        self.message = message
+    }
+
+    /// The event for a finished transaction.
+    public init(outcome: TransactionOutcome) {
+        self.init(time: outcome.at, kind: outcome.granted ? .granted : .denied, radio: outcome.interface,
+                  message: outcome.granted ? "GRANTED" : "DENIED (\(outcome.reason?.rawValue ?? "?"))")
+        if case .deny(let r, let d) = outcome.decision { reason = r.rawValue; detail = d }
+        credential = outcome.credentialID ?? outcome.credentialKey.map { "key:" + String($0.prefix(16)) }
+        transaction = outcome.transactionID
+        fast = outcome.fast
+        stepUp = outcome.stepUp
+        milliseconds = (outcome.timings.total * 10_000).rounded() / 10
+    }
+
+    /// `2026-03-02T09:00:00Z nfc GRANTED credential=… tx=… fast step-up 12.3 ms`
+    public var line: String {
+        var parts = [Self.timeFormatter.string(from: time)]
+        if let radio { parts.append(radio) }
+        parts.append(message)
+        if let credential { parts.append("credential=\(credential)") }
+        if let transaction { parts.append("tx=\(transaction.prefix(8))") }
+        if fast == true { parts.append("fast") }
+        if stepUp == true { parts.append("step-up") }
+        if let milliseconds { parts.append("\(milliseconds) ms") }
+        if let detail { parts.append("— \(detail)") }
+        return parts.joined(separator: " ")
+    }
+
+    public var json: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .custom { date, enc in
+            var c = enc.singleValueContainer()
+            try c.encode(LockEvent.timeFormatter.string(from: date))
+        }
+        return String(decoding: (try? encoder.encode(self)) ?? Data("{}".utf8), as: UTF8.self)
+    }
+
+    static let timeFormatter: ISO8601DateFormatter = {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime]
+        return f
+    }()
+}

@@ -1,1 +1,0 @@
-// LockRuntime: layer placeholder, replaced as the layer lands.

@@ -1,0 +1,89 @@
+import AccessProtocol
+import ByteCore
+import Certification
+import Foundation
+import Lock
+import OfflineUnlock
+
+/// One emulated lock behind every radio: the lock (engine, bolt, clock, state, audit) and its
+/// reader (identity, FAST cache, replay memory), with transactions serialized so NFC and BLE can
+/// share it. The only type the radios' loops call.
+public final class LockService: @unchecked Sendable {
+    public let configuration: LockConfiguration
+    public let lock: EmulatedLock
+    public let reader: LockReader
+    /// The model and firmware against the certification tables; wallet (ECP) polling only when certified.
+    public let certification: Verdict
+    private let recorder: RecordingDecider
+    private let mutex = NSLock()
+
+    public init(configuration: LockConfiguration, tables: CertificationTables = .builtIn()) throws {
+        self.configuration = configuration
+        lock = try EmulatedLock(configuration: configuration)
+        certification = try Self.verdict(configuration, tables: tables)
+        recorder = RecordingDecider(lock)
+        let saved = lock.fastCache.flatMap { try? JSONDecoder().decode(ReaderMemory.self, from: $0) } ?? ReaderMemory()
+        let ids = try configuration.readerIdentity()
+        let identity = AccessProtocol.ReaderIdentity(signingKey: lock.readerSigningKey, groupID: ids.groupID, subID: ids.subID)
+        reader = LockReader(configuration: ReaderConfiguration(identity: identity),
+                            decider: recorder, fastCache: saved.fast, replayGuard: saved.replay)
+    }
+
+    public convenience init(configurationPath: String, tables: CertificationTables = .builtIn()) throws {
+        try self.init(configuration: try LockConfiguration.load(path: configurationPath), tables: tables)
+    }
+
+    /// Certified for wallet credentials: the NFC loop sends the ECP access polling frame.
+    public var walletPolling: Bool { certification.isCertified }
+
+    /// Runs one transaction over `link` at the lock's clock; records protocol-level denials (which
+    /// never reach the engine) in the audit log and persists what the reader learnt.
+    public func transact(over link: APDUTransceiver, interface: RadioInterface) -> TransactionOutcome {
+        mutex.lock(); defer { mutex.unlock() }
+        try? lock.tick()
+        reader.configuration.interface = interface
+        recorder.decided = false
+        let outcome = reader.runTransaction(over: link, at: lock.clock.now())
+        if !recorder.decided, case .deny(let reason, let detail) = outcome.decision {
+            lock.recordProtocolFailure(reason, detail: detail, transactionID: Hex.decode(outcome.transactionID) ?? [],
+                                       interface: interface)
+        }
+        let memory = ReaderMemory(fast: reader.fastCache, replay: reader.replayGuard)
+        if let blob = try? JSONEncoder().encode(memory), blob != lock.fastCache { try? lock.setFastCache(blob) }
+        return outcome
+    }
+
+    static func verdict(_ configuration: LockConfiguration, tables: CertificationTables) throws -> Verdict {
+        let version: FirmwareVersion
+        do { version = try FirmwareVersion(configuration.firmware) } catch {
+            throw LockServiceError("firmware '\(configuration.firmware)' in the lock configuration: \(error)")
+        }
+        return tables.check(model: configuration.model, firmware: version, reader: nil)
+    }
+}
+
+public struct LockServiceError: Error, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// What the reader remembers across restarts, kept in the lock's state blob.
+struct ReaderMemory: Codable {
+    var fast = FastCache()
+    var replay = ReplayGuard()
+}
+
+/// Passes decisions through to the lock and notes that the engine was asked, so a denial the
+/// protocol produced on its own is recorded exactly once.
+final class RecordingDecider: AccessDecider {
+    let lock: EmulatedLock
+    var decided = false
+    init(_ lock: EmulatedLock) { self.lock = lock }
+
+    func wantsStepUp(credentialPublicKey: [UInt8]) -> Bool { lock.wantsStepUp(credentialPublicKey: credentialPublicKey) }
+
+    func decide(_ presentation: Presentation) -> Decision {
+        decided = true
+        return lock.decide(presentation)
+    }
+}

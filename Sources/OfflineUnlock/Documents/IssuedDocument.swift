@@ -1,0 +1,264 @@
+import ByteCore
+import Codecs
+import Crypto
+import Foundation
+
+/// The signed envelope shared by access and revocation documents (ALIRO-FACTS "Step-up",
+/// the mdoc shape of ISO 18013-5 with Aliro's numeric keys). Map keys written as text ("1") are
+/// text strings on the wire, bare numbers are integers — as ALIRO-FACTS writes them; the reader
+/// also accepts the other spelling of each key.
+///
+/// ```cddl
+/// Document = {
+///   "1": IssuerSigned,
+///   "5": DocType                         ; "aliro-a" access, "aliro-r" revocation
+/// }
+/// IssuerSigned = {
+///   "1": IssuerNameSpaces,
+///   "2": IssuerAuth                      ; COSE_Sign1, payload = MobileSecurityObjectBytes
+/// }
+/// IssuerNameSpaces = { + NameSpace => [ + IssuerSignedItemBytes ] }   ; NameSpace = DocType
+/// IssuerSignedItemBytes = #6.24(bstr .cbor IssuerSignedItem)
+/// IssuerSignedItem = {
+///   1: uint,                             ; digestID
+///   2: bstr,                             ; random, 16 bytes
+///   3: tstr,                             ; elementIdentifier: "access" | "revocation"
+///   4: any                               ; elementValue: AccessData | RevocationData
+/// }
+/// IssuerAuth = [ bstr .cbor {1: -7}, {4: bstr .size 8}, bstr .cbor MobileSecurityObjectBytes, bstr .size 64 ]
+/// MobileSecurityObjectBytes = #6.24(bstr .cbor MobileSecurityObject)
+/// MobileSecurityObject = {
+///   "1": "1.0",                          ; version
+///   "2": "SHA-256",                      ; digestAlgorithm
+///   "3": { + NameSpace => { + uint => bstr } },   ; valueDigests: digestID => SHA-256(IssuerSignedItemBytes)
+///   ? "4": { "1": COSE_Key },            ; deviceKeyInfo: the credential's long-term key (access documents)
+///   "5": DocType,
+///   "6": ValidityInfo,
+///   ? "7": bool                          ; timeVerificationRequired
+/// }
+/// ValidityInfo = { "1": tdate signed, "2": tdate validFrom, "3": tdate validUntil,
+///                  ? "4": tdate expectedUpdate, ? "5": uint validityIteration }
+/// tdate = #6.0(tstr)                     ; RFC 3339, UTC, whole seconds
+/// ```
+/// The digest covers the exact `#6.24(bstr)` bytes as received (tag included).
+public struct IssuedDocument: Equatable, Sendable {
+    public enum DocType {
+        public static let access = "aliro-a"
+        public static let revocation = "aliro-r"
+    }
+    public static let msoVersion = "1.0"
+    public static let digestAlgorithm = "SHA-256"
+
+    public struct Item: Equatable, Sendable {
+        public var digestID: Int
+        public var random: [UInt8]
+        public var elementIdentifier: String
+        public var elementValue: CBOR
+        /// The encoded `#6.24(bstr)` as received or written: what the digest covers.
+        public var taggedBytes: [UInt8]
+    }
+
+    public struct Validity: Equatable, Sendable {
+        public var signed: Date
+        public var validFrom: Date
+        public var validUntil: Date
+        public var expectedUpdate: Date?
+        public var validityIteration: Int?
+        public init(signed: Date, validFrom: Date, validUntil: Date, expectedUpdate: Date? = nil, validityIteration: Int? = nil) {
+            self.signed = signed; self.validFrom = validFrom; self.validUntil = validUntil
+            self.expectedUpdate = expectedUpdate; self.validityIteration = validityIteration
+        }
+    }
+
+    public var docType: String
+    public var items: [Item]
+    public var issuerAuth: CoseSign1
+    // The MSO, decoded from issuerAuth's payload.
+    public var valueDigests: [Int: [UInt8]]
+    public var deviceKey: [UInt8]?
+    public var validity: Validity
+    public var timeVerificationRequired: Bool
+
+    /// The element of the document's own namespace with this identifier.
+    public func element(_ identifier: String) -> CBOR? {
+        items.first { $0.elementIdentifier == identifier }?.elementValue
+    }
+
+    // MARK: Issuing
+
+    /// Builds and signs a document with one element in the namespace `docType`.
+    public static func issue(docType: String, elementIdentifier: String, elementValue: CBOR,
+                             deviceKey: [UInt8]?, validity: Validity,
+                             issuerKey: P256.Signing.PrivateKey, random: [UInt8] = Primitives.randomBytes(16)) -> IssuedDocument {
+        let itemCBOR: CBOR = [1: 0, 2: .bytes(random), 3: .text(elementIdentifier), 4: elementValue]
+        let tagged = CBOR.embedded(itemCBOR).encoded()
+        let item = Item(digestID: 0, random: random, elementIdentifier: elementIdentifier,
+                        elementValue: elementValue, taggedBytes: tagged)
+        var mso: [CBOR: CBOR] = [
+            "1": .text(msoVersion),
+            "2": .text(digestAlgorithm),
+            "3": [.text(docType): [0: .bytes(Primitives.sha256(tagged))]],
+            "5": .text(docType),
+            "6": validityCBOR(validity),
+            "7": true,
+        ]
+        if let deviceKey {
+            // The caller passes a validated point; CoseKey only re-checks it.
+            mso["4"] = ["1": (try? CoseKey(publicKey: deviceKey))?.cbor ?? .null]
+        }
+        let payload = CBOR.embedded(.map(mso)).encoded()
+        let issuerPoint = Primitives.point(of: issuerKey)
+        let auth = CoseSign1.sign(payload: payload, key: issuerKey,
+                                  kid: CoseSign1.keyIdentifier(issuerPublicKey: issuerPoint))
+        return IssuedDocument(docType: docType, items: [item], issuerAuth: auth, valueDigests: [0: Primitives.sha256(tagged)],
+                              deviceKey: deviceKey, validity: validity, timeVerificationRequired: true)
+    }
+
+    static func validityCBOR(_ v: Validity) -> CBOR {
+        var m: [CBOR: CBOR] = ["1": .dateTime(v.signed), "2": .dateTime(v.validFrom), "3": .dateTime(v.validUntil)]
+        if let e = v.expectedUpdate { m["4"] = .dateTime(e) }
+        if let i = v.validityIteration { m["5"] = .int(i) }
+        return .map(m)
+    }
+
+    /// The `Document` map.
+    public var cbor: CBOR {
+        let tagged: [CBOR] = items.map { item in
+            // Re-embed exactly the bytes the digest covers.
+            (try? CBOR.decode(item.taggedBytes)) ?? .null
+        }
+        return ["1": ["1": [.text(docType): .array(tagged)], "2": issuerAuth.cbor], "5": .text(docType)]
+    }
+
+    public func encoded() -> [UInt8] { cbor.encoded() }
+
+    // MARK: Parsing (structure only; `verify` checks issuer, signature and digests)
+
+    public static func decode(_ bytes: [UInt8], expectedDocType: String? = nil) throws(DocumentError) -> IssuedDocument {
+        let root: CBOR
+        do { root = try CBOR.decode(bytes) } catch { throw DocumentError(error, "Document") }
+        return try IssuedDocument(cbor: root, expectedDocType: expectedDocType)
+    }
+
+    public init(cbor root: CBOR, expectedDocType: String? = nil) throws(DocumentError) {
+        do {
+            let doc = try root.asMap("Document")
+            let docType = try field(doc, 5, "Document docType").asText("Document docType")
+            if let expectedDocType, docType != expectedDocType {
+                throw DocumentError(.wrongDocType, "docType \"\(docType)\", expected \"\(expectedDocType)\"")
+            }
+            let signed = try field(doc, 1, "IssuerSigned").asMap("IssuerSigned")
+            let nameSpaces = try field(signed, 1, "IssuerNameSpaces").asMap("IssuerNameSpaces")
+            var items = [Item]()
+            for (ns, list) in nameSpaces {
+                guard ns == .text(docType) else { continue }
+                for entry in try list.asArray("IssuerSignedItemBytes list") {
+                    guard let inner = entry.embeddedBytes else {
+                        throw CBORError(.unexpectedType, "IssuerSignedItemBytes: expected tag 24 on bstr, found \(entry.kindName)")
+                    }
+                    let item = try CBOR.decode(inner).asMap("IssuerSignedItem")
+                    let digestID = try field(item, 1, "digestID").asInt("digestID")
+                    guard digestID >= 0 else { throw CBORError(.invalidValue, "digestID \(digestID) is negative") }
+                    items.append(Item(digestID: digestID,
+                                      random: try field(item, 2, "random").asBytes("random"),
+                                      elementIdentifier: try field(item, 3, "elementIdentifier").asText("elementIdentifier"),
+                                      elementValue: try field(item, 4, "elementValue"),
+                                      taggedBytes: entry.encoded()))
+                }
+            }
+            let auth = try parseIssuerAuth(try field(signed, 2, "issuerAuth"))
+            let msoTagged = try CBOR.decode(auth.payload)
+            guard let msoBytes = msoTagged.embeddedBytes else {
+                throw CBORError(.unexpectedType, "MobileSecurityObjectBytes: expected tag 24 on bstr, found \(msoTagged.kindName)")
+            }
+            let mso = try CBOR.decode(msoBytes).asMap("MobileSecurityObject")
+            let version = try field(mso, 1, "MSO version").asText("MSO version")
+            guard version == Self.msoVersion else { throw DocumentError(.unsupportedVersion, "MSO version \"\(version)\"; LockBench reads \"1.0\"") }
+            let alg = try field(mso, 2, "digestAlgorithm").asText("digestAlgorithm")
+            guard alg == Self.digestAlgorithm else { throw DocumentError(.unsupportedVersion, "digest algorithm \"\(alg)\"; LockBench reads \"SHA-256\"") }
+            let msoDocType = try field(mso, 5, "MSO docType").asText("MSO docType")
+            guard msoDocType == docType else {
+                throw DocumentError(.wrongDocType, "MSO docType \"\(msoDocType)\" differs from Document docType \"\(docType)\"")
+            }
+            var digests = [Int: [UInt8]]()
+            let allDigests = try field(mso, 3, "valueDigests").asMap("valueDigests")
+            if let nsDigests = allDigests[.text(docType)] {
+                for (k, v) in try nsDigests.asMap("valueDigests namespace") {
+                    digests[try k.asInt("digestID")] = try v.asBytes("digest")
+                }
+            }
+            var deviceKey: [UInt8]? = nil
+            if let info = lookup(mso, 4) {
+                let coseKey = try field(try info.asMap("deviceKeyInfo"), 1, "deviceKey")
+                deviceKey = try parseDeviceKey(coseKey)
+            }
+            let v = try field(mso, 6, "validityInfo").asMap("validityInfo")
+            let validity = Validity(signed: try field(v, 1, "signed").asDate("signed"),
+                                    validFrom: try field(v, 2, "validFrom").asDate("validFrom"),
+                                    validUntil: try field(v, 3, "validUntil").asDate("validUntil"),
+                                    expectedUpdate: try lookup(v, 4)?.asDate("expectedUpdate"),
+                                    validityIteration: try lookup(v, 5)?.asInt("validityIteration"))
+            self.init(docType: docType, items: items, issuerAuth: auth, valueDigests: digests, deviceKey: deviceKey,
+                      validity: validity, timeVerificationRequired: try lookup(mso, 7)?.asBool("timeVerificationRequired") ?? false)
+        } catch {
+            throw DocumentError.wrap(error, "Document")
+        }
+    }
+
+    init(docType: String, items: [Item], issuerAuth: CoseSign1, valueDigests: [Int: [UInt8]], deviceKey: [UInt8]?,
+         validity: Validity, timeVerificationRequired: Bool) {
+        self.docType = docType; self.items = items; self.issuerAuth = issuerAuth; self.valueDigests = valueDigests
+        self.deviceKey = deviceKey; self.validity = validity; self.timeVerificationRequired = timeVerificationRequired
+    }
+
+    // MARK: Verification
+
+    /// Finds the issuer by kid, verifies the ES256 signature over the MSO, and checks that every
+    /// item's digest matches. Returns the issuer's public key.
+    @discardableResult
+    public func verify(trust: TrustStore) throws(DocumentError) -> [UInt8] {
+        guard let kid = issuerAuth.kid else { throw DocumentError(.untrustedIssuer, "issuerAuth carries no kid") }
+        guard let issuer = trust.issuerKey(kid: kid) else {
+            throw DocumentError(.untrustedIssuer, "issuer kid \(Hex.encode(kid)) is not in the lock's trust store")
+        }
+        do { try issuerAuth.verify(publicKey: issuer) } catch {
+            switch error.code {
+            case .unsupportedAlgorithm, .missingAlgorithm, .unknownCriticalHeader:
+                throw DocumentError(.unsupportedVersion, "issuerAuth: \(error.reason)")
+            case .malformed, .detachedPayload, .invalidKey:
+                throw DocumentError(.malformed, "issuerAuth: \(error.reason)")
+            case .badSignature:
+                throw DocumentError(.badIssuerSignature, "issuer signature (kid \(Hex.encode(kid))) does not verify")
+            }
+        }
+        guard !items.isEmpty else { throw DocumentError(.malformed, "no IssuerSignedItem in namespace \"\(docType)\"") }
+        for item in items {
+            guard let expected = valueDigests[item.digestID] else {
+                throw DocumentError(.digestMismatch, "MSO has no digest for digestID \(item.digestID) (\(item.elementIdentifier))")
+            }
+            guard Primitives.constantTimeEqual(Primitives.sha256(item.taggedBytes), expected) else {
+                throw DocumentError(.digestMismatch, "digest of element \"\(item.elementIdentifier)\" (digestID \(item.digestID)) differs from the MSO")
+            }
+        }
+        return issuer
+    }
+
+    /// The issuer's kid from issuerAuth.
+    public var issuerKeyID: [UInt8]? { issuerAuth.kid }
+}
+
+func parseIssuerAuth(_ c: CBOR) throws(DocumentError) -> CoseSign1 {
+    do { return try CoseSign1(cbor: c) } catch { throw DocumentError(.malformed, "issuerAuth: \(error)") }
+}
+
+func parseDeviceKey(_ c: CBOR) throws(DocumentError) -> [UInt8] {
+    do { return try CoseKey(cbor: c).publicKey } catch { throw DocumentError(.malformed, "deviceKey: \(error)") }
+}
+
+/// Looks a numbered field up by its text spelling ("1") and by its integer spelling (1).
+func lookup(_ m: [CBOR: CBOR], _ n: Int) -> CBOR? { m[.text(String(n))] ?? m[.int(n)] }
+
+func field(_ m: [CBOR: CBOR], _ n: Int, _ what: String) throws(CBORError) -> CBOR {
+    guard let v = lookup(m, n) else { throw CBORError(.missingField, "\(what) (key \(n)) is missing") }
+    return v
+}

@@ -1,0 +1,217 @@
+import ByteCore
+import Codecs
+import Foundation
+
+/// The reader this engine decides for: its group and sub identifiers (16 bytes each).
+public struct ReaderIdentity: Equatable, Sendable {
+    public var groupID: [UInt8]
+    public var subID: [UInt8]
+    public init(groupID: [UInt8], subID: [UInt8]) { self.groupID = groupID; self.subID = subID }
+}
+
+/// The offline-unlock decision, as a pure function of (presentation, state, configuration, time).
+///
+/// Checks in order, the first failure deciding:
+/// 1. protocol version supported (`unsupported_version`), not below the policy minimum or below
+///    what this credential used before (`downgrade`);
+/// 2. transaction id not seen recently (`replay`);
+/// 3. clock not below the high-water mark minus leeway (`clock_rollback`);
+/// 4. revocation documents presented: each decodes (`malformed_input`), is from a trusted issuer
+///    with a good signature (`untrusted_issuer`), digests match (`digest_mismatch`); a newer serial
+///    replaces the lock's list; their signed time may restore clock trust;
+/// 5. the access document: one presented whose device key is the AUTH1 key (else, if documents
+///    were presented, `document_key_mismatch`), verified as above; otherwise the cached one for
+///    this key; otherwise `unknown_credential`; its signed time may restore clock trust;
+/// 6. clock trusted (`clock_untrusted`);
+/// 7. validity span ≤ policy maximum (`validity_too_long`), now ≥ validFrom − leeway
+///    (`not_yet_valid`), now ≤ validUntil + leeway (`expired`);
+/// 8. not revoked by key hash or document id (`revoked`);
+/// 9. a rule names this reader (`wrong_reader`); a schedule window contains now, when the
+///    document has schedules (`outside_schedule`).
+/// A verified access document is cached even when a later check denies (so a credential denied
+/// outside its schedule does not need step-up again); an expired one is not.
+public struct DecisionCore: Sendable {
+    public var reader: ReaderIdentity
+    public var policy: LockPolicy
+    public var trust: TrustStore
+
+    public init(reader: ReaderIdentity, policy: LockPolicy, trust: TrustStore) {
+        self.reader = reader; self.policy = policy; self.trust = trust
+    }
+
+    public func decide(_ p: Presentation, state: inout EngineState, at now: Date) -> Decision {
+        let keyHex = Hex.encode(p.credentialPublicKey)
+        let version = ProtocolVersionText.format(p.protocolVersion)
+
+        // 1. Versions.
+        guard policy.supportedProtocolVersions.contains(p.protocolVersion) else {
+            return .deny(.unsupportedVersion, detail: "protocol version \(version) is not one of \(policy.supportedProtocolVersions.map(ProtocolVersionText.format))")
+        }
+        if p.protocolVersion < policy.minimumProtocolVersion {
+            return .deny(.downgrade, detail: "protocol version \(version) is below the lock's minimum \(ProtocolVersionText.format(policy.minimumProtocolVersion))")
+        }
+        if let before = state.highestVersion[keyHex], p.protocolVersion < before {
+            return .deny(.downgrade, detail: "credential used \(ProtocolVersionText.format(before)) before and now offers \(version)")
+        }
+
+        // 2. Replay.
+        let tid = Hex.encode(p.transactionID)
+        if state.recentTransactionIDs.contains(tid) {
+            return .deny(.replay, detail: "transaction id \(tid) was already used")
+        }
+        if policy.replayWindow > 0 {
+            state.recentTransactionIDs.append(tid)
+            if state.recentTransactionIDs.count > policy.replayWindow {
+                state.recentTransactionIDs.removeFirst(state.recentTransactionIDs.count - policy.replayWindow)
+            }
+        }
+
+        // 3. Rollback (trust comes later: documents may restore it).
+        if state.clock.check(now, leeway: policy.clockLeeway) == .clockRollback {
+            return .deny(.clockRollback, detail: "time \(RFC3339.format(now)) is below the high-water mark \(RFC3339.format(state.clock.highWaterMark!))")
+        }
+
+        // 4. Revocation documents.
+        for bytes in p.revocationDocuments {
+            let doc: RevocationDocument
+            do {
+                doc = try RevocationDocument.decode(bytes)
+                try doc.document.verify(trust: trust)
+            } catch {
+                return .deny(error.denyReason, detail: "revocation document: \(error.reason)")
+            }
+            state.clock.evidence(signed: doc.issued, now: now, leeway: policy.clockLeeway)
+            if doc.revocation.serial > state.revocationSerial, now <= doc.expiry.addingTimeInterval(policy.clockLeeway) {
+                state.revocationSerial = doc.revocation.serial
+                state.revocationIssued = doc.issued
+                state.revocations = doc.revocation.entries
+            }
+        }
+        state.revocations.removeAll { $0.expiry < now.addingTimeInterval(-policy.clockLeeway) }
+
+        // 5. The access document.
+        let access: AccessDocument
+        if !p.accessDocuments.isEmpty {
+            var parsed = [(AccessDocument, [UInt8])]()
+            for bytes in p.accessDocuments {
+                do {
+                    let doc = try AccessDocument.decode(bytes)
+                    try doc.document.verify(trust: trust)
+                    parsed.append((doc, bytes))
+                } catch {
+                    return .deny(error.denyReason, detail: "access document: \(error.reason)")
+                }
+            }
+            guard let match = parsed.first(where: { $0.0.credentialPublicKey == p.credentialPublicKey }) else {
+                return .deny(.documentKeyMismatch, detail: "no presented access document is bound to the key that signed AUTH1 (\(keyHex.prefix(16))…)")
+            }
+            access = match.0
+            state.clock.evidence(signed: access.validity.signed, now: now, leeway: policy.clockLeeway)
+            if now <= access.validity.validUntil.addingTimeInterval(policy.clockLeeway),
+               access.validity.validUntil.timeIntervalSince(access.validity.validFrom) <= policy.maxDocumentLifetime {
+                cache(match.1, validUntil: access.validity.validUntil, key: keyHex, state: &state)
+            }
+        } else if let cached = state.cachedDocuments[keyHex], let doc = try? AccessDocument.decode(cached),
+                  (try? doc.document.verify(trust: trust)) != nil {
+            access = doc
+        } else {
+            return .deny(.unknownCredential, detail: "no access document for credential key \(keyHex.prefix(16))…")
+        }
+        let docID = Hex.encode(access.id)
+
+        // 6. Clock trust.
+        if let reason = state.clock.check(now, leeway: policy.clockLeeway) {
+            return .deny(reason, detail: "the lock's clock is not trusted since power loss; set it or present a document signed after \(state.clock.highWaterMark.map(RFC3339.format) ?? "now")")
+        }
+
+        // 7. Validity.
+        let v = access.validity
+        let span = v.validUntil.timeIntervalSince(v.validFrom)
+        if span > policy.maxDocumentLifetime {
+            return .deny(.validityTooLong, detail: "document \(docID) is valid for \(DurationText.format(span)), the lock allows at most \(DurationText.format(policy.maxDocumentLifetime))")
+        }
+        if now < v.validFrom.addingTimeInterval(-policy.clockLeeway) {
+            return .deny(.notYetValid, detail: "document \(docID) is valid from \(RFC3339.format(v.validFrom)); now is \(RFC3339.format(now))")
+        }
+        if now > v.validUntil.addingTimeInterval(policy.clockLeeway) {
+            state.cachedDocuments[keyHex] = nil
+            return .deny(.expired, detail: "document \(docID) expired at \(RFC3339.format(v.validUntil)); now is \(RFC3339.format(now))")
+        }
+
+        // 8. Revocation.
+        if let entry = state.revocations.first(where: { $0.revokes(credentialPublicKey: p.credentialPublicKey, documentID: access.id) }) {
+            let by = entry.publicKeyHash != nil && entry.publicKeyHash == RevocationEntry.hash(credentialPublicKey: p.credentialPublicKey)
+                ? "credential key hash" : "document id \(docID)"
+            return .deny(.revoked, detail: "revoked by \(by) (revocation serial \(state.revocationSerial))")
+        }
+
+        // 9. Rules and schedules.
+        guard access.access.readers.contains(where: { $0.matches(groupID: reader.groupID, subID: reader.subID) }) else {
+            return .deny(.wrongReader, detail: "document \(docID) opens \(access.access.readers.map(\.description).joined(separator: ", ")), not reader \(Hex.encode(reader.groupID)):\(Hex.encode(reader.subID))")
+        }
+        let schedules = access.access.schedules
+        if !schedules.isEmpty, !schedules.contains(where: { $0.contains(now, utcOffsetMinutes: policy.scheduleUTCOffsetMinutes) }) {
+            return .deny(.outsideSchedule, detail: "\(RFC3339.format(now)) (UTC\(policy.scheduleUTCOffsetMinutes >= 0 ? "+" : "")\(policy.scheduleUTCOffsetMinutes)m) is outside \(schedules.map(\.description).joined(separator: "; "))")
+        }
+
+        state.clock.observe(now)
+        state.highestVersion[keyHex] = max(state.highestVersion[keyHex] ?? 0, p.protocolVersion)
+        return .grant(credentialID: docID)
+    }
+
+    /// Whether the reader must step up: no usable cached document for this key, or no trusted time.
+    public func wantsStepUp(credentialPublicKey: [UInt8], state: EngineState, at now: Date) -> Bool {
+        if state.clock.check(now, leeway: policy.clockLeeway) != nil { return true }
+        guard let bytes = state.cachedDocuments[Hex.encode(credentialPublicKey)],
+              let doc = try? AccessDocument.decode(bytes) else { return true }
+        return now > doc.validity.validUntil.addingTimeInterval(policy.clockLeeway)
+    }
+
+    private func cache(_ bytes: [UInt8], validUntil: Date, key: String, state: inout EngineState) {
+        state.cachedDocuments[key] = bytes
+        guard policy.maxCachedDocuments >= 0, state.cachedDocuments.count > policy.maxCachedDocuments else { return }
+        // Evict the documents that expire soonest (never the one just added).
+        let expiries = state.cachedDocuments.compactMap { (k, b) -> (String, Date)? in
+            guard k != key else { return nil }
+            return (k, (try? AccessDocument.decode(b))?.validity.validUntil ?? .distantPast)
+        }.sorted { $0.1 < $1.1 }
+        for (k, _) in expiries.prefix(state.cachedDocuments.count - policy.maxCachedDocuments) { state.cachedDocuments[k] = nil }
+    }
+}
+
+/// The engine as the access protocol sees it (`AccessDecider`): the pure `DecisionCore` plus
+/// mutable state and a time source. The time source is injected (the lock passes its virtual
+/// clock), so the engine never reads the system clock itself. Thread-safe.
+public final class OfflineUnlockEngine: AccessDecider, @unchecked Sendable {
+    public let core: DecisionCore
+    private var _state: EngineState
+    private let now: () -> Date
+    private let lock = NSLock()
+    /// Called with the new state after each decision, before `decide` returns (the lock persists it).
+    public var onStateChange: ((EngineState) -> Void)?
+
+    public init(core: DecisionCore, state: EngineState, now: @escaping () -> Date) {
+        self.core = core
+        self._state = state
+        self.now = now
+    }
+
+    public var state: EngineState {
+        get { lock.lock(); defer { lock.unlock() }; return _state }
+        set { lock.lock(); _state = newValue; lock.unlock() }
+    }
+
+    public func wantsStepUp(credentialPublicKey: [UInt8]) -> Bool {
+        lock.lock(); defer { lock.unlock() }
+        return core.wantsStepUp(credentialPublicKey: credentialPublicKey, state: _state, at: now())
+    }
+
+    public func decide(_ presentation: Presentation) -> Decision {
+        lock.lock()
+        let decision = core.decide(presentation, state: &_state, at: now())
+        let snapshot = _state
+        lock.unlock()
+        onStateChange?(snapshot)
+        return decision
+    }
+}

@@ -1,1 +1,0 @@
-// VirtualPN532: layer placeholder, replaced as the layer lands.

@@ -1,0 +1,165 @@
+import ByteCore
+import Foundation
+import NFC
+import VirtualPN532
+
+/// `lockbench-bench nfc`: latencies through the real libnfc and the virtual PN532.
+///
+/// - **SELECT round trip**: one SELECT APDU through `nfc_initiator_transceive_bytes` →
+///   pn532_uart → pty → virtual PN532 → card and back, on an open reader with a selected card.
+/// - **tap to transaction**: a card placed in the field until `NFCLockLoop` reports the
+///   transaction done (poll, anticollision, RATS, the transaction, the event), one tap at a time.
+///
+/// The tap benchmark takes the card and the transaction as parameters (`Tap`), so the engine's
+/// credential (an `APDUResponder`) and reader session (the transaction closure) plug in to give
+/// tap-to-decision, standard and FAST, next to the bare SELECT in the same run.
+enum NFCBenchmark {
+    static let selectAPDU: [UInt8] = [0x00, 0xA4, 0x04, 0x00, 0x07, 0xA0, 0x00, 0x00, 0x08, 0x58, 0x01, 0x01, 0x00]
+
+    struct Stats: Codable {
+        var name: String
+        var count: Int
+        var medianMs: Double
+        var p95Ms: Double
+        var minMs: Double
+        var maxMs: Double
+
+        init(name: String, samples: [TimeInterval]) {
+            let sorted = samples.sorted()
+            func at(_ q: Double) -> Double { sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * q).rounded()))] * 1000 }
+            self.name = name
+            count = sorted.count
+            medianMs = at(0.5)
+            p95Ms = at(0.95)
+            minMs = (sorted.first ?? 0) * 1000
+            maxMs = (sorted.last ?? 0) * 1000
+        }
+
+        var line: String {
+            name.padding(toLength: 32, withPad: " ", startingAt: 0)
+                + String(format: " n=%-5d median %7.3f ms   p95 %7.3f ms   min %7.3f ms   max %7.3f ms", count, medianMs, p95Ms, minMs, maxMs)
+        }
+    }
+
+    /// One tap scenario: the card to place in the field and the transaction the lock runs on it.
+    struct Tap {
+        var name: String
+        var makeCard: () -> APDUResponder
+        /// Runs one transaction; returns a short outcome (e.g. "granted"); throws on failure.
+        var transaction: (APDUTransceiver, TargetInfo) throws -> String
+    }
+
+    /// The bare tap: the lock only SELECTs.
+    static let selectOnlyTap = Tap(name: "tap to SELECT (lock loop)", makeCard: { SimpleCard() }) { link, _ in
+        let response = try link.transceive(selectAPDU)
+        return response == [0x90, 0x00] ? "selected" : "refused \(response.hex)"
+    }
+
+    /// SELECT round trips on one open reader with the card selected once.
+    static func selectRoundTrips(iterations: Int) throws -> Stats {
+        let reader = try VirtualReader(card: SimpleCard())
+        defer { reader.stop() }
+        let context = try NFCContext()
+        let device = try context.open(reader.connstring)
+        defer { device.close() }
+        try device.initiatorInit()
+        guard let target = try device.selectISO14443A() else { throw NFCError(.noDevice, "the virtual card was not found") }
+        let link = device.link(target)
+        for _ in 0..<20 { _ = try link.transceive(selectAPDU) }  // warm-up
+        var samples: [TimeInterval] = []
+        samples.reserveCapacity(iterations)
+        for _ in 0..<iterations {
+            let start = DispatchTime.now().uptimeNanoseconds
+            let response = try link.transceive(selectAPDU)
+            samples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+            guard response == [0x90, 0x00] else { throw NFCError(.chip, "SELECT answered \(response.hex)") }
+        }
+        return Stats(name: "bare libnfc SELECT round trip", samples: samples)
+    }
+
+    /// Taps through the lock loop: from the card entering the field to the transaction's end.
+    static func taps(_ tap: Tap, count: Int, pollInterval: TimeInterval) throws -> Stats {
+        let reader = try VirtualReader()
+        defer { reader.stop() }
+        let condition = NSCondition()
+        var completed = 0, removed = 0, opened = false
+        var failures: [String] = []
+        var finishedAt: UInt64 = 0
+        let loop = NFCLockLoop<String>(configuration: .init(connstring: reader.connstring, pollInterval: pollInterval,
+                                                            presenceInterval: pollInterval), transaction: tap.transaction)
+        loop.onEvent = { event in
+            condition.lock()
+            switch event {
+            case .readerOpened: opened = true
+            case .transactionCompleted: finishedAt = DispatchTime.now().uptimeNanoseconds; completed += 1
+            case .transactionFailed(_, let error, _): failures.append("\(error)"); completed += 1
+            case .cardRemoved: removed += 1
+            default: break
+            }
+            condition.broadcast()
+            condition.unlock()
+        }
+        loop.start()
+        defer { loop.stop() }
+        func wait(_ done: () -> Bool) throws {
+            let deadline = Date().addingTimeInterval(10)
+            while !done() {
+                if !condition.wait(until: deadline) { throw NFCError(.timeout, "the lock loop did not react within 10 s") }
+            }
+        }
+        condition.lock()
+        try wait { opened }
+        condition.unlock()
+        var samples: [TimeInterval] = []
+        for i in 0..<(count + 5) {
+            let card = tap.makeCard()
+            // Let the loop settle into polling, then tap at a random phase of its poll cycle.
+            Thread.sleep(forTimeInterval: 0.01 + Double.random(in: 0..<max(pollInterval, 0.0001)))
+            let start = DispatchTime.now().uptimeNanoseconds
+            try reader.insert(card)
+            condition.lock()
+            try wait { completed > i }
+            let end = finishedAt
+            condition.unlock()
+            if i >= 5 { samples.append(Double(end - start) / 1e9) }  // the first 5 warm up
+            reader.remove()
+            condition.lock()
+            try wait { removed > i }
+            condition.unlock()
+        }
+        if !failures.isEmpty { throw NFCError(.chip, "\(failures.count) transactions failed: \(failures[0])") }
+        return Stats(name: tap.name, samples: samples)
+    }
+
+    static func main(_ arguments: [String]) -> Int32 {
+        var iterations = 1000, tapCount = 200, json = false, pollInterval = NFCLockLoop<String>.Configuration(connstring: "").pollInterval
+        var args = arguments[...]
+        while let a = args.popFirst() {
+            switch a {
+            case "--iterations": iterations = Int(args.popFirst() ?? "") ?? iterations
+            case "--taps": tapCount = Int(args.popFirst() ?? "") ?? tapCount
+            case "--poll-interval-ms": pollInterval = (Double(args.popFirst() ?? "") ?? 10) / 1000
+            case "--json": json = true
+            default:
+                print("usage: lockbench-bench nfc [--iterations N (1000)] [--taps N (200)] [--poll-interval-ms MS (the lock loop default, 10)] [--json]")
+                return 2
+            }
+        }
+        do {
+            let results = [try selectRoundTrips(iterations: iterations),
+                           try taps(selectOnlyTap, count: tapCount, pollInterval: pollInterval)]
+            if json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+                print(String(decoding: try encoder.encode(results), as: UTF8.self))
+            } else {
+                print("NFC through libnfc \(LibNFC.version) and the virtual PN532 (lock loop poll interval \(Int(pollInterval * 1000)) ms)")
+                for r in results { print(r.line) }
+            }
+            return 0
+        } catch {
+            FileHandle.standardError.write(Data("nfc benchmark failed: \(error)\n".utf8))
+            return 3
+        }
+    }
+}

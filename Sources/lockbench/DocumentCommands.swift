@@ -1,0 +1,189 @@
+import ArgumentParser
+import ByteCore
+import Codecs
+import Crypto
+import Foundation
+import OfflineUnlock
+
+/// `lockbench doc …`: issue, revoke, show.
+struct DocCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "doc",
+        abstract: "Issue access documents and revocation documents; show any document.",
+        discussion: """
+        Documents are CBOR files (docs/documents.md): an issuer-signed COSE_Sign1 over a mobile
+        security object that binds a credential key to access rules and a validity window.
+
+          lockbench doc issue --issuer-key site/issuer.key.pem --credential site/alice-phone.pub.pem \\
+              --reader-identity site/front-door.reader.json --valid-for 8h --out alice.cbor
+          lockbench doc revoke --issuer-key site/issuer.key.pem --serial 1 \\
+              --credential site/alice-phone.pub.pem --out revoked.cbor
+          lockbench doc show alice.cbor --issuer site/issuer.pub.pem
+        """,
+        subcommands: [Issue.self, Revoke.self, Show.self]
+    )
+
+    struct Signing: ParsableArguments {
+        @Option(name: .customLong("issuer-key"), help: ArgumentHelp("The issuer's private key (PEM PKCS#8).", valueName: "file"))
+        var issuerKey: String
+        @Option(help: ArgumentHelp("Issue as of this time instead of the system clock (ISO-8601, e.g. 2026-03-02T09:00:00Z); --valid-for counts from it.", valueName: "time"))
+        var now: String?
+        @Option(help: ArgumentHelp("Where to write the document (CBOR).", valueName: "file"))
+        var out: String
+        @Flag(help: "Overwrite --out if it exists.")
+        var force = false
+        @Flag(help: "Print the issued document as JSON (as `doc show --json`).")
+        var json = false
+
+        func issueTime() throws -> Date {
+            try now.map { try KeyFiles.time($0, flag: "--now") } ?? Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+        }
+    }
+
+    static func finish(_ bytes: [UInt8], signing: Signing, issuer: P256.Signing.PrivateKey) throws {
+        try KeyFiles.write(Data(bytes), to: signing.out, force: signing.force)
+        let shown = try DocumentJSON(file: signing.out, bytes: bytes, trust: try TrustStore(issuerPublicKeys: [Primitives.point(of: issuer)]))
+        print(signing.json ? KeyFiles.json(shown) : shown.text)
+    }
+
+    struct Issue: EngineSubcommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Issue an access document for a credential key.",
+            discussion: """
+            The validity window is --valid-for from now (or from --valid-from), or --valid-from to
+            --valid-until. Locks refuse documents longer than their policy's maxDocumentLifetime.
+            Readers: --reader GROUP (every reader of the group) or GROUP:SUB (one reader), hex; or
+            --reader-identity FILE (that reader's group and sub; add --whole-group for the group).
+            Schedules are weekly windows in the lock's schedule time zone (UTC unless the lock
+            config sets scheduleUTCOffsetMinutes): "mon-fri 08:00-18:00", "weekends 10:00-14:00",
+            "daily 06:00-22:00"; several --schedule flags mean any of them. No schedule: any time.
+            """)
+        @OptionGroup var signing: Signing
+        @Option(help: ArgumentHelp("The credential's public key (PEM SPKI; a private key file works too).", valueName: "file"))
+        var credential: String
+        @Option(help: ArgumentHelp("A reader group or one reader this document opens: GROUP or GROUP:SUB (32 hex digits each). Repeatable.", valueName: "group[:sub]"))
+        var reader: [String] = []
+        @Option(name: .customLong("reader-identity"), help: ArgumentHelp("A reader identity file (from `key reader`); repeatable.", valueName: "file"))
+        var readerIdentity: [String] = []
+        @Flag(name: .customLong("whole-group"), help: "With --reader-identity: open every reader of its group, not just that reader.")
+        var wholeGroup = false
+        @Option(name: .customLong("valid-for"), help: ArgumentHelp("Validity length: 90s, 30m, 8h, 7d, 1h30m.", valueName: "duration"))
+        var validFor: String?
+        @Option(name: .customLong("valid-from"), help: ArgumentHelp("Start of validity (ISO-8601); default: now.", valueName: "time"))
+        var validFrom: String?
+        @Option(name: .customLong("valid-until"), help: ArgumentHelp("End of validity (ISO-8601).", valueName: "time"))
+        var validUntil: String?
+        @Option(help: ArgumentHelp("A weekly window, e.g. \"mon-fri 08:00-18:00\". Repeatable.", valueName: "days hh:mm-hh:mm"))
+        var schedule: [String] = []
+        @Option(help: ArgumentHelp("Document id: up to 16 bytes, as hex or text (default: 8 random bytes).", valueName: "id"))
+        var id: String?
+
+        func validate() throws {
+            if validFor == nil && validUntil == nil { throw ValidationError("give --valid-for DURATION or --valid-until TIME") }
+            if validFor != nil && validUntil != nil { throw ValidationError("--valid-for and --valid-until exclude each other") }
+            if reader.isEmpty && readerIdentity.isEmpty { throw ValidationError("name at least one --reader GROUP[:SUB] or --reader-identity FILE") }
+        }
+
+        func execute() throws {
+            let issuer = try KeyFiles.privateKey(signing.issuerKey, what: "issuer key")
+            let credentialKey = try KeyFiles.publicKey(credential, what: "credential key")
+            let now = try signing.issueTime()
+            let from = try validFrom.map { try KeyFiles.time($0, flag: "--valid-from") } ?? now
+            let until = try validUntil.map { try KeyFiles.time($0, flag: "--valid-until") }
+                ?? from.addingTimeInterval(try KeyFiles.duration(validFor!, flag: "--valid-for"))
+            guard until > from else { throw UserError(message: "the validity window ends (\(RFC3339.format(until))) before it starts (\(RFC3339.format(from)))") }
+            var rules = [ReaderRule]()
+            do {
+                for r in reader { rules.append(try ReaderRule(parsing: r)) }
+                for path in readerIdentity {
+                    let (f, _) = try ReaderIdentityFile.load(path)
+                    rules.append(try ReaderRule(groupID: Hex.decode(f.groupID)!, subID: wholeGroup ? nil : Hex.decode(f.subID)!))
+                }
+                let schedules = try schedule.map { try WeeklySchedule(parsing: $0) }
+                let docID: [UInt8]
+                if let id {
+                    docID = Hex.decode(id).flatMap { id.count % 2 == 0 && !$0.isEmpty ? $0 : nil } ?? Array(id.utf8)
+                } else {
+                    docID = Primitives.randomBytes(8)
+                }
+                let access = try AccessData(id: docID, readers: rules, schedules: schedules)
+                let doc = try AccessDocument.issue(access: access, credentialPublicKey: credentialKey,
+                                                   validity: .init(signed: now, validFrom: from, validUntil: until), issuerKey: issuer)
+                try DocCommand.finish(doc.encoded(), signing: signing, issuer: issuer)
+            } catch let e as DocumentError {
+                throw UserError(message: e.reason)
+            }
+        }
+    }
+
+    struct Revoke: EngineSubcommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Issue a revocation document (a complete revocation list with a serial).",
+            discussion: """
+            A lock applies a revocation document whose serial is higher than the one it holds and
+            replaces its whole list with it, so each document lists everything still revoked.
+            Entries name a credential (its key file, or --key-hash as `key show` prints) or an
+            access document id, and expire (--entry-expiry, default: the document's own expiry)
+            once the revoked documents cannot be valid any more.
+            """)
+        @OptionGroup var signing: Signing
+        @Option(help: ArgumentHelp("Serial number, higher than any earlier revocation document of this issuer.", valueName: "n"))
+        var serial: UInt64
+        @Option(help: ArgumentHelp("Revoke this credential key (PEM). Repeatable.", valueName: "file"))
+        var credential: [String] = []
+        @Option(name: .customLong("key-hash"), help: ArgumentHelp("Revoke by SHA-256 of the 65-byte credential key, hex. Repeatable.", valueName: "hex"))
+        var keyHash: [String] = []
+        @Option(name: .customLong("doc-id"), help: ArgumentHelp("Revoke an access document id (hex or text). Repeatable.", valueName: "id"))
+        var docID: [String] = []
+        @Option(name: .customLong("valid-for"), help: ArgumentHelp("How long locks accept this document (default 30d).", valueName: "duration"))
+        var validFor: String = "30d"
+        @Option(name: .customLong("entry-expiry"), help: ArgumentHelp("When the entries lapse (ISO-8601; default: the document's expiry).", valueName: "time"))
+        var entryExpiry: String?
+
+        func execute() throws {
+            let issuer = try KeyFiles.privateKey(signing.issuerKey, what: "issuer key")
+            let now = try signing.issueTime()
+            let expiry = now.addingTimeInterval(try KeyFiles.duration(validFor, flag: "--valid-for"))
+            let entryEnd = try entryExpiry.map { try KeyFiles.time($0, flag: "--entry-expiry") } ?? expiry
+            do {
+                var entries = [RevocationEntry]()
+                for c in credential {
+                    entries.append(try RevocationEntry(publicKeyHash: RevocationEntry.hash(credentialPublicKey: try KeyFiles.publicKey(c, what: "credential key")), expiry: entryEnd))
+                }
+                for h in keyHash {
+                    guard let b = Hex.decode(h) else { throw UserError(message: "--key-hash \"\(h)\" is not hex") }
+                    entries.append(try RevocationEntry(publicKeyHash: b, expiry: entryEnd))
+                }
+                for d in docID {
+                    let b = Hex.decode(d).flatMap { d.count % 2 == 0 && !$0.isEmpty ? $0 : nil } ?? Array(d.utf8)
+                    entries.append(try RevocationEntry(documentID: b, expiry: entryEnd))
+                }
+                let doc = RevocationDocument.issue(revocation: RevocationData(serial: serial, entries: entries), issued: now,
+                                                   expiry: expiry, issuerKey: issuer)
+                try DocCommand.finish(doc.encoded(), signing: signing, issuer: issuer)
+            } catch let e as DocumentError {
+                throw UserError(message: e.reason)
+            }
+        }
+    }
+
+    struct Show: EngineSubcommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show an access or revocation document; verify it with --issuer.",
+            discussion: "Exit status: 0 shown (and verified, with --issuer); 1 the signature or a digest does not verify; 2 not a document.")
+        @Argument(help: ArgumentHelp("A document file (CBOR).", valueName: "file"))
+        var file: String
+        @Option(help: ArgumentHelp("Verify against this issuer public key (PEM). Repeatable.", valueName: "file"))
+        var issuer: [String] = []
+        @Flag(help: "Print as JSON.")
+        var json = false
+
+        func execute() throws {
+            let bytes = try KeyFiles.readBytes(file, what: "document")
+            let trust = issuer.isEmpty ? nil : try TrustStore(issuerPublicKeys: try issuer.map { try KeyFiles.publicKey($0, what: "issuer key") })
+            let shown = try DocumentJSON(file: file, bytes: bytes, trust: trust)
+            print(json ? KeyFiles.json(shown) : shown.text)
+            if trust != nil && !shown.verified { throw ExitCode(ExitCodes.negative) }
+        }
+    }
+}

@@ -1,0 +1,150 @@
+import AccessProtocol
+import ArgumentParser
+import ByteCore
+import Codecs
+import Foundation
+import Lock
+import LockRuntime
+import OfflineUnlock
+
+/// `lockbench lock run` (the main job) and `lockbench demo`.
+let lockCommands: [ParsableCommand.Type] = [LockCommand.self, DemoCommand.self]
+
+struct LockCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lock",
+        abstract: "Run an emulated lock on its radios, or one transaction against a credential.",
+        subcommands: [LockRun.self] + lockTransactCommands
+    )
+}
+
+/// Opens the lock service for a configuration file, turning failures into user errors.
+func openLockService(_ path: String) throws -> LockService {
+    let configuration = try LockConfigOption.load(path)
+    do { return try LockService(configuration: configuration) } catch let e as LockError {
+        throw UserError(message: e.description, code: e.code == .io ? ExitCodes.environment : ExitCodes.usage)
+    } catch {
+        throw UserError(message: "\(path): \(error)")
+    }
+}
+
+struct LockRun: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run an emulated lock: poll for credentials, run the access protocol, decide, act, audit.",
+        discussion: """
+        The lock's model and firmware are checked against the certification tables: on certified
+        firmware the NFC loop also sends the ECP access polling frame (wallet express mode); on
+        uncertified firmware it does not, and says so when it starts.
+
+        NFC: any libnfc connstring drives the same lock — a USB reader on a bench
+          lockbench lock run --config lock.json --nfc acr122_usb
+          lockbench lock run --config lock.json --nfc pn532_uart:/dev/ttyUSB0
+        or a virtual PN532 served by this process on a pseudo-terminal (CI, no hardware):
+          lockbench lock run --config lock.json --nfc virtual
+        With a virtual reader, stdin takes commands that tap software phones on it:
+          tap KEY.pem DOC.cbor [DOC.cbor…]   place a credential (its key and access/revocation documents)
+          remove                              take it out of the field
+          status                              print the bolt state
+          quit                                stop the lock
+        BLE: --ble hci0 | uart:/dev/ttyACM0:1000000 | tcp:HOST:PORT | unix:PATH (see docs/ble.md).
+
+        One line per event; --json prints one JSON object per line (kind: started, radio,
+        granted, denied, warning, stopped). SIGINT or SIGTERM stops the lock cleanly; every
+        acknowledged decision is already fsynced in the audit log.
+        """
+    )
+
+    @OptionGroup var config: LockConfigOption
+
+    @Option(help: ArgumentHelp("NFC reader: a libnfc connstring, `virtual` or `virtual:LINKPATH` (overrides the configuration).", valueName: "connstring"))
+    var nfc: String?
+
+    @Option(help: ArgumentHelp("BLE controller transport (overrides the configuration).", valueName: "transport"))
+    var ble: String?
+
+    @Option(help: ArgumentHelp("Write the BLE HCI traffic to this btsnoop file.", valueName: "file"))
+    var btsnoop: String?
+
+    @Flag(help: "One JSON object per event line.")
+    var json = false
+
+    func run() throws {
+        let service = try openLockService(config.path)
+        let nfcSpec = nfc ?? service.configuration.nfc.map { $0.connstring ?? "virtual" }
+        let bleSpec = ble ?? service.configuration.ble?.transport
+        let json = self.json
+        let output = NSLock()
+        let runner = LockRunner(service: service, nfc: nfcSpec.map(LockRunner.NFCSource.init), ble: bleSpec,
+                                btsnoop: btsnoop) { event in
+            output.lock(); defer { output.unlock() }
+            emitLine(json ? event.json : event.line)
+        }
+        do { try runner.start() } catch {
+            throw UserError(message: "cannot start the lock: \(error)", code: ExitCodes.environment)
+        }
+        let finished = DispatchSemaphore(value: 0)
+        let signals = StopSignals { _ in finished.signal() }
+        if let reader = runner.virtualReader {
+            let console = TapConsole(service: service, reader: reader, say: { line in
+                output.lock(); defer { output.unlock() }
+                emitLine(json ? LockEvent(kind: .radio, radio: .nfc, message: line).json : line)
+            }, quit: { finished.signal() })
+            Thread.detachNewThread { while let line = readLine() { console.handle(line) } }
+        }
+        finished.wait()
+        withExtendedLifetime(signals) { runner.stop() }
+    }
+}
+
+struct DemoCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "The whole offline unlock on this machine, no hardware: issuer, lock, phones, taps, audit log.",
+        discussion: """
+        Creates an issuer, a lock (a Schlage NDE on certified firmware 02.12.72) and phone
+        credentials in a temporary directory (or --directory), starts the lock on a virtual PN532
+        that the real libnfc drives over a pseudo-terminal, and taps:
+          alice, valid access document      → GRANTED
+          bob, expired access document      → DENIED (expired)
+          carol, carrying a revocation of alice's phone → GRANTED (the lock stores the revocation)
+          alice again                       → DENIED (revoked)
+        then prints the lock's audit log. Exit 0 when every tap got the expected decision.
+        """
+    )
+
+    @Option(help: ArgumentHelp("Keep the demo's files (keys, documents, lock configuration, state) here.", valueName: "dir"))
+    var directory: String?
+
+    @Flag(help: "Print lock events as JSON lines.")
+    var json = false
+
+    func run() throws {
+        let dir: URL
+        if let directory {
+            dir = URL(fileURLWithPath: directory)
+        } else {
+            dir = FileManager.default.temporaryDirectory.appendingPathComponent("lockbench-demo-\(ProcessInfo.processInfo.processIdentifier)")
+        }
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let json = self.json
+        let scenario = DemoScenario(directory: dir, say: { emitLine("» " + $0) }, event: { emitLine(json ? $0.json : "  " + $0.line) })
+        let result: (steps: [DemoScenario.Step], auditLog: String)
+        do { result = try scenario.run() } catch {
+            throw UserError(message: "demo failed: \(error)", code: ExitCodes.environment)
+        }
+        emitLine("")
+        emitLine("Summary:")
+        for step in result.steps {
+            let got = step.outcome.map { $0.granted ? "GRANTED" : "DENIED (\($0.reason?.rawValue ?? "?"))" } ?? "no decision"
+            let want = step.expected.map { "DENIED (\($0.rawValue))" } ?? "GRANTED"
+            emitLine("  \(step.passed ? "ok  " : "FAIL") \(step.title): \(got)" + (step.passed ? "" : ", expected \(want)"))
+        }
+        emitLine("")
+        emitLine("Audit log (\(dir.path)/state):")
+        emitLine(result.auditLog.trimmingCharacters(in: .newlines))
+        emitLine("")
+        emitLine("Files kept in \(dir.path): try `lockbench audit verify --config \(dir.path)/lock.json`.")
+        if !result.steps.allSatisfy(\.passed) { throw ExitCode(ExitCodes.negative) }
+    }
+}

@@ -1,2 +1,0 @@
-import XCTest
-final class AccessProtocolTestsPlaceholder: XCTestCase { func testBuilds() { XCTAssertTrue(true) } }

@@ -1,0 +1,43 @@
+import Foundation
+import XCTest
+@testable import Certification
+
+enum Fixtures {
+    /// The repository root (the folder holding Package.swift).
+    static let repositoryRoot: URL = {
+        var url = URL(fileURLWithPath: #filePath)
+        while url.path != "/" {
+            url.deleteLastPathComponent()
+            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) { return url }
+        }
+        fatalError("Package.swift not found above \(#filePath)")
+    }()
+
+    static var tablesDirectory: String { repositoryRoot.appendingPathComponent("firmware-tables").path }
+
+    /// The shipped tables, loaded from firmware-tables/.
+    static let shipped: CertificationTables = {
+        do { return try CertificationTables.load(directory: tablesDirectory) } catch { fatalError("\(error)") }
+    }()
+
+    static func version(_ text: String, file: StaticString = #filePath, line: UInt = #line) -> FirmwareVersion {
+        do { return try FirmwareVersion(text) } catch {
+            XCTFail("'\(text)': \(error)", file: file, line: line)
+            fatalError()
+        }
+    }
+
+    /// Parses one table file given as text, returning the errors (empty when it loads).
+    static func tableErrors(_ text: String, name: String = "t.csv") -> [CertificationError] {
+        do {
+            _ = try CertificationTables.parse(files: [(name, Array(text.utf8))], origin: "test")
+            return []
+        } catch {
+            return error.errors
+        }
+    }
+
+    /// A valid table text: the header and one NDE row, to be bent by each error test.
+    static let header = "kind,vendor,model,variants,published_name,hardware,first_certified,status,requires,source,note"
+    static let ndeRow = "lock,Schlage,NDE,,Schlage NDE Locks,All hardware versions support Apple NFC,02.12.72,Complete,,guide:153,"
+}

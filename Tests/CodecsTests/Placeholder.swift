@@ -1,2 +1,0 @@
-import XCTest
-final class CodecsTestsPlaceholder: XCTestCase { func testBuilds() { XCTAssertTrue(true) } }

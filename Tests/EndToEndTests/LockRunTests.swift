@@ -1,0 +1,126 @@
+import Foundation
+import XCTest
+
+/// The main job as a user runs it: `lockbench demo`, and `lockbench lock run` on a virtual reader
+/// through the real libnfc, with phones tapped from its console and a clean stop on SIGTERM.
+final class LockRunTests: XCTestCase {
+    func testDemoGrantsDeniesAndPrintsTheAuditLog() throws {
+        let dir = try LockBenchProcess.temporaryDirectory(self)
+        let result = try LockBenchProcess.run(["demo", "--directory", dir.path])
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+        XCTAssertTrue(result.stdout.contains("ECP polling on"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("ok   alice's phone, access document valid for 8 h: GRANTED"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("DENIED (expired)"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("ok   alice's (lost) phone again: DENIED (revoked)"), result.stdout)
+        let audit = try String(contentsOf: dir.appendingPathComponent("state/audit.log"), encoding: .utf8)
+        let entries = audit.split(separator: "\n").map { try! JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any] }
+        XCTAssertEqual(entries.map { $0["decision"] as? String }, ["grant", "deny", "grant", "deny"])
+        XCTAssertEqual(entries.compactMap { $0["reason"] as? String }, ["expired", "revoked"])
+        XCTAssertEqual(Set(entries.compactMap { $0["transport"] as? String }), ["nfc"])
+        let verify = try LockBenchProcess.run(["audit", "verify", "--config", dir.appendingPathComponent("lock.json").path])
+        XCTAssertEqual(verify.status, 0, verify.stdout + verify.stderr)
+    }
+
+    func testLockRunOnAVirtualReaderTapsFromItsConsoleAndStopsOnSIGTERM() throws {
+        let dir = try LockBenchProcess.temporaryDirectory(self)
+        XCTAssertEqual(try LockBenchProcess.run(["demo", "--directory", dir.path]).status, 0)
+        let lock = try InteractiveProcess(["lock", "run", "--config", dir.appendingPathComponent("lock.json").path,
+                                           "--nfc", "virtual", "--json"])
+        defer { lock.terminate() }
+        let started = try lock.waitForLine(containing: "\"kind\":\"started\"")
+        XCTAssertTrue(started.contains("certified"), started)
+        _ = try lock.waitForLine(containing: "ECP polling on")
+        lock.send("tap \(dir.path)/carol.key.pem \(dir.path)/carol.access.cbor")
+        let granted = try lock.waitForLine(containing: "\"kind\":\"granted\"")
+        let event = try JSONSerialization.jsonObject(with: Data(granted.utf8)) as! [String: Any]
+        XCTAssertEqual(event["radio"] as? String, "nfc")
+        XCTAssertEqual(event["credential"] as? String, "6361726f6c")  // "carol", cached at the demo's step-up
+        lock.send("remove")
+        lock.send("tap \(dir.path)/alice.key.pem \(dir.path)/alice.access.cbor")
+        let denied = try lock.waitForLine(containing: "\"kind\":\"denied\"")
+        XCTAssertTrue(denied.contains("\"reason\":\"revoked\""), denied)
+        kill(lock.process.processIdentifier, SIGTERM)
+        _ = try lock.waitForLine(containing: "\"kind\":\"stopped\"")
+        lock.process.waitUntilExit()
+        XCTAssertEqual(lock.process.terminationStatus, 0)
+        let audit = try String(contentsOf: dir.appendingPathComponent("state/audit.log"), encoding: .utf8)
+        XCTAssertEqual(audit.split(separator: "\n").count, 6, "4 demo taps + 2 here, all on disk")
+    }
+
+    func testUncertifiedFirmwareTurnsWalletPollingOffAndSaysSo() throws {
+        let dir = try LockBenchProcess.temporaryDirectory(self)
+        XCTAssertEqual(try LockBenchProcess.run(["demo", "--directory", dir.path]).status, 0)
+        let path = dir.appendingPathComponent("lock.json")
+        var config = try JSONSerialization.jsonObject(with: Data(contentsOf: path)) as! [String: Any]
+        config["firmware"] = "02.12.71"
+        try JSONSerialization.data(withJSONObject: config).write(to: path)
+        let lock = try InteractiveProcess(["lock", "run", "--config", path.path, "--nfc", "virtual"])
+        defer { lock.terminate() }
+        let warning = try lock.waitForLine(containing: "ECP express polling off")
+        XCTAssertTrue(warning.contains("02.12.72"), warning)
+        _ = try lock.waitForLine(containing: "ECP polling off")
+        lock.send("quit")
+        lock.process.waitUntilExit()
+        XCTAssertEqual(lock.process.terminationStatus, 0)
+    }
+}
+
+/// A `lockbench` process talked to line by line.
+final class InteractiveProcess {
+    let process = Process()
+    private let input = Pipe()
+    private let output = Pipe()
+    private var buffer = ""
+    private var lines: [String] = []
+    private let condition = NSCondition()
+
+    init(_ arguments: [String]) throws {
+        process.executableURL = LockBenchProcess.binary
+        process.arguments = arguments
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = output
+        output.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            guard let self else { return }
+            let data = handle.availableData
+            self.condition.lock()
+            self.buffer += String(decoding: data, as: UTF8.self)
+            while let nl = self.buffer.firstIndex(of: "\n") {
+                self.lines.append(String(self.buffer[..<nl]))
+                self.buffer = String(self.buffer[self.buffer.index(after: nl)...])
+            }
+            self.condition.broadcast()
+            self.condition.unlock()
+        }
+        try process.run()
+    }
+
+    func send(_ line: String) { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }
+
+    /// The first line not yet consumed that contains `text`; earlier lines are consumed too.
+    func waitForLine(containing text: String, timeout: TimeInterval = 15) throws -> String {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock(); defer { condition.unlock() }
+        while true {
+            if let i = lines.firstIndex(where: { $0.contains(text) }) {
+                let line = lines[i]
+                lines.removeFirst(i + 1)
+                return line
+            }
+            if !condition.wait(until: deadline) {
+                throw LineTimeout(expected: text, seen: lines.suffix(5))
+            }
+        }
+    }
+
+    func terminate() {
+        if process.isRunning { process.terminate(); process.waitUntilExit() }
+        output.fileHandleForReading.readabilityHandler = nil
+    }
+}
+
+struct LineTimeout: Error, CustomStringConvertible {
+    var expected: String
+    var seen: ArraySlice<String>
+    var description: String { "no line containing '\(expected)'; last lines: \(seen.joined(separator: " | "))" }
+}

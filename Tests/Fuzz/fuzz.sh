@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Builds and runs one libFuzzer target over LockBench's codecs.
+#
+#   Tests/Fuzz/fuzz.sh <target> [libFuzzer flags…]     e.g.  Tests/Fuzz/fuzz.sh cbor -runs=20000
+#
+# Recipe (see docs/fuzzing.md): an executable SwiftPM target built with -sanitize=fuzzer does not
+# link, so the codec sources (Sources/Codecs/**) are compiled directly by swiftc together with the
+# entry file Tests/Fuzz/<target>.swift, instrumented with -sanitize=fuzzer,address, as module
+# `Codecs` (-parse-as-library: the entry defines LLVMFuzzerTestOneInput, libFuzzer brings main).
+# The codecs' dependencies (ByteCore, swift-crypto) are linked from an ordinary debug build
+# (`swift build --target Codecs`), uninstrumented: only our parsers are under coverage.
+#
+# Environment:
+#   LOCKBENCH_BUILD_DIR  debug build products to link (default: <repo>/.build/debug, built if absent)
+#   LOCKBENCH_FUZZ_OUT   where binaries and the working corpus go (default: <repo>/.build-fuzz)
+set -euo pipefail
+
+target="${1:?usage: fuzz.sh <target> [libFuzzer flags…]; targets: $(cd "$(dirname "$0")" && ls *.swift | sed 's/\.swift$//' | tr '\n' ' ')}"
+shift
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+entry="$here/$target.swift"
+[[ -f "$entry" ]] || { echo "fuzz.sh: no entry file $entry" >&2; exit 2; }
+
+build="${LOCKBENCH_BUILD_DIR:-}"
+if [[ -z "$build" ]]; then
+    (cd "$repo" && swift build --target Codecs >&2)
+    build="$repo/.build/debug"
+fi
+out="${LOCKBENCH_FUZZ_OUT:-$repo/.build-fuzz}"
+mkdir -p "$out"
+
+shopt -s nullglob
+deps=("$build"/ByteCore.build/*.o "$build"/Crypto.build/*.o "$build"/CryptoBoringWrapper.build/*.o)
+while IFS= read -r -d '' o; do deps+=("$o"); done < <(find "$build/CCryptoBoringSSL.build" "$build/CCryptoBoringSSLShims.build" -name '*.o' -print0)
+[[ ${#deps[@]} -gt 10 ]] || { echo "fuzz.sh: no build products in $build; run 'swift build --target Codecs'" >&2; exit 3; }
+
+binary="$out/$target-fuzz"
+mapfile -t sources < <(find "$repo/Sources/Codecs" -name '*.swift' | sort)
+swiftc -sanitize=fuzzer,address -parse-as-library -g -module-name Codecs \
+    -I "$build/Modules" "${sources[@]}" "$entry" "${deps[@]}" -o "$binary" 2> >(grep -v "Cannot export local symbol" >&2)
+
+# Fuzz in a scratch copy of the seed corpus so the checked-in seeds stay as they are.
+corpus="$out/corpus-$target"
+mkdir -p "$corpus"
+[[ -d "$here/corpus/$target" ]] && cp -n "$here/corpus/$target"/* "$corpus"/ 2>/dev/null || true
+cd "$out"
+# LeakSanitizer is off: Swift packs enum case bits into the spare bits of heap pointers (e.g. the
+# boxes of `indirect enum CBOR` held by globals), so LSan cannot see those references and reports
+# every such global as leaked. AddressSanitizer's memory-error checks stay on.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}"
+exec "$binary" "$@" "$corpus"

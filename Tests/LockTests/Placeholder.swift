@@ -1,2 +1,0 @@
-import XCTest
-final class LockTestsPlaceholder: XCTestCase { func testBuilds() { XCTAssertTrue(true) } }

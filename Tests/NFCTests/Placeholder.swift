@@ -1,2 +1,0 @@
-import XCTest
-final class NFCTestsPlaceholder: XCTestCase { func testBuilds() { XCTAssertTrue(true) } }

@@ -1,0 +1,204 @@
+import ByteCore
+import Codecs
+import Crypto
+import Foundation
+@testable import OfflineUnlock
+import XCTest
+
+/// One test per deny reason the engine owns, plus grants, caching, clock trust and revocation.
+/// (bad_reader_signature, bad_credential_signature and secure_channel_failure are decided by the
+/// access protocol before the engine is asked.)
+final class EngineDecisionTests: XCTestCase {
+    var f = Fixture()
+    var state = EngineState(clock: TrustedClock(trustedAt: Fixture.t0.addingTimeInterval(-7200)))
+    let now = Fixture.t0
+
+    func decide(_ p: Presentation, at time: Date? = nil) -> Decision {
+        f.core().decide(p, state: &state, at: time ?? now)
+    }
+
+    func assertDeny(_ reason: DenyReason, _ p: Presentation, at time: Date? = nil, file: StaticString = #filePath, line: UInt = #line) {
+        let d = decide(p, at: time)
+        XCTAssertEqual(d.denyReason, reason, "\(d)", file: file, line: line)
+        if case .deny(_, let detail) = d { XCTAssertFalse(detail.isEmpty, file: file, line: line) }
+    }
+
+    func testGrantWithStepUpThenFromCache() {
+        XCTAssertTrue(f.core().wantsStepUp(credentialPublicKey: f.credentialKey, state: state, at: now))
+        XCTAssertEqual(decide(f.presentation(access: [f.accessDocument()])), .grant(credentialID: "d001"))
+        XCTAssertFalse(f.core().wantsStepUp(credentialPublicKey: f.credentialKey, state: state, at: now))
+        XCTAssertEqual(decide(f.presentation(), at: now.addingTimeInterval(60)), .grant(credentialID: "d001"))
+        XCTAssertEqual(state.clock.highWaterMark, now.addingTimeInterval(60))
+        // Past expiry the cached document no longer counts.
+        XCTAssertTrue(f.core().wantsStepUp(credentialPublicKey: f.credentialKey, state: state, at: now.addingTimeInterval(9 * 3600)))
+    }
+
+    func testUnknownCredential() {
+        assertDeny(.unknownCredential, f.presentation())
+    }
+
+    func testUntrustedIssuer() {
+        assertDeny(.untrustedIssuer, f.presentation(access: [f.accessDocument(by: f.otherIssuer)]))
+        var doc = try! AccessDocument.decode(f.accessDocument())
+        doc.document.issuerAuth.signature[0] ^= 0x80
+        assertDeny(.untrustedIssuer, f.presentation(access: [doc.encoded()]))
+    }
+
+    func testDigestMismatch() {
+        var doc = try! AccessDocument.decode(f.accessDocument())
+        doc.document.items = try! AccessDocument.decode(f.accessDocument(readers: [try! ReaderRule(groupID: Array(repeating: 0, count: 16))])).document.items
+        assertDeny(.digestMismatch, f.presentation(access: [doc.encoded()]))
+    }
+
+    func testDocumentKeyMismatch() {
+        let other = Primitives.point(of: f.otherCredential)
+        assertDeny(.documentKeyMismatch, f.presentation(access: [f.accessDocument(key: other)]))
+    }
+
+    func testNotYetValid() {
+        assertDeny(.notYetValid, f.presentation(access: [f.accessDocument(from: now.addingTimeInterval(3600), until: now.addingTimeInterval(7200), signed: now.addingTimeInterval(-60))]))
+        // Within the leeway it is fine.
+        XCTAssertTrue(decide(f.presentation(access: [f.accessDocument(from: now.addingTimeInterval(200), until: now.addingTimeInterval(7200), signed: now.addingTimeInterval(-60))])).isGrant)
+    }
+
+    func testExpired() {
+        assertDeny(.expired, f.presentation(access: [f.accessDocument(from: now.addingTimeInterval(-7200), until: now.addingTimeInterval(-3600))]))
+        // Cached, then expired later.
+        XCTAssertTrue(decide(f.presentation(access: [f.accessDocument()])).isGrant)
+        assertDeny(.expired, f.presentation(), at: now.addingTimeInterval(8 * 3600 + 301))
+    }
+
+    func testValidityTooLong() {
+        f.policy.maxDocumentLifetime = 86_400
+        assertDeny(.validityTooLong, f.presentation(access: [f.accessDocument(until: now.addingTimeInterval(2 * 86_400))]))
+    }
+
+    func testWrongReader() {
+        let elsewhere = try! ReaderRule(groupID: Array(repeating: 0xEE, count: 16))
+        assertDeny(.wrongReader, f.presentation(access: [f.accessDocument(readers: [elsewhere])]))
+        let otherSub = try! ReaderRule(groupID: f.reader.groupID, subID: Array(repeating: 0xEE, count: 16))
+        assertDeny(.wrongReader, f.presentation(access: [f.accessDocument(readers: [otherSub])]))
+        let thisSub = try! ReaderRule(groupID: f.reader.groupID, subID: f.reader.subID)
+        XCTAssertTrue(decide(f.presentation(access: [f.accessDocument(readers: [thisSub])])).isGrant)
+    }
+
+    func testOutsideSchedule() {
+        let weekend = try! WeeklySchedule(parsing: "weekends 00:00-24:00")
+        assertDeny(.outsideSchedule, f.presentation(access: [f.accessDocument(schedules: [weekend])]))
+        let office = try! WeeklySchedule(parsing: "mon-fri 08:00-18:00")
+        XCTAssertTrue(decide(f.presentation(access: [f.accessDocument(schedules: [weekend, office])])).isGrant)
+        // The lock's zone moves the window: 09:00Z is 19:00 at UTC+10.
+        f.policy.scheduleUTCOffsetMinutes = 600
+        assertDeny(.outsideSchedule, f.presentation())
+    }
+
+    func testRevokedByKeyHashAndByDocumentID() {
+        XCTAssertTrue(decide(f.presentation(access: [f.accessDocument()])).isGrant)
+        let byID = try! RevocationEntry(documentID: [0xD0, 0x01], expiry: now.addingTimeInterval(86_400))
+        assertDeny(.revoked, f.presentation(revocation: [f.revocationDocument(serial: 1, entries: [byID])]))
+        XCTAssertEqual(state.revocationSerial, 1)
+        // A cached credential is refused from then on, with no documents presented.
+        assertDeny(.revoked, f.presentation())
+        // A newer list without the entry lifts it; an older one is ignored.
+        XCTAssertTrue(decide(f.presentation(revocation: [f.revocationDocument(serial: 2, entries: [])])).isGrant)
+        XCTAssertTrue(decide(f.presentation(revocation: [f.revocationDocument(serial: 1, entries: [byID])])).isGrant)
+        let byKey = try! RevocationEntry(publicKeyHash: RevocationEntry.hash(credentialPublicKey: f.credentialKey), expiry: now.addingTimeInterval(86_400))
+        assertDeny(.revoked, f.presentation(revocation: [f.revocationDocument(serial: 3, entries: [byKey])]))
+        // Entries drop after their expiry.
+        XCTAssertTrue(decide(f.presentation(), at: now.addingTimeInterval(86_400 + 400)).isGrant == false) // document expired by then
+        XCTAssertTrue(state.revocations.isEmpty)
+    }
+
+    func testUntrustedRevocationDocumentDenies() {
+        let doc = RevocationDocument.issue(revocation: .init(serial: 9, entries: []), issued: now, expiry: now.addingTimeInterval(3600), issuerKey: f.otherIssuer)
+        assertDeny(.untrustedIssuer, f.presentation(access: [f.accessDocument()], revocation: [doc.encoded()]))
+        assertDeny(.malformedInput, f.presentation(access: [f.accessDocument()], revocation: [[0x01]]))
+    }
+
+    func testClockUntrustedUntilTrustedTimeArrives() {
+        XCTAssertTrue(decide(f.presentation(access: [f.accessDocument()])).isGrant)
+        state.clock.powerLoss()
+        XCTAssertTrue(f.core().wantsStepUp(credentialPublicKey: f.credentialKey, state: state, at: now))
+        // The cached document carries no new time: untrusted.
+        assertDeny(.clockUntrusted, f.presentation(), at: now.addingTimeInterval(600))
+        // A document signed before the high-water mark is no evidence.
+        assertDeny(.clockUntrusted, f.presentation(access: [f.accessDocument(signed: now.addingTimeInterval(-60))]), at: now.addingTimeInterval(600))
+        // One signed after it restores trust.
+        XCTAssertTrue(decide(f.presentation(access: [f.accessDocument(signed: now.addingTimeInterval(300))]), at: now.addingTimeInterval(600)).isGrant)
+        XCTAssertTrue(state.clock.trusted)
+        // The operator can restore trust too.
+        state.clock.powerLoss()
+        assertDeny(.clockUntrusted, f.presentation(), at: now.addingTimeInterval(700))
+        state.clock.operatorSet(now.addingTimeInterval(700))
+        XCTAssertTrue(decide(f.presentation(), at: now.addingTimeInterval(700)).isGrant)
+    }
+
+    func testClockRollback() {
+        XCTAssertTrue(decide(f.presentation(access: [f.accessDocument()])).isGrant)
+        assertDeny(.clockRollback, f.presentation(), at: now.addingTimeInterval(-301))
+        XCTAssertTrue(decide(f.presentation(), at: now.addingTimeInterval(-299)).isGrant)   // within leeway
+    }
+
+    func testReplayOfTransactionID() {
+        let tid = Array(repeating: UInt8(0x5A), count: 16)
+        XCTAssertTrue(decide(f.presentation(access: [f.accessDocument()], tid: tid)).isGrant)
+        assertDeny(.replay, f.presentation(tid: tid))
+        f.policy.replayWindow = 2
+        state.recentTransactionIDs = []
+        _ = decide(f.presentation(tid: [1])); _ = decide(f.presentation(tid: [2])); _ = decide(f.presentation(tid: [3]))
+        XCTAssertTrue(decide(f.presentation(tid: [1])).isGrant)   // fell out of the window
+    }
+
+    func testUnsupportedVersionAndDowngrade() {
+        assertDeny(.unsupportedVersion, f.presentation(access: [f.accessDocument()], version: 0x0200))
+        XCTAssertTrue(decide(f.presentation(access: [f.accessDocument()], version: 0x0100)).isGrant)
+        assertDeny(.downgrade, f.presentation(version: 0x0009))
+        var g = Fixture()
+        g.policy.minimumProtocolVersion = 0x0100
+        var fresh = EngineState(clock: TrustedClock(trustedAt: now))
+        XCTAssertEqual(g.core().decide(g.presentation(access: [g.accessDocument()], version: 0x0009), state: &fresh, at: now).denyReason, .downgrade)
+    }
+
+    func testMalformedInput() {
+        assertDeny(.malformedInput, f.presentation(access: [[0xA1, 0x01]]))
+        assertDeny(.malformedInput, f.presentation(access: [Array("not cbor".utf8)]))
+        assertDeny(.malformedInput, f.presentation(access: [f.revocationDocument(serial: 1, entries: [])]))
+    }
+
+    func testEveryEngineReasonIsCovered() {
+        let engineReasons: Set<DenyReason> = Set(DenyReason.allCases).subtracting([.badReaderSignature, .badCredentialSignature, .secureChannelFailure])
+        // Each reason above has its own test; this pins the list so a new reason gets one.
+        XCTAssertEqual(engineReasons.count, 16)
+    }
+
+    func testCacheEvictsSoonestExpiring() {
+        f.policy.maxCachedDocuments = 2
+        let keys = (0..<3).map { _ in P256.Signing.PrivateKey() }
+        for (i, k) in keys.enumerated() {
+            let p = Primitives.point(of: k)
+            let d = decide(f.presentation(key: p, access: [f.accessDocument(key: p, until: now.addingTimeInterval(Double(3 - i) * 3600))]))
+            XCTAssertTrue(d.isGrant, "\(d)")
+        }
+        XCTAssertEqual(state.cachedDocuments.count, 2)
+        XCTAssertNil(state.cachedDocuments[Hex.encode(Primitives.point(of: keys[1]))])   // expired soonest of the others
+    }
+
+    func testStateRoundTripsThroughJSON() throws {
+        XCTAssertTrue(decide(f.presentation(access: [f.accessDocument()], revocation: [f.revocationDocument(serial: 4, entries: [try RevocationEntry(documentID: [1], expiry: now.addingTimeInterval(999))])])).isGrant)
+        let data = try JSONEncoder().encode(state)
+        XCTAssertEqual(try JSONDecoder().decode(EngineState.self, from: data), state)
+    }
+
+    func testEngineClassUsesInjectedTimeAndReportsState() {
+        var time = now
+        let engine = OfflineUnlockEngine(core: f.core(), state: state, now: { time })
+        var saved: EngineState?
+        engine.onStateChange = { saved = $0 }
+        XCTAssertTrue(engine.wantsStepUp(credentialPublicKey: f.credentialKey))
+        XCTAssertTrue(engine.decide(f.presentation(access: [f.accessDocument()])).isGrant)
+        XCTAssertEqual(saved?.cachedDocuments.count, 1)
+        XCTAssertFalse(engine.wantsStepUp(credentialPublicKey: f.credentialKey))
+        time = now.addingTimeInterval(-3600)
+        XCTAssertEqual(engine.decide(f.presentation()).denyReason, .clockRollback)
+    }
+}

@@ -1,2 +1,0 @@
-import XCTest
-final class OfflineUnlockTestsPlaceholder: XCTestCase { func testBuilds() { XCTAssertTrue(true) } }
