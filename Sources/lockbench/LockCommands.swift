@@ -22,7 +22,7 @@ struct LockCommand: ParsableCommand {
 func openLockService(_ path: String) throws -> LockService {
     let configuration = try LockConfigOption.load(path)
     do { return try LockService(configuration: configuration) } catch let e as LockError {
-        throw UserError(message: e.description, code: e.code == .io ? ExitCodes.environment : ExitCodes.usage)
+        throw UserError(message: e.description, code: e.code.isEnvironment ? ExitCodes.environment : ExitCodes.usage)
     } catch {
         throw UserError(message: "\(path): \(error)")
     }
@@ -88,13 +88,11 @@ struct LockRun: ParsableCommand {
         }
         let finished = DispatchSemaphore(value: 0)
         let signals = StopSignals { _ in finished.signal() }
-        if let reader = runner.virtualReader {
-            let console = TapConsole(service: service, reader: reader, say: { line in
-                output.lock(); defer { output.unlock() }
-                emitLine(json ? LockEvent(kind: .radio, radio: .nfc, message: line).json : line)
-            }, quit: { finished.signal() })
-            Thread.detachNewThread { while let line = readLine() { console.handle(line) } }
-        }
+        let console = TapConsole(service: service, reader: runner.virtualReader, say: { line in
+            output.lock(); defer { output.unlock() }
+            emitLine(json ? LockEvent(kind: .radio, message: line).json : line)
+        }, quit: { finished.signal() })
+        Thread.detachNewThread { while let line = readLine() { console.handle(line) } }
         finished.wait()
         withExtendedLifetime(signals) { runner.stop() }
     }
