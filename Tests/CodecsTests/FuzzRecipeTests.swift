@@ -38,7 +38,7 @@ final class FuzzRecipeTests: XCTestCase {
         env["LOCKBENCH_FUZZ_OUT"] = out.path
         process.environment = env
         let log = out.appendingPathComponent("fuzz.log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let handle = try FileHandle(forWritingTo: log)
         process.standardOutput = handle
         process.standardError = handle
