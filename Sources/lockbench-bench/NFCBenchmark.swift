@@ -49,6 +49,9 @@ enum NFCBenchmark {
         var transaction: (APDUTransceiver, TargetInfo) throws -> String
         /// Send the ECP frame before each poll, as a lock on certified firmware does.
         var ecpPolling = false
+        /// When the lock's decision of the last transaction was committed (uptime ns: the audit
+        /// entry fsynced, the bolt acting); nil = the transaction's end is the decision.
+        var decisionTime: (() -> UInt64)? = nil
     }
 
     /// The bare tap: the lock only SELECTs.
@@ -84,9 +87,12 @@ enum NFCBenchmark {
     /// selected → decision (the transaction: every APDU through libnfc, the engine, the audit).
     struct TapStats {
         var total: Stats
-        var transaction: Stats
         var detection: Stats
-        var all: [Stats] { [total, transaction, detection] }
+        var decision: Stats
+        /// Card selected → the loop's transaction closure returned (the phone has heard the
+        /// answer, the reader's memory is persisted); only when the decision comes earlier.
+        var transactionEnd: Stats?
+        var all: [Stats] { [total, detection, decision] + (transactionEnd.map { [$0] } ?? []) }
     }
 
     /// Taps through the lock loop: from the card entering the field to the transaction's end.
@@ -127,6 +133,7 @@ enum NFCBenchmark {
         try wait { opened }
         condition.unlock()
         var samples: [TimeInterval] = [], transactions: [TimeInterval] = [], detections: [TimeInterval] = []
+        var decisions: [TimeInterval] = []
         for i in 0..<(count + 5) {
             let card = tap.makeCard()
             // Let the loop settle into polling, then tap at a random phase of its poll cycle.
@@ -138,7 +145,12 @@ enum NFCBenchmark {
             let end = finishedAt, arrived = arrivedAt, transaction = transactionSeconds
             condition.unlock()
             if i >= 5 {  // the first 5 warm up
-                samples.append(Double(end - start) / 1e9)
+                let decided = tap.decisionTime?() ?? end
+                guard decided >= arrived, decided <= end else {
+                    throw NFCError(.chip, "tap \(i): decision time outside the transaction")
+                }
+                samples.append(Double(decided - start) / 1e9)
+                decisions.append(Double(decided - arrived) / 1e9)
                 transactions.append(transaction)
                 detections.append(Double(arrived - start) / 1e9)
             }
@@ -149,8 +161,10 @@ enum NFCBenchmark {
         }
         if !failures.isEmpty { throw NFCError(.chip, "\(failures.count) transactions failed: \(failures[0])") }
         return TapStats(total: Stats(name: "\(tap.name): tap to decision", samples: samples),
-                        transaction: Stats(name: "  arrival to decision", samples: transactions),
-                        detection: Stats(name: "  poll wait + select", samples: detections))
+                        detection: Stats(name: "  poll wait + select", samples: detections),
+                        decision: Stats(name: "  arrival to decision", samples: decisions),
+                        transactionEnd: tap.decisionTime == nil ? nil
+                            : Stats(name: "  arrival to transaction end", samples: transactions))
     }
 
     static func main(_ arguments: [String]) -> Int32 {
@@ -173,7 +187,7 @@ enum NFCBenchmark {
             results += try taps(selectOnlyTap, count: tapCount, pollInterval: pollInterval).all
             for tap in try LockTaps.scenarios(stepUp: stepUp) {
                 let stats = try taps(tap.tap, count: tapCount, pollInterval: pollInterval)
-                results += [stats.total, stats.transaction] + tap.split.stats(droppingFirst: 5) + [stats.detection]
+                results += stats.all + tap.split.stats(droppingFirst: 5)
                 tap.cleanUp()
             }
             if json {
@@ -182,7 +196,8 @@ enum NFCBenchmark {
                 print(String(decoding: try encoder.encode(results), as: UTF8.self))
             } else {
                 print("NFC through libnfc \(LibNFC.version) and the virtual PN532 (lock loop poll interval \(Int(pollInterval * 1000)) ms)")
-                print("tap to decision = poll wait + select (card in the field → selected) + arrival to decision (the transaction)")
+                print("tap to decision = poll wait + select (card in the field → selected) + arrival to decision (→ audit entry fsynced, bolt acts);")
+                print("transaction end: the phone has heard the answer and the reader's memory is persisted, then the loop re-arms.")
                 print("SELECT only: the loop's transaction is one SELECT; standard: documents cached, no FAST key on either side;")
                 print("FAST: cached Kpersistent; step-up: a phone the lock has never seen (documents fetched). Lock on certified firmware: ECP polling on.")
                 for r in results { print(r.line) }

@@ -20,6 +20,8 @@ enum LockTaps {
     }
 
     final class Split {
+        /// Uptime (ns) at which the lock's last decision was committed (its audit entry fsynced).
+        var decidedAt: UInt64 = 0
         var transport: [TimeInterval] = []
         var session: [TimeInterval] = []
         var persist: [TimeInterval] = []
@@ -40,7 +42,7 @@ enum LockTaps {
         try? FileManager.default.removeItem(at: dir)
         let provisioning = try LockProvisioning(directory: dir)
         let service = try LockService(configuration: provisioning.configuration)
-        return (provisioning, service, { try? FileManager.default.removeItem(at: dir) })
+        return (provisioning, service, { service.lock.onAudit = nil; try? FileManager.default.removeItem(at: dir) })
     }
 
     private static func transaction(_ service: LockService, split: Split, before: @escaping () -> Void = {},
@@ -70,6 +72,7 @@ enum LockTaps {
         do {
             let (p, service, cleanUp) = try lock("standard")
             let split = Split()
+            service.lock.onAudit = { _ in split.decidedAt = DispatchTime.now().uptimeNanoseconds }
             let phone = try p.phone(id: "standard")
             _ = service.transact(over: InMemoryLink(phone.session), interface: .nfc)  // step-up once: documents cached
             let configuration = phone.session.configuration
@@ -77,7 +80,7 @@ enum LockTaps {
                                            makeCard: { CredentialSession(configuration: configuration) },
                                            transaction: transaction(service, split: split, before: { service.reader.fastCache = FastCache() },
                                                                     expect: { !$0.fast && !$0.stepUp }, path: "standard"),
-                                           ecpPolling: service.walletPolling),
+                                           ecpPolling: service.walletPolling, decisionTime: { split.decidedAt }),
                                 cleanUp: cleanUp, split: split))
         }
 
@@ -85,12 +88,13 @@ enum LockTaps {
         do {
             let (p, service, cleanUp) = try lock("fast")
             let split = Split()
+            service.lock.onAudit = { _ in split.decidedAt = DispatchTime.now().uptimeNanoseconds }
             let phone = try p.phone(id: "fast")
             _ = service.transact(over: InMemoryLink(phone.session), interface: .nfc)
             let session = phone.session
             out.append(Scenario(tap: .init(name: "FAST", makeCard: { session },
                                            transaction: transaction(service, split: split, expect: { $0.fast && !$0.stepUp }, path: "FAST"),
-                                           ecpPolling: service.walletPolling),
+                                           ecpPolling: service.walletPolling, decisionTime: { split.decidedAt }),
                                 cleanUp: cleanUp, split: split))
         }
 
@@ -99,11 +103,12 @@ enum LockTaps {
         if stepUp {
             let (p, service, cleanUp) = try lock("stepup")
             let split = Split()
+            service.lock.onAudit = { _ in split.decidedAt = DispatchTime.now().uptimeNanoseconds }
             var n = 0
             out.append(Scenario(tap: .init(name: "step-up",
                                            makeCard: { n += 1; return try! p.phone(id: "stepup-\(n)").session },
                                            transaction: transaction(service, split: split, expect: { !$0.fast && $0.stepUp }, path: "step-up"),
-                                           ecpPolling: service.walletPolling),
+                                           ecpPolling: service.walletPolling, decisionTime: { split.decidedAt }),
                                 cleanUp: cleanUp, split: split))
         }
         return out
