@@ -150,4 +150,15 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
     public func setFastCache(_ blob: Data?) throws(LockError) {
         try mutate { persisted.fastCache = blob }
     }
+
+    /// Keeps the reader's memory in the state without writing it: it is written with the next
+    /// decision (one fsynced state write per tap instead of two) or by `flush()`. A crash before
+    /// then costs at most the newest FAST key: that credential's next tap runs standard.
+    public func stageFastCache(_ blob: Data?) {
+        mutex.lock(); defer { mutex.unlock() }
+        persisted.fastCache = blob
+    }
+
+    /// Writes the state now (on a clean stop).
+    public func flush() throws(LockError) { try mutate {} }
 }
