@@ -32,8 +32,11 @@ enum BLEBenchmark {
             let p = Process()
             p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             if controller == "rootcanal" {
-                // RootCanal: one controller per TCP connection on its HCI port; models connection events.
-                p.arguments = ["python3", "-m", "rootcanal", "-hci_port", "\(ports.0)", "-link_port", "\(freePort())",
+                // RootCanal: one controller per TCP connection on its HCI port; models connection
+                // events. Its binary runs directly so that killing it leaves no orphan.
+                guard let binary = rootCanalBinary() else { print("rootcanal is not installed (pip install rootcanal==1.10.0)"); return 3 }
+                p.executableURL = URL(fileURLWithPath: binary)
+                p.arguments = ["-hci_port", "\(ports.0)", "-link_port", "\(freePort())",
                                "-link_ble_port", "\(freePort())", "-test_port", "\(freePort())"]
                 lockSpec = "tcp:127.0.0.1:\(ports.0)"
                 phoneSpec = lockSpec
@@ -114,6 +117,19 @@ enum BLEBenchmark {
             print("BLE benchmark failed: \(error)")
             return 3
         }
+    }
+
+    static func rootCanalBinary() -> String? {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["python3", "-c", "import rootcanal.binaries as b; print(b.get_package_binary_resource_path('rootcanal'))"]
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        guard (try? p.run()) != nil else { return nil }
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        p.waitUntilExit()
+        return p.terminationStatus == 0 && FileManager.default.isExecutableFile(atPath: text) ? text : nil
     }
 
     static func median(_ xs: [Double]) -> Double? {

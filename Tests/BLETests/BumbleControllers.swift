@@ -28,8 +28,8 @@ final class BumbleControllers {
         try XCTSkipUnless(BumbleControllers.isAvailable, "bumble is not installed (pip install bumble)")
         ports = (BumbleControllers.freePort(), BumbleControllers.freePort())
         extraPorts = (2..<max(2, count)).map { _ in BumbleControllers.freePort() }
-        try start()
         test.addTeardownBlock { [self] in self.kill() }
+        try start()
     }
 
     func start() throws {
@@ -50,7 +50,10 @@ final class BumbleControllers {
         // Probe by reading the kernel's listening sockets, not by connecting: Bumble's tcp-server
         // serves one host, and a probe's close would detach a host that connected meanwhile.
         while !all.allSatisfy(BumbleControllers.listening) {
-            guard Date() < deadline, p.isRunning else { throw XCTSkip("bumble controllers did not start") }
+            guard Date() < deadline, p.isRunning else {
+                kill()
+                throw XCTSkip("bumble controllers did not start")
+            }
             Thread.sleep(forTimeInterval: 0.05)
         }
     }
@@ -121,23 +124,27 @@ final class RootCanal {
     private var process: Process?
     var spec: String { "tcp:127.0.0.1:\(hciPort)" }
 
-    static var isAvailable: Bool {
+    /// The rootcanal binary inside the pip package (run directly: `python3 -m rootcanal` would
+    /// leave it orphaned when killed).
+    static let binary: String? = {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["python3", "-c", "import rootcanal"]
-        p.standardOutput = FileHandle.nullDevice
+        p.arguments = ["python3", "-c", "import rootcanal.binaries as b; print(b.get_package_binary_resource_path('rootcanal'))"]
+        let out = Pipe()
+        p.standardOutput = out
         p.standardError = FileHandle.nullDevice
-        guard (try? p.run()) != nil else { return false }
+        guard (try? p.run()) != nil else { return nil }
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         p.waitUntilExit()
-        return p.terminationStatus == 0
-    }
+        return p.terminationStatus == 0 && FileManager.default.isExecutableFile(atPath: text) ? text : nil
+    }()
 
     init(test: XCTestCase) throws {
-        try XCTSkipUnless(RootCanal.isAvailable, "rootcanal is not installed (pip install rootcanal==1.10.0)")
+        guard let binary = RootCanal.binary else { throw XCTSkip("rootcanal is not installed (pip install rootcanal==1.10.0)") }
         hciPort = BumbleControllers.freePort()
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["python3", "-m", "rootcanal", "-hci_port", "\(hciPort)", "-link_port", "\(BumbleControllers.freePort())",
+        p.executableURL = URL(fileURLWithPath: binary)
+        p.arguments = ["-hci_port", "\(hciPort)", "-link_port", "\(BumbleControllers.freePort())",
                        "-link_ble_port", "\(BumbleControllers.freePort())", "-test_port", "\(BumbleControllers.freePort())"]
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
@@ -148,7 +155,10 @@ final class RootCanal {
         }
         let deadline = Date(timeIntervalSinceNow: 20)
         while !BumbleControllers.listening(hciPort) {
-            guard Date() < deadline, p.isRunning else { throw XCTSkip("rootcanal did not start") }
+            guard Date() < deadline, p.isRunning else {
+                if p.isRunning { Glibc.kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
+                throw XCTSkip("rootcanal did not start")
+            }
             Thread.sleep(forTimeInterval: 0.05)
         }
     }

@@ -67,6 +67,58 @@ final class BLEEndToEndTests: XCTestCase {
         XCTAssertGreaterThan(size, 16 + 24 * 20)
     }
 
+    /// The whole thing on BLE: `lockbench lock run --ble` with the engine, and the virtual phone
+    /// `lockbench ble phone --key … --document …` with the access protocol's credential: a grant
+    /// and a denial (revoked), both in the lock's audit log with transport "ble".
+    func testLockRunOnBLEGrantsAndDeniesTheVirtualPhone() throws {
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        probe.arguments = ["python3", "-c", "import bumble.apps.controllers"]
+        try probe.run()
+        probe.waitUntilExit()
+        try XCTSkipUnless(probe.terminationStatus == 0, "bumble is not installed")
+
+        let dir = try LockBenchProcess.temporaryDirectory(self)
+        XCTAssertEqual(try LockBenchProcess.run(["demo", "--directory", dir.path]).status, 0)
+        let ports = (freePort(), freePort())
+        _ = try spawn("/usr/bin/env", ["python3", "-m", "bumble.apps.controllers", "tcp-server:127.0.0.1:\(ports.0)", "tcp-server:127.0.0.1:\(ports.1)"])
+        let deadline = Date(timeIntervalSinceNow: 20)
+        while !(listening(ports.0) && listening(ports.1)) && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+
+        let config = dir.appendingPathComponent("lock.json").path
+        let lock = try InteractiveProcess(["lock", "run", "--config", config, "--ble", "tcp:127.0.0.1:\(ports.0)", "--json"])
+        defer { lock.terminate() }
+        _ = try lock.waitForLine(containing: "advertising as")
+
+        func phone(_ name: String) throws -> LockBenchProcess.Result {
+            try LockBenchProcess.run(["ble", "phone", "--ble", "tcp:127.0.0.1:\(ports.1)",
+                                      "--key", dir.appendingPathComponent("\(name).key.pem").path,
+                                      "--document", dir.appendingPathComponent("\(name).access.cbor").path,
+                                      "--lock-config", config])
+        }
+        let carol = try phone("carol")
+        XCTAssertEqual(carol.status, 0, carol.stdout + carol.stderr)
+        XCTAssertTrue(carol.stdout.hasPrefix("granted by "), carol.stdout)
+        let granted = try lock.waitForLine(containing: "\"kind\":\"granted\"")
+        XCTAssertTrue(granted.contains("\"radio\":\"ble\""), granted)
+
+        let alice = try phone("alice")
+        XCTAssertEqual(alice.status, 1, alice.stdout + alice.stderr)
+        XCTAssertTrue(alice.stdout.hasPrefix("denied by "), alice.stdout)
+        let denied = try lock.waitForLine(containing: "\"kind\":\"denied\"")
+        XCTAssertTrue(denied.contains("\"reason\":\"revoked\""), denied)
+
+        let audit = try String(contentsOf: dir.appendingPathComponent("state/audit.log"), encoding: .utf8)
+        let transports = audit.split(separator: "\n").compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["transport"] as? String }
+        XCTAssertEqual(transports.suffix(2), ["ble", "ble"])
+    }
+
+    func testPhoneKeyNeedsAReaderToTrust() throws {
+        let r = try LockBenchProcess.run(["ble", "phone", "--ble", "tcp:127.0.0.1:1", "--key", "k.pem"])
+        XCTAssertEqual(r.status, 2)
+        XCTAssertTrue(r.stderr.contains("--reader-identity"), r.stderr)
+    }
+
     func testBadTransportIsAUsageError() throws {
         let r = try LockBenchProcess.run(["ble", "lock", "--ble", "bluetooth:1"])
         XCTAssertEqual(r.status, 2)
