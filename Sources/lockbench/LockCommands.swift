@@ -42,7 +42,10 @@ struct LockRun: ParsableCommand {
           lockbench lock run --config lock.json --nfc pn532_uart:/dev/ttyUSB0
         or a virtual PN532 served by this process on a pseudo-terminal (CI, no hardware):
           lockbench lock run --config lock.json --nfc virtual
-        With a virtual reader, stdin takes commands that tap software phones on it:
+        or a virtual reader served by another process, like a USB reader on a bench:
+          lockbench nfc virtual-reader --link /tmp/reader --credential-key KEY.pem --document DOC.cbor --lock-config lock.json
+          lockbench lock run --config lock.json --nfc pn532_uart:/tmp/reader
+        With --nfc virtual, stdin takes commands that tap software phones on it:
           tap KEY.pem DOC.cbor [DOC.cbor…]   place a credential (its key and access/revocation documents)
           remove                              take it out of the field
           status                              print the bolt state

@@ -1,4 +1,4 @@
 import ArgumentParser
 
 /// `lock transact` and friends, owned by the protocol layer's socket commands.
-let lockTransactCommands: [ParsableCommand.Type] = []
+let lockTransactCommands: [ParsableCommand.Type] = [LockTransact.self]

@@ -40,15 +40,8 @@ struct TapConsole {
     /// A software phone that trusts this lock's reader, with the given key and documents.
     private func credential(key: String?, documents: [String]) throws -> CredentialSession {
         guard let key else { throw UserError(message: "usage: tap KEY.pem DOC.cbor [DOC.cbor…]") }
-        let signingKey = try KeyFiles.privateKey(key, what: "credential key")
-        var access = [[UInt8]](), revocation = [[UInt8]]()
-        for path in documents {
-            let bytes = try KeyFiles.readBytes(path, what: "document")
-            if (try? RevocationDocument.decode(bytes)) != nil { revocation.append(bytes) } else { access.append(bytes) }
-        }
         let ids = try service.configuration.readerIdentity()
         let trusted = TrustedReader(groupID: ids.groupID, publicKey: Primitives.point(of: service.lock.readerSigningKey))
-        return CredentialSession(configuration: CredentialConfiguration(
-            signingKey: signingKey, trustedReaders: [trusted], accessDocuments: access, revocationDocuments: revocation))
+        return try SoftwarePhone.make(key: key, documents: documents, trusting: [trusted])
     }
 }

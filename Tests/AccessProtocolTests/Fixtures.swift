@@ -5,27 +5,71 @@ import Foundation
 import OfflineUnlock
 @testable import AccessProtocol
 
-/// Fixed keys and ids for protocol tests.
+/// Fixed keys, ids and times for protocol tests, and the real offline-unlock engine as decider.
 enum Fixture {
-    static let readerKey = try! P256.Signing.PrivateKey(rawRepresentation: Hex.decode("1111111111111111111111111111111111111111111111111111111111111111")!)
-    static let otherReaderKey = try! P256.Signing.PrivateKey(rawRepresentation: Hex.decode("2222222222222222222222222222222222222222222222222222222222222222")!)
-    static let credentialKey = try! P256.Signing.PrivateKey(rawRepresentation: Hex.decode("3333333333333333333333333333333333333333333333333333333333333333")!)
-    static let groupID = Hex.decode("00112233445566778899aabbccddeeff")!
-    static let subID = Hex.decode("0102030405060708090a0b0c0d0e0f10")!
-    static let time = Date(timeIntervalSince1970: 1_798_000_000)
+    static func key(_ byte: UInt8) -> P256.Signing.PrivateKey { try! Primitives.signingPrivateKey(raw: Array(repeating: byte, count: 32)) }
+    static let readerKey = key(0x51)
+    static let otherReaderKey = key(0x52)
+    static let credentialKey = key(0x53)
+    static let otherCredentialKey = key(0x54)
+    static let issuerKey = key(0x55)
+    static let otherIssuerKey = key(0x56)
+    static let groupID = [UInt8](repeating: 0xA1, count: 16)
+    static let subID = [UInt8](repeating: 0xB1, count: 16)
+    /// A Monday, 09:00 UTC.
+    static let time = RFC3339.parse("2026-03-02T09:00:00Z")!
 
-    static var identity: AccessProtocol.ReaderIdentity { AccessProtocol.ReaderIdentity(signingKey: readerKey, groupID: groupID, subID: subID) }
+    static var identity: AccessProtocol.ReaderIdentity { .init(signingKey: readerKey, groupID: groupID, subID: subID) }
 
     static func readerConfiguration(versions: [UInt16] = [ProtocolVersion.v1_0]) -> ReaderConfiguration {
         ReaderConfiguration(identity: identity, supportedVersions: versions)
     }
 
+    /// The engine of a lock with this reader, trusting `issuerKey`, its clock trusted at `time`.
+    static func engine(policy: LockPolicy = LockPolicy(), clock: TrustedClock = TrustedClock(trustedAt: time),
+                       now: Date = time) -> OfflineUnlockEngine {
+        let core = DecisionCore(reader: OfflineUnlock.ReaderIdentity(groupID: groupID, subID: subID), policy: policy,
+                                trust: try! TrustStore(issuerPublicKeys: [issuerKey.publicBytes]))
+        return OfflineUnlockEngine(core: core, state: EngineState(clock: clock), now: { now })
+    }
+
+    static func accessDocument(for key: P256.Signing.PrivateKey = credentialKey, id: String = "alice-1",
+                               readers: [ReaderRule]? = nil, schedules: [WeeklySchedule] = [],
+                               from: Date = time.addingTimeInterval(-3600), until: Date = time.addingTimeInterval(8 * 3600),
+                               signed: Date? = nil, by issuer: P256.Signing.PrivateKey = issuerKey) -> [UInt8] {
+        let data = try! AccessData(id: Array(id.utf8), readers: readers ?? [try! ReaderRule(groupID: groupID)], schedules: schedules)
+        return try! AccessDocument.issue(access: data, credentialPublicKey: key.publicBytes,
+                                         validity: .init(signed: signed ?? from, validFrom: from, validUntil: until),
+                                         issuerKey: issuer).encoded()
+    }
+
+    static func revocationDocument(revoking key: P256.Signing.PrivateKey = credentialKey, serial: UInt64 = 1) -> [UInt8] {
+        let entry = try! RevocationEntry(publicKeyHash: RevocationEntry.hash(credentialPublicKey: key.publicBytes),
+                                         expiry: time.addingTimeInterval(30 * 86_400))
+        return RevocationDocument.issue(revocation: RevocationData(serial: serial, entries: [entry]),
+                                        issued: time.addingTimeInterval(-60), expiry: time.addingTimeInterval(30 * 86_400),
+                                        issuerKey: issuerKey).encoded()
+    }
+
     static func credential(trusting key: P256.Signing.PrivateKey = readerKey, versions: [UInt16] = [ProtocolVersion.v1_0],
-                           faults: CredentialFaults = [], accessDocuments: [[UInt8]] = [], revocationDocuments: [[UInt8]] = [],
+                           faults: CredentialFaults = [], accessDocuments: [[UInt8]]? = nil, revocationDocuments: [[UInt8]] = [],
                            random: RandomSource = SystemRandom()) -> CredentialSession {
         CredentialSession(configuration: CredentialConfiguration(
             signingKey: credentialKey, trustedReaders: [TrustedReader(groupID: groupID, publicKey: key.publicBytes)],
-            accessDocuments: accessDocuments, revocationDocuments: revocationDocuments, versions: versions, faults: faults),
+            accessDocuments: accessDocuments ?? [accessDocument()], revocationDocuments: revocationDocuments,
+            versions: versions, faults: faults),
             random: random)
+    }
+}
+
+/// Records what the engine was asked, passing everything through.
+final class RecordingDecider: AccessDecider {
+    let inner: AccessDecider
+    private(set) var presentations: [Presentation] = []
+    init(_ inner: AccessDecider) { self.inner = inner }
+    func wantsStepUp(credentialPublicKey: [UInt8]) -> Bool { inner.wantsStepUp(credentialPublicKey: credentialPublicKey) }
+    func decide(_ presentation: Presentation) -> Decision {
+        presentations.append(presentation)
+        return inner.decide(presentation)
     }
 }

@@ -65,10 +65,10 @@ final class SocketTransportTests: XCTestCase {
 
     func testStandardThenFastOverRawSockets() throws {
         let credential = Fixture.credential()
-        let lock = LockReader(configuration: Fixture.readerConfiguration(),
-                              decider: TestDecider(known: [Fixture.credentialKey.publicBytes]))
+        let lock = LockReader(configuration: Fixture.readerConfiguration(), decider: Fixture.engine())
         let outcomes = try runOverLoopback(framing: .raw, credential: credential, lock: lock, transactions: 2)
         XCTAssertTrue(outcomes[0].granted, "\(outcomes[0].decision)")
+        XCTAssertTrue(outcomes[0].stepUp)
         XCTAssertFalse(outcomes[0].fast)
         XCTAssertTrue(outcomes[1].granted)
         XCTAssertTrue(outcomes[1].fast)
@@ -76,10 +76,9 @@ final class SocketTransportTests: XCTestCase {
     }
 
     func testStepUpOverLengthFramedSockets() throws {
-        let access = CBOR.map(["5": .text(DocType.access), "1": .bytes([UInt8](repeating: 0xA1, count: 1500))]).encoded()
-        let credential = Fixture.credential(accessDocuments: [access])
-        let decider = TestDecider(known: [Fixture.credentialKey.publicBytes])
-        decider.stepUpFor = [Fixture.credentialKey.publicBytes]
+        let access = Fixture.accessDocument()
+        let credential = Fixture.credential(accessDocuments: [access], revocationDocuments: [Fixture.revocationDocument(revoking: Fixture.otherCredentialKey)])
+        let decider = RecordingDecider(Fixture.engine())
         let lock = LockReader(configuration: Fixture.readerConfiguration(), decider: decider)
         let outcome = try runOverLoopback(framing: .length, credential: credential, lock: lock)[0]
         XCTAssertTrue(outcome.granted, "\(outcome.decision)")

@@ -74,9 +74,10 @@ final class InteractiveProcess {
     private var lines: [String] = []
     private let condition = NSCondition()
 
-    init(_ arguments: [String]) throws {
+    init(_ arguments: [String], currentDirectory: URL? = nil) throws {
         process.executableURL = LockBenchProcess.binary
         process.arguments = arguments
+        if let currentDirectory { process.currentDirectoryURL = currentDirectory }
         process.standardInput = input
         process.standardOutput = output
         process.standardError = output
