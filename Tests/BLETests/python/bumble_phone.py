@@ -122,6 +122,15 @@ async def run(args):
         psm = struct.unpack('>H', spsm_value[:2])[0]
         await version.write_value(bytes.fromhex('0100'), with_response=True)
 
+        if args.try_pair:
+            # The lock does not pair (its security is in the access protocol): Bumble's SMP must
+            # get Pairing Failed, and the link must stay usable.
+            try:
+                await asyncio.wait_for(connection.pair(), args.timeout)
+                result['pairing'] = 'paired'
+            except Exception as e:  # Bumble raises a protocol error carrying the SMP reason
+                result['pairing'] = f'{type(e).__name__}: {e}'
+
         credential = make_credential(args)
         done = asyncio.get_running_loop().create_future()
         transcript = []
@@ -159,6 +168,7 @@ def main():
     parser.add_argument('transport')
     parser.add_argument('--credential', default='echo')
     parser.add_argument('--timeout', type=float, default=10.0)
+    parser.add_argument('--try-pair', action='store_true', help='attempt SMP pairing first (the lock refuses)')
     parser.add_argument('--key', help='protocol credential: private key (PEM)')
     parser.add_argument('--document', action='append', default=[], help='protocol credential: access/revocation document (CBOR)')
     parser.add_argument('--lock-config', help='protocol credential: trust the reader of this lock.json')
