@@ -9,30 +9,32 @@ import Lock
 import LockRuntime
 import OfflineUnlock
 
-/// `lockbench-bench ble [--count N] [--echo N] [--engine] [--controller bumble|rootcanal]
-/// [--lock SPEC --phone SPEC]`: connection to APDU exchange complete, median over N unlocks of
-/// the Swift phone on the Swift lock over virtual controllers, with the bare link's round trip
-/// (an L2CAP echo on an open credit-based channel) measured in the same run as the baseline.
-/// With `--engine` the lock runs the real reader + engine (`LockService`) and the phone the
-/// access protocol's credential: connection to decision, standard and FAST.
+/// `lockbench-bench ble [--count N] [--echoes N] [--echo-flow] [--controller bumble|rootcanal]
+/// [--lock SPEC --phone SPEC]`: connection to decision, median over N unlocks of the Swift phone
+/// on the Swift lock over virtual controllers, with the bare link's round trip (an L2CAP echo on
+/// an open credit-based channel) measured in the same run as the baseline. By default the lock
+/// runs the real reader + engine (`LockService`) and the phone the access protocol's credential
+/// (N standard, then N FAST transactions); `--echo-flow` measures the radio alone with
+/// LockBench's echo flow (connection to APDU exchange complete).
 enum BLEBenchmark {
     static func run(_ arguments: [String]) -> Int32 {
         var count = 100, echoes = 200
         var lockSpec: String?, phoneSpec: String?
         var controller = "bumble"
-        var engine = false
+        var engine = true
         var i = 0
         while i < arguments.count {
             let value = i + 1 < arguments.count ? arguments[i + 1] : ""
             switch arguments[i] {
             case "--count": count = Int(value) ?? count; i += 2
-            case "--echo": echoes = Int(value) ?? echoes; i += 2
+            case "--echoes": echoes = Int(value) ?? echoes; i += 2
             case "--lock": lockSpec = value; i += 2
             case "--phone": phoneSpec = value; i += 2
             case "--controller": controller = value; i += 2
             case "--engine": engine = true; i += 1
+            case "--echo-flow": engine = false; i += 1
             default:
-                print("usage: lockbench-bench ble [--count N] [--echo N] [--controller bumble|rootcanal] [--lock tcp:HOST:PORT --phone tcp:HOST:PORT]")
+                print("usage: lockbench-bench ble [--count N] [--echoes N] [--echo-flow] [--controller bumble|rootcanal] [--lock tcp:HOST:PORT --phone tcp:HOST:PORT]")
                 return 2
             }
         }
