@@ -43,17 +43,18 @@ enum BLEBenchmark {
             let ports = (freePort(), freePort())
             let p = Process()
             p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            // The controller dies with the benchmark even if it is killed (PR_SET_PDEATHSIG survives exec).
+            let dieWithParent = ["python3", "-c", "import ctypes, os, sys; ctypes.CDLL(None).prctl(1, 9); os.execvp(sys.argv[1], sys.argv[1:])"]
             if controller == "rootcanal" {
                 // RootCanal: one controller per TCP connection on its HCI port; models connection
                 // events. Its binary runs directly so that killing it leaves no orphan.
                 guard let binary = rootCanalBinary() else { print("rootcanal is not installed (pip install rootcanal==1.10.0)"); return 3 }
-                p.executableURL = URL(fileURLWithPath: binary)
-                p.arguments = ["-hci_port", "\(ports.0)", "-link_port", "\(freePort())",
-                               "-link_ble_port", "\(freePort())", "-test_port", "\(freePort())"]
+                p.arguments = dieWithParent + [binary, "-hci_port", "\(ports.0)", "-link_port", "\(freePort())",
+                                               "-link_ble_port", "\(freePort())", "-test_port", "\(freePort())"]
                 lockSpec = "tcp:127.0.0.1:\(ports.0)"
                 phoneSpec = lockSpec
             } else {
-                p.arguments = ["python3", "-m", "bumble.apps.controllers", "tcp-server:127.0.0.1:\(ports.0)", "tcp-server:127.0.0.1:\(ports.1)"]
+                p.arguments = dieWithParent + ["python3", "-m", "bumble.apps.controllers", "tcp-server:127.0.0.1:\(ports.0)", "tcp-server:127.0.0.1:\(ports.1)"]
                 lockSpec = "tcp:127.0.0.1:\(ports.0)"
                 phoneSpec = "tcp:127.0.0.1:\(ports.1)"
             }
@@ -66,7 +67,7 @@ enum BLEBenchmark {
             controllers = p
         }
         defer {
-            if let p = controllers, p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
+            if let p = controllers { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
         }
         do {
             var lockConfig = BLELock.Configuration(transport: try TransportSpec(parsing: lockSpec!))

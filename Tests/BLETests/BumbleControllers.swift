@@ -32,19 +32,33 @@ final class BumbleControllers {
         try start()
     }
 
-    func start() throws {
+    /// Starts `arguments` so that it dies with this process even when the test run is killed
+    /// (PR_SET_PDEATHSIG survives exec), and never outlives a crashed or interrupted run.
+    static func launch(_ arguments: [String]) throws -> Process {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        let all = [ports.0, ports.1] + extraPorts
-        if extraPorts.isEmpty {
-            p.arguments = ["python3", "-m", "bumble.apps.controllers"] + all.map { "tcp-server:127.0.0.1:\($0)" }
-        } else {
-            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("python/controllers.py").path
-            p.arguments = ["python3", script] + all.map { "tcp-server:127.0.0.1:\($0)" }
-        }
+        p.arguments = ["python3", "-c", "import ctypes, os, sys; ctypes.CDLL(None).prctl(1, 9); os.execvp(sys.argv[1], sys.argv[1:])"] + arguments
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
         try p.run()
+        return p
+    }
+
+    /// Kills and reaps a launched process (unconditionally: `isRunning` is not trusted).
+    static func stop(_ p: Process) {
+        Glibc.kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+    }
+
+    func start() throws {
+        let p: Process
+        let all = [ports.0, ports.1] + extraPorts
+        if extraPorts.isEmpty {
+            p = try BumbleControllers.launch(["python3", "-m", "bumble.apps.controllers"] + all.map { "tcp-server:127.0.0.1:\($0)" })
+        } else {
+            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("python/controllers.py").path
+            p = try BumbleControllers.launch(["python3", script] + all.map { "tcp-server:127.0.0.1:\($0)" })
+        }
         process = p
         let deadline = Date(timeIntervalSinceNow: 20)
         // Probe by reading the kernel's listening sockets, not by connecting: Bumble's tcp-server
@@ -70,10 +84,7 @@ final class BumbleControllers {
 
     func kill() {
         guard let p = process else { return }
-        if p.isRunning {
-            Glibc.kill(p.processIdentifier, SIGKILL)
-            p.waitUntilExit()
-        }
+        BumbleControllers.stop(p)
         process = nil
     }
 
@@ -142,23 +153,13 @@ final class RootCanal {
     init(test: XCTestCase) throws {
         guard let binary = RootCanal.binary else { throw XCTSkip("rootcanal is not installed (pip install rootcanal==1.10.0)") }
         hciPort = BumbleControllers.freePort()
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: binary)
-        p.arguments = ["-hci_port", "\(hciPort)", "-link_port", "\(BumbleControllers.freePort())",
-                       "-link_ble_port", "\(BumbleControllers.freePort())", "-test_port", "\(BumbleControllers.freePort())"]
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
+        let p = try BumbleControllers.launch([binary, "-hci_port", "\(hciPort)", "-link_port", "\(BumbleControllers.freePort())",
+                                              "-link_ble_port", "\(BumbleControllers.freePort())", "-test_port", "\(BumbleControllers.freePort())"])
         process = p
-        test.addTeardownBlock { [self] in
-            if let p = self.process, p.isRunning { Glibc.kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
-        }
+        test.addTeardownBlock { BumbleControllers.stop(p) }
         let deadline = Date(timeIntervalSinceNow: 20)
         while !BumbleControllers.listening(hciPort) {
-            guard Date() < deadline, p.isRunning else {
-                if p.isRunning { Glibc.kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
-                throw XCTSkip("rootcanal did not start")
-            }
+            guard Date() < deadline, p.isRunning else { throw XCTSkip("rootcanal did not start") }
             Thread.sleep(forTimeInterval: 0.05)
         }
     }

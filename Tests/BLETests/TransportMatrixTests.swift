@@ -16,13 +16,8 @@ final class TransportMatrixTests: XCTestCase {
         let tty = dir.appendingPathComponent("lock-uart").path
         let sock = dir.appendingPathComponent("phone.sock").path
 
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["python3", "-m", "bumble.apps.controllers", "pty:\(tty)", "unix-server:\(sock)"]
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        addTeardownBlock { if p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() } }
+        let p = try BumbleControllers.launch(["python3", "-m", "bumble.apps.controllers", "pty:\(tty)", "unix-server:\(sock)"])
+        addTeardownBlock { BumbleControllers.stop(p) }
         let deadline = Date(timeIntervalSinceNow: 20)
         while !(FileManager.default.fileExists(atPath: tty) && FileManager.default.fileExists(atPath: sock)) {
             guard Date() < deadline, p.isRunning else { throw XCTSkip("bumble controllers did not start") }

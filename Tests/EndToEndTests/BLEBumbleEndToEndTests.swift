@@ -48,13 +48,15 @@ final class BLEBumbleEndToEndTests: XCTestCase {
         let dir = try LockBenchProcess.temporaryDirectory(self)
         XCTAssertEqual(try LockBenchProcess.run(["demo", "--directory", dir.path]).status, 0)
         let ports = (freePort(), freePort())
+        // Dies with the test process even if the run is killed (PR_SET_PDEATHSIG survives exec).
         let controllers = Process()
         controllers.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        controllers.arguments = ["python3", "-m", "bumble.apps.controllers", "tcp-server:127.0.0.1:\(ports.0)", "tcp-server:127.0.0.1:\(ports.1)"]
+        controllers.arguments = ["python3", "-c", "import ctypes, os, sys; ctypes.CDLL(None).prctl(1, 9); os.execvp(sys.argv[1], sys.argv[1:])",
+                                 "python3", "-m", "bumble.apps.controllers", "tcp-server:127.0.0.1:\(ports.0)", "tcp-server:127.0.0.1:\(ports.1)"]
         controllers.standardOutput = FileHandle.nullDevice
         controllers.standardError = FileHandle.nullDevice
         try controllers.run()
-        addTeardownBlock { if controllers.isRunning { kill(controllers.processIdentifier, SIGKILL); controllers.waitUntilExit() } }
+        addTeardownBlock { kill(controllers.processIdentifier, SIGKILL); controllers.waitUntilExit() }
         let deadline = Date(timeIntervalSinceNow: 20)
         while !(listening(ports.0) && listening(ports.1)) && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
 

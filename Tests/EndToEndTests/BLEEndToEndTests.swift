@@ -22,15 +22,18 @@ final class BLEEndToEndTests: XCTestCase {
         return table.split(separator: "\n").contains { let f = $0.split(separator: " "); return f.count > 3 && f[1] == local && f[3] == "0A" }
     }
 
+    /// Starts a child that dies with the test process even if the run is killed
+    /// (PR_SET_PDEATHSIG survives exec); killed and reaped at teardown.
     private func spawn(_ executable: String, _ args: [String]) throws -> (Process, Pipe) {
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: executable)
-        p.arguments = args
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["python3", "-c", "import ctypes, os, sys; ctypes.CDLL(None).prctl(1, 9); os.execv(sys.argv[1], sys.argv[1:])",
+                       executable] + args
         let out = Pipe()
         p.standardOutput = out
         p.standardError = FileHandle.nullDevice
         try p.run()
-        addTeardownBlock { if p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() } }
+        addTeardownBlock { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
         return (p, out)
     }
 
