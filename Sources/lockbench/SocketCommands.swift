@@ -185,7 +185,6 @@ struct LockTransact: EngineSubcommand {
             }
         }
         // The reader offers what the lock's policy supports, newest first.
-        service.reader.configuration.supportedVersions = service.configuration.policy.supportedProtocolVersions.sorted(by: >)
         service.reader.configuration.useFast = fast
         let link: SocketTransceiver
         do {
@@ -195,6 +194,7 @@ struct LockTransact: EngineSubcommand {
             throw UserError(message: "cannot reach the credential at \(connect): \(error.reason)", code: ExitCodes.environment)
         }
         let outcome = service.transact(over: link, interface: .socket)
+        service.flush()  // one transaction per process: write what the reader learnt now
         link.close()
         var out = Output(decision: outcome.granted ? "grant" : "deny", credential: outcome.credentialID,
                          credentialKey: outcome.credentialKey, transactionID: outcome.transactionID,
