@@ -280,8 +280,10 @@ public struct ReaderSession {
         } catch {
             return fail(.malformedInput, "AUTH0 response: \(error)")
         }
-        guard ProtocolCrypto.isPoint(answer.deviceEphemeralKey) else {
-            return fail(.malformedInput, "AUTH0 response: device ephemeral key is not a P-256 point")
+        // Structure only here; ECDH (standard path) validates the point on the curve. A FAST
+        // cryptogram that opens authenticates the key without it.
+        guard answer.deviceEphemeralKey.first == 0x04 else {
+            return fail(.malformedInput, "AUTH0 response: device ephemeral key is not an uncompressed point")
         }
         result.deviceEphemeralKey = answer.deviceEphemeralKey
         if replayGuard.contains(answer.deviceEphemeralKey) {
@@ -351,11 +353,14 @@ public struct ReaderSession {
         guard case .publicKey(let credentialKey) = answer.identity else {
             return fail(.malformedInput, "AUTH1 response carries a key slot; the reader asked for the public key (5A)")
         }
-        guard ProtocolCrypto.isPoint(credentialKey) else {
-            return fail(.malformedInput, "AUTH1 response: credential key is not a P-256 point")
+        guard credentialKey.first == 0x04 else {
+            return fail(.malformedInput, "AUTH1 response: credential key is not an uncompressed point")
         }
         result.credentialPublicKey = credentialKey
         guard ProtocolCrypto.verify(answer.signature, over: ctx.signedData(reader: false), publicKey: credentialKey) else {
+            if !ProtocolCrypto.isPoint(credentialKey) {
+                return fail(.malformedInput, "AUTH1 response: credential key is not a P-256 point")
+            }
             return fail(.badCredentialSignature, "device signature over the AUTH1 transcript does not verify with the credential key")
         }
         channel = ch
