@@ -24,11 +24,10 @@ public struct TrustedClock: Equatable, Sendable, Codable {
         return trusted ? nil : .clockUntrusted
     }
 
-    /// Records a time the lock acted on (raises the high-water mark).
+    /// Records a trusted time the lock acted on (raises the high-water mark; never lowers it).
     public mutating func observe(_ now: Date) {
-        if trusted, check(now, leeway: 0) == nil || highWaterMark.map({ now > $0 }) ?? true {
-            highWaterMark = max(highWaterMark ?? now, now)
-        }
+        guard trusted else { return }
+        highWaterMark = max(highWaterMark ?? now, now)
     }
 
     /// Power was lost: keep the high-water mark, stop trusting the clock.

@@ -4,10 +4,8 @@
 
 import ByteCore
 
-/// The P-256 generator point as the issuer key (any valid point will do).
-private let fuzzIssuerKey: [UInt8] = Array(Hex.decode(
-    "04" + "6b17d1f2e12c4247f8bce6e563a440f277037d812deb33a0f4a13945d898c296"
-         + "4fe342e2fe1a7f9b8e7eb4a7c0f9e16b2bce33576b315ececbb6406837bf51f5")!)
+/// A fixed issuer key (the key that signed the document seeds).
+private let fuzzIssuerKey: [UInt8] = Array(Hex.decode("04b9ee8fe209c1c5865750a2d8056fde0c108a8045d9f142f1e1f69b294490df1b349280f603b1b63795e40bc7342e2703a17bdb1acb821f6bc143e546b3b3ac7f")!)
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzCOSE(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

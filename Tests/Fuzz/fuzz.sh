@@ -4,11 +4,12 @@
 #   Tests/Fuzz/fuzz.sh <target> [libFuzzer flags…]     e.g.  Tests/Fuzz/fuzz.sh cbor -runs=20000
 #
 # Recipe (see docs/fuzzing.md): an executable SwiftPM target built with -sanitize=fuzzer does not
-# link, so the codec sources (Sources/Codecs/**) are compiled directly by swiftc together with the
-# entry file Tests/Fuzz/<target>.swift, instrumented with -sanitize=fuzzer,address, as module
-# `Codecs` (-parse-as-library: the entry defines LLVMFuzzerTestOneInput, libFuzzer brings main).
-# The codecs' dependencies (ByteCore, swift-crypto) are linked from an ordinary debug build
-# (`swift build --target Codecs`), uninstrumented: only our parsers are under coverage.
+# link, so the module's sources (Sources/Codecs/** by default) are compiled directly by swiftc
+# together with the entry file Tests/Fuzz/<target>.swift, instrumented with
+# -sanitize=fuzzer,address, as that module (-parse-as-library: the entry defines
+# LLVMFuzzerTestOneInput, libFuzzer brings main). Its dependencies (ByteCore, Codecs, swift-crypto)
+# are linked from an ordinary debug build (`swift build --target OfflineUnlock`), uninstrumented:
+# only the parsers under test carry coverage.
 #
 # Environment:
 #   LOCKBENCH_BUILD_DIR  debug build products to link (default: <repo>/.build/debug, built if absent)
@@ -24,20 +25,26 @@ entry="$here/$target.swift"
 
 build="${LOCKBENCH_BUILD_DIR:-}"
 if [[ -z "$build" ]]; then
-    (cd "$repo" && swift build --target Codecs >&2)
+    (cd "$repo" && swift build --target OfflineUnlock >&2)
     build="$repo/.build/debug"
 fi
 out="${LOCKBENCH_FUZZ_OUT:-$repo/.build-fuzz}"
 mkdir -p "$out"
 
+# The module under test: `// fuzz-module: NAME` in the entry file (default Codecs). Its sources are
+# compiled instrumented; the modules below it are linked from the debug build.
+module="$(sed -n 's|^// fuzz-module: *\([A-Za-z]*\).*|\1|p' "$entry" | head -1)"
+module="${module:-Codecs}"
+
 shopt -s nullglob
 deps=("$build"/ByteCore.build/*.o "$build"/Crypto.build/*.o "$build"/CryptoBoringWrapper.build/*.o)
+[[ "$module" != Codecs ]] && deps+=("$build"/Codecs.build/*.o)
 while IFS= read -r -d '' o; do deps+=("$o"); done < <(find "$build/CCryptoBoringSSL.build" "$build/CCryptoBoringSSLShims.build" -name '*.o' -print0)
 [[ ${#deps[@]} -gt 10 ]] || { echo "fuzz.sh: no build products in $build; run 'swift build --target Codecs'" >&2; exit 3; }
 
 binary="$out/$target-fuzz"
-mapfile -t sources < <(find "$repo/Sources/Codecs" -name '*.swift' | sort)
-swiftc -sanitize=fuzzer,address -parse-as-library -g -module-name Codecs \
+mapfile -t sources < <(find "$repo/Sources/$module" -name '*.swift' | sort)
+swiftc -sanitize=fuzzer,address -parse-as-library -g -module-name "$module" \
     -I "$build/Modules" "${sources[@]}" "$entry" "${deps[@]}" -o "$binary" 2> >(grep -v "Cannot export local symbol" >&2)
 
 # Fuzz in a scratch copy of the seed corpus so the checked-in seeds stay as they are.
@@ -49,4 +56,6 @@ cd "$out"
 # boxes of `indirect enum CBOR` held by globals), so LSan cannot see those references and reports
 # every such global as leaked. AddressSanitizer's memory-error checks stay on.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}"
+# Swift's own crash backtracer hangs under ASan; libFuzzer reports the crash and saves the input.
+export SWIFT_BACKTRACE="${SWIFT_BACKTRACE:-enable=no}"
 exec "$binary" "$@" "$corpus"
