@@ -58,6 +58,7 @@ let package = Package(
         .testTarget(name: "LockTests", dependencies: ["Lock", "AccessProtocol", "OfflineUnlock", "ByteCore"]),
         .testTarget(name: "NFCTests", dependencies: ["NFC", "VirtualPN532", "ByteCore"]),
         .testTarget(name: "BLETests", dependencies: ["BLE", "ByteCore"]),
+        .testTarget(name: "LockRuntimeTests", dependencies: ["LockRuntime", "AccessProtocol", "OfflineUnlock", "Lock", "NFC", "VirtualPN532", "ByteCore", "Codecs", crypto]),
         // Whole-program tests: run the built `lockbench` binary as a user would.
         .testTarget(name: "EndToEndTests", dependencies: ["lockbench", "LockRuntime"]),
     ],

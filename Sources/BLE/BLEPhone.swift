@@ -29,8 +29,8 @@ public final class BLEPhoneSession {
     public func discover() throws(BLEError) {
         let gatt = GATTClient(connection: connection)
         try gatt.exchangeMTU(247)
-        services = try gatt.discoverPrimaryServices()
-        guard let service = services.first(where: { $0.uuid == BLEUUID(AliroBLE.serviceUUID) }) else {
+        services = try gatt.findPrimaryServices(BLEUUID(AliroBLE.serviceUUID))
+        guard let service = services.first else {
             throw BLEError(.notFound, "GATT: the lock serves no FFF2 service")
         }
         let chars = try gatt.discoverCharacteristics(in: service)

@@ -16,6 +16,8 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
     public let audit: AuditLog
     public let readerSigningKey: P256.Signing.PrivateKey
     private let store: StateStore
+    /// Held for the lock's lifetime: one process owns a state directory at a time.
+    private let ownership: StateDirectoryLock
     private var persisted: PersistedLockState
     private var bolt: LockStateMachine
     private let mutex = NSLock()
@@ -29,6 +31,7 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
         do { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) } catch {
             throw LockError(.io, "cannot create state directory \(dir): \(error)")
         }
+        ownership = try StateDirectoryLock(directory: dir)
         store = StateStore(directory: dir)
         readerSigningKey = try configuration.readerSigningKey()
         let core = DecisionCore(reader: try configuration.readerIdentity(), policy: configuration.policy,
@@ -147,4 +150,15 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
     public func setFastCache(_ blob: Data?) throws(LockError) {
         try mutate { persisted.fastCache = blob }
     }
+
+    /// Keeps the reader's memory in the state without writing it: it is written with the next
+    /// decision (one fsynced state write per tap instead of two) or by `flush()`. A crash before
+    /// then costs at most the newest FAST key: that credential's next tap runs standard.
+    public func stageFastCache(_ blob: Data?) {
+        mutex.lock(); defer { mutex.unlock() }
+        persisted.fastCache = blob
+    }
+
+    /// Writes the state now (on a clean stop).
+    public func flush() throws(LockError) { try mutate {} }
 }

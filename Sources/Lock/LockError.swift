@@ -9,6 +9,8 @@ public struct LockError: Error, Equatable, CustomStringConvertible, Sendable {
         case invalidIdentity = "lock.invalid_identity"
         /// The persisted state file is not readable state.
         case corruptState = "lock.corrupt_state"
+        /// Another process has the state directory open (a running `lock run`).
+        case stateInUse = "lock.state_in_use"
     }
     public var code: Code
     public var reason: String
@@ -19,4 +21,9 @@ public struct LockError: Error, Equatable, CustomStringConvertible, Sendable {
     }
     public var description: String { "\(code.rawValue): \(reason)" }
     public static func == (a: LockError, b: LockError) -> Bool { a.code == b.code && a.reason == b.reason }
+}
+
+extension LockError.Code {
+    /// The machine, not the input, is at fault: a CLI exits 3 rather than 2.
+    public var isEnvironment: Bool { self == .io || self == .stateInUse }
 }

@@ -32,18 +32,8 @@ public struct DemoScenario {
     public func run() throws -> (steps: [Step], auditLog: String) {
         let files = DemoFiles(directory: directory)
         let now = Date()
-        let issuer = P256.Signing.PrivateKey()
-        let readerKey = P256.Signing.PrivateKey()
-        let groupID = Self.random(16), subID = Self.random(16)
-        try files.write("issuer.key.pem", issuer.pemRepresentation)
-        try files.write("issuer.pub.pem", issuer.publicKey.pemRepresentation)
-        try files.write("reader.key.pem", readerKey.pemRepresentation)
-        let config = LockConfiguration(
-            model: "Schlage NDE", firmware: "02.12.72",
-            reader: .init(signingKey: "reader.key.pem", groupID: groupID.hex, subID: subID.hex),
-            trustedIssuers: ["issuer.pub.pem"], stateDirectory: "state", clock: "system",
-            baseDirectory: directory.path)
-        try files.write("lock.json", String(decoding: config.encoded(), as: UTF8.self))
+        let provisioned = try LockProvisioning(directory: directory)
+        let config = provisioned.configuration
         say("issuer, reader identity and lock configuration written to \(directory.path)")
 
         let service = try LockService(configuration: config)
@@ -54,21 +44,13 @@ public struct DemoScenario {
         try runner.start()
         defer { runner.stop() }
         guard let reader = runner.virtualReader else { throw LockServiceError("virtual reader did not start") }
-        let trusted = TrustedReader(groupID: groupID, publicKey: Primitives.point(of: readerKey))
-        let rule = try ReaderRule(groupID: groupID)
 
         func phone(_ name: String, validFrom: Date, validUntil: Date, revocations: [RevocationDocument] = []) throws -> (CredentialSession, P256.Signing.PrivateKey, AccessDocument) {
-            let key = P256.Signing.PrivateKey()
-            let access = try AccessData(id: Array(name.utf8.prefix(16)), readers: [rule])
-            let doc = try AccessDocument.issue(access: access, credentialPublicKey: Primitives.point(of: key),
-                                               validity: .init(signed: validFrom, validFrom: validFrom, validUntil: validUntil),
-                                               issuerKey: issuer)
-            try files.write("\(name).key.pem", key.pemRepresentation)
-            try files.write("\(name).access.cbor", Data(doc.encoded()))
-            let session = CredentialSession(configuration: CredentialConfiguration(
-                signingKey: key, trustedReaders: [trusted], accessDocuments: [doc.encoded()],
-                revocationDocuments: revocations.map { $0.encoded() }))
-            return (session, key, doc)
+            let p = try provisioned.phone(id: name, validFrom: validFrom, validFor: validUntil.timeIntervalSince(validFrom),
+                                          revocations: revocations)
+            try files.write("\(name).key.pem", p.key.pemRepresentation)
+            try files.write("\(name).access.cbor", Data(p.document!.encoded()))
+            return (p.session, p.key, p.document!)
         }
 
         var steps = [Step]()
@@ -90,10 +72,7 @@ public struct DemoScenario {
 
         // Alice reports her phone lost; the issuer revokes it. Carol's phone carries the
         // revocation list to the offline lock with her own documents.
-        let entry = try RevocationEntry(publicKeyHash: RevocationEntry.hash(credentialPublicKey: Primitives.point(of: alice.1)),
-                                        documentID: alice.2.id, expiry: alice.2.validity.validUntil)
-        let revocation = RevocationDocument.issue(revocation: RevocationData(serial: 1, entries: [entry]), issued: now,
-                                                  expiry: now.addingTimeInterval(24 * 3600), issuerKey: issuer)
+        let revocation = try provisioned.revocation(of: [(alice.1, alice.2)], issued: now)
         try files.write("revocation.cbor", Data(revocation.encoded()))
         let carol = try phone("carol", validFrom: now.addingTimeInterval(-600), validUntil: now.addingTimeInterval(8 * 3600),
                               revocations: [revocation])
@@ -104,7 +83,6 @@ public struct DemoScenario {
         return (steps, log)
     }
 
-    static func random(_ n: Int) -> [UInt8] { (0..<n).map { _ in UInt8.random(in: 0...255) } }
 }
 
 /// The demo's files, written so a user can inspect them and reuse them with the CLI.

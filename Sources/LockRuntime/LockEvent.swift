@@ -65,7 +65,7 @@ public struct LockEvent: Encodable, Sendable {
         return String(decoding: (try? encoder.encode(self)) ?? Data("{}".utf8), as: UTF8.self)
     }
 
-    static let timeFormatter: ISO8601DateFormatter = {
+    public static let timeFormatter: ISO8601DateFormatter = {
         let f = ISO8601DateFormatter()
         f.formatOptions = [.withInternetDateTime]
         return f

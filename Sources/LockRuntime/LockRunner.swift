@@ -61,6 +61,7 @@ public final class LockRunner {
         nfcLoop?.stop()
         bleLock?.stop()
         virtualReader?.stop()
+        service.flush()
         emit(LockEvent(kind: .stopped, message: "lock stopped; bolt \(service.lock.boltName)"))
     }
 

@@ -37,7 +37,7 @@ public final class LockService: @unchecked Sendable {
     public var walletPolling: Bool { certification.isCertified }
 
     /// Runs one transaction over `link` at the lock's clock; records protocol-level denials (which
-    /// never reach the engine) in the audit log and persists what the reader learnt.
+    /// never reach the engine) in the audit log and stages what the reader learnt for the next state write.
     public func transact(over link: APDUTransceiver, interface: RadioInterface) -> TransactionOutcome {
         mutex.lock(); defer { mutex.unlock() }
         try? lock.tick()
@@ -49,8 +49,14 @@ public final class LockService: @unchecked Sendable {
                                        interface: interface)
         }
         let memory = ReaderMemory(fast: reader.fastCache, replay: reader.replayGuard)
-        if let blob = try? JSONEncoder().encode(memory), blob != lock.fastCache { try? lock.setFastCache(blob) }
+        if let blob = try? JSONEncoder().encode(memory), blob != lock.fastCache { lock.stageFastCache(blob) }
         return outcome
+    }
+
+    /// Writes what the reader learnt since the last decision (on a clean stop).
+    public func flush() {
+        mutex.lock(); defer { mutex.unlock() }
+        try? lock.flush()
     }
 
     static func verdict(_ configuration: LockConfiguration, tables: CertificationTables) throws -> Verdict {

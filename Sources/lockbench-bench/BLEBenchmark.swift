@@ -1,28 +1,40 @@
+import AccessProtocol
 import BLE
 import ByteCore
+import Codecs
+import Crypto
 import Foundation
 import Glibc
+import Lock
+import LockRuntime
+import OfflineUnlock
 
-/// `lockbench-bench ble [--count N] [--echo N] [--lock SPEC --phone SPEC]`: connection to
-/// APDU exchange complete, median over N unlocks of the Swift phone on the Swift lock over
-/// Bumble's virtual controllers, with the bare link's round trip (an L2CAP echo on an open
-/// credit-based channel) measured in the same run as the baseline.
+/// `lockbench-bench ble [--count N] [--echoes N] [--echo-flow] [--controller bumble|rootcanal]
+/// [--lock SPEC --phone SPEC]`: connection to decision, median over N unlocks of the Swift phone
+/// on the Swift lock over virtual controllers, with the bare link's round trip (an L2CAP echo on
+/// an open credit-based channel) measured in the same run as the baseline. By default the lock
+/// runs the real reader + engine (`LockService`) and the phone the access protocol's credential
+/// (N standard, then N FAST transactions); `--echo-flow` measures the radio alone with
+/// LockBench's echo flow (connection to APDU exchange complete).
 enum BLEBenchmark {
     static func run(_ arguments: [String]) -> Int32 {
         var count = 100, echoes = 200
         var lockSpec: String?, phoneSpec: String?
         var controller = "bumble"
+        var engine = true
         var i = 0
         while i < arguments.count {
             let value = i + 1 < arguments.count ? arguments[i + 1] : ""
             switch arguments[i] {
             case "--count": count = Int(value) ?? count; i += 2
-            case "--echo": echoes = Int(value) ?? echoes; i += 2
+            case "--echoes": echoes = Int(value) ?? echoes; i += 2
             case "--lock": lockSpec = value; i += 2
             case "--phone": phoneSpec = value; i += 2
             case "--controller": controller = value; i += 2
+            case "--engine": engine = true; i += 1
+            case "--echo-flow": engine = false; i += 1
             default:
-                print("usage: lockbench-bench ble [--count N] [--echo N] [--controller bumble|rootcanal] [--lock tcp:HOST:PORT --phone tcp:HOST:PORT]")
+                print("usage: lockbench-bench ble [--count N] [--echoes N] [--echo-flow] [--controller bumble|rootcanal] [--lock tcp:HOST:PORT --phone tcp:HOST:PORT]")
                 return 2
             }
         }
@@ -31,14 +43,18 @@ enum BLEBenchmark {
             let ports = (freePort(), freePort())
             let p = Process()
             p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            // The controller dies with the benchmark even if it is killed (PR_SET_PDEATHSIG survives exec).
+            let dieWithParent = ["python3", "-c", "import ctypes, os, sys; ctypes.CDLL(None).prctl(1, 9); os.execvp(sys.argv[1], sys.argv[1:])"]
             if controller == "rootcanal" {
-                // RootCanal: one controller per TCP connection on its HCI port; models connection events.
-                p.arguments = ["python3", "-m", "rootcanal", "-hci_port", "\(ports.0)", "-link_port", "\(freePort())",
-                               "-link_ble_port", "\(freePort())", "-test_port", "\(freePort())"]
+                // RootCanal: one controller per TCP connection on its HCI port; models connection
+                // events. Its binary runs directly so that killing it leaves no orphan.
+                guard let binary = rootCanalBinary() else { print("rootcanal is not installed (pip install rootcanal==1.10.0)"); return 3 }
+                p.arguments = dieWithParent + [binary, "-hci_port", "\(ports.0)", "-link_port", "\(freePort())",
+                                               "-link_ble_port", "\(freePort())", "-test_port", "\(freePort())"]
                 lockSpec = "tcp:127.0.0.1:\(ports.0)"
                 phoneSpec = lockSpec
             } else {
-                p.arguments = ["python3", "-m", "bumble.apps.controllers", "tcp-server:127.0.0.1:\(ports.0)", "tcp-server:127.0.0.1:\(ports.1)"]
+                p.arguments = dieWithParent + ["python3", "-m", "bumble.apps.controllers", "tcp-server:127.0.0.1:\(ports.0)", "tcp-server:127.0.0.1:\(ports.1)"]
                 lockSpec = "tcp:127.0.0.1:\(ports.0)"
                 phoneSpec = "tcp:127.0.0.1:\(ports.1)"
             }
@@ -51,12 +67,20 @@ enum BLEBenchmark {
             controllers = p
         }
         defer {
-            if let p = controllers, p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
+            if let p = controllers { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
         }
         do {
             var lockConfig = BLELock.Configuration(transport: try TransportSpec(parsing: lockSpec!))
             lockConfig.echoPSM = AliroBLE.echoPSM
-            let lock = try BLELock(configuration: lockConfig, transaction: EchoFlow.lockTransaction())
+            let site = engine ? try EngineSite() : nil
+            let transaction: BLELock.Transaction = site.map { site in
+                { session in
+                    let outcome = site.service.transact(over: session, interface: .ble)
+                    session.completionPayload = outcome.granted ? EchoFlow.granted : EchoFlow.denied
+                    site.record(outcome)
+                }
+            } ?? EchoFlow.lockTransaction()
+            let lock = try BLELock(configuration: lockConfig, transaction: transaction)
             lock.start()
             defer { lock.stop() }
             guard lock.waitUntilAdvertising(timeout: 20) else { print("the lock's controller did not come up"); return 3 }
@@ -80,10 +104,16 @@ enum BLEBenchmark {
 
             // Unlocks: connection complete → discovery → channel → APDU exchange complete.
             var total = [Double](), toChannel = [Double](), exchange = [Double]()
+            var fastTotal = [Double]()
             var failures = 0
+            // Engine: one warm-up (step-up caches the access document), then `count` standard
+            // transactions (a fresh credential session: no FAST key) and `count` FAST ones.
+            if let site { _ = try? phone.unlock(with: site.credential(fast: false)) }
+            let fastPhone = site?.credential(fast: true)
+            if let fastPhone { _ = try? phone.unlock(with: fastPhone) }  // its first grant caches the FAST key
             for _ in 0..<count {
                 do {
-                    let o = try phone.unlock(with: EchoCredential())
+                    let o = try phone.unlock(with: site?.credential(fast: false) ?? EchoCredential())
                     guard o.completion == EchoFlow.granted else {
                         failures += 1
                         FileHandle.standardError.write(Data("unlock \(failures): completion \(o.completion.map { Hex.encode($0) } ?? "none") after \(o.commandsAnswered) commands\n".utf8))
@@ -97,12 +127,24 @@ enum BLEBenchmark {
                     FileHandle.standardError.write(Data("unlock \(failures) failed: \(error)\n".utf8))
                 }
             }
-            print("BLE over \(controller == "rootcanal" ? "RootCanal" : "Bumble") virtual controllers (\(lockSpec!) ↔ \(phoneSpec!))")
+            if let fastPhone {
+                for _ in 0..<count {
+                    if let o = try? phone.unlock(with: fastPhone), o.completion == EchoFlow.granted {
+                        fastTotal.append(o.connectToCompleted * 1000)
+                    } else {
+                        failures += 1
+                    }
+                }
+            }
+            print("BLE over \(controller == "rootcanal" ? "RootCanal" : "Bumble") virtual controllers (\(lockSpec!) ↔ \(phoneSpec!))"
+                  + (engine ? ", real reader + engine + credential" : ", echo flow"))
             print(line("baseline: L2CAP echo round trip (20-byte SDU)", rtts))
-            print(line("connection → APDU exchange complete (granted)", total))
+            print(line(engine ? "connection → decision, standard (granted)" : "connection → APDU exchange complete (granted)", total))
+            if engine { print(line("connection → decision, FAST (granted)", fastTotal)) }
             print(line("  connection → channel open (MTU, discovery, SPSM read, version write, CoC)", toChannel))
-            print(line("  channel open → completed (SELECT + 2 APDUs + completed notification)", exchange))
-            print("unlocks: \(total.count) granted, \(failures) failed")
+            print(line(engine ? "  channel open → completed (SELECT, AUTH0, AUTH1, EXCHANGE, completed)" : "  channel open → completed (SELECT + 2 APDUs + completed notification)", exchange))
+            if let site { print("lock decisions: \(site.summary)") }
+            print("unlocks: \(total.count + fastTotal.count) granted, \(failures) failed")
             if let m = median(total), let e = median(rtts) {
                 print(String(format: "ratio: unlock median = %.1f × echo median; goal ≤ 50 ms median: %@", m / e, m <= 50 ? "met" : "NOT met"))
             }
@@ -114,6 +156,66 @@ enum BLEBenchmark {
             print("BLE benchmark failed: \(error)")
             return 3
         }
+    }
+
+    /// A site for `--engine`: issuer, reader identity, a lock configuration in a temporary
+    /// directory, and a phone with an access document for that lock.
+    final class EngineSite {
+        let directory: URL
+        let service: LockService
+        let phoneKey = P256.Signing.PrivateKey()
+        let trusted: TrustedReader
+        let document: [UInt8]
+        private let lock = NSLock()
+        private var counts: [String: Int] = [:]
+
+        init() throws {
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent("lockbench-ble-bench-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let issuer = P256.Signing.PrivateKey(), readerKey = P256.Signing.PrivateKey()
+            let groupID = (0..<16).map { _ in UInt8.random(in: 0...255) }, subID = (0..<16).map { _ in UInt8.random(in: 0...255) }
+            try Data(issuer.publicKey.pemRepresentation.utf8).write(to: directory.appendingPathComponent("issuer.pub.pem"))
+            try Data(readerKey.pemRepresentation.utf8).write(to: directory.appendingPathComponent("reader.key.pem"))
+            let config = LockConfiguration(model: "Schlage NDE", firmware: "02.12.72",
+                                           reader: .init(signingKey: "reader.key.pem", groupID: groupID.hex, subID: subID.hex),
+                                           trustedIssuers: ["issuer.pub.pem"], stateDirectory: "state", clock: "system",
+                                           baseDirectory: directory.path)
+            service = try LockService(configuration: config)
+            trusted = TrustedReader(groupID: groupID, publicKey: Primitives.point(of: readerKey))
+            let now = Date()
+            let access = try AccessData(id: Array("bench".utf8), readers: [try ReaderRule(groupID: groupID)])
+            document = try AccessDocument.issue(access: access, credentialPublicKey: Primitives.point(of: phoneKey),
+                                                validity: .init(signed: now, validFrom: now.addingTimeInterval(-600), validUntil: now.addingTimeInterval(8 * 3600)),
+                                                issuerKey: issuer).encoded()
+        }
+
+        deinit { try? FileManager.default.removeItem(at: directory) }
+
+        /// A credential session; `fast` sessions are reused so FAST keys carry over.
+        func credential(fast: Bool) -> CredentialSession {
+            CredentialSession(configuration: CredentialConfiguration(signingKey: phoneKey, trustedReaders: [trusted],
+                                                                     accessDocuments: [document], interface: .ble))
+        }
+
+        func record(_ outcome: TransactionOutcome) {
+            let key = (outcome.granted ? "granted" : "denied") + (outcome.fast ? " fast" : "") + (outcome.stepUp ? " step-up" : "")
+            lock.withLock { counts[key, default: 0] += 1 }
+        }
+
+        var summary: String { lock.withLock { counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") } }
+    }
+
+    static func rootCanalBinary() -> String? {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["python3", "-c", "import rootcanal.binaries as b; print(b.get_package_binary_resource_path('rootcanal'))"]
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        guard (try? p.run()) != nil else { return nil }
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        p.waitUntilExit()
+        return p.terminationStatus == 0 && FileManager.default.isExecutableFile(atPath: text) ? text : nil
     }
 
     static func median(_ xs: [Double]) -> Double? {

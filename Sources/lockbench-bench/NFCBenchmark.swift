@@ -36,7 +36,7 @@ enum NFCBenchmark {
         }
 
         var line: String {
-            name.padding(toLength: 32, withPad: " ", startingAt: 0)
+            name.padding(toLength: 46, withPad: " ", startingAt: 0)
                 + String(format: " n=%-5d median %7.3f ms   p95 %7.3f ms   min %7.3f ms   max %7.3f ms", count, medianMs, p95Ms, minMs, maxMs)
         }
     }
@@ -47,10 +47,15 @@ enum NFCBenchmark {
         var makeCard: () -> APDUResponder
         /// Runs one transaction; returns a short outcome (e.g. "granted"); throws on failure.
         var transaction: (APDUTransceiver, TargetInfo) throws -> String
+        /// Send the ECP frame before each poll, as a lock on certified firmware does.
+        var ecpPolling = false
+        /// When the lock's decision of the last transaction was committed (uptime ns: the audit
+        /// entry fsynced, the bolt acting); nil = the transaction's end is the decision.
+        var decisionTime: (() -> UInt64)? = nil
     }
 
     /// The bare tap: the lock only SELECTs.
-    static let selectOnlyTap = Tap(name: "tap to SELECT (lock loop)", makeCard: { SimpleCard() }) { link, _ in
+    static let selectOnlyTap = Tap(name: "SELECT only", makeCard: { SimpleCard() }) { link, _ in
         let response = try link.transceive(selectAPDU)
         return response == [0x90, 0x00] ? "selected" : "refused \(response.hex)"
     }
@@ -77,21 +82,38 @@ enum NFCBenchmark {
         return Stats(name: "bare libnfc SELECT round trip", samples: samples)
     }
 
+    /// One scenario's taps, split: card in the field → decision (what a user waits for) =
+    /// card in the field → card selected (the poll-interval wait, anticollision, RATS) + card
+    /// selected → decision (the transaction: every APDU through libnfc, the engine, the audit).
+    struct TapStats {
+        var total: Stats
+        var detection: Stats
+        var decision: Stats
+        /// Card selected → the loop's transaction closure returned (the phone has heard the
+        /// answer, the reader's memory is persisted); only when the decision comes earlier.
+        var transactionEnd: Stats?
+        var all: [Stats] { [total, detection, decision] + (transactionEnd.map { [$0] } ?? []) }
+    }
+
     /// Taps through the lock loop: from the card entering the field to the transaction's end.
-    static func taps(_ tap: Tap, count: Int, pollInterval: TimeInterval) throws -> Stats {
+    static func taps(_ tap: Tap, count: Int, pollInterval: TimeInterval) throws -> TapStats {
         let reader = try VirtualReader()
         defer { reader.stop() }
         let condition = NSCondition()
         var completed = 0, removed = 0, opened = false
         var failures: [String] = []
-        var finishedAt: UInt64 = 0
-        let loop = NFCLockLoop<String>(configuration: .init(connstring: reader.connstring, pollInterval: pollInterval,
-                                                            presenceInterval: pollInterval), transaction: tap.transaction)
+        var finishedAt: UInt64 = 0, arrivedAt: UInt64 = 0
+        var transactionSeconds: TimeInterval = 0
+        let loop = NFCLockLoop<String>(configuration: .init(connstring: reader.connstring, ecpPolling: tap.ecpPolling,
+                                                            pollInterval: pollInterval, presenceInterval: pollInterval),
+                                       transaction: tap.transaction)
         loop.onEvent = { event in
             condition.lock()
             switch event {
             case .readerOpened: opened = true
-            case .transactionCompleted: finishedAt = DispatchTime.now().uptimeNanoseconds; completed += 1
+            case .cardArrived: arrivedAt = DispatchTime.now().uptimeNanoseconds
+            case .transactionCompleted(_, _, let d):
+                finishedAt = DispatchTime.now().uptimeNanoseconds; transactionSeconds = d; completed += 1
             case .transactionFailed(_, let error, _): failures.append("\(error)"); completed += 1
             case .cardRemoved: removed += 1
             default: break
@@ -110,7 +132,8 @@ enum NFCBenchmark {
         condition.lock()
         try wait { opened }
         condition.unlock()
-        var samples: [TimeInterval] = []
+        var samples: [TimeInterval] = [], transactions: [TimeInterval] = [], detections: [TimeInterval] = []
+        var decisions: [TimeInterval] = []
         for i in 0..<(count + 5) {
             let card = tap.makeCard()
             // Let the loop settle into polling, then tap at a random phase of its poll cycle.
@@ -119,20 +142,33 @@ enum NFCBenchmark {
             try reader.insert(card)
             condition.lock()
             try wait { completed > i }
-            let end = finishedAt
+            let end = finishedAt, arrived = arrivedAt, transaction = transactionSeconds
             condition.unlock()
-            if i >= 5 { samples.append(Double(end - start) / 1e9) }  // the first 5 warm up
+            if i >= 5 {  // the first 5 warm up
+                let decided = tap.decisionTime?() ?? end
+                guard decided >= arrived, decided <= end else {
+                    throw NFCError(.chip, "tap \(i): decision time outside the transaction")
+                }
+                samples.append(Double(decided - start) / 1e9)
+                decisions.append(Double(decided - arrived) / 1e9)
+                transactions.append(transaction)
+                detections.append(Double(arrived - start) / 1e9)
+            }
             reader.remove()
             condition.lock()
             try wait { removed > i }
             condition.unlock()
         }
         if !failures.isEmpty { throw NFCError(.chip, "\(failures.count) transactions failed: \(failures[0])") }
-        return Stats(name: tap.name, samples: samples)
+        return TapStats(total: Stats(name: "\(tap.name): tap to decision", samples: samples),
+                        detection: Stats(name: "  poll wait + select", samples: detections),
+                        decision: Stats(name: "  arrival to decision", samples: decisions),
+                        transactionEnd: tap.decisionTime == nil ? nil
+                            : Stats(name: "  arrival to transaction end", samples: transactions))
     }
 
     static func main(_ arguments: [String]) -> Int32 {
-        var iterations = 1000, tapCount = 200, json = false, pollInterval = NFCLockLoop<String>.Configuration(connstring: "").pollInterval
+        var iterations = 1000, tapCount = 200, json = false, stepUp = true, pollInterval = NFCLockLoop<String>.Configuration(connstring: "").pollInterval
         var args = arguments[...]
         while let a = args.popFirst() {
             switch a {
@@ -140,20 +176,30 @@ enum NFCBenchmark {
             case "--taps": tapCount = Int(args.popFirst() ?? "") ?? tapCount
             case "--poll-interval-ms": pollInterval = (Double(args.popFirst() ?? "") ?? 10) / 1000
             case "--json": json = true
+            case "--no-step-up": stepUp = false
             default:
-                print("usage: lockbench-bench nfc [--iterations N (1000)] [--taps N (200)] [--poll-interval-ms MS (the lock loop default, 10)] [--json]")
+                print("usage: lockbench-bench nfc [--iterations N (1000)] [--taps N (200)] [--poll-interval-ms MS (the lock loop default, 10)] [--no-step-up] [--json]")
                 return 2
             }
         }
         do {
-            let results = [try selectRoundTrips(iterations: iterations),
-                           try taps(selectOnlyTap, count: tapCount, pollInterval: pollInterval)]
+            var results = [try selectRoundTrips(iterations: iterations)]
+            results += try taps(selectOnlyTap, count: tapCount, pollInterval: pollInterval).all
+            for tap in try LockTaps.scenarios(stepUp: stepUp) {
+                let stats = try taps(tap.tap, count: tapCount, pollInterval: pollInterval)
+                results += stats.all + tap.split.stats(droppingFirst: 5)
+                tap.cleanUp()
+            }
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
                 print(String(decoding: try encoder.encode(results), as: UTF8.self))
             } else {
                 print("NFC through libnfc \(LibNFC.version) and the virtual PN532 (lock loop poll interval \(Int(pollInterval * 1000)) ms)")
+                print("tap to decision = poll wait + select (card in the field → selected) + arrival to decision (→ audit entry fsynced, bolt acts);")
+                print("transaction end: the phone has heard the answer and the reader's memory is persisted, then the loop re-arms.")
+                print("SELECT only: the loop's transaction is one SELECT; standard: documents cached, no FAST key on either side;")
+                print("FAST: cached Kpersistent; step-up: a phone the lock has never seen (documents fetched). Lock on certified firmware: ECP polling on.")
                 for r in results { print(r.line) }
             }
             return 0

@@ -1,7 +1,11 @@
+import AccessProtocol
 import ArgumentParser
 import BLE
 import ByteCore
+import Codecs
 import Foundation
+import Lock
+import OfflineUnlock
 
 /// `lockbench ble …` (owned by the BLE layer).
 let bleCommands: [ParsableCommand.Type] = [BLECommand.self]
@@ -111,22 +115,82 @@ struct BLELockCommand: ParsableCommand {
     }
 }
 
-/// `lockbench ble phone`: the virtual phone with the echo credential.
+/// `lockbench ble phone`: the virtual phone — a software credential (or the echo credential)
+/// that scans for a lock, connects, discovers, opens the channel and answers the reader.
 struct BLEPhoneCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "phone",
-        abstract: "Scan for a lock, connect, discover, open its L2CAP channel and answer with the echo credential."
+        abstract: "Scan for a lock, connect, discover, open its L2CAP channel and run a credential.",
+        discussion: """
+        With --key, the phone runs the access protocol's credential side with that key and its
+        access/revocation documents (--document, repeatable), trusting the reader named by
+        --reader-identity (NAME.reader.json from `lockbench key reader`) or by --lock-config
+        (the lock's configuration, as `lockbench demo` writes it). Without --key it answers
+        LockBench's echo flow (`lockbench ble lock`).
+        Exit codes: 0 granted, 1 denied, 3 no controller / no lock found.
+        """
     )
 
     @OptionGroup var ble: BLETransportOptions
 
-    @Flag(help: "Refuse the reader's commands (to see a denial).")
+    @Option(help: ArgumentHelp("The credential's private key (PEM).", valueName: "file"))
+    var key: String?
+
+    @Option(name: .customLong("document"), help: ArgumentHelp("An access or revocation document (CBOR); repeat for several.", valueName: "file"))
+    var documents: [String] = []
+
+    @Option(name: .customLong("reader-identity"), help: ArgumentHelp("Trust this reader (NAME.reader.json).", valueName: "file"))
+    var readerIdentity: String?
+
+    @Option(name: .customLong("lock-config"), help: ArgumentHelp("Trust the reader of this lock configuration (lock.json).", valueName: "file"))
+    var lockConfig: String?
+
+    @Flag(help: "Echo flow only: refuse the reader's commands (to see a denial).")
     var refuse = false
 
     @Option(help: "Run this many transactions in a row.")
     var count = 1
 
+    func validate() throws {
+        if key != nil && readerIdentity == nil && lockConfig == nil {
+            throw ValidationError("--key needs the reader to trust: --reader-identity FILE or --lock-config lock.json")
+        }
+        if key == nil && (!documents.isEmpty || readerIdentity != nil || lockConfig != nil) {
+            throw ValidationError("--document, --reader-identity and --lock-config go with --key")
+        }
+    }
+
+    /// The credential's responder: the access protocol's credential session, or the echo credential.
+    private func responder() throws -> APDUResponder {
+        guard let key else { return EchoCredential(refuse: refuse) }
+        let signingKey = try KeyFiles.privateKey(key, what: "credential key")
+        var access = [[UInt8]](), revocation = [[UInt8]]()
+        for path in documents {
+            let bytes = try KeyFiles.readBytes(path, what: "document")
+            if (try? RevocationDocument.decode(bytes)) != nil { revocation.append(bytes) } else { access.append(bytes) }
+        }
+        let trusted: TrustedReader
+        if let readerIdentity {
+            let (file, _) = try ReaderIdentityFile.load(readerIdentity)
+            guard let point = Hex.decode(file.publicKey), point.count == 65 else {
+                throw UserError(message: "\(readerIdentity): publicKey must be 65 bytes of hex (04‖X‖Y)")
+            }
+            trusted = TrustedReader(groupID: try KeyFiles.id16(file.groupID, flag: "\(readerIdentity) groupID"), publicKey: point)
+        } else {
+            do {
+                let config = try LockConfiguration.load(path: lockConfig!)
+                trusted = TrustedReader(groupID: try config.readerIdentity().groupID, publicKey: Primitives.point(of: try config.readerSigningKey()))
+            } catch {
+                throw UserError(message: "--lock-config \(lockConfig!): \(error)")
+            }
+        }
+        return CredentialSession(configuration: CredentialConfiguration(
+            signingKey: signingKey, trustedReaders: [trusted], accessDocuments: access, revocationDocuments: revocation, interface: .ble))
+    }
+
     func run() throws {
+        let credential: APDUResponder
+        do { credential = try responder() } catch let e as UserError { throw fail(e.message, code: e.code) }
         var config = BLEPhone.Configuration(transport: ble.spec)
         config.btsnoop = ble.btsnoop
         config.log = ble.logger
@@ -141,7 +205,7 @@ struct BLEPhoneCommand: ParsableCommand {
         var allGranted = true
         for _ in 0..<max(1, count) {
             do {
-                let outcome = try phone.unlock(with: EchoCredential(refuse: refuse))
+                let outcome = try phone.unlock(with: credential)
                 let granted = outcome.completion == EchoFlow.granted
                 allGranted = allGranted && granted
                 print("\(granted ? "granted" : "denied") by \(outcome.lock) after \(outcome.commandsAnswered) commands in \(String(format: "%.1f", outcome.connectToCompleted * 1000)) ms")

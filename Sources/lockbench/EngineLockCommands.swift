@@ -18,7 +18,7 @@ struct LockConfigOption: ParsableArguments {
 
     func open() throws -> EmulatedLock {
         do { return try EmulatedLock(configuration: try load()) } catch let e as LockError {
-            throw UserError(message: e.description, code: e.code == .io ? ExitCodes.environment : ExitCodes.usage)
+            throw UserError(message: e.description, code: e.code.isEnvironment ? ExitCodes.environment : ExitCodes.usage)
         }
     }
 }

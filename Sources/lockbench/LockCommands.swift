@@ -22,7 +22,7 @@ struct LockCommand: ParsableCommand {
 func openLockService(_ path: String) throws -> LockService {
     let configuration = try LockConfigOption.load(path)
     do { return try LockService(configuration: configuration) } catch let e as LockError {
-        throw UserError(message: e.description, code: e.code == .io ? ExitCodes.environment : ExitCodes.usage)
+        throw UserError(message: e.description, code: e.code.isEnvironment ? ExitCodes.environment : ExitCodes.usage)
     } catch {
         throw UserError(message: "\(path): \(error)")
     }
@@ -42,7 +42,10 @@ struct LockRun: ParsableCommand {
           lockbench lock run --config lock.json --nfc pn532_uart:/dev/ttyUSB0
         or a virtual PN532 served by this process on a pseudo-terminal (CI, no hardware):
           lockbench lock run --config lock.json --nfc virtual
-        With a virtual reader, stdin takes commands that tap software phones on it:
+        or a virtual reader served by another process, like a USB reader on a bench:
+          lockbench nfc virtual-reader --link /tmp/reader --credential-key KEY.pem --document DOC.cbor --lock-config lock.json
+          lockbench lock run --config lock.json --nfc pn532_uart:/tmp/reader
+        With --nfc virtual, stdin takes commands that tap software phones on it:
           tap KEY.pem DOC.cbor [DOC.cbor…]   place a credential (its key and access/revocation documents)
           remove                              take it out of the field
           status                              print the bolt state
@@ -85,13 +88,11 @@ struct LockRun: ParsableCommand {
         }
         let finished = DispatchSemaphore(value: 0)
         let signals = StopSignals { _ in finished.signal() }
-        if let reader = runner.virtualReader {
-            let console = TapConsole(service: service, reader: reader, say: { line in
-                output.lock(); defer { output.unlock() }
-                emitLine(json ? LockEvent(kind: .radio, radio: .nfc, message: line).json : line)
-            }, quit: { finished.signal() })
-            Thread.detachNewThread { while let line = readLine() { console.handle(line) } }
-        }
+        let console = TapConsole(service: service, reader: runner.virtualReader, say: { line in
+            output.lock(); defer { output.unlock() }
+            emitLine(json ? LockEvent(kind: .radio, message: line).json : line)
+        }, quit: { finished.signal() })
+        Thread.detachNewThread { while let line = readLine() { console.handle(line) } }
         finished.wait()
         withExtendedLifetime(signals) { runner.stop() }
     }

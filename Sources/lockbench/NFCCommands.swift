@@ -61,6 +61,14 @@ struct VirtualReaderCommand: ParsableCommand {
           status             print whether a card is in the field
           quit               stop the reader
         One libnfc client at a time, like a real serial port.
+
+        With --credential-key, `insert` places a phone credential (the access protocol's
+        credential side) instead of a plain test card, so a lock in another process taps it:
+          lockbench nfc virtual-reader --link /tmp/reader --no-card \\
+              --credential-key alice.key.pem --document alice.access.cbor --lock-config lock.json
+          lockbench lock run --config lock.json --nfc pn532_uart:/tmp/reader
+        The phone trusts the lock's reader from --reader-identity, --lock-config, or
+        --trust-reader READER.pem with --reader-group HEX. It is one phone across inserts: it keeps what it learnt (FAST).
         """
     )
 
@@ -79,6 +87,8 @@ struct VirtualReaderCommand: ParsableCommand {
     @Flag(name: .long, help: "Log frames the reader drops and sessions it opens to stderr.")
     var verbose = false
 
+    @OptionGroup var credential: VirtualCredentialOptions
+
     func validate() throws {
         if let cardUID {
             guard let uid = Hex.decode(cardUID), [4, 7, 10].contains(uid.count) else {
@@ -90,6 +100,8 @@ struct VirtualReaderCommand: ParsableCommand {
 
     func run() throws {
         let uid = cardUID.flatMap(Hex.decode) ?? VirtualCard.defaultUID
+        let phone = try credential.makeSession()
+        if let phone { NFCCardFactory.make = { _ in phone } }
         let reader: VirtualReader
         do {
             reader = try VirtualReader(link: link, log: verbose ? { emitError("virtual-pn532: \($0)") } : nil)
@@ -102,6 +114,7 @@ struct VirtualReaderCommand: ParsableCommand {
         emitLine("connstring: \(reader.connstring)")
         emitLine("device: \(reader.devicePath)")
         if let path = reader.linkPath { emitLine("link: \(path) -> \(reader.devicePath)") }
+        if let phone { emitLine(SoftwarePhone.summary(phone)) }
         if !noCard { command("insert") } else { emitLine("card: none") }
         emitLine("try: LIBNFC_DEVICE=\(reader.connstring) nfc-list")
 

@@ -28,29 +28,46 @@ final class BumbleControllers {
         try XCTSkipUnless(BumbleControllers.isAvailable, "bumble is not installed (pip install bumble)")
         ports = (BumbleControllers.freePort(), BumbleControllers.freePort())
         extraPorts = (2..<max(2, count)).map { _ in BumbleControllers.freePort() }
-        try start()
         test.addTeardownBlock { [self] in self.kill() }
+        try start()
     }
 
-    func start() throws {
+    /// Starts `arguments` so that it dies with this process even when the test run is killed
+    /// (PR_SET_PDEATHSIG survives exec), and never outlives a crashed or interrupted run.
+    static func launch(_ arguments: [String]) throws -> Process {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        let all = [ports.0, ports.1] + extraPorts
-        if extraPorts.isEmpty {
-            p.arguments = ["python3", "-m", "bumble.apps.controllers"] + all.map { "tcp-server:127.0.0.1:\($0)" }
-        } else {
-            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("python/controllers.py").path
-            p.arguments = ["python3", script] + all.map { "tcp-server:127.0.0.1:\($0)" }
-        }
+        p.arguments = ["python3", "-c", "import ctypes, os, sys; ctypes.CDLL(None).prctl(1, 9); os.execvp(sys.argv[1], sys.argv[1:])"] + arguments
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
         try p.run()
+        return p
+    }
+
+    /// Kills and reaps a launched process (unconditionally: `isRunning` is not trusted).
+    static func stop(_ p: Process) {
+        Glibc.kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+    }
+
+    func start() throws {
+        let p: Process
+        let all = [ports.0, ports.1] + extraPorts
+        if extraPorts.isEmpty {
+            p = try BumbleControllers.launch(["python3", "-m", "bumble.apps.controllers"] + all.map { "tcp-server:127.0.0.1:\($0)" })
+        } else {
+            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("python/controllers.py").path
+            p = try BumbleControllers.launch(["python3", script] + all.map { "tcp-server:127.0.0.1:\($0)" })
+        }
         process = p
         let deadline = Date(timeIntervalSinceNow: 20)
         // Probe by reading the kernel's listening sockets, not by connecting: Bumble's tcp-server
         // serves one host, and a probe's close would detach a host that connected meanwhile.
         while !all.allSatisfy(BumbleControllers.listening) {
-            guard Date() < deadline, p.isRunning else { throw XCTSkip("bumble controllers did not start") }
+            guard Date() < deadline, p.isRunning else {
+                kill()
+                throw XCTSkip("bumble controllers did not start")
+            }
             Thread.sleep(forTimeInterval: 0.05)
         }
     }
@@ -67,10 +84,7 @@ final class BumbleControllers {
 
     func kill() {
         guard let p = process else { return }
-        if p.isRunning {
-            Glibc.kill(p.processIdentifier, SIGKILL)
-            p.waitUntilExit()
-        }
+        BumbleControllers.stop(p)
         process = nil
     }
 
@@ -121,31 +135,28 @@ final class RootCanal {
     private var process: Process?
     var spec: String { "tcp:127.0.0.1:\(hciPort)" }
 
-    static var isAvailable: Bool {
+    /// The rootcanal binary inside the pip package (run directly: `python3 -m rootcanal` would
+    /// leave it orphaned when killed).
+    static let binary: String? = {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["python3", "-c", "import rootcanal"]
-        p.standardOutput = FileHandle.nullDevice
+        p.arguments = ["python3", "-c", "import rootcanal.binaries as b; print(b.get_package_binary_resource_path('rootcanal'))"]
+        let out = Pipe()
+        p.standardOutput = out
         p.standardError = FileHandle.nullDevice
-        guard (try? p.run()) != nil else { return false }
+        guard (try? p.run()) != nil else { return nil }
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         p.waitUntilExit()
-        return p.terminationStatus == 0
-    }
+        return p.terminationStatus == 0 && FileManager.default.isExecutableFile(atPath: text) ? text : nil
+    }()
 
     init(test: XCTestCase) throws {
-        try XCTSkipUnless(RootCanal.isAvailable, "rootcanal is not installed (pip install rootcanal==1.10.0)")
+        guard let binary = RootCanal.binary else { throw XCTSkip("rootcanal is not installed (pip install rootcanal==1.10.0)") }
         hciPort = BumbleControllers.freePort()
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["python3", "-m", "rootcanal", "-hci_port", "\(hciPort)", "-link_port", "\(BumbleControllers.freePort())",
-                       "-link_ble_port", "\(BumbleControllers.freePort())", "-test_port", "\(BumbleControllers.freePort())"]
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
+        let p = try BumbleControllers.launch([binary, "-hci_port", "\(hciPort)", "-link_port", "\(BumbleControllers.freePort())",
+                                              "-link_ble_port", "\(BumbleControllers.freePort())", "-test_port", "\(BumbleControllers.freePort())"])
         process = p
-        test.addTeardownBlock { [self] in
-            if let p = self.process, p.isRunning { Glibc.kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
-        }
+        test.addTeardownBlock { BumbleControllers.stop(p) }
         let deadline = Date(timeIntervalSinceNow: 20)
         while !BumbleControllers.listening(hciPort) {
             guard Date() < deadline, p.isRunning else { throw XCTSkip("rootcanal did not start") }

@@ -7,10 +7,10 @@ import XCTest
 enum BumblePhoneScript {
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("python")
 
-    static func run(port: UInt16, credential: String, timeout: TimeInterval = 30) throws -> [String: Any] {
+    static func run(port: UInt16, credential: String, extra: [String] = [], timeout: TimeInterval = 30) throws -> [String: Any] {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["python3", directory.appendingPathComponent("bumble_phone.py").path, "tcp-client:127.0.0.1:\(port)", "--credential", credential]
+        p.arguments = ["python3", directory.appendingPathComponent("bumble_phone.py").path, "tcp-client:127.0.0.1:\(port)", "--credential", credential] + extra
         let out = Pipe(), err = Pipe()
         p.standardOutput = out
         p.standardError = err
@@ -62,7 +62,10 @@ final class BumbleInteropTests: XCTestCase {
         XCTAssertEqual((grant["services"] as? [String])?.count, 3)
         XCTAssertEqual((grant["service_data"] as? String)?.count, 48)
 
-        let deny = try BumblePhoneScript.run(port: controllers.ports.1, credential: "echo-refuse")
+        // Bumble's SMP asks to pair first: refused with "pairing not supported", link unharmed.
+        let deny = try BumblePhoneScript.run(port: controllers.ports.1, credential: "echo-refuse", extra: ["--try-pair"])
+        let pairing = deny["pairing"] as? String ?? ""
+        XCTAssertTrue(pairing.contains("PAIRING_NOT_SUPPORTED") || pairing.contains("0x05") || pairing.lowercased().contains("not supported"), pairing)
         XCTAssertEqual(deny["ok"] as? Bool, true, "\(deny)")
         XCTAssertEqual(deny["completion"] as? String, "00")
         XCTAssertEqual(decisions.all, [true, false])

@@ -86,4 +86,22 @@ final class LinkTests: XCTestCase {
         // Errors come back as ATT errors.
         XCTAssertThrowsError(try gatt.write(chars[0].valueHandle, [1])) { XCTAssertEqual(($0 as? BLEError)?.code, .gattError) }
     }
+
+    /// Large SDUs through small K-frames and few credits, both ways, on the lock's echo PSM.
+    func testCreditChannelSegmentationAndCreditsOverTheLink() throws {
+        let session = try connect()
+        let channel = try session.connection.openChannel(psm: AliroBLE.echoPSM, mtu: 1024, mps: 23, credits: 2)
+        for size in [1, 21, 22, 23, 300, 1000, 1024] {
+            let sdu = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ size) }
+            try channel.send(sdu)
+            XCTAssertEqual(try channel.receive(timeout: 10), sdu, "size \(size)")
+        }
+        // Several in flight at once.
+        let burst = (0..<10).map { i in [UInt8](repeating: UInt8(i), count: 500) }
+        for sdu in burst { try channel.send(sdu) }
+        for sdu in burst { XCTAssertEqual(try channel.receive(timeout: 10), sdu) }
+        XCTAssertThrowsError(try channel.send([UInt8](repeating: 0, count: 1025))) { XCTAssertEqual(($0 as? BLEError)?.code, .malformedPacket) }
+        channel.close()
+        XCTAssertThrowsError(try channel.receive(timeout: 1)) { XCTAssertEqual(($0 as? BLEError)?.code, .channelClosed) }
+    }
 }

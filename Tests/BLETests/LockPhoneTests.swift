@@ -141,3 +141,41 @@ final class RootCanalTests: XCTestCase {
         XCTAssertEqual(try phone.unlock(with: EchoCredential(refuse: true)).completion, EchoFlow.denied)
     }
 }
+
+/// A phone that walks away mid-transaction: the reader's transceive fails, the transaction ends
+/// (denied), and the lock serves the next phone.
+final class AbandonedTransactionTests: XCTestCase {
+    func testPhoneLeavingMidTransactionDoesNotWedgeTheLock() throws {
+        let controllers = try BumbleControllers(test: self)
+        let decisions = Decisions()
+        var lockConfig = BLELock.Configuration(transport: try TransportSpec(parsing: controllers.lockSpec))
+        lockConfig.log = TestLog("lock").logger
+        let lock = try BLELock(configuration: lockConfig, transaction: EchoFlow.lockTransaction { decisions.add($0) })
+        lock.start()
+        defer { lock.stop() }
+        XCTAssertTrue(lock.waitUntilAdvertising(timeout: 10))
+        var phoneConfig = BLEPhone.Configuration(transport: try TransportSpec(parsing: controllers.phoneSpec))
+        phoneConfig.log = TestLog("phone").logger
+        let phone = try BLEPhone(configuration: phoneConfig)
+        try phone.start()
+        defer { phone.stop() }
+
+        let session = try phone.connectToLock()
+        try session.discover()
+        let channel = try session.openChannel()
+        let first = try AliroFrame(decoding: try channel.receive(timeout: 5))
+        XCTAssertEqual(first, AliroFrame.command(EchoFlow.select))
+        session.disconnect()
+        XCTAssertTrue(waitUntil(10) { lock.host.connectionCount == 0 })
+        XCTAssertTrue(waitUntil(10) { decisions.all == [false] }, "\(decisions.all)")
+
+        XCTAssertEqual(try phone.unlock(with: EchoCredential()).completion, EchoFlow.granted)
+        XCTAssertEqual(decisions.all, [false, true])
+    }
+
+    private func waitUntil(_ seconds: TimeInterval, _ condition: () -> Bool) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while Date() < deadline { if condition() { return true }; Thread.sleep(forTimeInterval: 0.05) }
+        return condition()
+    }
+}

@@ -47,6 +47,30 @@ final class LockRunTests: XCTestCase {
         XCTAssertEqual(audit.split(separator: "\n").count, 6, "4 demo taps + 2 here, all on disk")
     }
 
+    func testTheRunningLocksClockMovesFromItsConsoleAndItsStateIsNotShared() throws {
+        let dir = try LockBenchProcess.temporaryDirectory(self)
+        XCTAssertEqual(try LockBenchProcess.run(["demo", "--directory", dir.path]).status, 0)
+        let config = dir.appendingPathComponent("lock.json").path
+        let lock = try InteractiveProcess(["lock", "run", "--config", config, "--nfc", "virtual"])
+        defer { lock.terminate() }
+        _ = try lock.waitForLine(containing: "ECP polling")
+        // A second process on the same state directory refuses instead of racing the running lock.
+        let other = try LockBenchProcess.run(["clock", "advance", "--config", config, "1h"])
+        XCTAssertEqual(other.status, 3, other.stdout + other.stderr)
+        XCTAssertTrue(other.stderr.contains("in use by another lockbench process"), other.stderr)
+        lock.send("clock advance 9h")
+        _ = try lock.waitForLine(containing: "(trusted)")
+        lock.send("tap \(dir.path)/carol.key.pem \(dir.path)/carol.access.cbor")
+        let denied = try lock.waitForLine(containing: "DENIED")
+        XCTAssertTrue(denied.contains("DENIED (expired)"), denied)
+        lock.send("quit")
+        lock.process.waitUntilExit()
+        XCTAssertEqual(lock.process.terminationStatus, 0)
+        // Stopped: the state directory is free again, and the clock move was persisted.
+        let show = try LockBenchProcess.run(["clock", "show", "--config", config, "--json"])
+        XCTAssertEqual(show.status, 0, show.stderr)
+    }
+
     func testUncertifiedFirmwareTurnsWalletPollingOffAndSaysSo() throws {
         let dir = try LockBenchProcess.temporaryDirectory(self)
         XCTAssertEqual(try LockBenchProcess.run(["demo", "--directory", dir.path]).status, 0)

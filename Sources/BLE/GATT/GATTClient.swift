@@ -67,6 +67,29 @@ public struct GATTClient {
         return out
     }
 
+    /// Primary services with `uuid` (Find By Type Value on 0x2800): one round trip.
+    public func findPrimaryServices(_ uuid: BLEUUID) throws(BLEError) -> [DiscoveredService] {
+        var out = [DiscoveredService]()
+        var start: UInt16 = 1
+        while start != 0 {
+            var pdu: [UInt8] = [ATTOpcode.findByTypeValueRequest]
+            pdu.le16(start); pdu.le16(0xFFFF); pdu.le16(0x2800); pdu += uuid.bytes
+            guard let r = try request(pdu, expecting: ATTOpcode.findByTypeValueResponse), r.count >= 5 else { break }
+            var i = 1
+            var last: UInt16 = 0xFFFF
+            while i + 4 <= r.count {
+                let h = UInt16(r[i]) | UInt16(r[i + 1]) << 8
+                let e = UInt16(r[i + 2]) | UInt16(r[i + 3]) << 8
+                out.append(DiscoveredService(uuid: uuid, start: h, end: e))
+                last = e
+                i += 4
+            }
+            // Stop once the list ends early or reaches the last handle.
+            start = last == 0xFFFF || r.count + 4 <= connection.clientMTU ? 0 : last + 1
+        }
+        return out
+    }
+
     /// Characteristics in a service (Read By Type on 0x2803).
     public func discoverCharacteristics(in service: DiscoveredService) throws(BLEError) -> [DiscoveredCharacteristic] {
         var out = [DiscoveredCharacteristic]()
@@ -86,10 +109,10 @@ public struct GATTClient {
                 if let u = BLEUUID(wire: Array(r[(i + 5)..<(i + len)])) {
                     out.append(DiscoveredCharacteristic(uuid: u, properties: props, declarationHandle: h, valueHandle: vh))
                 }
-                last = h
+                last = max(h, vh)
                 i += len
             }
-            if last == 0xFFFF { break }
+            if last >= service.end { break }
             start = last + 1
         }
         return out

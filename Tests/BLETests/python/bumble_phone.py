@@ -6,9 +6,11 @@ reads the SPSM characteristic, writes the selected version, opens an LE credit-b
 and answers the lock's framed command APDUs ([type][id][len2 BE][payload]) with a credential,
 until the lock's [02][03] "completed" notification. Prints one JSON object on stdout.
 
-Credentials: `echo` (LockBench's echo flow), `echo-refuse` (refuses ECHO with 6982).
+Credentials: `echo` (LockBench's echo flow), `echo-refuse` (refuses ECHO with 6982), and
+`protocol`: the access protocol's credential side (protocol_credential.py, written from
+docs/protocol.md alone) with --key KEY.pem --document DOC.cbor… --lock-config lock.json.
 
-Usage: bumble_phone.py tcp-client:127.0.0.1:PORT --credential echo [--rounds N]
+Usage: bumble_phone.py tcp-client:127.0.0.1:PORT --credential echo|echo-refuse|protocol …
 """
 import argparse
 import asyncio
@@ -69,16 +71,13 @@ class EchoCredential:
         return bytes.fromhex('6D00')
 
 
-def make_credential(name):
-    if name == 'echo':
+def make_credential(args):
+    if args.credential == 'echo':
         return EchoCredential()
-    if name == 'echo-refuse':
+    if args.credential == 'echo-refuse':
         return EchoCredential(refuse=True)
-    try:
-        import protocol_credential  # written from docs/protocol.md
-    except ImportError as e:
-        raise SystemExit(f'unknown credential {name}: {e}')
-    return protocol_credential.make(name)
+    import protocol_credential  # the access protocol's credential, written from docs/protocol.md
+    return protocol_credential.make(args.credential, key=args.key, documents=args.document, lock_config=args.lock_config)
 
 
 def frame(kind, ident, payload):
@@ -123,7 +122,16 @@ async def run(args):
         psm = struct.unpack('>H', spsm_value[:2])[0]
         await version.write_value(bytes.fromhex('0100'), with_response=True)
 
-        credential = make_credential(args.credential)
+        if args.try_pair:
+            # The lock does not pair (its security is in the access protocol): Bumble's SMP must
+            # get Pairing Failed, and the link must stay usable.
+            try:
+                await asyncio.wait_for(connection.pair(), args.timeout)
+                result['pairing'] = 'paired'
+            except Exception as e:  # Bumble raises a protocol error carrying the SMP reason
+                result['pairing'] = f'{type(e).__name__}: {e}'
+
+        credential = make_credential(args)
         done = asyncio.get_running_loop().create_future()
         transcript = []
 
@@ -160,6 +168,10 @@ def main():
     parser.add_argument('transport')
     parser.add_argument('--credential', default='echo')
     parser.add_argument('--timeout', type=float, default=10.0)
+    parser.add_argument('--try-pair', action='store_true', help='attempt SMP pairing first (the lock refuses)')
+    parser.add_argument('--key', help='protocol credential: private key (PEM)')
+    parser.add_argument('--document', action='append', default=[], help='protocol credential: access/revocation document (CBOR)')
+    parser.add_argument('--lock-config', help='protocol credential: trust the reader of this lock.json')
     args = parser.parse_args()
     try:
         result = asyncio.run(run(args))

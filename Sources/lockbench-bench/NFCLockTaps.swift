@@ -1,0 +1,116 @@
+import AccessProtocol
+import ByteCore
+import Foundation
+import LockRuntime
+import NFC
+import OfflineUnlock
+
+/// Tap-to-decision scenarios for `lockbench-bench nfc`: the whole lock (`LockService`: reader
+/// session, engine, bolt, audit log fsynced, reader memory persisted) behind the NFC loop, and a
+/// software phone (`CredentialSession`) in the virtual PN532. Each tap is checked to have taken
+/// the path its row is named after, so a row cannot silently measure something else.
+enum LockTaps {
+    struct Scenario {
+        var tap: NFCBenchmark.Tap
+        var cleanUp: () -> Void
+        /// The transactions' own split: time waiting on libnfc (APDUs through the pty and the
+        /// virtual PN532, the phone's work included) and the rest (the lock's crypto, engine,
+        /// audit fsync, persisted reader memory).
+        let split: Split
+    }
+
+    final class Split {
+        /// Uptime (ns) at which the lock's last decision was committed (its audit entry fsynced).
+        var decidedAt: UInt64 = 0
+        var transport: [TimeInterval] = []
+        var session: [TimeInterval] = []
+        var persist: [TimeInterval] = []
+        func stats(droppingFirst warmUp: Int) -> [NFCBenchmark.Stats] {
+            [NFCBenchmark.Stats(name: "    waiting on libnfc + phone", samples: Array(transport.dropFirst(warmUp))),
+             NFCBenchmark.Stats(name: "    reader crypto, engine, audit fsync", samples: Array(session.dropFirst(warmUp))),
+             NFCBenchmark.Stats(name: "    persisting reader memory", samples: Array(persist.dropFirst(warmUp)))]
+        }
+    }
+
+    struct WrongPath: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// A fresh lock in a temporary directory, on certified firmware (ECP polling on).
+    private static func lock(_ name: String) throws -> (LockProvisioning, LockService, () -> Void) {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("lockbench-bench-\(name)-\(getpid())")
+        try? FileManager.default.removeItem(at: dir)
+        let provisioning = try LockProvisioning(directory: dir)
+        let service = try LockService(configuration: provisioning.configuration)
+        return (provisioning, service, { service.lock.onAudit = nil; try? FileManager.default.removeItem(at: dir) })
+    }
+
+    private static func transaction(_ service: LockService, split: Split, before: @escaping () -> Void = {},
+                                    expect: @escaping (TransactionOutcome) -> Bool, path: String)
+        -> (APDUTransceiver, TargetInfo) throws -> String {
+        return { link, _ in
+            before()
+            let start = DispatchTime.now().uptimeNanoseconds
+            let outcome = service.transact(over: link, interface: .nfc)
+            let wall = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            split.transport.append(outcome.timings.transport)
+            split.session.append(outcome.timings.total - outcome.timings.transport)
+            split.persist.append(wall - outcome.timings.total)
+            guard outcome.granted, expect(outcome) else {
+                throw WrongPath(description: "expected a \(path) grant, got \(outcome.decision) fast=\(outcome.fast) stepUp=\(outcome.stepUp)")
+            }
+            return "granted"
+        }
+    }
+
+    static func scenarios(stepUp: Bool) throws -> [Scenario] {
+        var out: [Scenario] = []
+
+        // Standard: the lock holds the phone's documents (no step-up), but neither side has a
+        // FAST key: a fresh session of the same phone each tap, and the reader's FAST cache
+        // cleared before each transaction. ECDH, both signatures, the secure channel.
+        do {
+            let (p, service, cleanUp) = try lock("standard")
+            let split = Split()
+            service.lock.onAudit = { _ in split.decidedAt = DispatchTime.now().uptimeNanoseconds }
+            let phone = try p.phone(id: "standard")
+            _ = service.transact(over: InMemoryLink(phone.session), interface: .nfc)  // step-up once: documents cached
+            let configuration = phone.session.configuration
+            out.append(Scenario(tap: .init(name: "standard",
+                                           makeCard: { CredentialSession(configuration: configuration) },
+                                           transaction: transaction(service, split: split, before: { service.reader.fastCache = FastCache() },
+                                                                    expect: { !$0.fast && !$0.stepUp }, path: "standard"),
+                                           ecpPolling: service.walletPolling, decisionTime: { split.decidedAt }),
+                                cleanUp: cleanUp, split: split))
+        }
+
+        // FAST: one phone across taps; both sides keep the Kpersistent learnt at the first grant.
+        do {
+            let (p, service, cleanUp) = try lock("fast")
+            let split = Split()
+            service.lock.onAudit = { _ in split.decidedAt = DispatchTime.now().uptimeNanoseconds }
+            let phone = try p.phone(id: "fast")
+            _ = service.transact(over: InMemoryLink(phone.session), interface: .nfc)
+            let session = phone.session
+            out.append(Scenario(tap: .init(name: "FAST", makeCard: { session },
+                                           transaction: transaction(service, split: split, expect: { $0.fast && !$0.stepUp }, path: "FAST"),
+                                           ecpPolling: service.walletPolling, decisionTime: { split.decidedAt }),
+                                cleanUp: cleanUp, split: split))
+        }
+
+        // Step-up: a phone the lock has never seen each tap (a new key and document, made before
+        // the tap is timed): standard, then the step-up SELECT, ENVELOPE and the DeviceResponse.
+        if stepUp {
+            let (p, service, cleanUp) = try lock("stepup")
+            let split = Split()
+            service.lock.onAudit = { _ in split.decidedAt = DispatchTime.now().uptimeNanoseconds }
+            var n = 0
+            out.append(Scenario(tap: .init(name: "step-up",
+                                           makeCard: { n += 1; return try! p.phone(id: "stepup-\(n)").session },
+                                           transaction: transaction(service, split: split, expect: { !$0.fast && $0.stepUp }, path: "step-up"),
+                                           ecpPolling: service.walletPolling, decisionTime: { split.decidedAt }),
+                                cleanUp: cleanUp, split: split))
+        }
+        return out
+    }
+}

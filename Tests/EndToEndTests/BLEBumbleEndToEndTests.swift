@@ -1,0 +1,107 @@
+import Foundation
+import Glibc
+import XCTest
+
+/// (a) with the real engine: `lockbench lock run --ble` on one Bumble controller, Bumble's own
+/// host as the phone on the other, running a credential written in Python from docs/protocol.md
+/// alone (Tests/BLETests/python/protocol_credential.py): a grant, a denial after step-up
+/// (expired document, chained ENVELOPE answer over BLE) and a denial (revoked).
+final class BLEBumbleEndToEndTests: XCTestCase {
+    static let python = LockBenchProcess.repositoryRoot.appendingPathComponent("Tests/BLETests/python")
+
+    private func freePort() -> UInt16 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+        return UInt16(bigEndian: addr.sin_port)
+    }
+
+    private func listening(_ port: UInt16) -> Bool {
+        let table = (try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)) ?? ""
+        let local = String(format: "0100007F:%04X", port)
+        return table.split(separator: "\n").contains { let f = $0.split(separator: " "); return f.count > 3 && f[1] == local && f[3] == "0A" }
+    }
+
+    private func python(_ args: [String]) throws -> (status: Int32, stdout: String) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["python3"] + args
+        p.currentDirectoryURL = Self.python
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        return (p.terminationStatus, text)
+    }
+
+    func testSpecCredentialOnBumblePhoneUnlocksTheLockOverBLE() throws {
+        let probe = try python(["-c", "import bumble.apps.controllers, cryptography"])
+        try XCTSkipUnless(probe.status == 0, "bumble is not installed")
+
+        let dir = try LockBenchProcess.temporaryDirectory(self)
+        XCTAssertEqual(try LockBenchProcess.run(["demo", "--directory", dir.path]).status, 0)
+        let ports = (freePort(), freePort())
+        // Dies with the test process even if the run is killed (PR_SET_PDEATHSIG survives exec).
+        let controllers = Process()
+        controllers.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        controllers.arguments = ["python3", "-c", "import ctypes, os, sys; ctypes.CDLL(None).prctl(1, 9); os.execvp(sys.argv[1], sys.argv[1:])",
+                                 "python3", "-m", "bumble.apps.controllers", "tcp-server:127.0.0.1:\(ports.0)", "tcp-server:127.0.0.1:\(ports.1)"]
+        controllers.standardOutput = FileHandle.nullDevice
+        controllers.standardError = FileHandle.nullDevice
+        try controllers.run()
+        addTeardownBlock { kill(controllers.processIdentifier, SIGKILL); controllers.waitUntilExit() }
+        let deadline = Date(timeIntervalSinceNow: 20)
+        while !(listening(ports.0) && listening(ports.1)) && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+
+        let config = dir.appendingPathComponent("lock.json").path
+        let lock = try InteractiveProcess(["lock", "run", "--config", config, "--ble", "tcp:127.0.0.1:\(ports.0)", "--json"])
+        defer { lock.terminate() }
+        _ = try lock.waitForLine(containing: "advertising as")
+
+        func phone(_ name: String) throws -> [String: Any] {
+            let r = try python(["bumble_phone.py", "tcp-client:127.0.0.1:\(ports.1)", "--credential", "protocol",
+                                "--key", dir.appendingPathComponent("\(name).key.pem").path,
+                                "--document", dir.appendingPathComponent("\(name).access.cbor").path,
+                                "--lock-config", config])
+            let json = (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]) ?? [:]
+            XCTAssertEqual(json["ok"] as? Bool, true, r.stdout)
+            return json
+        }
+
+        let carol = try phone("carol")
+        XCTAssertEqual(carol["completion"] as? String, "01", "\(carol)")
+        XCTAssertEqual((carol["credential"] as? [String: Any])?["exchange_status"] as? String, "0101")
+        let granted = try lock.waitForLine(containing: "\"kind\":\"granted\"")
+        XCTAssertTrue(granted.contains("\"radio\":\"ble\""), granted)
+
+        let bob = try phone("bob")
+        XCTAssertEqual(bob["completion"] as? String, "00", "\(bob)")
+        let bobLog = ((bob["credential"] as? [String: Any])?["log"] as? [String]) ?? []
+        XCTAssertTrue(bobLog.contains { $0.hasPrefix("envelope:") }, "\(bobLog)")
+        XCTAssertEqual((bob["credential"] as? [String: Any])?["exchange_status"] as? String, "0002", "key expired")
+        let expired = try lock.waitForLine(containing: "\"kind\":\"denied\"")
+        XCTAssertTrue(expired.contains("\"reason\":\"expired\""), expired)
+
+        let alice = try phone("alice")
+        XCTAssertEqual(alice["completion"] as? String, "00", "\(alice)")
+        XCTAssertEqual((alice["credential"] as? [String: Any])?["exchange_status"] as? String, "0003", "key not trusted")
+        let revoked = try lock.waitForLine(containing: "\"reason\":\"revoked\"")
+        XCTAssertTrue(revoked.contains("\"radio\":\"ble\""), revoked)
+    }
+
+    /// The Python credential reproduces every response of the specification's test vectors.
+    func testSpecCredentialMatchesTheProtocolVectors() throws {
+        let probe = try python(["-c", "import cryptography"])
+        try XCTSkipUnless(probe.status == 0, "python3 cryptography is not installed")
+        let r = try python(["protocol_credential.py", "--self-test"])
+        XCTAssertEqual(r.status, 0, r.stdout)
+        XCTAssertTrue(r.stdout.contains("Step-up transaction: 7 responses, 0 different"), r.stdout)
+    }
+}
