@@ -257,12 +257,13 @@ public final class CredentialSession: APDUResponder {
         }
         let groupID = Array(cmd.readerID.prefix(16))
         let groupKey = configuration.trustedReaders.first { $0.groupID == groupID }?.publicKey
+        let ephemeralPublic = ephemeral.publicBytes
         let context = TranscriptContext(readerGroupKey: groupKey ?? [UInt8](repeating: 0, count: 65), readerID: cmd.readerID,
                                         interfaceByte: configuration.interface == .ble ? 0xC3 : 0x5E, version: cmd.version,
                                         readerEphemeralKey: cmd.readerEphemeralKey, transactionID: cmd.transactionID,
                                         flags: cmd.flags, policy: cmd.policy,
                                         fciProprietary: selectResponse.proprietaryTLV,
-                                        deviceEphemeralKey: ephemeral.publicBytes)
+                                        deviceEphemeralKey: ephemeralPublic)
         var fast: FastKeys?
         var cryptogram: [UInt8]?
         if cmd.flags & Auth0Command.flagFast != 0 {
@@ -280,7 +281,7 @@ public final class CredentialSession: APDUResponder {
         if configuration.faults.contains(.malformedAuth0) {
             return ([0x86, 0x41, 0x04, 0x01], .success)
         }
-        return (Auth0Response(deviceEphemeralKey: ephemeral.publicBytes, cryptogram: cryptogram).encoded(), .success)
+        return (Auth0Response(deviceEphemeralKey: ephemeralPublic, cryptogram: cryptogram).encoded(), .success)
     }
 
     private func auth1(_ c: CommandAPDU) -> ([UInt8], StatusWord) {

@@ -64,22 +64,42 @@ public struct FastCache: Codable, Equatable, Sendable {
 }
 
 /// The reader's memory of recently seen device ephemeral keys: a credential must use a fresh
-/// ephemeral key in every AUTH0 response, so a repeated one is a replayed answer. Bounded FIFO.
+/// ephemeral key in every AUTH0 response, so a repeated one is a replayed answer. Bounded FIFO;
+/// Codable as the list, oldest first.
 public struct ReplayGuard: Codable, Equatable, Sendable {
     public private(set) var capacity: Int
     public private(set) var seen: [String] = []
+    private var index: Set<String> = []
+
+    private enum CodingKeys: String, CodingKey { case capacity, seen }
 
     public init(capacity: Int = 1024) {
         precondition(capacity >= 1)
         self.capacity = capacity
     }
 
-    public func contains(_ value: [UInt8]) -> Bool { seen.contains(value.hex) }
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        capacity = max(1, try c.decode(Int.self, forKey: .capacity))
+        seen = Array(try c.decode([String].self, forKey: .seen).suffix(capacity))
+        index = Set(seen)
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(capacity, forKey: .capacity)
+        try c.encode(seen, forKey: .seen)
+    }
+
+    public static func == (a: ReplayGuard, b: ReplayGuard) -> Bool { a.capacity == b.capacity && a.seen == b.seen }
+
+    public func contains(_ value: [UInt8]) -> Bool { index.contains(value.hex) }
 
     public mutating func insert(_ value: [UInt8]) {
         let h = value.hex
-        guard !seen.contains(h) else { return }
-        if seen.count >= capacity { seen.removeFirst() }
+        guard !index.contains(h) else { return }
+        if seen.count >= capacity { index.remove(seen.removeFirst()) }
         seen.append(h)
+        index.insert(h)
     }
 }

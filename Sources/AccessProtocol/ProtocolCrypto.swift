@@ -15,11 +15,28 @@ public enum ProtocolCrypto {
         Primitives.x963KDF(sharedSecret: z, sharedInfo: sharedInfo, length: count)
     }
 
-    /// HKDF-SHA256 (RFC 5869); `count` ≤ 160 everywhere in the protocol.
+    /// HKDF-SHA256 (RFC 5869), written out over swift-crypto's HMAC-SHA256: extract
+    /// PRK = HMAC(salt, IKM), then T(i) = HMAC(PRK, T(i−1) ‖ info ‖ i). Same output as
+    /// `Primitives.hkdf` (a test checks them against each other on random inputs; Primitives runs
+    /// the Wycheproof vectors), about 10× faster on the key schedule's 160-byte outputs because it
+    /// skips the generic key-derivation wrapper. `count` ≤ 8160.
     public static func hkdf(_ ikm: [UInt8], salt: [UInt8], info: [UInt8], count: Int) -> [UInt8] {
-        do { return try Primitives.hkdf(ikm: ikm, salt: salt, info: info, length: count) } catch {
-            preconditionFailure("HKDF of \(count) bytes: \(error)")
+        precondition(count >= 0 && count <= 255 * 32, "HKDF-SHA256 output of \(count) bytes")
+        let prk = SymmetricKey(data: HMAC<SHA256>.authenticationCode(for: ikm, using: SymmetricKey(data: salt)))
+        var out: [UInt8] = []
+        out.reserveCapacity(count + 32)
+        var previous: [UInt8] = []
+        var i: UInt8 = 1
+        while out.count < count {
+            var h = HMAC<SHA256>(key: prk)
+            h.update(data: previous)
+            h.update(data: info)
+            h.update(data: [i])
+            previous = Array(h.finalize())
+            out += previous
+            i &+= 1
         }
+        return Array(out.prefix(count))
     }
 
     /// AES-256-GCM seal; returns ciphertext ‖ 16-byte tag. No AAD.

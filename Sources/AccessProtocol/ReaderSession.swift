@@ -6,23 +6,27 @@ import OfflineUnlock
 
 /// The lock's identity on the radio: a P-256 signing key and its 32-byte reader id.
 public struct ReaderIdentity {
-    public var signingKey: P256.Signing.PrivateKey
+    public var signingKey: P256.Signing.PrivateKey {
+        didSet { publicKey = signingKey.publicBytes }
+    }
     /// 16 bytes.
     public var groupID: [UInt8]
     /// 16 bytes.
     public var subID: [UInt8]
+    /// The reader's public key `04‖X‖Y`; LockBench uses it as the reader group key. Computed once
+    /// (encoding a point costs a field inversion).
+    public private(set) var publicKey: [UInt8]
 
     public init(signingKey: P256.Signing.PrivateKey, groupID: [UInt8], subID: [UInt8]) {
         precondition(groupID.count == 16 && subID.count == 16, "group id and sub id are 16 bytes each")
         self.signingKey = signingKey
         self.groupID = groupID
         self.subID = subID
+        self.publicKey = signingKey.publicBytes
     }
 
     /// Group id ‖ sub id.
     public var readerID: [UInt8] { groupID + subID }
-    /// The reader's public key `04‖X‖Y`; LockBench uses it as the reader group key.
-    public var publicKey: [UInt8] { signingKey.publicBytes }
 }
 
 /// Signs a message with ECDSA P-256 / SHA-256 and returns raw r ‖ s. The default signs with
@@ -116,6 +120,7 @@ public struct ReaderSession {
         var version: UInt16
         var fci: [UInt8]
         var readerEphemeral: P256.KeyAgreement.PrivateKey
+        var readerEphemeralPublic: [UInt8]
         var transactionID: [UInt8]
         var flags: UInt8
     }
@@ -261,14 +266,15 @@ public struct ReaderSession {
         }
         result.version = version
         let eph = random.ephemeralKey()
+        let ephPublic = eph.publicBytes
         let tid = random.bytes(16)
         result.transactionID = tid
         let flags: UInt8 = configuration.useFast ? Auth0Command.flagFast : 0
         let cmd = Auth0Command(flags: flags, policy: configuration.policy, version: version,
-                               readerEphemeralKey: eph.publicBytes, transactionID: tid,
+                               readerEphemeralKey: ephPublic, transactionID: tid,
                                readerID: configuration.identity.readerID)
         step = .auth0(TranscriptContextPartial(version: version, fci: fci.proprietaryTLV, readerEphemeral: eph,
-                                               transactionID: tid, flags: flags))
+                                               readerEphemeralPublic: ephPublic, transactionID: tid, flags: flags))
         return send(cmd.apdu, "AUTH0")
     }
 
@@ -280,8 +286,10 @@ public struct ReaderSession {
         } catch {
             return fail(.malformedInput, "AUTH0 response: \(error)")
         }
-        guard ProtocolCrypto.isPoint(answer.deviceEphemeralKey) else {
-            return fail(.malformedInput, "AUTH0 response: device ephemeral key is not a P-256 point")
+        // Structure only here; ECDH (standard path) validates the point on the curve. A FAST
+        // cryptogram that opens authenticates the key without it.
+        guard answer.deviceEphemeralKey.first == 0x04 else {
+            return fail(.malformedInput, "AUTH0 response: device ephemeral key is not an uncompressed point")
         }
         result.deviceEphemeralKey = answer.deviceEphemeralKey
         if replayGuard.contains(answer.deviceEphemeralKey) {
@@ -289,7 +297,7 @@ public struct ReaderSession {
         }
         let ctx = TranscriptContext(readerGroupKey: configuration.identity.publicKey, readerID: configuration.identity.readerID,
                                     interfaceByte: configuration.interfaceByte, version: p.version,
-                                    readerEphemeralKey: p.readerEphemeral.publicBytes, transactionID: p.transactionID,
+                                    readerEphemeralKey: p.readerEphemeralPublic, transactionID: p.transactionID,
                                     flags: p.flags, policy: configuration.policy, fciProprietary: p.fci,
                                     deviceEphemeralKey: answer.deviceEphemeralKey)
         context = ctx
@@ -351,11 +359,14 @@ public struct ReaderSession {
         guard case .publicKey(let credentialKey) = answer.identity else {
             return fail(.malformedInput, "AUTH1 response carries a key slot; the reader asked for the public key (5A)")
         }
-        guard ProtocolCrypto.isPoint(credentialKey) else {
-            return fail(.malformedInput, "AUTH1 response: credential key is not a P-256 point")
+        guard credentialKey.first == 0x04 else {
+            return fail(.malformedInput, "AUTH1 response: credential key is not an uncompressed point")
         }
         result.credentialPublicKey = credentialKey
         guard ProtocolCrypto.verify(answer.signature, over: ctx.signedData(reader: false), publicKey: credentialKey) else {
+            if !ProtocolCrypto.isPoint(credentialKey) {
+                return fail(.malformedInput, "AUTH1 response: credential key is not a P-256 point")
+            }
             return fail(.badCredentialSignature, "device signature over the AUTH1 transcript does not verify with the credential key")
         }
         channel = ch

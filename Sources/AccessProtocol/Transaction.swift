@@ -67,30 +67,9 @@ public final class LockReader {
     /// detail "transport: …") unless a grant was already decided.
     public func runTransaction(over link: APDUTransceiver, at time: Date) -> TransactionOutcome {
         let started = DispatchTime.now().uptimeNanoseconds
-        var transportNanos: UInt64 = 0
-        var commands = 0
-        var session = makeSession()
-        var action = session.start(at: time)
-        var result: TransactionResult
-        loop: while true {
-            switch action {
-            case .complete(let r):
-                result = r
-                break loop
-            case .transmit(let command):
-                commands += 1
-                let t0 = DispatchTime.now().uptimeNanoseconds
-                do {
-                    let response = try link.transceive(command)
-                    transportNanos += DispatchTime.now().uptimeNanoseconds - t0
-                    action = session.received(response, at: time)
-                } catch {
-                    transportNanos += DispatchTime.now().uptimeNanoseconds - t0
-                    result = session.abort("\(error)")
-                    break loop
-                }
-            }
-        }
+        // The session lives only inside `drive`, so applying its result below mutates this
+        // reader's caches in place instead of copying them (they are shared copy-on-write).
+        let (result, transportNanos, commands) = drive(makeSession(), over: link, at: time)
         apply(result)
         let total = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
         var credentialID: String? = nil
@@ -101,6 +80,30 @@ public final class LockReader {
                                   acknowledged: result.acknowledged, interface: configuration.interface, at: time,
                                   timings: .init(total: total, transport: Double(transportNanos) / 1e9, commands: commands),
                                   transcript: result.transcript)
+    }
+
+    private func drive(_ initial: ReaderSession, over link: APDUTransceiver, at time: Date) -> (TransactionResult, UInt64, Int) {
+        var session = initial
+        var transportNanos: UInt64 = 0
+        var commands = 0
+        var action = session.start(at: time)
+        while true {
+            switch action {
+            case .complete(let r):
+                return (r, transportNanos, commands)
+            case .transmit(let command):
+                commands += 1
+                let t0 = DispatchTime.now().uptimeNanoseconds
+                do {
+                    let response = try link.transceive(command)
+                    transportNanos += DispatchTime.now().uptimeNanoseconds - t0
+                    action = session.received(response, at: time)
+                } catch {
+                    transportNanos += DispatchTime.now().uptimeNanoseconds - t0
+                    return (session.abort("\(error)"), transportNanos, commands)
+                }
+            }
+        }
     }
 
     /// Applies what a finished session learnt: the FAST key of a granted credential, the device

@@ -5,6 +5,7 @@ let benchArguments = Array(CommandLine.arguments.dropFirst())
 let rest = Array(benchArguments.dropFirst())
 switch benchArguments.first {
 case "audit": AuditBenchmark.main(rest)
+case "transaction": exit(TransactionBenchmark.run(rest))
 case "nfc": exit(NFCBenchmark.main(rest))
 case "ble": exit(BLEBenchmark.run(rest))
 default:

@@ -38,3 +38,15 @@ final class FastCacheTests: XCTestCase {
         XCTAssertTrue(g.contains([3]))
     }
 }
+
+final class ReplayGuardCodableTests: XCTestCase {
+    func testCodableKeepsOrderAndLookups() throws {
+        var g = ReplayGuard(capacity: 3)
+        for i in 0..<5 { g.insert([UInt8(i)]) }
+        let back = try JSONDecoder().decode(ReplayGuard.self, from: try JSONEncoder().encode(g))
+        XCTAssertEqual(back, g)
+        XCTAssertTrue(back.contains([4]))
+        XCTAssertFalse(back.contains([1]))
+        XCTAssertEqual(back.seen, ["02", "03", "04"])
+    }
+}
