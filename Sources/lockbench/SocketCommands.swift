@@ -196,7 +196,6 @@ struct LockTransact: EngineSubcommand {
         let outcome = service.transact(over: link, interface: .socket)
         service.flush()  // one transaction per process: write what the reader learnt now
         link.close()
-        service.flush()  // persist the FAST cache and replay memory the reader learnt
         var out = Output(decision: outcome.granted ? "grant" : "deny", credential: outcome.credentialID,
                          credentialKey: outcome.credentialKey, transactionID: outcome.transactionID,
                          version: outcome.version.map(ProtocolVersionText.format), fast: outcome.fast, stepUp: outcome.stepUp,
