@@ -119,7 +119,7 @@ final class BLEEndToEndTests: XCTestCase {
     func testPhoneKeyNeedsAReaderToTrust() throws {
         let r = try LockBenchProcess.run(["ble", "phone", "--ble", "tcp:127.0.0.1:1", "--key", "k.pem"])
         XCTAssertEqual(r.status, 2)
-        XCTAssertTrue(r.stderr.contains("--reader-identity"), r.stderr)
+        XCTAssertTrue(r.stderr.contains("--trust-reader"), r.stderr)
     }
 
     func testBadTransportIsAUsageError() throws {
