@@ -25,7 +25,8 @@ public final class LockService: @unchecked Sendable {
         let saved = lock.fastCache.flatMap { try? JSONDecoder().decode(ReaderMemory.self, from: $0) } ?? ReaderMemory()
         let ids = try configuration.readerIdentity()
         let identity = AccessProtocol.ReaderIdentity(signingKey: lock.readerSigningKey, groupID: ids.groupID, subID: ids.subID)
-        reader = LockReader(configuration: ReaderConfiguration(identity: identity),
+        let versions = configuration.policy.supportedProtocolVersions.sorted(by: >)
+        reader = LockReader(configuration: ReaderConfiguration(identity: identity, supportedVersions: versions),
                             decider: recorder, fastCache: saved.fast, replayGuard: saved.replay)
     }
 

@@ -31,7 +31,12 @@ public struct EngineState: Equatable, Sendable, Codable {
         revocationSerial = try c.decodeIfPresent(UInt64.self, forKey: .revocationSerial) ?? 0
         revocationIssued = try c.decodeIfPresent(Date.self, forKey: .revocationIssued)
         revocations = try c.decodeIfPresent([RevocationEntry].self, forKey: .revocations) ?? []
-        cachedDocuments = try (c.decodeIfPresent([String: Data].self, forKey: .cachedDocuments) ?? [:]).mapValues { Array($0) }
+        // Early state files held the bytes as arrays of numbers: still read them.
+        if let legacy = try? c.decodeIfPresent([String: [UInt8]].self, forKey: .cachedDocuments) {
+            cachedDocuments = legacy
+        } else {
+            cachedDocuments = try (c.decodeIfPresent([String: Data].self, forKey: .cachedDocuments) ?? [:]).mapValues { Array($0) }
+        }
         recentTransactionIDs = try c.decodeIfPresent([String].self, forKey: .recentTransactionIDs) ?? []
         highestVersion = try c.decodeIfPresent([String: UInt16].self, forKey: .highestVersion) ?? [:]
     }

@@ -124,26 +124,15 @@ struct BLEPhoneCommand: ParsableCommand {
         discussion: """
         With --key, the phone runs the access protocol's credential side with that key and its
         access/revocation documents (--document, repeatable), trusting the reader named by
-        --reader-identity (NAME.reader.json from `lockbench key reader`) or by --lock-config
-        (the lock's configuration, as `lockbench demo` writes it). Without --key it answers
-        LockBench's echo flow (`lockbench ble lock`).
+        --trust-reader (NAME.reader.json from `lockbench key reader`, or the lock's
+        configuration). Without --key it answers LockBench's echo flow (`lockbench ble lock`).
         Exit codes: 0 granted, 1 denied, 3 no controller / no lock found.
         """
     )
 
     @OptionGroup var ble: BLETransportOptions
 
-    @Option(help: ArgumentHelp("The credential's private key (PEM).", valueName: "file"))
-    var key: String?
-
-    @Option(name: .customLong("document"), help: ArgumentHelp("An access or revocation document (CBOR); repeat for several.", valueName: "file"))
-    var documents: [String] = []
-
-    @Option(name: .customLong("reader-identity"), help: ArgumentHelp("Trust this reader (NAME.reader.json).", valueName: "file"))
-    var readerIdentity: String?
-
-    @Option(name: .customLong("lock-config"), help: ArgumentHelp("Trust the reader of this lock configuration (lock.json).", valueName: "file"))
-    var lockConfig: String?
+    @OptionGroup var phone: PhoneOptions
 
     @Flag(help: "Echo flow only: refuse the reader's commands (to see a denial).")
     var refuse = false
@@ -151,41 +140,9 @@ struct BLEPhoneCommand: ParsableCommand {
     @Option(help: "Run this many transactions in a row.")
     var count = 1
 
-    func validate() throws {
-        if key != nil && readerIdentity == nil && lockConfig == nil {
-            throw ValidationError("--key needs the reader to trust: --reader-identity FILE or --lock-config lock.json")
-        }
-        if key == nil && (!documents.isEmpty || readerIdentity != nil || lockConfig != nil) {
-            throw ValidationError("--document, --reader-identity and --lock-config go with --key")
-        }
-    }
-
     /// The credential's responder: the access protocol's credential session, or the echo credential.
     private func responder() throws -> APDUResponder {
-        guard let key else { return EchoCredential(refuse: refuse) }
-        let signingKey = try KeyFiles.privateKey(key, what: "credential key")
-        var access = [[UInt8]](), revocation = [[UInt8]]()
-        for path in documents {
-            let bytes = try KeyFiles.readBytes(path, what: "document")
-            if (try? RevocationDocument.decode(bytes)) != nil { revocation.append(bytes) } else { access.append(bytes) }
-        }
-        let trusted: TrustedReader
-        if let readerIdentity {
-            let (file, _) = try ReaderIdentityFile.load(readerIdentity)
-            guard let point = Hex.decode(file.publicKey), point.count == 65 else {
-                throw UserError(message: "\(readerIdentity): publicKey must be 65 bytes of hex (04‖X‖Y)")
-            }
-            trusted = TrustedReader(groupID: try KeyFiles.id16(file.groupID, flag: "\(readerIdentity) groupID"), publicKey: point)
-        } else {
-            do {
-                let config = try LockConfiguration.load(path: lockConfig!)
-                trusted = TrustedReader(groupID: try config.readerIdentity().groupID, publicKey: Primitives.point(of: try config.readerSigningKey()))
-            } catch {
-                throw UserError(message: "--lock-config \(lockConfig!): \(error)")
-            }
-        }
-        return CredentialSession(configuration: CredentialConfiguration(
-            signingKey: signingKey, trustedReaders: [trusted], accessDocuments: access, revocationDocuments: revocation, interface: .ble))
+        try phone.makeSession(interface: .ble) ?? EchoCredential(refuse: refuse)
     }
 
     func run() throws {

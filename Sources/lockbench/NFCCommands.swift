@@ -87,7 +87,7 @@ struct VirtualReaderCommand: ParsableCommand {
     @Flag(name: .long, help: "Log frames the reader drops and sessions it opens to stderr.")
     var verbose = false
 
-    @OptionGroup var credential: VirtualCredentialOptions
+    @OptionGroup var credential: PhoneOptions
 
     func validate() throws {
         if let cardUID {

@@ -33,13 +33,7 @@ struct CredentialServe: EngineSubcommand {
         Faults make it misbehave on purpose, to test a lock's denials: \(CredentialFaults.names.map(\.0).joined(separator: ", ")).
         """)
 
-    @Option(help: ArgumentHelp("The credential's private key (PEM), from `lockbench key credential`.", valueName: "file"))
-    var key: String
-    @Option(parsing: .upToNextOption, help: ArgumentHelp("Access and revocation documents (CBOR) to offer in step-up.", valueName: "file"))
-    var documents: [String] = []
-    @Option(name: .customLong("trust-reader"), parsing: .upToNextOption,
-            help: ArgumentHelp("A reader identity (NAME.reader.json from `lockbench key reader`) or lock configuration whose reader this credential trusts.", valueName: "file"))
-    var trustReader: [String] = []
+    @OptionGroup var phone: PhoneOptions
     @Option(help: ArgumentHelp("Address to listen on (IPv4).", valueName: "host"))
     var host: String = "127.0.0.1"
     @Option(help: ArgumentHelp("TCP port (0 picks a free one and prints it).", valueName: "port"))
@@ -50,18 +44,13 @@ struct CredentialServe: EngineSubcommand {
     var framing: String = SocketFraming.raw.rawValue
     @Option(help: ArgumentHelp("Protocol versions offered in SELECT, most preferred first, e.g. 1.0,0.9.", valueName: "list"))
     var versions: String = "1.0"
-    @Option(help: ArgumentHelp("Misbehave on purpose (repeatable): \(CredentialFaults.names.map(\.0).joined(separator: ", ")).", valueName: "fault"))
-    var fault: [String] = []
     @Flag(help: "One JSON object per line.")
     var json = false
 
     func validate() throws {
         guard SocketFraming(rawValue: framing) != nil else { throw ValidationError("--framing must be raw or length") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535") }
-        guard !trustReader.isEmpty else { throw ValidationError("--trust-reader: name at least one reader this credential trusts") }
-        for f in fault where !CredentialFaults.names.contains(where: { $0.0 == f }) {
-            throw ValidationError("--fault \(f): one of \(CredentialFaults.names.map(\.0).joined(separator: ", "))")
-        }
+        guard phone.isGiven else { throw ValidationError("--key: the credential's private key (PEM), from `lockbench key credential`") }
         _ = try SocketCLI.versions(versions, flag: "--versions")
     }
 
@@ -73,23 +62,7 @@ struct CredentialServe: EngineSubcommand {
     }
 
     func execute() throws {
-        let signingKey = try KeyFiles.privateKey(key, what: "credential key")
-        var access = [[UInt8]](), revocation = [[UInt8]]()
-        for path in documents {
-            let bytes = try KeyFiles.readBytes(path, what: "document")
-            switch DeviceResponse.docType(of: bytes) {
-            case DocType.access?: access.append(bytes)
-            case DocType.revocation?: revocation.append(bytes)
-            default: throw UserError(message: "\(path) is not an access or revocation document (CBOR with docType \"aliro-a\" or \"aliro-r\")")
-            }
-        }
-        let trusted = try trustReader.map(SocketCLI.trustedReader)
-        var faults: CredentialFaults = []
-        for f in fault { if let v = CredentialFaults.names.first(where: { $0.0 == f })?.1 { faults.insert(v) } }
-        let configuration = CredentialConfiguration(
-            signingKey: signingKey, trustedReaders: trusted, accessDocuments: access, revocationDocuments: revocation,
-            versions: try SocketCLI.versions(versions, flag: "--versions"), interface: .nfc, faults: faults)
-        let credential = CredentialSession(configuration: configuration)
+        let credential = try phone.makeSession(interface: .nfc, versions: try SocketCLI.versions(versions, flag: "--versions"))!
         let server: SocketCredentialServer
         do {
             server = try SocketCredentialServer(host: host, port: UInt16(port), framing: SocketFraming(rawValue: framing)!)
@@ -185,7 +158,6 @@ struct LockTransact: EngineSubcommand {
             }
         }
         // The reader offers what the lock's policy supports, newest first.
-        service.reader.configuration.supportedVersions = service.configuration.policy.supportedProtocolVersions.sorted(by: >)
         service.reader.configuration.useFast = fast
         let link: SocketTransceiver
         do {
@@ -195,8 +167,8 @@ struct LockTransact: EngineSubcommand {
             throw UserError(message: "cannot reach the credential at \(connect): \(error.reason)", code: ExitCodes.environment)
         }
         let outcome = service.transact(over: link, interface: .socket)
+        service.flush()  // one transaction per process: write what the reader learnt now
         link.close()
-        service.flush()  // persist the FAST cache and replay memory the reader learnt
         var out = Output(decision: outcome.granted ? "grant" : "deny", credential: outcome.credentialID,
                          credentialKey: outcome.credentialKey, transactionID: outcome.transactionID,
                          version: outcome.version.map(ProtocolVersionText.format), fast: outcome.fast, stepUp: outcome.stepUp,
@@ -241,19 +213,6 @@ enum SocketCLI {
         return list.map { $0! }
     }
 
-    /// A reader identity file or a lock configuration → the reader's group id and public key.
-    static func trustedReader(_ path: String) throws -> TrustedReader {
-        if let (identity, dir) = try? ReaderIdentityFile.load(path) {
-            let key = try KeyFiles.publicKey(identity.publicKey.hasPrefix("/") ? identity.publicKey : dir + "/" + identity.publicKey,
-                                             what: "reader public key")
-            return TrustedReader(groupID: Hex.decode(identity.groupID)!, publicKey: key)
-        }
-        if let config = try? LockConfiguration.load(path: path), let ids = try? config.readerIdentity(),
-           let key = try? config.readerSigningKey() {
-            return TrustedReader(groupID: ids.groupID, publicKey: Primitives.point(of: key))
-        }
-        throw UserError(message: "--trust-reader \(path): neither a reader identity (NAME.reader.json) nor a lock configuration")
-    }
 }
 
 extension KeyFiles {

@@ -7,46 +7,39 @@ import Foundation
 import Lock
 import OfflineUnlock
 
-/// The software phone `nfc virtual-reader` places in its field: a `CredentialSession` with a key,
-/// access and revocation documents, and the reader it trusts.
-struct VirtualCredentialOptions: ParsableArguments {
-    @Option(name: .customLong("credential-key"), help: ArgumentHelp("Insert a phone credential with this private key (PEM) instead of a plain test card.", valueName: "key.pem"))
-    var credentialKey: String?
+/// A software phone from files, the same flags wherever a phone runs: `credential serve`
+/// (socket), `nfc virtual-reader` (NFC) and `ble phone` (BLE).
+struct PhoneOptions: ParsableArguments {
+    @Option(name: [.customLong("key"), .customLong("credential-key")],
+            help: ArgumentHelp("The phone's private key (PEM PKCS#8, from `lockbench key credential`).", valueName: "key.pem"))
+    var key: String?
 
-    @Option(name: .customLong("document"), help: ArgumentHelp("An access or revocation document (CBOR) the phone carries; repeatable.", valueName: "doc.cbor"))
+    @Option(name: [.customLong("document"), .customLong("documents")], parsing: .upToNextOption,
+            help: ArgumentHelp("Access and revocation documents (CBOR) the phone carries; repeatable.", valueName: "doc.cbor"))
     var documents: [String] = []
 
-    @Option(name: .customLong("trust-reader"), help: ArgumentHelp("The reader the phone trusts: its key, public or private PEM.", valueName: "reader.pem"))
-    var trustReader: String?
+    @Option(name: [.customLong("trust-reader"), .customLong("reader-identity"), .customLong("lock-config")], parsing: .upToNextOption,
+            help: ArgumentHelp("The reader the phone trusts: a reader identity (NAME.reader.json), a lock configuration, or the reader's public key PEM with --reader-group; repeatable.", valueName: "file"))
+    var trustReader: [String] = []
 
-    @Option(name: .customLong("reader-group"), help: ArgumentHelp("The trusted reader's group id, 32 hex digits.", valueName: "hex"))
+    @Option(name: .customLong("reader-group"), help: ArgumentHelp("With a reader key PEM: the reader's group id, 32 hex digits.", valueName: "hex"))
     var readerGroup: String?
 
-    @Option(name: .customLong("reader-identity"), help: ArgumentHelp("Trust this reader identity (from `key reader`: its public key and group), instead of --trust-reader/--reader-group.", valueName: "file"))
-    var readerIdentity: String?
-
-    @Option(name: .customLong("lock-config"), help: ArgumentHelp("Trust the reader of this lock configuration (its key and group), instead of --trust-reader/--reader-group.", valueName: "lock.json"))
-    var lockConfig: String?
-
-    @Option(name: .customLong("fault"), help: ArgumentHelp("Make the phone misbehave: \(CredentialFaults.names.map(\.0).joined(separator: ", ")); repeatable.", valueName: "name"))
+    @Option(name: .customLong("fault"), help: ArgumentHelp("Misbehave on purpose, to test a lock's denials (repeatable): \(CredentialFaults.names.map(\.0).joined(separator: ", ")).", valueName: "name"))
     var faults: [String] = []
 
-    /// Whether a phone credential was asked for (else `insert` places a plain test card).
-    var isGiven: Bool { credentialKey != nil }
+    /// Whether a phone was described (some commands fall back to a test card without one).
+    var isGiven: Bool { key != nil }
 
     func validate() throws {
-        guard credentialKey != nil else {
-            if !documents.isEmpty || trustReader != nil || readerGroup != nil || readerIdentity != nil || lockConfig != nil || !faults.isEmpty {
-                throw ValidationError("--document, --trust-reader, --reader-group, --reader-identity, --lock-config and --fault describe a phone credential: give its --credential-key too")
+        guard key != nil else {
+            if !documents.isEmpty || !trustReader.isEmpty || readerGroup != nil || !faults.isEmpty {
+                throw ValidationError("--document, --trust-reader, --reader-group and --fault describe a phone: give its --key too")
             }
             return
         }
-        let sources = [lockConfig != nil, readerIdentity != nil, trustReader != nil || readerGroup != nil].filter { $0 }.count
-        if sources > 1 {
-            throw ValidationError("give one of --lock-config, --reader-identity, or --trust-reader with --reader-group")
-        }
-        if sources == 0 || (lockConfig == nil && readerIdentity == nil && (trustReader == nil || readerGroup == nil)) {
-            throw ValidationError("the phone must trust the lock's reader: give --lock-config lock.json, --reader-identity READER.reader.json, or --trust-reader READER.pem with --reader-group HEX")
+        guard !trustReader.isEmpty else {
+            throw ValidationError("the phone must trust the lock's reader: --trust-reader NAME.reader.json (or the lock.json, or the reader's key PEM with --reader-group HEX)")
         }
         if let readerGroup, Hex.decode(readerGroup)?.count != 16 {
             throw ValidationError("--reader-group must be 16 bytes of hex (32 digits), as in the lock configuration's reader.groupID")
@@ -56,49 +49,67 @@ struct VirtualCredentialOptions: ParsableArguments {
         }
     }
 
-    /// The trusted reader, from the lock configuration or the key and group given.
-    func trustedReader() throws -> TrustedReader {
-        if let lockConfig {
-            let config = try LockConfigOption.load(lockConfig)
-            do {
-                return TrustedReader(groupID: try config.readerIdentity().groupID,
-                                     publicKey: Primitives.point(of: try config.readerSigningKey()))
-            } catch {
-                throw UserError(message: "\(lockConfig): \(error.description)")
-            }
-        }
-        if let readerIdentity {
-            let (file, directory) = try ReaderIdentityFile.load(readerIdentity)
-            let key = file.publicKey.hasPrefix("/") ? file.publicKey : directory + "/" + file.publicKey
-            return TrustedReader(groupID: Hex.decode(file.groupID) ?? [], publicKey: try KeyFiles.publicKey(key, what: "reader public key"))
-        }
-        return TrustedReader(groupID: Hex.decode(readerGroup ?? "") ?? [],
-                             publicKey: try KeyFiles.publicKey(trustReader ?? "", what: "trusted reader key"))
+    /// Every reader the phone trusts.
+    func trustedReaders() throws -> [TrustedReader] {
+        try trustReader.map { path in try SoftwarePhone.trustedReader(path, group: readerGroup) }
     }
 
-    /// The phone; nil when no --credential-key was given.
-    func makeSession() throws -> CredentialSession? {
-        guard let credentialKey else { return nil }
-        let fault = faults.reduce(into: CredentialFaults()) { set, name in
+    var faultSet: CredentialFaults {
+        faults.reduce(into: CredentialFaults()) { set, name in
             if let f = CredentialFaults.names.first(where: { $0.0 == name })?.1 { set.formUnion(f) }
         }
-        return try SoftwarePhone.make(key: credentialKey, documents: documents, trusting: [try trustedReader()], faults: fault)
+    }
+
+    /// The phone; nil when no --key was given.
+    func makeSession(interface: RadioInterface = .nfc, versions: [UInt16] = [ProtocolVersion.v1_0]) throws -> CredentialSession? {
+        guard let key else { return nil }
+        return try SoftwarePhone.make(key: key, documents: documents, trusting: try trustedReaders(), faults: faultSet,
+                                      interface: interface, versions: versions)
     }
 }
 
-/// A software phone from files, for `nfc virtual-reader` and the `lock run` tap console.
+/// A software phone from files, for the phone commands and the `lock run` tap console.
 enum SoftwarePhone {
-    static func make(key: String, documents: [String], trusting readers: [TrustedReader],
-                     faults: CredentialFaults = []) throws -> CredentialSession {
+    static func make(key: String, documents: [String], trusting readers: [TrustedReader], faults: CredentialFaults = [],
+                     interface: RadioInterface = .nfc, versions: [UInt16] = [ProtocolVersion.v1_0]) throws -> CredentialSession {
         let signingKey = try KeyFiles.privateKey(key, what: "credential key")
         var access = [[UInt8]](), revocation = [[UInt8]]()
         for path in documents {
             let bytes = try KeyFiles.readBytes(path, what: "document")
-            if (try? RevocationDocument.decode(bytes)) != nil { revocation.append(bytes) } else { access.append(bytes) }
+            switch DeviceResponse.docType(of: bytes) {
+            case DocType.access?: access.append(bytes)
+            case DocType.revocation?: revocation.append(bytes)
+            default: throw UserError(message: "\(path) is not an access or revocation document (CBOR with docType \"aliro-a\" or \"aliro-r\")")
+            }
         }
         return CredentialSession(configuration: CredentialConfiguration(
             signingKey: signingKey, trustedReaders: readers, accessDocuments: access, revocationDocuments: revocation,
-            faults: faults))
+            versions: versions, interface: interface, faults: faults))
+    }
+
+    /// A reader identity file, a lock configuration, or a reader key PEM (with `group`) → the
+    /// reader's group id and public key.
+    static func trustedReader(_ path: String, group: String?) throws -> TrustedReader {
+        if let (identity, dir) = try? ReaderIdentityFile.load(path) {
+            let key = try KeyFiles.publicKey(identity.publicKey.hasPrefix("/") ? identity.publicKey : dir + "/" + identity.publicKey,
+                                             what: "reader public key")
+            return TrustedReader(groupID: try KeyFiles.id16(identity.groupID, flag: "\(path) groupID"), publicKey: key)
+        }
+        if let config = try? LockConfiguration.load(path: path) {
+            do {
+                return TrustedReader(groupID: try config.readerIdentity().groupID,
+                                     publicKey: Primitives.point(of: try config.readerSigningKey()))
+            } catch {
+                throw UserError(message: "\(path): \(error.description)")
+            }
+        }
+        if let text = try? KeyFiles.readText(path, what: "reader key"), text.contains("-----BEGIN") {
+            guard let group = group.flatMap(Hex.decode), group.count == 16 else {
+                throw UserError(message: "\(path) is a key: give the reader's group id too (--reader-group HEX)")
+            }
+            return TrustedReader(groupID: group, publicKey: try KeyFiles.publicKey(path, what: "reader key"))
+        }
+        throw UserError(message: "--trust-reader \(path): neither a reader identity (NAME.reader.json), a lock configuration, nor a reader key PEM")
     }
 
     /// `credential 04ab12…: 1 access and 0 revocation documents, trusts reader group 0011…`

@@ -25,7 +25,7 @@ final class BumbleControllers {
     }
 
     init(test: XCTestCase, count: Int = 2) throws {
-        try XCTSkipUnless(BumbleControllers.isAvailable, "bumble is not installed (pip install bumble)")
+        guard BumbleControllers.isAvailable else { throw MissingTool("bumble is not installed (pip install bumble)") }
         ports = (BumbleControllers.freePort(), BumbleControllers.freePort())
         extraPorts = (2..<max(2, count)).map { _ in BumbleControllers.freePort() }
         test.addTeardownBlock { [self] in self.kill() }
@@ -66,7 +66,7 @@ final class BumbleControllers {
         while !all.allSatisfy(BumbleControllers.listening) {
             guard Date() < deadline, p.isRunning else {
                 kill()
-                throw XCTSkip("bumble controllers did not start")
+                throw MissingTool("bumble controllers did not start")
             }
             Thread.sleep(forTimeInterval: 0.05)
         }
@@ -151,7 +151,7 @@ final class RootCanal {
     }()
 
     init(test: XCTestCase) throws {
-        guard let binary = RootCanal.binary else { throw XCTSkip("rootcanal is not installed (pip install rootcanal==1.10.0)") }
+        guard let binary = RootCanal.binary else { throw MissingTool("rootcanal is not installed (pip install rootcanal==1.10.0)") }
         hciPort = BumbleControllers.freePort()
         let p = try BumbleControllers.launch([binary, "-hci_port", "\(hciPort)", "-link_port", "\(BumbleControllers.freePort())",
                                               "-link_ble_port", "\(BumbleControllers.freePort())", "-test_port", "\(BumbleControllers.freePort())"])
@@ -159,8 +159,15 @@ final class RootCanal {
         test.addTeardownBlock { BumbleControllers.stop(p) }
         let deadline = Date(timeIntervalSinceNow: 20)
         while !BumbleControllers.listening(hciPort) {
-            guard Date() < deadline, p.isRunning else { throw XCTSkip("rootcanal did not start") }
+            guard Date() < deadline, p.isRunning else { throw MissingTool("rootcanal did not start") }
             Thread.sleep(forTimeInterval: 0.05)
         }
     }
+}
+
+/// A tool the README installs is missing or did not start: a failure, never a skip, so CI cannot
+/// pass without having run the test (.ci/run installs every tool).
+struct MissingTool: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description + " — install what the README lists" }
 }

@@ -74,7 +74,7 @@ final class BumbleInteropTests: XCTestCase {
 
     /// btsnoop written during an interop run decodes in tshark: ATT and L2CAP, no malformed frames.
     func testBTSnoopCaptureDecodesInTShark() throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/tshark") else { throw XCTSkip("tshark is not installed") }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/tshark") else { throw MissingTool("tshark is not installed") }
         let controllers = try BumbleControllers(test: self)
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("lockbench-\(UUID().uuidString).btsnoop").path
         addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }

@@ -9,7 +9,7 @@ import XCTest
 /// board) and the phone on a unix socket (`unix-server:`).
 final class TransportMatrixTests: XCTestCase {
     func testLockOverUARTAndPhoneOverUnixSocket() throws {
-        try XCTSkipUnless(BumbleControllers.isAvailable, "bumble is not installed")
+        guard BumbleControllers.isAvailable else { throw MissingTool("bumble is not installed") }
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("lb-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         addTeardownBlock { try? FileManager.default.removeItem(at: dir) }
@@ -20,7 +20,7 @@ final class TransportMatrixTests: XCTestCase {
         addTeardownBlock { BumbleControllers.stop(p) }
         let deadline = Date(timeIntervalSinceNow: 20)
         while !(FileManager.default.fileExists(atPath: tty) && FileManager.default.fileExists(atPath: sock)) {
-            guard Date() < deadline, p.isRunning else { throw XCTSkip("bumble controllers did not start") }
+            guard Date() < deadline, p.isRunning else { throw MissingTool("bumble controllers did not start") }
             Thread.sleep(forTimeInterval: 0.05)
         }
 

@@ -43,7 +43,7 @@ final class BLEEndToEndTests: XCTestCase {
         probe.arguments = ["python3", "-c", "import bumble.apps.controllers"]
         try probe.run()
         probe.waitUntilExit()
-        try XCTSkipUnless(probe.terminationStatus == 0, "bumble is not installed")
+        guard probe.terminationStatus == 0 else { throw MissingTool("bumble is not installed") }
 
         let ports = (freePort(), freePort())
         _ = try spawn("/usr/bin/env", ["python3", "-m", "bumble.apps.controllers", "tcp-server:127.0.0.1:\(ports.0)", "tcp-server:127.0.0.1:\(ports.1)"])
@@ -79,7 +79,7 @@ final class BLEEndToEndTests: XCTestCase {
         probe.arguments = ["python3", "-c", "import bumble.apps.controllers"]
         try probe.run()
         probe.waitUntilExit()
-        try XCTSkipUnless(probe.terminationStatus == 0, "bumble is not installed")
+        guard probe.terminationStatus == 0 else { throw MissingTool("bumble is not installed") }
 
         let dir = try LockBenchProcess.temporaryDirectory(self)
         XCTAssertEqual(try LockBenchProcess.run(["demo", "--directory", dir.path]).status, 0)
@@ -119,7 +119,7 @@ final class BLEEndToEndTests: XCTestCase {
     func testPhoneKeyNeedsAReaderToTrust() throws {
         let r = try LockBenchProcess.run(["ble", "phone", "--ble", "tcp:127.0.0.1:1", "--key", "k.pem"])
         XCTAssertEqual(r.status, 2)
-        XCTAssertTrue(r.stderr.contains("--reader-identity"), r.stderr)
+        XCTAssertTrue(r.stderr.contains("--trust-reader"), r.stderr)
     }
 
     func testBadTransportIsAUsageError() throws {

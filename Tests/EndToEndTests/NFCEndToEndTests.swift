@@ -168,8 +168,8 @@ final class NFCHelpEndToEndTests: XCTestCase {
         let result = try LockBenchProcess.run(["nfc", "virtual-reader", "--help"])
         XCTAssertEqual(result.status, 0)
         for text in ["--link <path>", "--card-uid <hex>", "--no-card", "--control <path>", "insert [UID-HEX]", "remove", "quit",
-                     "--credential-key <key.pem>", "--document <doc.cbor>", "--trust-reader <reader.pem>", "--reader-group <hex>",
-                     "--lock-config <lock.json>", "--reader-identity <file>", "--fault <name>"] {
+                     "--key, --credential-key <key.pem>", "--document, --documents <doc.cbor>",
+                     "--trust-reader, --reader-identity, --lock-config <file>", "--reader-group <hex>", "--fault <name>"] {
             XCTAssertTrue(result.stdout.contains(text), "\(text) missing from:\n\(result.stdout)")
         }
     }

@@ -109,13 +109,13 @@ final class NFCTwoProcessEndToEndTests: XCTestCase {
     func testACredentialMustTrustAReader() throws {
         let result = try LockBenchProcess.run(["nfc", "virtual-reader", "--credential-key", "/nonexistent.pem"])
         XCTAssertEqual(result.status, 2, result.stderr)
-        XCTAssertTrue(result.stderr.contains("--lock-config lock.json, --reader-identity READER.reader.json, or --trust-reader READER.pem with --reader-group HEX"), result.stderr)
-        let both = try LockBenchProcess.run(["nfc", "virtual-reader", "--credential-key", "k.pem", "--lock-config", "l.json",
-                                             "--reader-identity", "r.reader.json"])
-        XCTAssertEqual(both.status, 2)
-        XCTAssertTrue(both.stderr.contains("give one of --lock-config, --reader-identity, or --trust-reader with --reader-group"), both.stderr)
+        XCTAssertTrue(result.stderr.contains("the phone must trust the lock's reader: --trust-reader NAME.reader.json"), result.stderr)
+        let badGroup = try LockBenchProcess.run(["nfc", "virtual-reader", "--credential-key", "k.pem", "--trust-reader", "r.pem",
+                                                 "--reader-group", "abcd"])
+        XCTAssertEqual(badGroup.status, 2)
+        XCTAssertTrue(badGroup.stderr.contains("--reader-group must be 16 bytes of hex"), badGroup.stderr)
         let orphan = try LockBenchProcess.run(["nfc", "virtual-reader", "--document", "x.cbor"])
         XCTAssertEqual(orphan.status, 2)
-        XCTAssertTrue(orphan.stderr.contains("give its --credential-key too"), orphan.stderr)
+        XCTAssertTrue(orphan.stderr.contains("give its --key too"), orphan.stderr)
     }
 }
