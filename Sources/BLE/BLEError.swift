@@ -34,6 +34,8 @@ public struct BLEError: Error, CustomStringConvertible, Equatable {
         case gattError
         /// A service, characteristic or peer was not found.
         case notFound
+        /// A virtual controller (Bumble, RootCanal) is not installed or did not start.
+        case controllerUnavailable
     }
 
     public let code: Code

@@ -4,7 +4,6 @@ import ByteCore
 import Codecs
 import Crypto
 import Foundation
-import Glibc
 import Lock
 import LockRuntime
 import OfflineUnlock
@@ -38,37 +37,21 @@ enum BLEBenchmark {
                 return 2
             }
         }
-        var controllers: Process?
+        // Virtual controllers unless both ends were given: Bumble's two on one link, or RootCanal
+        // (one controller per connection on its HCI port; models connection events).
+        var controllers: VirtualControllers?
         if lockSpec == nil || phoneSpec == nil {
-            let ports = (freePort(), freePort())
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            // The controller dies with the benchmark even if it is killed (PR_SET_PDEATHSIG survives exec).
-            let dieWithParent = ["python3", "-c", "import ctypes, os, sys; ctypes.CDLL(None).prctl(1, 9); os.execvp(sys.argv[1], sys.argv[1:])"]
-            if controller == "rootcanal" {
-                // RootCanal: one controller per TCP connection on its HCI port; models connection
-                // events. Its binary runs directly so that killing it leaves no orphan.
-                guard let binary = rootCanalBinary() else { print("rootcanal is not installed (pip install rootcanal==1.10.0)"); return 3 }
-                p.arguments = dieWithParent + [binary, "-hci_port", "\(ports.0)", "-link_port", "\(freePort())",
-                                               "-link_ble_port", "\(freePort())", "-test_port", "\(freePort())"]
-                lockSpec = "tcp:127.0.0.1:\(ports.0)"
-                phoneSpec = lockSpec
-            } else {
-                p.arguments = dieWithParent + ["python3", "-m", "bumble.apps.controllers", "tcp-server:127.0.0.1:\(ports.0)", "tcp-server:127.0.0.1:\(ports.1)"]
-                lockSpec = "tcp:127.0.0.1:\(ports.0)"
-                phoneSpec = "tcp:127.0.0.1:\(ports.1)"
-            }
-            p.standardOutput = FileHandle.nullDevice
-            p.standardError = FileHandle.nullDevice
-            do { try p.run() } catch {
-                print("cannot start the \(controller) controller (pip install bumble / rootcanal==1.10.0): \(error)")
+            do {
+                let started = try controller == "rootcanal" ? VirtualControllers.rootCanal() : VirtualControllers.bumble()
+                lockSpec = started.spec(0)
+                phoneSpec = started.spec(1)
+                controllers = started
+            } catch {
+                print("cannot start the \(controller) controller: \(error)")
                 return 3
             }
-            controllers = p
         }
-        defer {
-            if let p = controllers { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
-        }
+        defer { controllers?.stop() }
         do {
             var lockConfig = BLELock.Configuration(transport: try TransportSpec(parsing: lockSpec!))
             lockConfig.echoPSM = AliroBLE.echoPSM
@@ -205,19 +188,6 @@ enum BLEBenchmark {
         var summary: String { lock.withLock { counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") } }
     }
 
-    static func rootCanalBinary() -> String? {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["python3", "-c", "import rootcanal.binaries as b; print(b.get_package_binary_resource_path('rootcanal'))"]
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        guard (try? p.run()) != nil else { return nil }
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        p.waitUntilExit()
-        return p.terminationStatus == 0 && FileManager.default.isExecutableFile(atPath: text) ? text : nil
-    }
-
     static func median(_ xs: [Double]) -> Double? {
         guard !xs.isEmpty else { return nil }
         let s = xs.sorted()
@@ -229,17 +199,5 @@ enum BLEBenchmark {
         let s = xs.sorted()
         return String(format: "%@: median %.2f ms, p90 %.2f ms, min %.2f ms, max %.2f ms (n=%d)",
                       label, m, s[min(s.count - 1, Int(Double(s.count) * 0.9))], s.first!, s.last!, s.count)
-    }
-
-    static func freePort() -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
-        return UInt16(bigEndian: addr.sin_port)
     }
 }

@@ -37,23 +37,12 @@ enum BumblePhoneScript {
 
 /// (a) The Swift lock on one controller, Bumble's own host as the phone on the other.
 final class BumbleInteropTests: XCTestCase {
-    private func startLock(_ controllers: BumbleControllers, btsnoop: String? = nil, decisions: Decisions) throws -> BLELock {
-        var config = BLELock.Configuration(transport: try TransportSpec(parsing: controllers.lockSpec))
-        config.btsnoop = btsnoop
-        config.log = TestLog("lock").logger
-        let lock = try BLELock(configuration: config, transaction: EchoFlow.lockTransaction { decisions.add($0) })
-        lock.start()
-        XCTAssertTrue(lock.waitUntilAdvertising(timeout: 10))
-        return lock
-    }
-
     func testBumblePhoneGetsGrantAndDenialFromSwiftLock() throws {
-        let controllers = try BumbleControllers(test: self)
+        let controllers = try bumbleControllers()
         let decisions = Decisions()
-        let lock = try startLock(controllers, decisions: decisions)
-        defer { lock.stop() }
+        let lock = try startLock(on: controllers.spec(0), transaction: EchoFlow.lockTransaction { decisions.add($0) })
 
-        let grant = try BumblePhoneScript.run(port: controllers.ports.1, credential: "echo")
+        let grant = try BumblePhoneScript.run(port: controllers.ports[1], credential: "echo")
         XCTAssertEqual(grant["ok"] as? Bool, true, "\(grant)")
         XCTAssertEqual(grant["completion"] as? String, "01")
         XCTAssertEqual(grant["commands"] as? Int, 3)
@@ -63,7 +52,7 @@ final class BumbleInteropTests: XCTestCase {
         XCTAssertEqual((grant["service_data"] as? String)?.count, 48)
 
         // Bumble's SMP asks to pair first: refused with "pairing not supported", link unharmed.
-        let deny = try BumblePhoneScript.run(port: controllers.ports.1, credential: "echo-refuse", extra: ["--try-pair"])
+        let deny = try BumblePhoneScript.run(port: controllers.ports[1], credential: "echo-refuse", extra: ["--try-pair"])
         let pairing = deny["pairing"] as? String ?? ""
         XCTAssertTrue(pairing.contains("PAIRING_NOT_SUPPORTED") || pairing.contains("0x05") || pairing.lowercased().contains("not supported"), pairing)
         XCTAssertEqual(deny["ok"] as? Bool, true, "\(deny)")
@@ -75,11 +64,11 @@ final class BumbleInteropTests: XCTestCase {
     /// btsnoop written during an interop run decodes in tshark: ATT and L2CAP, no malformed frames.
     func testBTSnoopCaptureDecodesInTShark() throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/tshark") else { throw MissingTool("tshark is not installed") }
-        let controllers = try BumbleControllers(test: self)
+        let controllers = try bumbleControllers()
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("lockbench-\(UUID().uuidString).btsnoop").path
         addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
-        let lock = try startLock(controllers, btsnoop: path, decisions: Decisions())
-        let result = try BumblePhoneScript.run(port: controllers.ports.1, credential: "echo")
+        let lock = try startLock(on: controllers.spec(0), configure: { $0.btsnoop = path })
+        let result = try BumblePhoneScript.run(port: controllers.ports[1], credential: "echo")
         XCTAssertEqual(result["ok"] as? Bool, true, "\(result)")
         lock.stop()
 
@@ -106,24 +95,14 @@ final class BumbleInteropTests: XCTestCase {
 /// re-advertises and serves again.
 final class ControllerRestartTests: XCTestCase {
     func testLockSurvivesControllerRestart() throws {
-        let controllers = try BumbleControllers(test: self)
+        let controllers = try bumbleControllers()
         let events = EventLog()
-        var config = BLELock.Configuration(transport: try TransportSpec(parsing: controllers.lockSpec))
-        config.log = TestLog("lock").logger
-        let lock = try BLELock(configuration: config, transaction: EchoFlow.lockTransaction())
-        lock.onEvent = { events.add($0) }
-        lock.start()
-        defer { lock.stop() }
-        XCTAssertTrue(lock.waitUntilAdvertising(timeout: 10))
+        let lock = try startLock(on: controllers.spec(0), onEvent: { events.add($0) })
 
-        var phoneConfig = BLEPhone.Configuration(transport: try TransportSpec(parsing: controllers.phoneSpec))
-        phoneConfig.log = TestLog("phone").logger
-        let phone = try BLEPhone(configuration: phoneConfig)
-        try phone.start()
-        defer { phone.stop() }
+        let phone = try startPhone(on: controllers.spec(1))
         XCTAssertEqual(try phone.unlock(with: EchoCredential()).completion, EchoFlow.granted)
 
-        controllers.kill()
+        controllers.stop()
         XCTAssertTrue(waitFor(5) { events.lost > 0 }, "the lock did not notice the controller leaving")
         XCTAssertFalse(lock.host.isReady)
         try controllers.start()

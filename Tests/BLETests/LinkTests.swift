@@ -10,18 +10,9 @@ final class LinkTests: XCTestCase {
     private var phone: BLEPhone!
 
     private func connect() throws -> BLEPhoneSession {
-        let controllers = try BumbleControllers(test: self)
-        var config = BLELock.Configuration(transport: try TransportSpec(parsing: controllers.lockSpec))
-        config.log = TestLog("lock").logger
-        lock = try BLELock(configuration: config) { _ in Thread.sleep(forTimeInterval: 30) }
-        lock.start()
-        addTeardownBlock { [lock] in lock?.stop() }
-        XCTAssertTrue(lock.waitUntilAdvertising(timeout: 10))
-        var phoneConfig = BLEPhone.Configuration(transport: try TransportSpec(parsing: controllers.phoneSpec))
-        phoneConfig.log = TestLog("phone").logger
-        phone = try BLEPhone(configuration: phoneConfig)
-        try phone.start()
-        addTeardownBlock { [phone] in phone?.stop() }
+        let controllers = try bumbleControllers()
+        lock = try startLock(on: controllers.spec(0), transaction: { _ in Thread.sleep(forTimeInterval: 30) })
+        phone = try startPhone(on: controllers.spec(1))
         return try phone.connectToLock()
     }
 

@@ -6,21 +6,10 @@ import XCTest
 /// (b) The Swift lock and the Swift virtual phone over Bumble's virtual controllers.
 final class LockPhoneTests: XCTestCase {
     func testSwiftPhoneUnlocksSwiftLockOverBumble() throws {
-        let controllers = try BumbleControllers(test: self)
-        let lockLog = TestLog("lock"), phoneLog = TestLog("phone")
-        var lockConfig = BLELock.Configuration(transport: try TransportSpec(parsing: controllers.lockSpec))
-        lockConfig.log = lockLog.logger
+        let controllers = try bumbleControllers()
         let decisions = Decisions()
-        let lock = try BLELock(configuration: lockConfig, transaction: EchoFlow.lockTransaction { decisions.add($0) })
-        lock.start()
-        defer { lock.stop() }
-        XCTAssertTrue(lock.waitUntilAdvertising(timeout: 10))
-
-        var phoneConfig = BLEPhone.Configuration(transport: try TransportSpec(parsing: controllers.phoneSpec))
-        phoneConfig.log = phoneLog.logger
-        let phone = try BLEPhone(configuration: phoneConfig)
-        try phone.start()
-        defer { phone.stop() }
+        let lock = try startLock(on: controllers.spec(0), transaction: EchoFlow.lockTransaction { decisions.add($0) })
+        let phone = try startPhone(on: controllers.spec(1))
 
         let outcome = try phone.unlock(with: EchoCredential())
         XCTAssertEqual(outcome.commandsAnswered, 3)
@@ -44,9 +33,9 @@ final class Decisions: @unchecked Sendable {
 /// the credit back; failed commands throw with the status; the host keeps working.
 final class HostCommandTests: XCTestCase {
     func testUnansweredCommandTimesOutAndFailedCommandReportsStatus() throws {
-        let controllers = try BumbleControllers(test: self)
+        let controllers = try bumbleControllers()
         let log = TestLog("host")
-        var config = BLEHost.Configuration(open: { () throws(BLEError) in try TransportSpec(parsing: controllers.lockSpec).open() },
+        var config = BLEHost.Configuration(open: { () throws(BLEError) in try TransportSpec(parsing: controllers.spec(0)).open() },
                                            addressSeed: 7, services: [], log: log.logger)
         config.commandTimeout = 0.5
         let host = BLEHost(configuration: config)
@@ -76,13 +65,11 @@ final class HostCommandTests: XCTestCase {
 /// one link; each transaction waits until both are in progress, so they overlap.
 final class MultipleConnectionTests: XCTestCase {
     func testLockServesTwoPhonesAtOnce() throws {
-        let controllers = try BumbleControllers(test: self, count: 3)
+        let controllers = try bumbleControllers(count: 3)
         let barrier = NSCondition()
         var inProgress = 0
         let overlap = Decisions()
-        var config = BLELock.Configuration(transport: try TransportSpec(parsing: controllers.lockSpec))
-        config.log = TestLog("lock").logger
-        let lock = try BLELock(configuration: config) { session in
+        let lock = try startLock(on: controllers.spec(0), transaction: { session in
             // Wait (bounded) until the other phone's transaction is in progress too.
             barrier.lock()
             inProgress += 1
@@ -92,25 +79,17 @@ final class MultipleConnectionTests: XCTestCase {
             overlap.add(inProgress >= 2)
             barrier.unlock()
             EchoFlow.lockTransaction()(session)
-        }
-        lock.start()
-        defer { lock.stop() }
-        XCTAssertTrue(lock.waitUntilAdvertising(timeout: 10))
+        })
 
         final class Box: @unchecked Sendable { var json: [String: Any] = [:] }
         let bumble = Box()
         let group = DispatchGroup()
         group.enter()
         DispatchQueue.global().async {
-            bumble.json = (try? BumblePhoneScript.run(port: controllers.extraPorts[0], credential: "echo")) ?? [:]
+            bumble.json = (try? BumblePhoneScript.run(port: controllers.ports[2], credential: "echo")) ?? [:]
             group.leave()
         }
-        var phoneConfig = BLEPhone.Configuration(transport: try TransportSpec(parsing: controllers.phoneSpec))
-        phoneConfig.log = TestLog("phone").logger
-        phoneConfig.responseTimeout = 15
-        let phone = try BLEPhone(configuration: phoneConfig)
-        try phone.start()
-        defer { phone.stop() }
+        let phone = try startPhone(on: controllers.spec(1), configure: { $0.responseTimeout = 15 })
         let swift = try phone.unlock(with: EchoCredential())
         group.wait()
         XCTAssertEqual(swift.completion, EchoFlow.granted)
@@ -124,19 +103,10 @@ final class MultipleConnectionTests: XCTestCase {
 /// addresses, fragmented ACL, 30 ms connection intervals).
 final class RootCanalTests: XCTestCase {
     func testSwiftPhoneUnlocksSwiftLockOverRootCanal() throws {
-        let rootcanal = try RootCanal(test: self)
-        var lockConfig = BLELock.Configuration(transport: try TransportSpec(parsing: rootcanal.spec))
-        lockConfig.log = TestLog("lock").logger
-        let lock = try BLELock(configuration: lockConfig, transaction: EchoFlow.lockTransaction())
-        lock.start()
-        defer { lock.stop() }
-        XCTAssertTrue(lock.waitUntilAdvertising(timeout: 10))
+        let rootcanal = try rootCanal()
+        let lock = try startLock(on: rootcanal.spec(0))
         XCTAssertEqual(lock.host.ownAddress.type, 0, "RootCanal has a public address")
-        var phoneConfig = BLEPhone.Configuration(transport: try TransportSpec(parsing: rootcanal.spec))
-        phoneConfig.log = TestLog("phone").logger
-        let phone = try BLEPhone(configuration: phoneConfig)
-        try phone.start()
-        defer { phone.stop() }
+        let phone = try startPhone(on: rootcanal.spec(1))
         XCTAssertEqual(try phone.unlock(with: EchoCredential()).completion, EchoFlow.granted)
         XCTAssertEqual(try phone.unlock(with: EchoCredential(refuse: true)).completion, EchoFlow.denied)
     }
@@ -146,19 +116,10 @@ final class RootCanalTests: XCTestCase {
 /// (denied), and the lock serves the next phone.
 final class AbandonedTransactionTests: XCTestCase {
     func testPhoneLeavingMidTransactionDoesNotWedgeTheLock() throws {
-        let controllers = try BumbleControllers(test: self)
+        let controllers = try bumbleControllers()
         let decisions = Decisions()
-        var lockConfig = BLELock.Configuration(transport: try TransportSpec(parsing: controllers.lockSpec))
-        lockConfig.log = TestLog("lock").logger
-        let lock = try BLELock(configuration: lockConfig, transaction: EchoFlow.lockTransaction { decisions.add($0) })
-        lock.start()
-        defer { lock.stop() }
-        XCTAssertTrue(lock.waitUntilAdvertising(timeout: 10))
-        var phoneConfig = BLEPhone.Configuration(transport: try TransportSpec(parsing: controllers.phoneSpec))
-        phoneConfig.log = TestLog("phone").logger
-        let phone = try BLEPhone(configuration: phoneConfig)
-        try phone.start()
-        defer { phone.stop() }
+        let lock = try startLock(on: controllers.spec(0), transaction: EchoFlow.lockTransaction { decisions.add($0) })
+        let phone = try startPhone(on: controllers.spec(1))
 
         let session = try phone.connectToLock()
         try session.discover()

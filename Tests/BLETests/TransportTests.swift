@@ -117,7 +117,7 @@ final class TransportSpecTests: XCTestCase {
     }
 
     func testTCPRefusedAndUnixMissing() {
-        let port = BumbleControllers.freePort()
+        let port = VirtualControllers.freePort()
         XCTAssertThrowsError(try TransportSpec(parsing: "tcp:127.0.0.1:\(port)").open()) { XCTAssertEqual(($0 as? BLEError)?.code, .transportUnavailable) }
         XCTAssertThrowsError(try TransportSpec(parsing: "unix:/nonexistent/ctl.sock").open()) { XCTAssertEqual(($0 as? BLEError)?.code, .noSuchDevice) }
         XCTAssertThrowsError(try TransportSpec(parsing: "uart:/dev/nonexistent-tty").open()) { XCTAssertEqual(($0 as? BLEError)?.code, .noSuchDevice) }

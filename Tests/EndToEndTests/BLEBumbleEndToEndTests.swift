@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 import XCTest
 
 /// (a) with the real engine: `lockbench lock run --ble` on one Bumble controller, Bumble's own
@@ -8,24 +7,6 @@ import XCTest
 /// (expired document, chained ENVELOPE answer over BLE) and a denial (revoked).
 final class BLEBumbleEndToEndTests: XCTestCase {
     static let python = LockBenchProcess.repositoryRoot.appendingPathComponent("Tests/BLETests/python")
-
-    private func freePort() -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
-        return UInt16(bigEndian: addr.sin_port)
-    }
-
-    private func listening(_ port: UInt16) -> Bool {
-        let table = (try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)) ?? ""
-        let local = String(format: "0100007F:%04X", port)
-        return table.split(separator: "\n").contains { let f = $0.split(separator: " "); return f.count > 3 && f[1] == local && f[3] == "0A" }
-    }
 
     private func python(_ args: [String]) throws -> (status: Int32, stdout: String) {
         let p = Process()
@@ -45,31 +26,12 @@ final class BLEBumbleEndToEndTests: XCTestCase {
         let probe = try python(["-c", "import bumble.apps.controllers, cryptography"])
         guard probe.status == 0 else { throw MissingTool("bumble is not installed") }
 
-        let dir = try LockBenchProcess.temporaryDirectory(self)
-        XCTAssertEqual(try LockBenchProcess.run(["demo", "--directory", dir.path]).status, 0)
-        let ports = (freePort(), freePort())
-        // Dies with the test process even if the run is killed (PR_SET_PDEATHSIG survives exec).
-        let controllers = Process()
-        controllers.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        controllers.arguments = ["python3", "-c", "import ctypes, os, sys; ctypes.CDLL(None).prctl(1, 9); os.execvp(sys.argv[1], sys.argv[1:])",
-                                 "python3", "-m", "bumble.apps.controllers", "tcp-server:127.0.0.1:\(ports.0)", "tcp-server:127.0.0.1:\(ports.1)"]
-        controllers.standardOutput = FileHandle.nullDevice
-        controllers.standardError = FileHandle.nullDevice
-        try controllers.run()
-        addTeardownBlock { kill(controllers.processIdentifier, SIGKILL); controllers.waitUntilExit() }
-        let deadline = Date(timeIntervalSinceNow: 20)
-        while !(listening(ports.0) && listening(ports.1)) && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-
-        let config = dir.appendingPathComponent("lock.json").path
-        let lock = try InteractiveProcess(["lock", "run", "--config", config, "--ble", "tcp:127.0.0.1:\(ports.0)", "--json"])
-        defer { lock.terminate() }
-        _ = try lock.waitForLine(containing: "advertising as")
+        let site = try startDemoLockOnBLE()
+        let lock = site.lock
 
         func phone(_ name: String) throws -> [String: Any] {
-            let r = try python(["bumble_phone.py", "tcp-client:127.0.0.1:\(ports.1)", "--credential", "protocol",
-                                "--key", dir.appendingPathComponent("\(name).key.pem").path,
-                                "--document", dir.appendingPathComponent("\(name).access.cbor").path,
-                                "--lock-config", config])
+            let r = try python(["bumble_phone.py", "tcp-client:127.0.0.1:\(site.controllers.ports[1])", "--credential", "protocol"]
+                               + site.credential(name))
             let json = (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]) ?? [:]
             XCTAssertEqual(json["ok"] as? Bool, true, r.stdout)
             return json

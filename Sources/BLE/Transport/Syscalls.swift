@@ -230,4 +230,39 @@ enum Syscalls {
     static func close(_ fd: Int32) {
         _ = Glibc.close(fd)
     }
+
+    // MARK: Virtual controllers (loopback ports, child processes)
+
+    /// A TCP port on 127.0.0.1 that was free a moment ago (bind to port 0, read it back).
+    static func freeLoopbackPort() -> UInt16 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        defer { Glibc.close(fd) }
+        var addr = loopback(port: 0)
+        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+        return UInt16(bigEndian: addr.sin_port)
+    }
+
+    /// Whether a connect to 127.0.0.1:`port` succeeds (only where /proc/net/tcp is unreadable:
+    /// the probe's close would detach a host from Bumble's one-host tcp-server).
+    static func loopbackAccepts(port: UInt16) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        defer { Glibc.close(fd) }
+        var addr = loopback(port: port)
+        return withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } } == 0
+    }
+
+    private static func loopback(port: UInt16) -> sockaddr_in {
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = port.bigEndian
+        return addr
+    }
+
+    /// SIGKILL: a child that must not linger.
+    static func killHard(_ pid: Int32) {
+        _ = Glibc.kill(pid, SIGKILL)
+    }
 }

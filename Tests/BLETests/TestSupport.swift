@@ -1,0 +1,77 @@
+import BLE
+import Foundation
+import XCTest
+
+extension XCTestCase {
+    /// `count` Bumble controllers on one link (VirtualControllers; more than two through
+    /// python/controllers.py), stopped at teardown.
+    func bumbleControllers(count: Int = 2) throws -> VirtualControllers {
+        let script = count > 2 ? URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("python/controllers.py").path : nil
+        return try controllers { () throws(BLEError) in try VirtualControllers.bumble(count: count, script: script) }
+    }
+
+    /// Android's RootCanal (`pip install rootcanal==1.10.0`): one controller per TCP connection on
+    /// its HCI port, LE Enhanced Connection Complete, public addresses, 27-byte ACL fragments and
+    /// real connection intervals; stopped at teardown.
+    func rootCanal() throws -> VirtualControllers {
+        try controllers { () throws(BLEError) in try VirtualControllers.rootCanal() }
+    }
+
+    private func controllers(_ start: () throws(BLEError) -> VirtualControllers) throws -> VirtualControllers {
+        do {
+            let controllers = try start()
+            addTeardownBlock { controllers.stop() }
+            return controllers
+        } catch {
+            throw MissingTool("\(error)")
+        }
+    }
+
+    /// The Swift lock on `spec`, started and advertising, logging as "lock"; stopped at teardown.
+    func startLock(on spec: String, configure: (inout BLELock.Configuration) -> Void = { _ in },
+                   onEvent: ((BLELockEvent) -> Void)? = nil, transaction: @escaping BLELock.Transaction = EchoFlow.lockTransaction(),
+                   file: StaticString = #filePath, line: UInt = #line) throws -> BLELock {
+        var config = BLELock.Configuration(transport: try TransportSpec(parsing: spec))
+        config.log = TestLog("lock").logger
+        configure(&config)
+        let lock = try BLELock(configuration: config, transaction: transaction)
+        lock.onEvent = onEvent
+        lock.start()
+        addTeardownBlock { lock.stop() }
+        XCTAssertTrue(lock.waitUntilAdvertising(timeout: 10), file: file, line: line)
+        return lock
+    }
+
+    /// The Swift phone on `spec`, started, logging as "phone"; stopped at teardown.
+    func startPhone(on spec: String, configure: (inout BLEPhone.Configuration) -> Void = { _ in }) throws -> BLEPhone {
+        var config = BLEPhone.Configuration(transport: try TransportSpec(parsing: spec))
+        config.log = TestLog("phone").logger
+        configure(&config)
+        let phone = try BLEPhone(configuration: config)
+        try phone.start()
+        addTeardownBlock { phone.stop() }
+        return phone
+    }
+}
+
+/// Collects log lines (printed when LOCKBENCH_BLE_LOG is set).
+final class TestLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var lines: [String] = []
+    let prefix: String
+    init(_ prefix: String) { self.prefix = prefix }
+    var logger: @Sendable (String) -> Void {
+        { [self] line in
+            lock.withLock { lines.append(line) }
+            if ProcessInfo.processInfo.environment["LOCKBENCH_BLE_LOG"] != nil { FileHandle.standardError.write(Data("[\(prefix)] \(line)\n".utf8)) }
+        }
+    }
+    var all: [String] { lock.withLock { lines } }
+}
+
+/// A tool the README installs is missing or did not start: a failure, never a skip, so CI cannot
+/// pass without having run the test (.ci/run installs every tool).
+struct MissingTool: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description + " — install what the README lists" }
+}
