@@ -71,6 +71,31 @@ final class LockRunTests: XCTestCase {
         XCTAssertEqual(show.status, 0, show.stderr)
     }
 
+    func testOneLockOnNFCAndBLEAtOnce() throws {
+        let dir = try LockBenchProcess.temporaryDirectory(self)
+        XCTAssertEqual(try LockBenchProcess.run(["demo", "--directory", dir.path]).status, 0)
+        let controllers = try bumbleControllers()
+        let config = dir.appendingPathComponent("lock.json").path
+        let lock = try InteractiveProcess(["lock", "run", "--config", config, "--nfc", "virtual", "--ble", controllers.spec(0), "--json"])
+        defer { lock.terminate() }
+        _ = try lock.waitForLine(containing: "advertising as")
+        lock.send("tap \(dir.path)/carol.key.pem \(dir.path)/carol.access.cbor")
+        let nfc = try lock.waitForLine(containing: "\"kind\":\"granted\"")
+        XCTAssertTrue(nfc.contains("\"radio\":\"nfc\""), nfc)
+        let phone = try LockBenchProcess.run(["ble", "phone", "--ble", controllers.spec(1), "--key", "\(dir.path)/carol.key.pem",
+                                              "--document", "\(dir.path)/carol.access.cbor", "--trust-reader", config])
+        XCTAssertEqual(phone.status, 0, phone.stdout + phone.stderr)
+        let ble = try lock.waitForLine(containing: "\"kind\":\"granted\"")
+        XCTAssertTrue(ble.contains("\"radio\":\"ble\""), ble)
+        lock.send("quit")
+        lock.process.waitUntilExit()
+        let audit = try String(contentsOf: dir.appendingPathComponent("state/audit.log"), encoding: .utf8)
+        let transports = audit.split(separator: "\n").suffix(2).compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["transport"] as? String
+        }
+        XCTAssertEqual(transports, ["nfc", "ble"])
+    }
+
     func testUncertifiedFirmwareTurnsWalletPollingOffAndSaysSo() throws {
         let dir = try LockBenchProcess.temporaryDirectory(self)
         XCTAssertEqual(try LockBenchProcess.run(["demo", "--directory", dir.path]).status, 0)
