@@ -60,6 +60,16 @@ final class PN532Chip {
         case errorFrame
         /// Nothing yet: the command waits; `resume` answers it later, a new command or an ACK cancels it.
         case pending(Pending)
+
+        /// The frame the chip writes for this outcome of command `code` (a reply `D5 code+1 …`
+        /// or the error frame); nil while pending.
+        func frame(answering code: UInt8) -> [UInt8]? {
+            switch self {
+            case .reply(let data): return PN532Wire.reply(to: code, data)
+            case .errorFrame: return PN532Wire.errorFrame
+            case .pending: return nil
+            }
+        }
     }
 
     struct Pending {

@@ -33,7 +33,7 @@ mkdir -p "$out"
 
 # The module under test: `// fuzz-module: NAME` in the entry file (default Codecs). Its sources are
 # compiled instrumented; the modules below it are linked from the debug build.
-module="$(sed -n 's|^// fuzz-module: *\([A-Za-z]*\).*|\1|p' "$entry" | head -1)"
+module="$(sed -n 's|^// fuzz-module: *\([A-Za-z0-9_]*\).*|\1|p' "$entry" | head -1)"
 module="${module:-Codecs}"
 
 shopt -s nullglob
@@ -44,8 +44,12 @@ while IFS= read -r -d '' o; do deps+=("$o"); done < <(find "$build/CCryptoBoring
 
 binary="$out/$target-fuzz"
 mapfile -t sources < <(find "$repo/Sources/$module" -name '*.swift' | sort)
+[[ ${#sources[@]} -gt 0 ]] || { echo "fuzz.sh: no sources in Sources/$module (from the entry's fuzz-module line)" >&2; exit 2; }
+# System-library modules (CBlueZ for BLE, CLibNFC for NFC): their module maps, as SwiftPM passes them.
+modulemaps=()
+for map in "$repo"/Sources/*/module.modulemap; do modulemaps+=(-Xcc "-fmodule-map-file=$map"); done
 swiftc -sanitize=fuzzer,address -parse-as-library -g -module-name "$module" \
-    -I "$build/Modules" "${sources[@]}" "$entry" "${deps[@]}" -o "$binary" 2> >(grep -v "Cannot export local symbol" >&2)
+    -I "$build/Modules" "${modulemaps[@]}" "${sources[@]}" "$entry" "${deps[@]}" -o "$binary" 2> >(grep -v "Cannot export local symbol" >&2)
 
 # Fuzz in a scratch copy of the seed corpus so the checked-in seeds stay as they are.
 corpus="$out/corpus-$target"
