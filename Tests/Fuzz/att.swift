@@ -17,16 +17,15 @@
 import ByteCore
 
 private let notifyUUID = BLEUUID(0xAAAA)
-
-private func makeServer() -> ATTServer {
-    let services = GATTDatabase.standardServices(deviceName: "LockBench")
-        + [AliroBLE.service(psm: AliroBLE.defaultPSM)]
-        + [ServiceDefinition(uuid: BLEUUID(0x180F), characteristics: [
-            CharacteristicDefinition(uuid: notifyUUID, properties: [.read, .notify, .indicate, .write], value: (0..<300).map { UInt8(truncatingIfNeeded: $0) }),
-            CharacteristicDefinition(uuid: BLEUUID("0000BBBB-1111-2222-3333-444455556666")!, properties: [.writeWithoutResponse, .read]),
-        ])]
-    return ATTServer(database: GATTDatabase(services: services))
-}
+private let otherUUID = BLEUUID("0000BBBB-1111-2222-3333-444455556666")!
+private let longValue = [UInt8](repeating: 0x5A, count: 600)
+/// Built once; the database is rebuilt only after an input that may have written to it.
+private let services = GATTDatabase.standardServices(deviceName: "LockBench")
+    + [AliroBLE.service(psm: AliroBLE.defaultPSM)]
+    + [ServiceDefinition(uuid: BLEUUID(0x180F), characteristics: [
+        CharacteristicDefinition(uuid: notifyUUID, properties: [.read, .notify, .indicate, .write], value: (0..<300).map { UInt8(truncatingIfNeeded: $0) }),
+        CharacteristicDefinition(uuid: otherUUID, properties: [.writeWithoutResponse, .read]),
+    ])]
 
 private func u16(_ p: [UInt8], _ at: Int) -> UInt16 { UInt16(p[at]) | UInt16(p[at + 1]) << 8 }
 
@@ -72,12 +71,22 @@ private func check(_ pdu: [UInt8], _ response: [UInt8]?, server: ATTServer) {
     }
 }
 
+nonisolated(unsafe) private var database = GATTDatabase(services: services)
+nonisolated(unsafe) private var databaseWritten = false
+private let valueHandle = database.valueHandle(of: notifyUUID)!
+
+/// Notifications and indications of a value longer than any MTU must be cut to fit it.
+private func checkNotifications(_ server: ATTServer) {
+    for out in [server.notification(handle: valueHandle, value: longValue), server.indication(handle: valueHandle, value: longValue)] {
+        if let out, out.count > server.mtu { fatalError("notification of \(out.count) bytes exceeds ATT_MTU \(server.mtu)") }
+    }
+}
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzATT(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
-    var server = makeServer()
-    let valueHandle = server.database.valueHandle(of: notifyUUID)!
-    let longValue = [UInt8](repeating: 0x5A, count: 600)
+    if databaseWritten { database = GATTDatabase(services: services); databaseWritten = false }
+    var server = ATTServer(database: database)
     var i = 0
     while i < bytes.count {
         let n = Int(bytes[i])
@@ -85,12 +94,12 @@ public func fuzzATT(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         i += 1 + n
         if let frame = try? AliroFrame(decoding: pdu), frame.encoded != pdu { fatalError("Aliro frame does not re-encode: \(pdu.hex)") }
         guard !pdu.isEmpty else { continue }
+        if [ATTOpcode.writeRequest, ATTOpcode.writeCommand, ATTOpcode.executeWriteRequest].contains(pdu[0]) { databaseWritten = true }
         let response = server.handle(pdu)
         check(pdu, response, server: server)
         guard (23...server.maxMTU).contains(server.mtu) else { fatalError("ATT_MTU \(server.mtu) out of range") }
-        for out in [server.notification(handle: valueHandle, value: longValue), server.indication(handle: valueHandle, value: longValue)] {
-            if let out, out.count > server.mtu { fatalError("notification of \(out.count) bytes exceeds ATT_MTU \(server.mtu)") }
-        }
+        if pdu[0] == ATTOpcode.exchangeMTURequest { checkNotifications(server) }
     }
+    checkNotifications(server)
     return 0
 }
