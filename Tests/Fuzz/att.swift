@@ -1,7 +1,9 @@
 // fuzz-module: BLE
+// fuzz-sources: ATT GATT/GATTDatabase.swift AliroBLE.swift HCI/HCIEvent.swift Bytes.swift BLEError.swift
 // libFuzzer entry for the ATT server (what a phone, or anything that connects, asks the lock's
 // GATT database) and the Aliro frames carried over the lock's credit-based channel. Compiled
-// into module `BLE` by Tests/Fuzz/fuzz.sh.
+// into module `BLE` by Tests/Fuzz/fuzz.sh — only the files the server needs (fuzz-sources), which
+// compiles in a third of the time of the whole module.
 //
 // Input: a sequence of ATT PDUs, each as one length byte then that many bytes (a short last PDU
 // takes what is left), all to one server over the lock's database (GAP, GATT, the Aliro service,
@@ -15,6 +17,7 @@
 // re-encode to its bytes.
 
 import ByteCore
+import Foundation  // ATT.swift uses String.replacingOccurrences; the module's other files import it
 
 private let notifyUUID = BLEUUID(0xAAAA)
 private let otherUUID = BLEUUID("0000BBBB-1111-2222-3333-444455556666")!

@@ -1,8 +1,9 @@
 // fuzz-module: BLE
+// fuzz-sources: Transport HCI L2CAP ATT GATT/GATTDatabase.swift Host.swift Connection.swift AliroBLE.swift Bytes.swift BLEError.swift
 // libFuzzer entry for what a BLE controller (and through it any peer in radio range) sends the
 // host: the H4 byte stream, HCI events, ACL data, L2CAP reassembly and signaling, LE
 // credit-based channels, SMP, and ATT as the host dispatches it. Compiled into module `BLE` by
-// Tests/Fuzz/fuzz.sh; the host runs in-process (`beginSession(on:)` + `handle(_:)`, no reader
+// Tests/Fuzz/fuzz.sh (all but the lock, phone and GATT client on top: fuzz-sources); the host runs in-process (`beginSession(on:)` + `handle(_:)`, no reader
 // thread, no init sequence) over a transport that records what it sends, and the entry plays the
 // controller: it returns ACL credits (Number Of Completed Packets) and completes commands.
 //

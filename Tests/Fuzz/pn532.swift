@@ -1,7 +1,9 @@
 // fuzz-module: VirtualPN532
+// fuzz-sources: PN532Frame.swift PN532Chip.swift PN532Error.swift VirtualField.swift VirtualCard.swift SimpleCard.swift
 // libFuzzer entry for the virtual PN532: what a libnfc client (or anything holding the pty) writes
-// to the chip. Compiled into module `VirtualPN532` by Tests/Fuzz/fuzz.sh, so it drives the
-// internal chip directly, without a pty or the I/O thread, the way `VirtualReader.run` does.
+// to the chip. Compiled into module `VirtualPN532` by Tests/Fuzz/fuzz.sh (without the pty and the
+// reader: fuzz-sources), so it drives the internal chip directly, without a pty or the I/O
+// thread, the way `VirtualReader.run` does.
 //
 // Input: byte 0 configures the field (bit 0 a card, bit 1 an external reader tapping the chip,
 // bit 2 that reader already left, bit 3 a 4-byte UID instead of 7); byte 1 schedules the card
