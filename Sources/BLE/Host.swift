@@ -168,11 +168,7 @@ public final class BLEHost {
                 continue
             }
             cond.lock()
-            generation += 1
-            lastOpenError = nil
-            let myGeneration = generation
-            transport = t
-            resetSessionState()
+            let myGeneration = beginSession(on: t)
             cond.unlock()
             let reader = Thread { [weak self] in self?.readLoop(t, generation: myGeneration) }
             reader.name = "ble-reader"
@@ -207,6 +203,17 @@ public final class BLEHost {
 
     private func sleepUnlessStopped(_ seconds: TimeInterval) {
         _ = wait(timeout: seconds) { self.stopped }
+    }
+
+    /// With `cond` held: makes `t` the session's transport with fresh session state; returns the
+    /// session's generation. The supervisor then starts the reader thread and the init sequence;
+    /// the `hci` fuzz target instead feeds packets to `handle(_:)` itself, in-process.
+    func beginSession(on t: HCITransport) -> Int {
+        generation += 1
+        lastOpenError = nil
+        transport = t
+        resetSessionState()
+        return generation
     }
 
     private func resetSessionState() {
@@ -412,7 +419,8 @@ public final class BLEHost {
 
     // MARK: packets
 
-    private func handle(_ packet: H4Packet) {
+    /// With `cond` held: one packet from the controller.
+    func handle(_ packet: H4Packet) {
         switch packet.type {
         case .event:
             do {

@@ -60,8 +60,20 @@ final class PN532Chip {
         case errorFrame
         /// Nothing yet: the command waits; `resume` answers it later, a new command or an ACK cancels it.
         case pending(Pending)
+
+        /// The frame the chip writes for this outcome of command `code` (a reply `D5 code+1 …`
+        /// or the error frame); nil while pending.
+        func frame(answering code: UInt8) -> [UInt8]? {
+            switch self {
+            case .reply(let data): return PN532Wire.reply(to: code, data)
+            case .errorFrame: return PN532Wire.errorFrame
+            case .pending: return nil
+            }
+        }
     }
 
+    /// A command that waits. The reader keeps the code it answers (the one on the wire: 0x86 and
+    /// 0x88 share a handler).
     struct Pending {
         enum Kind: Equatable {
             case waitForCard(autoPollTypes: [UInt8]?)
@@ -69,7 +81,6 @@ final class PN532Chip {
             case targetInit
             case targetGetData
         }
-        let code: UInt8
         let kind: Kind
         let deadline: Date?
     }
@@ -348,7 +359,7 @@ final class PN532Chip {
         }
         if let found = activateCard(autoPollTypes: nil) { return .reply(found) }
         if maxRetriesPassive == 0xFF {
-            return .pending(Pending(code: PN532Command.inListPassiveTarget, kind: .waitForCard(autoPollTypes: nil), deadline: nil))
+            return .pending(Pending(kind: .waitForCard(autoPollTypes: nil), deadline: nil))
         }
         return .reply([0x00])
     }
@@ -359,7 +370,7 @@ final class PN532Chip {
         if let found = activateCard(autoPollTypes: types) { return .reply(found) }
         let deadline: Date? = pollNr == 0xFF ? nil
             : Date().addingTimeInterval(Double(pollNr) * Double(period) * 0.150 * Double(max(types.count, 1)))
-        return .pending(Pending(code: PN532Command.inAutoPoll, kind: .waitForCard(autoPollTypes: types), deadline: deadline))
+        return .pending(Pending(kind: .waitForCard(autoPollTypes: types), deadline: deadline))
     }
 
     private func inDataExchange(_ data: [UInt8]) -> Outcome {
@@ -384,7 +395,7 @@ final class PN532Chip {
             self.resultsLock.unlock()
             self.wake()
         }
-        return .pending(Pending(code: PN532Command.inDataExchange, kind: .exchange(id: id, generation: generation), deadline: nil))
+        return .pending(Pending(kind: .exchange(id: id, generation: generation), deadline: nil))
     }
 
     /// Status ‖ R-APDU, chaining with MI past one frame as the chip does.
@@ -439,13 +450,13 @@ final class PN532Chip {
 
     private func tgInitAsTarget(_ data: [UInt8]) -> Outcome {
         targetActivated = false
-        let pending = Pending(code: PN532Command.tgInitAsTarget, kind: .targetInit, deadline: nil)
+        let pending = Pending(kind: .targetInit, deadline: nil)
         return resume(pending, now: Date()) ?? .pending(pending)
     }
 
     private func tgGetData(_ data: [UInt8]) -> Outcome {
         guard targetActivated else { return .reply([PN532Status.wrongContext]) }
-        let pending = Pending(code: PN532Command.tgGetData, kind: .targetGetData, deadline: nil)
+        let pending = Pending(kind: .targetGetData, deadline: nil)
         return resume(pending, now: Date()) ?? .pending(pending)
     }
 

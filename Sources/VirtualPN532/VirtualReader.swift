@@ -158,14 +158,10 @@ public final class VirtualReader {
 
         func send(_ code: UInt8, _ outcome: PN532Chip.Outcome, ack: Bool) {
             var out: [UInt8] = ack ? PN532Wire.ack : []
-            switch outcome {
-            case .reply(let data):
-                lastReply = PN532Wire.reply(to: code, data)
-                out += lastReply
-            case .errorFrame:
-                lastReply = PN532Wire.errorFrame
-                out += lastReply
-            case .pending(let p):
+            if let frame = outcome.frame(answering: code) {
+                lastReply = frame
+                out += frame
+            } else if case .pending(let p) = outcome {
                 pending = (code, p)
             }
             if !out.isEmpty { pty.write(out) }

@@ -142,6 +142,21 @@ final class ATTServerTests: XCTestCase {
         XCTAssertNil(s.handle([]))
     }
 
+    /// Fuzzer finding (Tests/Fuzz/att.swift): a Prepare Write Request longer than ATT_MTU was
+    /// echoed in a Prepare Write Response longer than ATT_MTU. A PDU over the MTU is invalid now.
+    func testPDUsLongerThanTheMTUAreInvalid() {
+        var s = makeServer()
+        let prepare = Hex.decode("16110061746f7250726f0001021800010218180001021800")!  // 24 bytes at ATT_MTU 23
+        XCTAssertEqual(s.handle(prepare), [0x01, 0x16, 0, 0, 0x04])
+        XCTAssertEqual(s.handle([0x12] + h(14) + [UInt8](repeating: 1, count: 21)), [0x01, 0x12, 0, 0, 0x04])
+        XCTAssertNil(s.handle([0x52] + h(14) + [UInt8](repeating: 1, count: 21)))  // a command: dropped
+        XCTAssertEqual(s.handle([0x02] + h(247)), [0x03] + h(247))
+        // Within the larger MTU it reaches its handler (handle 17 is read/notify only here).
+        XCTAssertEqual(s.handle(prepare), [0x01, 0x16] + h(17) + [0x03])
+        let fits = [0x16] + h(14) + h(0) + [UInt8](repeating: 7, count: 40)
+        XCTAssertEqual(s.handle(fits), [0x17] + Array(fits[1...]))
+    }
+
     func testUUIDText() {
         XCTAssertEqual(AliroBLE.spsmCharacteristic.description, "D3B5A130-9E23-4B3A-8BE4-6B1EE5F980A3")
         XCTAssertEqual(BLEUUID("FFF2"), BLEUUID(0xFFF2))

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds and runs one libFuzzer target over LockBench's codecs.
+# Builds and runs one libFuzzer target over one of LockBench's parsers (codecs, documents, the
+# virtual PN532, the BLE host).
 #
 #   Tests/Fuzz/fuzz.sh <target> [libFuzzer flags…]     e.g.  Tests/Fuzz/fuzz.sh cbor -runs=20000
 #
@@ -7,9 +8,10 @@
 # link, so the module's sources (Sources/Codecs/** by default) are compiled directly by swiftc
 # together with the entry file Tests/Fuzz/<target>.swift, instrumented with
 # -sanitize=fuzzer,address, as that module (-parse-as-library: the entry defines
-# LLVMFuzzerTestOneInput, libFuzzer brings main). Its dependencies (ByteCore, Codecs, swift-crypto)
-# are linked from an ordinary debug build (`swift build --target OfflineUnlock`), uninstrumented:
-# only the parsers under test carry coverage.
+# LLVMFuzzerTestOneInput, libFuzzer brings main); a `// fuzz-module: NAME` line in the entry picks
+# Sources/NAME instead. Its dependencies (ByteCore, and Codecs + swift-crypto where imported) are
+# linked from an ordinary debug build (`swift build --target OfflineUnlock`), uninstrumented: only
+# the parsers under test carry coverage.
 #
 # Environment:
 #   LOCKBENCH_BUILD_DIR  debug build products to link (default: <repo>/.build/debug, built if absent)
@@ -33,19 +35,36 @@ mkdir -p "$out"
 
 # The module under test: `// fuzz-module: NAME` in the entry file (default Codecs). Its sources are
 # compiled instrumented; the modules below it are linked from the debug build.
-module="$(sed -n 's|^// fuzz-module: *\([A-Za-z]*\).*|\1|p' "$entry" | head -1)"
+module="$(sed -n 's|^// fuzz-module: *\([A-Za-z0-9_]*\).*|\1|p' "$entry" | head -1)"
 module="${module:-Codecs}"
 
 shopt -s nullglob
-deps=("$build"/ByteCore.build/*.o "$build"/Crypto.build/*.o "$build"/CryptoBoringWrapper.build/*.o)
-[[ "$module" != Codecs ]] && deps+=("$build"/Codecs.build/*.o)
-while IFS= read -r -d '' o; do deps+=("$o"); done < <(find "$build/CCryptoBoringSSL.build" "$build/CCryptoBoringSSLShims.build" -name '*.o' -print0)
-[[ ${#deps[@]} -gt 10 ]] || { echo "fuzz.sh: no build products in $build; run 'swift build --target Codecs'" >&2; exit 3; }
+# All of Sources/NAME, or only the paths (files or folders, relative to it) of a
+# `// fuzz-sources: PATH…` line: an entry that needs a small part of a big module compiles faster.
+subset="$(sed -n 's|^// fuzz-sources: *||p' "$entry" | head -1)"
+sources=()
+for path in ${subset:-.}; do
+    mapfile -t -O "${#sources[@]}" sources < <(find "$repo/Sources/$module/$path" -name '*.swift' | sort)
+done
+[[ ${#sources[@]} -gt 0 ]] || { echo "fuzz.sh: no sources in Sources/$module (from the entry's fuzz-module line)" >&2; exit 2; }
+
+# Uninstrumented dependencies from the debug build: ByteCore always; Codecs and swift-crypto (with
+# BoringSSL's C objects) only when the module or the entry imports them (not BLE, VirtualPN532).
+deps=("$build"/ByteCore.build/*.o)
+[[ ${#deps[@]} -gt 0 ]] || { echo "fuzz.sh: no build products in $build; run 'swift build --target OfflineUnlock'" >&2; exit 3; }
+if [[ "$module" == Codecs ]] || grep -qE '^import (Codecs|Crypto)$' "${sources[@]}" "$entry"; then
+    deps+=("$build"/Crypto.build/*.o "$build"/CryptoBoringWrapper.build/*.o)
+    [[ "$module" != Codecs ]] && deps+=("$build"/Codecs.build/*.o)
+    while IFS= read -r -d '' o; do deps+=("$o"); done < <(find "$build/CCryptoBoringSSL.build" "$build/CCryptoBoringSSLShims.build" -name '*.o' -print0)
+    [[ ${#deps[@]} -gt 10 ]] || { echo "fuzz.sh: no swift-crypto build products in $build; run 'swift build --target OfflineUnlock'" >&2; exit 3; }
+fi
+# System-library modules (CBlueZ for BLE, CLibNFC for NFC): their module maps, as SwiftPM passes them.
+modulemaps=()
+for map in "$repo"/Sources/*/module.modulemap; do modulemaps+=(-Xcc "-fmodule-map-file=$map"); done
 
 binary="$out/$target-fuzz"
-mapfile -t sources < <(find "$repo/Sources/$module" -name '*.swift' | sort)
-swiftc -sanitize=fuzzer,address -parse-as-library -g -module-name "$module" \
-    -I "$build/Modules" "${sources[@]}" "$entry" "${deps[@]}" -o "$binary" 2> >(grep -v "Cannot export local symbol" >&2)
+swiftc -sanitize=fuzzer,address -parse-as-library -g -j "$(nproc)" -module-name "$module" \
+    -I "$build/Modules" "${modulemaps[@]}" "${sources[@]}" "$entry" "${deps[@]}" -o "$binary" 2> >(grep -v "Cannot export local symbol" >&2)
 
 # Fuzz in a scratch copy of the seed corpus so the checked-in seeds stay as they are.
 corpus="$out/corpus-$target"

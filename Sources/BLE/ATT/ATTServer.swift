@@ -48,6 +48,11 @@ public struct ATTServer {
         guard pdu.count >= entry.minLength else {
             return ATTOpcode.isCommand(op) ? nil : ATTPDU.error(request: op, handle: 0, code: ATTErrorCode.invalidPDU)
         }
+        // ATT_MTU bounds every PDU in both directions (Core Vol 3 Part F §3.2.8): a longer one is
+        // invalid, and its answer might not fit (a Prepare Write Response echoes its request).
+        guard pdu.count <= mtu else {
+            return ATTOpcode.isRequest(op) ? ATTPDU.error(request: op, handle: 0, code: ATTErrorCode.invalidPDU) : nil
+        }
         return entry.handler(&self, pdu)
     }
 

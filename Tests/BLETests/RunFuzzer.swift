@@ -1,0 +1,1 @@
+../Fuzz/XCTestSupport/RunFuzzer.swift
