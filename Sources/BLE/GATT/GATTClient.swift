@@ -62,7 +62,9 @@ public struct GATTClient {
                 last = max(e, h)
                 i += len
             }
-            start = last == 0xFFFF || last == 0 ? 0 : last + 1
+            // A server that does not move forward (handles at or below the request's start) ends
+            // discovery rather than looping forever.
+            start = last == 0xFFFF || last < start ? 0 : last + 1
         }
         return out
     }
@@ -85,7 +87,7 @@ public struct GATTClient {
                 i += 4
             }
             // Stop once the list ends early or reaches the last handle.
-            start = last == 0xFFFF || r.count + 4 <= connection.clientMTU ? 0 : last + 1
+            start = last == 0xFFFF || last < start || r.count + 4 <= connection.clientMTU ? 0 : last + 1
         }
         return out
     }
@@ -112,7 +114,7 @@ public struct GATTClient {
                 last = max(h, vh)
                 i += len
             }
-            if last >= service.end { break }
+            if last >= service.end || last < start { break }  // done, or a server that does not move forward
             start = last + 1
         }
         return out
