@@ -15,51 +15,11 @@ public enum ProtocolCrypto {
         Primitives.x963KDF(sharedSecret: z, sharedInfo: sharedInfo, length: count)
     }
 
-    /// HKDF-SHA256 (RFC 5869) written out over SHA-256: extract PRK = HMAC(salt, IKM), then
-    /// T(i) = HMAC(PRK, T(i−1) ‖ info ‖ i), with HMAC(k, m) = SHA-256(k⊕opad ‖ SHA-256(k⊕ipad ‖ m)).
-    /// Same output as `Primitives.hkdf` (a test checks them against each other on random inputs and
-    /// RFC 5869; Primitives runs the Wycheproof vectors), several times faster on the key
-    /// schedule's 160-byte outputs. `count` ≤ 8160.
+    /// HKDF-SHA256 (RFC 5869), `count` ≤ 8160: `Primitives.hkdf` (the Wycheproof-tested one).
     public static func hkdf(_ ikm: [UInt8], salt: [UInt8], info: [UInt8], count: Int) -> [UInt8] {
-        precondition(count >= 0 && count <= 255 * 32, "HKDF-SHA256 output of \(count) bytes")
-        let prk = hmacSHA256(key: salt, ikm)
-        let (inner, outer) = hmacPads(prk)
-        var out: [UInt8] = []
-        out.reserveCapacity(count + 32)
-        var previous: [UInt8] = []
-        var i: UInt8 = 1
-        while out.count < count {
-            var h = SHA256()
-            h.update(data: inner)
-            h.update(data: previous)
-            h.update(data: info)
-            h.update(data: [i])
-            var o = SHA256()
-            o.update(data: outer)
-            h.finalize().withUnsafeBytes { o.update(bufferPointer: $0) }
-            previous = Array(o.finalize())
-            out += previous
-            i &+= 1
+        do { return try Primitives.hkdf(ikm: ikm, salt: salt, info: info, length: count) } catch {
+            preconditionFailure("HKDF-SHA256 output of \(count) bytes: \(error)")
         }
-        return Array(out.prefix(count))
-    }
-
-    /// The two 64-byte HMAC-SHA256 pads of `key` (hashed first when longer than 64 bytes).
-    private static func hmacPads(_ key: [UInt8]) -> (inner: [UInt8], outer: [UInt8]) {
-        var k = key.count > 64 ? Array(SHA256.hash(data: key)) : key
-        k += [UInt8](repeating: 0, count: 64 - k.count)
-        return (k.map { $0 ^ 0x36 }, k.map { $0 ^ 0x5C })
-    }
-
-    static func hmacSHA256(key: [UInt8], _ message: [UInt8]) -> [UInt8] {
-        let (inner, outer) = hmacPads(key)
-        var h = SHA256()
-        h.update(data: inner)
-        h.update(data: message)
-        var o = SHA256()
-        o.update(data: outer)
-        h.finalize().withUnsafeBytes { o.update(bufferPointer: $0) }
-        return Array(o.finalize())
     }
 
     /// AES-256-GCM seal; returns ciphertext ‖ 16-byte tag. No AAD.

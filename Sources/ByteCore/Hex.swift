@@ -2,14 +2,23 @@
 public enum Hex {
     /// Lowercase hex, no separators.
     public static func encode<S: Sequence>(_ bytes: S) -> String where S.Element == UInt8 {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        for b in bytes {
-            out.append(digits[Int(b >> 4)])
-            out.append(digits[Int(b & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
+        bytes.withContiguousStorageIfAvailable(encodeBuffer) ?? Array(bytes).withUnsafeBufferPointer(encodeBuffer)
     }
+
+    private static func encodeBuffer(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        String(unsafeUninitializedCapacity: bytes.count * 2) { out in
+            var i = 0
+            for b in bytes {
+                out[i] = digit(b >> 4)
+                out[i + 1] = digit(b & 0x0F)
+                i += 2
+            }
+            return i
+        }
+    }
+
+    /// `0…15` → `0…9a…f` (ASCII).
+    private static func digit(_ v: UInt8) -> UInt8 { v < 10 ? v &+ 0x30 : v &+ 0x57 }
 
     /// Parses hex, ignoring spaces, newlines and colons; nil on an odd count or a non-hex digit.
     public static func decode(_ text: String) -> [UInt8]? {

@@ -91,9 +91,7 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
     }
 
     private func credentialID(for p: Presentation) -> String? {
-        let key = Hex.encode(p.credentialPublicKey)
-        guard let bytes = engine.state.cachedDocuments[key], let doc = try? AccessDocument.decode(bytes) else { return nil }
-        return Hex.encode(doc.id)
+        engine.cachedDocumentID(credentialPublicKey: p.credentialPublicKey)
     }
 
     private func persist() throws(LockError) {

@@ -29,7 +29,9 @@ public struct ReaderIdentity: Equatable, Sendable {
 /// 9. a rule names this reader (`wrong_reader`); a schedule window contains now, when the
 ///    document has schedules (`outside_schedule`).
 /// A verified access document is cached even when a later check denies (so a credential denied
-/// outside its schedule does not need step-up again); an expired one is not.
+/// outside its schedule does not need step-up again); an expired one is not. The state keeps it
+/// decoded and verified in memory too (`VerifiedDocuments`): a decision from the cache repeats
+/// checks 1–3 and 6–9, not the decoding, issuer signature and digests of step 5.
 public struct DecisionCore: Sendable {
     public var reader: ReaderIdentity
     public var policy: LockPolicy
@@ -41,7 +43,7 @@ public struct DecisionCore: Sendable {
 
     public func decide(_ p: Presentation, state: inout EngineState, at now: Date) -> Decision {
         let keyHex = Hex.encode(p.credentialPublicKey)
-        let version = ProtocolVersionText.format(p.protocolVersion)
+        var version: String { ProtocolVersionText.format(p.protocolVersion) }
 
         // 1. Versions.
         guard policy.supportedProtocolVersions.contains(p.protocolVersion) else {
@@ -56,15 +58,10 @@ public struct DecisionCore: Sendable {
 
         // 2. Replay.
         let tid = Hex.encode(p.transactionID)
-        if state.recentTransactionIDs.contains(tid) {
+        if state.recent.contains(tid) {
             return .deny(.replay, detail: "transaction id \(tid) was already used")
         }
-        if policy.replayWindow > 0 {
-            state.recentTransactionIDs.append(tid)
-            if state.recentTransactionIDs.count > policy.replayWindow {
-                state.recentTransactionIDs.removeFirst(state.recentTransactionIDs.count - policy.replayWindow)
-            }
-        }
+        if policy.replayWindow > 0 { state.recent.append(tid, keepingLast: policy.replayWindow) }
 
         // 3. Rollback (trust comes later: documents may restore it).
         if state.clock.check(now, leeway: policy.clockLeeway) == .clockRollback {
@@ -109,10 +106,9 @@ public struct DecisionCore: Sendable {
             state.clock.evidence(signed: access.validity.signed, now: now, leeway: policy.clockLeeway)
             if now <= access.validity.validUntil.addingTimeInterval(policy.clockLeeway),
                access.validity.validUntil.timeIntervalSince(access.validity.validFrom) <= policy.maxDocumentLifetime {
-                cache(match.1, validUntil: access.validity.validUntil, key: keyHex, state: &state)
+                cache(access, bytes: match.1, key: keyHex, state: &state)
             }
-        } else if let cached = state.cachedDocuments[keyHex], let doc = try? AccessDocument.decode(cached),
-                  (try? doc.document.verify(trust: trust)) != nil {
+        } else if let doc = cachedDocument(keyHex, state: &state) {
             access = doc
         } else {
             return .deny(.unknownCredential, detail: "no access document for credential key \(keyHex.prefix(16))…")
@@ -135,6 +131,7 @@ public struct DecisionCore: Sendable {
         }
         if now > v.validUntil.addingTimeInterval(policy.clockLeeway) {
             state.cachedDocuments[keyHex] = nil
+            state.verified.remove(keyHex)
             return .deny(.expired, detail: "document \(docID) expired at \(RFC3339.format(v.validUntil)); now is \(RFC3339.format(now))")
         }
 
@@ -159,23 +156,51 @@ public struct DecisionCore: Sendable {
         return .grant(credentialID: docID)
     }
 
-    /// Whether the reader must step up: no usable cached document for this key, or no trusted time.
+    /// Whether the reader must step up: no usable (verified, unexpired) cached document for this
+    /// key, or no trusted time.
     public func wantsStepUp(credentialPublicKey: [UInt8], state: EngineState, at now: Date) -> Bool {
         if state.clock.check(now, leeway: policy.clockLeeway) != nil { return true }
-        guard let bytes = state.cachedDocuments[Hex.encode(credentialPublicKey)],
-              let doc = try? AccessDocument.decode(bytes) else { return true }
+        var state = state  // a miss in the memo is remembered in this copy only
+        guard let doc = cachedDocument(Hex.encode(credentialPublicKey), state: &state) else { return true }
         return now > doc.validity.validUntil.addingTimeInterval(policy.clockLeeway)
     }
 
-    private func cache(_ bytes: [UInt8], validUntil: Date, key: String, state: inout EngineState) {
+    /// The document cached for `key` (hex) if it decodes and verifies against `trust`: from the
+    /// state's memo when it knows these bytes, else decoded and verified now and remembered.
+    func cachedDocument(_ key: String, state: inout EngineState) -> AccessDocument? {
+        guard let bytes = state.cachedDocuments[key] else { return nil }
+        if let known = state.verified.verdict(key: key, bytes: bytes, trust: trust) { return known.document }
+        let verdict = verify(cached: bytes)
+        state.verified.record(verdict, key: key, bytes: bytes, trust: trust)
+        return verdict.document
+    }
+
+    private func verify(cached bytes: [UInt8]) -> VerifiedDocuments.Verdict {
+        guard let doc = try? AccessDocument.decode(bytes), (try? doc.document.verify(trust: trust)) != nil else { return .rejected }
+        return .verified(doc)
+    }
+
+    /// Decodes and verifies each cached document the state's memo does not know yet, and forgets
+    /// what is no longer cached. The engine calls it whenever it is handed a state (one read from
+    /// disk has an empty memo: every entry is verified here once, not in each transaction).
+    public func verifyCachedDocuments(_ state: inout EngineState) {
+        state.verified.prune(keeping: state.cachedDocuments)
+        for key in state.cachedDocuments.keys { _ = cachedDocument(key, state: &state) }
+    }
+
+    private func cache(_ doc: AccessDocument, bytes: [UInt8], key: String, state: inout EngineState) {
         state.cachedDocuments[key] = bytes
+        state.verified.record(.verified(doc), key: key, bytes: bytes, trust: trust)
         guard policy.maxCachedDocuments >= 0, state.cachedDocuments.count > policy.maxCachedDocuments else { return }
-        // Evict the documents that expire soonest (never the one just added).
-        let expiries = state.cachedDocuments.compactMap { (k, b) -> (String, Date)? in
-            guard k != key else { return nil }
-            return (k, (try? AccessDocument.decode(b))?.validity.validUntil ?? .distantPast)
-        }.sorted { $0.1 < $1.1 }
-        for (k, _) in expiries.prefix(state.cachedDocuments.count - policy.maxCachedDocuments) { state.cachedDocuments[k] = nil }
+        // Evict the documents that expire soonest (never the one just added); one that does not
+        // decode or verify counts as expired.
+        let others = state.cachedDocuments.keys.filter { $0 != key }
+        let expiries = others.map { k in (k, cachedDocument(k, state: &state)?.validity.validUntil ?? .distantPast) }
+            .sorted { $0.1 < $1.1 }
+        for (k, _) in expiries.prefix(state.cachedDocuments.count - policy.maxCachedDocuments) {
+            state.cachedDocuments[k] = nil
+            state.verified.remove(k)
+        }
     }
 }
 
@@ -190,15 +215,30 @@ public final class OfflineUnlockEngine: AccessDecider, @unchecked Sendable {
     /// Called with the new state after each decision, before `decide` returns (the lock persists it).
     public var onStateChange: ((EngineState) -> Void)?
 
+    /// Verifies each cached document of `state` once, here (see `DecisionCore.verifyCachedDocuments`).
     public init(core: DecisionCore, state: EngineState, now: @escaping () -> Date) {
         self.core = core
+        var state = state
+        core.verifyCachedDocuments(&state)
         self._state = state
         self.now = now
     }
 
+    /// Setting it verifies the cached documents the state's memo does not know (none, for a state
+    /// read from this property and modified).
     public var state: EngineState {
         get { lock.lock(); defer { lock.unlock() }; return _state }
-        set { lock.lock(); _state = newValue; lock.unlock() }
+        set {
+            var s = newValue
+            core.verifyCachedDocuments(&s)
+            lock.lock(); _state = s; lock.unlock()
+        }
+    }
+
+    /// The id (hex) of the verified access document cached for this key, if any (for the audit log).
+    public func cachedDocumentID(credentialPublicKey: [UInt8]) -> String? {
+        lock.lock(); defer { lock.unlock() }
+        return core.cachedDocument(Hex.encode(credentialPublicKey), state: &_state).map { Hex.encode($0.id) }
     }
 
     public func wantsStepUp(credentialPublicKey: [UInt8]) -> Bool {

@@ -13,9 +13,17 @@ public struct EngineState: Equatable, Sendable, Codable {
     /// Verified access documents by credential key (hex of the 65-byte key): the bytes as received.
     public var cachedDocuments: [String: [UInt8]] = [:]
     /// Most recent transaction ids (hex), oldest first.
-    public var recentTransactionIDs: [String] = []
+    public var recentTransactionIDs: [String] {
+        get { recent.order }
+        set { recent = RecentTransactionIDs(newValue) }
+    }
+    /// The same ids, indexed: the replay check of every decision looks one up in a window of
+    /// `LockPolicy.replayWindow` (1024) instead of scanning it.
+    var recent = RecentTransactionIDs()
     /// Highest protocol version each credential key (hex) has used.
     public var highestVersion: [String: UInt16] = [:]
+    /// `cachedDocuments` decoded and verified, in memory only (not encoded, not compared).
+    var verified = VerifiedDocuments()
 
     public init(clock: TrustedClock) { self.clock = clock }
 
@@ -51,4 +59,33 @@ public struct EngineState: Equatable, Sendable, Codable {
         try c.encode(recentTransactionIDs, forKey: .recentTransactionIDs)
         try c.encode(highestVersion, forKey: .highestVersion)
     }
+}
+
+/// Transaction ids in arrival order, with how often each occurs (for lookups in constant time).
+struct RecentTransactionIDs: Equatable, Sendable {
+    private(set) var order: [String] = []
+    private var counts: [String: Int] = [:]
+
+    init(_ ids: [String] = []) {
+        order = ids
+        for id in ids { counts[id, default: 0] += 1 }
+    }
+
+    func contains(_ id: String) -> Bool { counts[id] != nil }
+
+    /// Appends `id`, then drops the oldest ids beyond the last `window`.
+    mutating func append(_ id: String, keepingLast window: Int) {
+        order.append(id)
+        counts[id, default: 0] += 1
+        let excess = order.count - window
+        guard excess > 0 else { return }
+        for old in order.prefix(excess) {
+            let n = counts[old, default: 1] - 1
+            counts[old] = n > 0 ? n : nil
+        }
+        order.removeFirst(excess)
+    }
+
+    /// The order alone is the value; the counts follow from it.
+    static func == (a: RecentTransactionIDs, b: RecentTransactionIDs) -> Bool { a.order == b.order }
 }

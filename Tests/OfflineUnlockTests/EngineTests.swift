@@ -202,3 +202,116 @@ final class EngineDecisionTests: XCTestCase {
         XCTAssertEqual(engine.decide(f.presentation()).denyReason, .clockRollback)
     }
 }
+
+/// The in-memory memo of decoded, verified cached documents (`VerifiedDocuments`): it saves the
+/// decoding and issuer-signature check of a cached document, and never changes a decision.
+final class EngineDocumentMemoTests: XCTestCase {
+    var f = Fixture()
+    let now = Fixture.t0
+    var keyHex: String { Hex.encode(f.credentialKey) }
+
+    /// A state holding the fixture's document, accepted by a decision (so the memo knows it).
+    func acceptedState() -> EngineState {
+        var state = EngineState(clock: TrustedClock(trustedAt: now))
+        XCTAssertTrue(f.core().decide(f.presentation(access: [f.accessDocument()]), state: &state, at: now).isGrant)
+        return state
+    }
+
+    func testAcceptedDocumentIsRememberedVerified() {
+        let state = acceptedState()
+        let bytes = state.cachedDocuments[keyHex]!
+        XCTAssertEqual(state.verified.verdict(key: keyHex, bytes: bytes, trust: f.trust())?.document?.id, [0xD0, 0x01])
+    }
+
+    func testStateFromDiskIsVerifiedOnceWhenTheEngineTakesIt() throws {
+        let loaded = try JSONDecoder().decode(EngineState.self, from: try JSONEncoder().encode(acceptedState()))
+        XCTAssertNil(loaded.verified.verdict(key: keyHex, bytes: loaded.cachedDocuments[keyHex]!, trust: f.trust()))
+        let engine = OfflineUnlockEngine(core: f.core(), state: loaded, now: { self.now })
+        let s = engine.state
+        XCTAssertNotNil(s.verified.verdict(key: keyHex, bytes: s.cachedDocuments[keyHex]!, trust: f.trust())?.document)
+        XCTAssertFalse(engine.wantsStepUp(credentialPublicKey: f.credentialKey))
+        XCTAssertTrue(engine.decide(f.presentation()).isGrant)
+        XCTAssertEqual(engine.cachedDocumentID(credentialPublicKey: f.credentialKey), "d001")
+    }
+
+    /// The state file is not authenticated: a cached document altered on disk is refused at load,
+    /// and the reader steps up instead of trusting it.
+    func testTamperedCachedDocumentOnDiskIsRefused() throws {
+        var state = acceptedState()
+        var doc = try AccessDocument.decode(state.cachedDocuments[keyHex]!)
+        doc.document.issuerAuth.signature[0] ^= 0x80
+        state.cachedDocuments[keyHex] = doc.encoded()
+        let loaded = try JSONDecoder().decode(EngineState.self, from: try JSONEncoder().encode(state))
+        let engine = OfflineUnlockEngine(core: f.core(), state: loaded, now: { self.now })
+        XCTAssertTrue(engine.wantsStepUp(credentialPublicKey: f.credentialKey))
+        XCTAssertEqual(engine.decide(f.presentation()).denyReason, .unknownCredential)
+        XCTAssertNil(engine.cachedDocumentID(credentialPublicKey: f.credentialKey))
+    }
+
+    /// Bytes replaced without the engine are a miss: the decision is about the new bytes.
+    func testBytesReplacedByHandAreNotServedFromTheMemo() {
+        var state = acceptedState()
+        let other = f.accessDocument(id: [0xD0, 0x02], readers: [try! ReaderRule(groupID: Array(repeating: 0, count: 16))])
+        state.cachedDocuments[keyHex] = other
+        XCTAssertEqual(f.core().decide(f.presentation(), state: &state, at: now).denyReason, .wrongReader)
+        XCTAssertEqual(state.verified.verdict(key: keyHex, bytes: other, trust: f.trust())?.document?.id, [0xD0, 0x02])
+    }
+
+    /// A memo made under one trust store does not count under another.
+    func testAnotherTrustStoreVerifiesAgain() throws {
+        var state = acceptedState()
+        let core = DecisionCore(reader: f.reader, policy: f.policy,
+                                trust: try TrustStore(issuerPublicKeys: [Primitives.point(of: f.otherIssuer)]))
+        XCTAssertTrue(core.wantsStepUp(credentialPublicKey: f.credentialKey, state: state, at: now))
+        XCTAssertEqual(core.decide(f.presentation(), state: &state, at: now).denyReason, .unknownCredential)
+        XCTAssertTrue(f.core().decide(f.presentation(), state: &state, at: now).isGrant)
+    }
+
+    /// Checks that depend on time still run on a decision from the memo.
+    func testExpiryRemovesTheDocumentAndItsMemo() {
+        var state = acceptedState()
+        let bytes = state.cachedDocuments[keyHex]!
+        let later = now.addingTimeInterval(9 * 3600)
+        XCTAssertEqual(f.core().decide(f.presentation(), state: &state, at: later).denyReason, .expired)
+        XCTAssertNil(state.cachedDocuments[keyHex])
+        XCTAssertNil(state.verified.verdict(key: keyHex, bytes: bytes, trust: f.trust()))
+    }
+
+    func testRevocationStillAppliesToAMemoizedDocument() throws {
+        var state = acceptedState()
+        let revocation = f.revocationDocument(serial: 1, entries: [try RevocationEntry(documentID: [0xD0, 0x01], expiry: now.addingTimeInterval(3600))])
+        XCTAssertEqual(f.core().decide(f.presentation(revocation: [revocation]), state: &state, at: now).denyReason, .revoked)
+        XCTAssertEqual(f.core().decide(f.presentation(), state: &state, at: now).denyReason, .revoked)
+    }
+
+    func testEvictionForgetsTheEvicted() {
+        f.policy.maxCachedDocuments = 1
+        var state = acceptedState()
+        let first = state.cachedDocuments[keyHex]!
+        let other = Primitives.point(of: f.otherCredential)
+        XCTAssertTrue(f.core().decide(f.presentation(key: other, access: [f.accessDocument(key: other)]), state: &state, at: now).isGrant)
+        XCTAssertEqual(Array(state.cachedDocuments.keys), [Hex.encode(other)])
+        XCTAssertNil(state.verified.verdict(key: keyHex, bytes: first, trust: f.trust()))
+    }
+
+    func testMemoIsNotPartOfEquality() throws {
+        let state = acceptedState()
+        let loaded = try JSONDecoder().decode(EngineState.self, from: try JSONEncoder().encode(state))
+        XCTAssertEqual(loaded, state)
+    }
+}
+
+final class RecentTransactionIDsTests: XCTestCase {
+    /// Ids set by hand may repeat; dropping the oldest copy keeps the newer one.
+    func testWindowWithRepeatedIDs() {
+        var r = RecentTransactionIDs(["aa", "aa", "bb"])
+        r.append("cc", keepingLast: 3)
+        XCTAssertEqual(r.order, ["aa", "bb", "cc"])
+        XCTAssertTrue(r.contains("aa"))
+        r.append("dd", keepingLast: 3)
+        XCTAssertEqual(r.order, ["bb", "cc", "dd"])
+        XCTAssertFalse(r.contains("aa"))
+        XCTAssertTrue(r.contains("bb"))
+        XCTAssertEqual(r, RecentTransactionIDs(["bb", "cc", "dd"]))
+    }
+}
