@@ -4,13 +4,40 @@ import ByteCore
 /// credential's long-term public key (65 bytes), the credential by the reader id (32 bytes).
 /// Codable, so a lock can persist it with its state.
 public struct FastCache: Codable, Equatable, Sendable {
+    /// Bytes in memory (the FAST path tries every entry), hex on disk.
     public struct Entry: Codable, Equatable, Sendable {
-        /// Hex of the key (credential public key or reader id).
-        public var key: String
-        /// Hex of the 32-byte Kpersistent.
-        public var persistentKey: String
+        /// The key: a credential public key or a reader id.
+        public var key: [UInt8]
+        /// The 32-byte Kpersistent.
+        public var persistentKey: [UInt8]
         /// Recency stamp; the smallest is evicted first.
         public var lastUsed: UInt64
+
+        init(key: [UInt8], persistentKey: [UInt8], lastUsed: UInt64) {
+            self.key = key; self.persistentKey = persistentKey; self.lastUsed = lastUsed
+        }
+
+        enum CodingKeys: String, CodingKey { case key, persistentKey, lastUsed }
+
+        public init(from decoder: Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            func bytes(_ k: CodingKeys) throws -> [UInt8] {
+                guard let b = Hex.decode(try c.decode(String.self, forKey: k)) else {
+                    throw DecodingError.dataCorruptedError(forKey: k, in: c, debugDescription: "not hex")
+                }
+                return b
+            }
+            key = try bytes(.key)
+            persistentKey = try bytes(.persistentKey)
+            lastUsed = try c.decode(UInt64.self, forKey: .lastUsed)
+        }
+
+        public func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(key.hex, forKey: .key)
+            try c.encode(persistentKey.hex, forKey: .persistentKey)
+            try c.encode(lastUsed, forKey: .lastUsed)
+        }
     }
 
     public private(set) var capacity: Int
@@ -27,39 +54,34 @@ public struct FastCache: Codable, Equatable, Sendable {
     /// Stores (or refreshes) `persistent` for `key`, evicting the least recently used entry when full.
     public mutating func store(_ persistent: [UInt8], for key: [UInt8]) {
         clock += 1
-        let k = key.hex
-        if let i = entries.firstIndex(where: { $0.key == k }) {
-            entries[i].persistentKey = persistent.hex
+        if let i = entries.firstIndex(where: { $0.key == key }) {
+            entries[i].persistentKey = persistent
             entries[i].lastUsed = clock
             return
         }
         if entries.count >= capacity, let oldest = entries.indices.min(by: { entries[$0].lastUsed < entries[$1].lastUsed }) {
             entries.remove(at: oldest)
         }
-        entries.append(Entry(key: k, persistentKey: persistent.hex, lastUsed: clock))
+        entries.append(Entry(key: key, persistentKey: persistent, lastUsed: clock))
     }
 
     /// The Kpersistent for `key`, marking it used.
     public mutating func lookup(_ key: [UInt8]) -> [UInt8]? {
-        let k = key.hex
-        guard let i = entries.firstIndex(where: { $0.key == k }) else { return nil }
+        guard let i = entries.firstIndex(where: { $0.key == key }) else { return nil }
         clock += 1
         entries[i].lastUsed = clock
-        return Hex.decode(entries[i].persistentKey)
+        return entries[i].persistentKey
     }
 
     public mutating func touch(_ key: [UInt8]) { _ = lookup(key) }
 
     public mutating func remove(_ key: [UInt8]) {
-        entries.removeAll { $0.key == key.hex }
+        entries.removeAll { $0.key == key }
     }
 
     /// All (key, Kpersistent) pairs, most recently used first (the order the reader tries them).
     public var all: [(key: [UInt8], persistent: [UInt8])] {
-        entries.sorted { $0.lastUsed > $1.lastUsed }.compactMap { e in
-            guard let k = Hex.decode(e.key), let p = Hex.decode(e.persistentKey) else { return nil }
-            return (k, p)
-        }
+        entries.sorted { $0.lastUsed > $1.lastUsed }.map { ($0.key, $0.persistentKey) }
     }
 }
 

@@ -279,7 +279,7 @@ final class ProtocolVectorTests: XCTestCase {
             line("```")
             line()
         }
-        let standardKp = Hex.decode(standardReader.fastCache.entries.first?.persistentKey ?? "")
+        let standardKp: [UInt8]? = standardReader.fastCache.entries.first?.persistentKey
         transaction("Standard transaction", standard, readerSeed: "lockbench-vector-standard-reader",
                     credentialSeed: "lockbench-vector-standard-credential", credentialHadKey: false, persistent: nil)
         transaction("FAST transaction", fast, readerSeed: "lockbench-vector-fast-reader",
