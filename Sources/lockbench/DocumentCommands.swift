@@ -46,7 +46,7 @@ struct DocCommand: ParsableCommand {
         print(signing.json ? KeyFiles.json(shown) : shown.text)
     }
 
-    struct Issue: EngineSubcommand {
+    struct Issue: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Issue an access document for a credential key.",
             discussion: """
@@ -84,7 +84,7 @@ struct DocCommand: ParsableCommand {
             if reader.isEmpty && readerIdentity.isEmpty { throw ValidationError("name at least one --reader GROUP[:SUB] or --reader-identity FILE") }
         }
 
-        func execute() throws {
+        func run() throws {
             let issuer = try KeyFiles.privateKey(signing.issuerKey, what: "issuer key")
             let credentialKey = try KeyFiles.publicKey(credential, what: "credential key")
             let now = try signing.issueTime()
@@ -116,7 +116,7 @@ struct DocCommand: ParsableCommand {
         }
     }
 
-    struct Revoke: EngineSubcommand {
+    struct Revoke: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Issue a revocation document (a complete revocation list with a serial).",
             discussion: """
@@ -140,7 +140,7 @@ struct DocCommand: ParsableCommand {
         @Option(name: .customLong("entry-expiry"), help: ArgumentHelp("When the entries lapse (ISO-8601; default: the document's expiry).", valueName: "time"))
         var entryExpiry: String?
 
-        func execute() throws {
+        func run() throws {
             let issuer = try KeyFiles.privateKey(signing.issuerKey, what: "issuer key")
             let now = try signing.issueTime()
             let expiry = now.addingTimeInterval(try KeyFiles.duration(validFor, flag: "--valid-for"))
@@ -167,7 +167,7 @@ struct DocCommand: ParsableCommand {
         }
     }
 
-    struct Show: EngineSubcommand {
+    struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Show an access or revocation document; verify it with --issuer.",
             discussion: "Exit status: 0 shown (and verified, with --issuer); 1 the signature or a digest does not verify; 2 not a document.")
@@ -178,7 +178,7 @@ struct DocCommand: ParsableCommand {
         @Flag(help: "Print as JSON.")
         var json = false
 
-        func execute() throws {
+        func run() throws {
             let bytes = try KeyFiles.readBytes(file, what: "document")
             let trust = issuer.isEmpty ? nil : try TrustStore(issuerPublicKeys: try issuer.map { try KeyFiles.publicKey($0, what: "issuer key") })
             let shown = try DocumentJSON(file: file, bytes: bytes, trust: trust)

@@ -30,7 +30,7 @@ struct ConfigCommand: ParsableCommand {
         abstract: "Create and check lock configuration files.",
         subcommands: [Create.self, Check.self])
 
-    struct Create: EngineSubcommand {
+    struct Create: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Write a lock configuration (JSON) for a reader identity and trusted issuers.",
             discussion: """
@@ -69,7 +69,7 @@ struct ConfigCommand: ParsableCommand {
         @Flag(help: "Overwrite --out if it exists.")
         var force = false
 
-        func execute() throws {
+        func run() throws {
             let (identity, identityDir) = try ReaderIdentityFile.load(readerIdentity)
             let outDir = (out as NSString).deletingLastPathComponent.isEmpty ? "." : (out as NSString).deletingLastPathComponent
             func relative(_ path: String) -> String {
@@ -98,12 +98,12 @@ struct ConfigCommand: ParsableCommand {
         }
     }
 
-    struct Check: EngineSubcommand {
+    struct Check: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Check a lock configuration: JSON shape, reader key, issuer keys, clock.")
         @OptionGroup var config: LockConfigOption
         @Flag(help: "Print the effective configuration (defaults filled in) as JSON.")
         var json = false
-        func execute() throws {
+        func run() throws {
             let c = try config.load()
             if json { print(String(decoding: c.encoded(), as: UTF8.self)); return }
             let trust = try? c.trustStore()
@@ -113,7 +113,7 @@ struct ConfigCommand: ParsableCommand {
 }
 
 /// `lockbench decide`: hand documents straight to a lock's engine (no radio, no protocol).
-struct DecideCommand: EngineSubcommand {
+struct DecideCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "decide",
         abstract: "Ask a lock's offline-unlock engine for a decision, without a radio or protocol.",
@@ -151,7 +151,7 @@ struct DecideCommand: EngineSubcommand {
         var stepUpWanted: Bool
     }
 
-    func execute() throws {
+    func run() throws {
         guard let v = ProtocolVersionText.parse(version) else { throw UserError(message: "--version \"\(version)\" is not like 1.0") }
         guard let iface = RadioInterface(rawValue: transport) else { throw UserError(message: "--transport must be nfc, ble or socket") }
         let key = try KeyFiles.publicKey(credential, what: "credential key")
@@ -201,20 +201,20 @@ struct ClockCommand: ParsableCommand {
         }
     }
 
-    struct Show: EngineSubcommand {
+    struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print the lock's time and clock trust.")
         @OptionGroup var config: LockConfigOption
         @Flag(help: "Print as JSON.") var json = false
-        func execute() throws { ClockCommand.report(try config.open(), json: json) }
+        func run() throws { ClockCommand.report(try config.open(), json: json) }
     }
 
-    struct Set: EngineSubcommand {
+    struct Set: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Set the lock's time (ISO-8601).")
         @OptionGroup var config: LockConfigOption
         @Argument(help: ArgumentHelp("The new time, e.g. 2026-03-02T09:00:00Z.", valueName: "time")) var time: String
         @Flag(help: "Move the time without making it trusted (a tampered or drifting clock).") var untrusted = false
         @Flag(help: "Print as JSON.") var json = false
-        func execute() throws {
+        func run() throws {
             let t = try KeyFiles.time(time, flag: "time")
             let lock = try config.open()
             do { try lock.setClock(t, trusted: !untrusted) } catch { throw UserError(message: error.description, code: ExitCodes.environment) }
@@ -222,12 +222,12 @@ struct ClockCommand: ParsableCommand {
         }
     }
 
-    struct Advance: EngineSubcommand {
+    struct Advance: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Move the lock's time forward (or back with a leading minus: -- -1h).")
         @OptionGroup var config: LockConfigOption
         @Argument(help: ArgumentHelp("A duration: 90s, 30m, 8h, 7d; -8h moves back.", valueName: "duration")) var by: String
         @Flag(help: "Print as JSON.") var json = false
-        func execute() throws {
+        func run() throws {
             let negative = by.hasPrefix("-")
             let d = try KeyFiles.duration(negative ? String(by.dropFirst()) : by, flag: "duration")
             let lock = try config.open()
@@ -236,11 +236,11 @@ struct ClockCommand: ParsableCommand {
         }
     }
 
-    struct PowerLoss: EngineSubcommand {
+    struct PowerLoss: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "power-loss", abstract: "Simulate a power loss: the clock is untrusted until trusted time arrives.")
         @OptionGroup var config: LockConfigOption
         @Flag(help: "Print as JSON.") var json = false
-        func execute() throws {
+        func run() throws {
             let lock = try config.open()
             do { try lock.powerLoss() } catch { throw UserError(message: error.description, code: ExitCodes.environment) }
             ClockCommand.report(lock, json: json)
@@ -265,12 +265,12 @@ struct AuditCommand: ParsableCommand {
         return try LockConfigOption.load(config).stateDirectoryPath
     }
 
-    struct Show: EngineSubcommand {
+    struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print the verified audit entries (JSON lines).")
         @Option(help: ArgumentHelp("The lock configuration.", valueName: "file")) var config: String?
         @Option(name: .customLong("state-dir"), help: ArgumentHelp("Or the state directory itself.", valueName: "dir")) var stateDir: String?
         @Option(help: "Only the last N entries.") var last: Int?
-        func execute() throws {
+        func run() throws {
             let dir = try AuditCommand.directory(config: config, stateDir: stateDir)
             let (entries, damage) = try AuditCommand.verify(dir)
             let e = JSONEncoder()
@@ -280,7 +280,7 @@ struct AuditCommand: ParsableCommand {
         }
     }
 
-    struct Verify: EngineSubcommand {
+    struct Verify: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Verify the audit log's HMAC chain. Exit 0 intact, 1 damaged (where and how is printed).")
         @Option(help: ArgumentHelp("The lock configuration.", valueName: "file")) var config: String?
@@ -289,7 +289,7 @@ struct AuditCommand: ParsableCommand {
 
         struct Report: Encodable { var entries: Int; var intact: Bool; var damage: String?; var line: Int?; var message: String? }
 
-        func execute() throws {
+        func run() throws {
             let dir = try AuditCommand.directory(config: config, stateDir: stateDir)
             let (entries, damage) = try AuditCommand.verify(dir)
             let r = Report(entries: entries.count, intact: damage == nil, damage: damage?.kind.rawValue, line: damage?.line, message: damage?.message)
@@ -302,11 +302,11 @@ struct AuditCommand: ParsableCommand {
 
     /// Hidden: appends N entries as fast as possible, printing each sequence number once it is
     /// acknowledged (on disk). The crash test kills it with SIGKILL mid-burst.
-    struct Burst: EngineSubcommand {
+    struct Burst: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Append a burst of test entries (crash tests).", shouldDisplay: false)
         @Option(name: .customLong("state-dir")) var stateDir: String
         @Option var count: Int = 1000
-        func execute() throws {
+        func run() throws {
             let log: AuditLog
             do { log = try AuditLog(directory: stateDir) } catch { throw UserError(message: error.description, code: ExitCodes.environment) }
             setvbuf(stdout, nil, _IOLBF, 0)

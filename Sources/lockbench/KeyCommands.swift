@@ -59,31 +59,31 @@ struct KeyCommand: ParsableCommand {
         if let r = c.readerIdentity { print("reader identity: \(r)  group \(c.groupID!)  sub \(c.subID!)") }
     }
 
-    struct Issuer: EngineSubcommand {
+    struct Issuer: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Create an issuer key pair (signs access and revocation documents).",
             discussion: "Locks trust the issuer by its public key (list NAME.pub.pem in the lock config's trustedIssuers); documents name it by kid = SHA-256(\"key-identifier\" ‖ key)[0:8].")
         @OptionGroup var output: Output
-        func execute() throws {
+        func run() throws {
             var (key, created) = try KeyCommand.writePair(output, kind: "issuer")
             created.kid = Hex.encode(CoseSign1.keyIdentifier(issuerPublicKey: Primitives.point(of: key)))
             KeyCommand.report(created, json: output.json)
         }
     }
 
-    struct Credential: EngineSubcommand {
+    struct Credential: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Create a credential (phone) long-term key pair.",
             discussion: "Access documents bind NAME.pub.pem; the credential proves possession in AUTH1. The key hash printed is what a revocation entry names.")
         @OptionGroup var output: Output
-        func execute() throws {
+        func run() throws {
             var (key, created) = try KeyCommand.writePair(output, kind: "credential")
             created.keyHash = Hex.encode(RevocationEntry.hash(credentialPublicKey: Primitives.point(of: key)))
             KeyCommand.report(created, json: output.json)
         }
     }
 
-    struct Reader: EngineSubcommand {
+    struct Reader: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Create a reader identity: signing key, 16-byte group id, 16-byte sub id.",
             discussion: """
@@ -104,7 +104,7 @@ struct KeyCommand: ParsableCommand {
             } catch let e as UserError { throw ValidationError(e.message) }
         }
 
-        func execute() throws {
+        func run() throws {
             var (_, created) = try KeyCommand.writePair(output, kind: "reader")
             let g = try group.map { try KeyFiles.id16($0, flag: "--group") } ?? Primitives.randomBytes(16)
             let s = try sub.map { try KeyFiles.id16($0, flag: "--sub") } ?? Primitives.randomBytes(16)
@@ -120,7 +120,7 @@ struct KeyCommand: ParsableCommand {
         }
     }
 
-    struct Show: EngineSubcommand {
+    struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Show a key file: public key, issuer kid, revocation key hash, key slot.")
         @Argument(help: ArgumentHelp("A PEM private (PKCS#8) or public (SPKI) key file.", valueName: "file"))
@@ -137,7 +137,7 @@ struct KeyCommand: ParsableCommand {
             var keySlot: String
         }
 
-        func execute() throws {
+        func run() throws {
             let pem = try KeyFiles.readText(file, what: "key file")
             let point = try KeyFiles.publicKey(file, what: "key file")
             let info = Info(file: file, type: pem.contains("PRIVATE KEY") ? "private" : "public", publicKey: Hex.encode(point),

@@ -101,18 +101,3 @@ struct ReaderIdentityFile: Codable {
         return (f, dir.isEmpty ? "." : dir)
     }
 }
-
-/// The engine's commands implement `execute()`; a `UserError` becomes its message on stderr and
-/// its exit code (2 usage, 3 environment), as the root command does for validation errors.
-protocol EngineSubcommand: ParsableCommand {
-    func execute() throws
-}
-
-extension EngineSubcommand {
-    func run() throws {
-        do { try execute() } catch let e as UserError {
-            FileHandle.standardError.write(Data("Error: \(e.message)\n".utf8))
-            throw ExitCode(e.code)
-        }
-    }
-}

@@ -26,7 +26,7 @@ struct LockBench: ParsableCommand {
             var command = try parseAsRoot()
             try command.run()
         } catch let error as UserError {
-            FileHandle.standardError.write(Data(("lockbench: " + error.message + "\n").utf8))
+            FileHandle.standardError.write(Data(("Error: " + error.message + "\n").utf8))
             Foundation.exit(error.code)
         } catch {
             if exitCode(for: error) == .validationFailure {

@@ -16,7 +16,7 @@ struct CredentialCommand: ParsableCommand {
         subcommands: [CredentialServe.self])
 }
 
-struct CredentialServe: EngineSubcommand {
+struct CredentialServe: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Serve a software credential on TCP: it answers the lock's APDUs, one transaction per connection.",
@@ -61,7 +61,7 @@ struct CredentialServe: EngineSubcommand {
         var controlFlow: String?
     }
 
-    func execute() throws {
+    func run() throws {
         let credential = try phone.makeSession(interface: .nfc, versions: try SocketCLI.versions(versions, flag: "--versions"))!
         let server: SocketCredentialServer
         do {
@@ -92,7 +92,7 @@ struct CredentialServe: EngineSubcommand {
 }
 
 /// `lockbench lock transact`: one transaction of a configured lock against a credential on TCP.
-struct LockTransact: EngineSubcommand {
+struct LockTransact: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "transact",
         abstract: "Run one lock transaction against a credential listening on TCP and print the decision.",
@@ -149,7 +149,7 @@ struct LockTransact: EngineSubcommand {
         var apdus: [String]?
     }
 
-    func execute() throws {
+    func run() throws {
         let (host, port) = try SocketCLI.address(connect)
         let service = try openLockService(config.path)
         if let at {
