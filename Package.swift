@@ -77,6 +77,7 @@ let package = Package(
         ]),
         .target(name: "Scenario", dependencies: [
             "ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", "Lock", "LockRuntime", "Trust", "TrustPhone", crypto,
+            "BLE", "VirtualPN532",
         ]),
         // --- end Trust ---
         .executableTarget(name: "lockbench", dependencies: [
@@ -99,7 +100,7 @@ let package = Package(
         .testTarget(name: "LockRuntimeTests", dependencies: ["LockRuntime", "AccessProtocol", "OfflineUnlock", "Lock", "NFC", "VirtualPN532", "ByteCore", "Codecs", crypto]),
         // --- Trust ---
         .testTarget(name: "TrustTests", dependencies: [
-            "Trust", "TrustPhone", "Scenario", "OfflineUnlock", "Lock", "LockRuntime", "ByteCore", crypto,
+            "lockbench", "Trust", "TrustPhone", "Scenario", "OfflineUnlock", "Lock", "LockRuntime", "ByteCore", crypto,
             hummingbird, hummingbirdTesting, jwtKit, sqliteNIO, asyncHTTPClient,
         ], exclude: ["python"]),
         // --- end Trust ---

@@ -57,6 +57,8 @@ public final class ScenarioRunner: @unchecked Sendable {
                 failure = (step, e.message, .failed); break
             } catch let e as ScenarioError {
                 failure = (step, e.message, .failed); break
+            } catch let e as TrustError {
+                failure = (step, "the trust service refused: \(e.description)", .failed); break
             } catch {
                 failure = (step, "\(error)", .error); break
             }
@@ -98,6 +100,7 @@ final class World: @unchecked Sendable {
     }
 
     func shutdown() async {
+        transport.close()
         for (_, l) in locks { l.service.flush() }
         await client?.shutdown()
         await server?.stop()
@@ -164,7 +167,8 @@ final class World: @unchecked Sendable {
             let code = try await trust().enroll(device: name)
             if case .failed(let why) = await p.login(code: code) { throw StepFailure("login failed: \(why)") }
         case .phonePoll(let name):
-            await try phone(name).poll(trigger: .manual)
+            let p = try phone(name)
+            _ = await p.poll(trigger: .manual)
         case .phoneOffline(let name): try phone(name).setOnline(false)
         case .phoneOnline(let name): try phone(name).setOnline(true)
         case .grantAdd(let id, let user, let lockNames, let schedules):
@@ -179,7 +183,7 @@ final class World: @unchecked Sendable {
             await notify(try await trust().setCredential(device: device, to: state, reason: reason))
         case .tap(let phoneName, let lockName, let expected):
             let p = try phone(phoneName), l = try lock(lockName)
-            let responder = PhoneResponder(phone: p, trusting: lockOrder.compactMap { locks[$0]?.reader }, interface: .socket)
+            let responder = PhoneResponder(phone: p, trusting: lockOrder.compactMap { locks[$0]?.reader }, interface: transport.interface)
             let outcome = try await Task.detached { [transport] in try transport.tap(responder, on: l.service) }.value
             try check(outcome.decision, expected)
         case .expectKeys(let name, let n):
@@ -238,7 +242,7 @@ final class World: @unchecked Sendable {
         case (.grant, .granted): return
         case (.deny(let r, _), .denied(let want)) where want == nil || want == r: return
         case (.grant, .denied(let want)): throw StepFailure("expected denied\(want.map { " " + $0.rawValue } ?? ""), the lock granted")
-        case (.deny(let r, let detail), _): throw StepFailure("expected \(expected), the lock denied \(r.rawValue): \(detail)")
+        case (.deny(let r, let detail), _): throw StepFailure("expected \(expected.text), the lock denied \(r.rawValue): \(detail)")
         }
     }
 
@@ -275,13 +279,15 @@ final class World: @unchecked Sendable {
         let dir = directory + "/lock-" + name
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let readerKey = P256.Signing.PrivateKey()
+        var running = false
+        if case .running = clock.master.mode { running = true }
         let group = Array(Primitives.sha256(Array("lockbench-scenario-lock:\(name)".utf8)).prefix(16))
         let sub = Primitives.randomBytes(16)
         try Data(readerKey.pemRepresentation.utf8).write(to: URL(fileURLWithPath: dir + "/reader.key.pem"))
         let config = LockConfiguration(model: "Schlage NDE", firmware: "02.12.72",
                                        reader: .init(signingKey: "reader.key.pem", groupID: Hex.encode(group), subID: Hex.encode(sub)),
                                        trustedIssuers: [site.issuerPublicPath], stateDirectory: "state",
-                                       clock: RFC3339.format(clock.now()), baseDirectory: dir)
+                                       clock: running ? "system" : RFC3339.format(clock.now()), baseDirectory: dir)
         let service = try LockService(configuration: config)
         try clock.attach(service.lock)
         locks[name] = (service, TrustedReader(groupID: group, publicKey: Primitives.point(of: readerKey)), group)

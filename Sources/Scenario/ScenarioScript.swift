@@ -28,6 +28,13 @@ public struct ScenarioScript: Sendable {
     public enum Expectation: Sendable, Equatable {
         case granted
         case denied(DenyReason?)
+
+        public var text: String {
+            switch self {
+            case .granted: return "granted"
+            case .denied(let r): return "denied" + (r.map { " " + $0.rawValue } ?? "")
+            }
+        }
     }
 
     public enum Command: Sendable {

@@ -7,6 +7,8 @@ import TrustPhone
 /// How a phone meets a lock in a scenario: the real transports, the lock's real `LockService`.
 public protocol TapTransport: AnyObject, Sendable {
     var name: String { get }
+    /// The interface the phone announces (AUTH1's interface byte).
+    var interface: RadioInterface { get }
     /// One tap: the phone answers every APDU the lock sends; returns the lock's outcome.
     func tap(_ phone: PhoneResponder, on lock: LockService) throws -> TransactionOutcome
     func close()
@@ -16,6 +18,7 @@ public protocol TapTransport: AnyObject, Sendable {
 /// `credential serve` does, the lock connects as `lock transact` does.
 public final class SocketTap: TapTransport, @unchecked Sendable {
     public let name = "socket"
+    public let interface = RadioInterface.socket
     public init() {}
 
     public func tap(_ phone: PhoneResponder, on lock: LockService) throws -> TransactionOutcome {

@@ -209,12 +209,15 @@ public final class TrustService: Sendable {
     /// everything written after `since`, or nil when nothing was.
     public func poll(device: String, since: Int64?) async throws -> PollResult? {
         let now = now()
-        // The common case reads only; a write transaction when something is due.
-        let due = try await storage.read { tx in try await self.needsSync(device: device, tx: tx, now: now) }
-        if due {
+        // The common case only reads. When something is due, the new documents are signed
+        // outside the write transaction (in parallel across polls) and stored if nothing changed
+        // meanwhile; otherwise `sync` re-plans inside the transaction.
+        let snapshot = try await storage.read { tx in try await self.snapshot(device: device, tx: tx) }
+        if snapshot.due(now: now, settings: settings) {
+            let prepared = try plan(snapshot, now: now)
             try await storage.write { tx in
                 guard let d = try await tx.device(device) else { throw TrustError(.invalidToken, "device \(device) is gone") }
-                try await self.sync(device: d, tx: tx, now: now)
+                try await self.sync(device: d, tx: tx, now: now, prepared: prepared)
             }
         }
         return try await storage.read { tx in
@@ -235,50 +238,92 @@ public final class TrustService: Sendable {
         }
     }
 
-    func needsSync(device: String, tx: any TrustTransaction, now: Date) async throws -> Bool {
+    /// What `sync` decides from, read in one snapshot.
+    struct Snapshot: Sendable {
+        var device: DeviceRecord
+        var keys: [String: KeyRecord]
+        var grants: [GrantRecord]
+        var list: RevocationListRecord?
+
+        /// Keys to issue or re-issue: a wanted key that is missing, deleted, from an older grant
+        /// revision, or past its expectedUpdate.
+        func stale(now: Date) -> [GrantRecord] {
+            grants.filter { g in
+                guard let k = keys[KeyRecord.id(grant: g.id, device: device.id)] else { return true }
+                return k.document == nil || k.grantRevision != g.revision || now >= k.expectedUpdate
+            }
+        }
+
+        func due(now: Date, settings: TrustSettings) -> Bool {
+            let wanted = Set(grants.map { KeyRecord.id(grant: $0.id, device: device.id) })
+            return !stale(now: now).isEmpty
+                || keys.values.contains { $0.document != nil && !wanted.contains($0.id) }
+                || list.map { TrustService.revocationDue($0, now: now, lifetime: settings.revocationLifetime) } ?? false
+        }
+    }
+
+    func snapshot(device: String, tx: any TrustTransaction) async throws -> Snapshot {
         guard let d = try await tx.device(device) else { throw TrustError(.invalidToken, "device \(device) is gone") }
         let keys = Dictionary(uniqueKeysWithValues: try await tx.keys(device: device).map { ($0.id, $0) })
         let grants = d.credentialState.holdsKeys ? try await tx.grants(user: d.user).filter { $0.state == .active } : []
-        let wanted = Set(grants.map { KeyRecord.id(grant: $0.id, device: device) })
-        for g in grants {
-            guard let k = keys[KeyRecord.id(grant: g.id, device: device)], k.document != nil,
-                  k.grantRevision == g.revision, now < k.expectedUpdate else { return true }
-        }
-        return keys.values.contains { $0.document != nil && !wanted.contains($0.id) }
-            || (try await tx.revocationList()).map { self.revocationDue($0, now: now) } ?? false
+        return Snapshot(device: d, keys: keys, grants: grants, list: try await tx.revocationList())
     }
 
-    /// Brings one device's keys in line with its grants and credential state.
-    func sync(device d: DeviceRecord, tx: any TrustTransaction, now: Date) async throws {
-        let keys = Dictionary(uniqueKeysWithValues: try await tx.keys(device: d.id).map { ($0.id, $0) })
-        let grants = d.credentialState.holdsKeys ? try await tx.grants(user: d.user).filter { $0.state == .active } : []
-        var wanted = Set<String>()
-        for g in grants {
-            let id = KeyRecord.id(grant: g.id, device: d.id)
-            wanted.insert(id)
-            let old = keys[id]
-            if let old, old.document != nil, old.grantRevision == g.revision, now < old.expectedUpdate { continue }
-            // Same document id while the grant is unchanged (one revocation entry covers every
-            // iteration); a new one when the grant changed.
-            let docID = (old.map { $0.grantRevision == g.revision } ?? false) ? old!.documentID : Primitives.randomBytes(8)
-            let iteration = (old?.iteration ?? 0) + 1
-            let validity = IssuedDocument.Validity(signed: now, validFrom: now, validUntil: now.addingTimeInterval(settings.keyLifetime),
-                                                   expectedUpdate: now.addingTimeInterval(settings.pollInterval),
-                                                   validityIteration: iteration)
-            let access = try AccessData(id: docID, readers: try g.readers.map { try ReaderRule(parsing: $0) },
-                                        schedules: try g.schedules.map { try WeeklySchedule(parsing: $0) })
-            let doc = try AccessDocument.issue(access: access, credentialPublicKey: d.credentialKey, validity: validity, issuerKey: issuerKey)
-            try await tx.putKey(KeyRecord(id: id, grant: g.id, device: d.id, document: doc.encoded(), documentID: docID,
-                                          iteration: iteration, grantRevision: g.revision, validUntil: validity.validUntil,
-                                          expectedUpdate: validity.expectedUpdate!, sequence: try await tx.nextSequence()))
+    /// A key signed ahead of its transaction, valid only if the key it replaces is unchanged.
+    struct PreparedKey: Sendable {
+        var basedOn: Int64?
+        var key: KeyRecord
+    }
+
+    func plan(_ s: Snapshot, now: Date) throws -> [String: PreparedKey] {
+        var out = [String: PreparedKey]()
+        for g in s.stale(now: now) {
+            let old = s.keys[KeyRecord.id(grant: g.id, device: s.device.id)]
+            out[KeyRecord.id(grant: g.id, device: s.device.id)] = PreparedKey(basedOn: old?.sequence, key: try issue(grant: g, device: s.device, old: old, now: now))
         }
-        for k in keys.values where k.document != nil && !wanted.contains(k.id) {
+        return out
+    }
+
+    /// Signs the access document of one grant on one device's credential.
+    func issue(grant g: GrantRecord, device d: DeviceRecord, old: KeyRecord?, now: Date) throws -> KeyRecord {
+        // Same document id while the grant is unchanged (one revocation entry covers every
+        // iteration); a new one when the grant changed.
+        let docID = old.flatMap { $0.grantRevision == g.revision ? $0.documentID : nil } ?? Primitives.randomBytes(8)
+        let iteration = (old?.iteration ?? 0) + 1
+        let validity = IssuedDocument.Validity(signed: now, validFrom: now, validUntil: now.addingTimeInterval(settings.keyLifetime),
+                                               expectedUpdate: now.addingTimeInterval(settings.pollInterval),
+                                               validityIteration: iteration)
+        let access = try AccessData(id: docID, readers: try g.readers.map { try ReaderRule(parsing: $0) },
+                                    schedules: try g.schedules.map { try WeeklySchedule(parsing: $0) })
+        let doc = try AccessDocument.issue(access: access, credentialPublicKey: d.credentialKey, validity: validity, issuerKey: issuerKey)
+        return KeyRecord(id: KeyRecord.id(grant: g.id, device: d.id), grant: g.id, device: d.id, document: doc.encoded(), documentID: docID,
+                         iteration: iteration, grantRevision: g.revision, validUntil: validity.validUntil,
+                         expectedUpdate: validity.expectedUpdate!, sequence: 0)
+    }
+
+    /// Brings one device's keys in line with its grants and credential state, inside a write.
+    func sync(device d: DeviceRecord, tx: any TrustTransaction, now: Date, prepared: [String: PreparedKey] = [:]) async throws {
+        let s = try await snapshot(device: d.id, tx: tx)
+        let wanted = Set(s.grants.map { KeyRecord.id(grant: $0.id, device: d.id) })
+        for g in s.stale(now: now) {
+            let id = KeyRecord.id(grant: g.id, device: d.id)
+            let old = s.keys[id]
+            var key: KeyRecord
+            if let p = prepared[id], p.basedOn == old?.sequence, p.key.grantRevision == g.revision {
+                key = p.key
+            } else {
+                key = try issue(grant: g, device: d, old: old, now: now)
+            }
+            key.sequence = try await tx.nextSequence()
+            try await tx.putKey(key)
+        }
+        for k in s.keys.values where k.document != nil && !wanted.contains(k.id) {
             var tomb = k
             tomb.document = nil
             tomb.sequence = try await tx.nextSequence()
             try await tx.putKey(tomb)
         }
-        if let list = try await tx.revocationList(), revocationDue(list, now: now) {
+        if let list = s.list, Self.revocationDue(list, now: now, lifetime: settings.revocationLifetime) {
             _ = try await publishRevocations(tx, now: now)
         }
     }
@@ -312,9 +357,9 @@ public final class TrustService: Sendable {
     }
 
     /// A list past half its lifetime is re-issued at the next poll, so locks never hold an expired one.
-    func revocationDue(_ list: RevocationListRecord, now: Date) -> Bool {
+    static func revocationDue(_ list: RevocationListRecord, now: Date, lifetime: TimeInterval) -> Bool {
         guard let doc = try? RevocationDocument.decode(list.document) else { return true }
-        return now >= doc.issued.addingTimeInterval(settings.revocationLifetime / 2)
+        return now >= doc.issued.addingTimeInterval(lifetime / 2)
     }
 
     public func revocationList() async throws -> RevocationListRecord? {

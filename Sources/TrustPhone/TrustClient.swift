@@ -1,8 +1,6 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
-import NIOFoundationCompat
-import NIOHTTP1
 import Trust
 
 /// Why a request to the trust service failed, as the phone sees it.
@@ -84,7 +82,7 @@ public final class TrustClient: Sendable {
         do {
             let response = try await http.execute(request, timeout: timeout)
             let body = try await response.body.collect(upTo: 1 << 20)
-            return (Int(response.status.code), Data(buffer: body))
+            return (Int(response.status.code), Data(body.readableBytesView))
         } catch {
             throw .network("\(baseURL): \(error)")
         }

@@ -131,16 +131,19 @@ enum TrustBenchmark {
         }
 
         // Rotations: each phone rotates its refresh token in turn; baseline: a bare durable write.
+        // Each worker owns the holders ≡ its index (mod concurrency), so no two requests ever
+        // present the same token at once (that would be reuse, and revoke the family).
+        let workers = min(concurrency, phones)
+        let holders = max(workers, min(phones, rotations) / workers * workers)
         let refreshTokens = RefreshTokens()
-        for p in 0..<min(phones, rotations) {
+        for p in 0..<holders {
             let code = try await service.enroll(device: "p\(p)")
             refreshTokens.set(p, try await service.exchange(code: code).refresh_token)
         }
-        let holders = min(phones, rotations)
         let writeBaseline = try await load(rotations, concurrency: concurrency) { k in
             try await storage.write { tx in try await tx.setSetting("bench.\(k % holders)", String(k)) }
         }
-        let rotation = try await load(rotations, concurrency: min(concurrency, holders)) { k in
+        let rotation = try await load(rotations, concurrency: workers) { k in
             let p = k % holders
             let old = refreshTokens.get(p)
             let r = try await client.token([("grant_type", "refresh_token"), ("refresh_token", old)])

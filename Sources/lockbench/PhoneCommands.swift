@@ -5,6 +5,8 @@ import ByteCore
 import Codecs
 import Foundation
 import NFC
+import OfflineUnlock
+import Scenario
 import Trust
 import TrustPhone
 import VirtualPN532
@@ -112,7 +114,7 @@ struct PhoneCommand: ParsableCommand {
                         let outcome = try p.unlock(with: responder)
                         return outcome.completion == EchoFlow.granted ? "granted" : "denied"
                     } catch {
-                        return "failed: \(error.reason)"
+                        return "failed: \(error)"
                     }
                 }
             }
@@ -201,14 +203,14 @@ struct ScenarioCommand: ParsableCommand {
         var json = false
         @Flag(help: "Print each line as it runs.")
         var verbose = false
-        @Option(help: ArgumentHelp("socket (default).", valueName: "transport"))
+        @Option(help: ArgumentHelp("socket (default), pn532 (a virtual PN532 per lock, through libnfc) or ble (Bumble's virtual controllers).", valueName: "transport"))
         var transport: String = "socket"
         @Option(help: ArgumentHelp("virtual or system.", valueName: "mode"))
         var clock: String = "virtual"
 
         func validate() throws {
             guard !files.isEmpty else { throw ValidationError("name at least one scenario file") }
-            guard transport == "socket" else { throw ValidationError("--transport: socket (pn532 and ble scenarios run from the test suite)") }
+            guard ["socket", "pn532", "ble"].contains(transport) else { throw ValidationError("--transport is socket, pn532 or ble") }
             guard clock == "virtual" || clock == "system" else { throw ValidationError("--clock is virtual or system") }
         }
 
@@ -220,7 +222,8 @@ struct ScenarioCommand: ParsableCommand {
                     throw UserError(message: "\(f): \(error.description)")
                 }
             }
-            let runner = ScenarioRunner(transport: SocketTap(), clockMode: clock == "system" ? .system : .virtual)
+            let tap: TapTransport = transport == "socket" ? SocketTap() : RadioTap(transport == "ble" ? .ble : .pn532)
+            let runner = ScenarioRunner(transport: tap, clockMode: clock == "system" ? .system : .virtual)
             if verbose { runner.trace = { emitError($0) } }
             let results = try blocking { () async -> [ScenarioResult] in
                 var out = [ScenarioResult]()

@@ -46,10 +46,7 @@ struct TrustCommand: ParsableCommand {
 
         func withService<T: Sendable>(_ body: @escaping @Sendable (TrustService) async throws -> T) throws -> T {
             let site = try TrustCommand.open(self.site)
-            let clock: any TrustClock = try now.map { t in
-                guard let d = RFC3339.parse(t) else { throw UserError(message: "--now \"\(t)\" is not an RFC 3339 time like 2026-03-02T09:00:00Z") }
-                return FixedClock(d)
-            } ?? SystemClock()
+            let clock = try TrustCommand.clock(now)
             let db = self.db
             return try TrustCommand.mapErrors {
                 try blocking {
@@ -65,6 +62,13 @@ struct TrustCommand: ParsableCommand {
                 }
             }
         }
+    }
+
+    /// `--now TIME`: a clock standing there; none: the system clock.
+    static func clock(_ now: String?) throws -> any TrustClock {
+        guard let now else { return SystemClock() }
+        guard let d = RFC3339.parse(now) else { throw UserError(message: "--now \"\(now)\" is not an RFC 3339 time like 2026-03-02T09:00:00Z") }
+        return FixedClock(d)
     }
 
     static func open(_ dir: String) throws -> TrustSite {
@@ -153,10 +157,7 @@ struct TrustCommand: ParsableCommand {
 
         func run() throws {
             let site = try TrustCommand.open(self.site)
-            let clock: any TrustClock = try now.map { t in
-                guard let d = RFC3339.parse(t) else { throw UserError(message: "--now \"\(t)\" is not an RFC 3339 time") }
-                return FixedClock(d)
-            } ?? SystemClock()
+            let clock = try TrustCommand.clock(now)
             let (db, host, port) = (self.db, self.host, self.port)
             try TrustCommand.mapErrors {
                 try blocking {

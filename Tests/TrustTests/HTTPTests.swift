@@ -25,7 +25,7 @@ final class HTTPTests: XCTestCase {
     }()
 
     /// Checks one answer against the document: status listed, JSON body matches the schema.
-    func conforms(_ path: String, _ method: String, _ status: UInt, _ body: ByteBuffer, file: StaticString = #filePath, line: UInt = #line) {
+    func conforms(_ path: String, _ method: String, _ status: Int, _ body: ByteBuffer, file: StaticString = #filePath, line: UInt = #line) {
         let paths = Self.openAPI["paths"] as! [String: Any]
         guard let op = (paths[path] as? [String: Any])?[method] as? [String: Any] else { return XCTFail("\(method) \(path) is not documented", file: file, line: line) }
         let responses = op["responses"] as! [String: Any]
@@ -38,7 +38,7 @@ final class HTTPTests: XCTestCase {
         if let json { check(json, schema, at: "\(method) \(path) \(status)", file: file, line: line) }
     }
 
-    func check(_ value: Any, _ schema: [String: Any], at where: String, file: StaticString, line: UInt) {
+    func check(_ value: Any, _ schema: [String: Any], at location: String, file: StaticString, line: UInt) {
         var schema = schema
         if let ref = schema["$ref"] as? String {
             let name = ref.components(separatedBy: "/").last!
@@ -46,18 +46,18 @@ final class HTTPTests: XCTestCase {
         }
         switch schema["type"] as? String {
         case "object":
-            guard let o = value as? [String: Any] else { return XCTFail("\(where): not an object", file: file, line: line) }
-            for r in schema["required"] as? [String] ?? [] where o[r] == nil { XCTFail("\(where): missing \(r)", file: file, line: line) }
+            guard let o = value as? [String: Any] else { return XCTFail("\(location): not an object", file: file, line: line) }
+            for r in schema["required"] as? [String] ?? [] where o[r] == nil { XCTFail("\(location): missing \(r)", file: file, line: line) }
             let props = schema["properties"] as? [String: Any] ?? [:]
             for (k, v) in o {
-                guard let p = props[k] as? [String: Any] else { XCTFail("\(where): undocumented field \(k)", file: file, line: line); continue }
-                check(v, p, at: where + "." + k, file: file, line: line)
+                guard let p = props[k] as? [String: Any] else { XCTFail("\(location): undocumented field \(k)", file: file, line: line); continue }
+                check(v, p, at: location + "." + k, file: file, line: line)
             }
         case "array":
-            guard let a = value as? [Any] else { return XCTFail("\(where): not an array", file: file, line: line) }
-            for item in a { check(item, schema["items"] as! [String: Any], at: where + "[]", file: file, line: line) }
-        case "string": XCTAssertTrue(value is String, "\(where): not a string", file: file, line: line)
-        case "integer": XCTAssertTrue(value is NSNumber && !(value is Bool), "\(where): not an integer", file: file, line: line)
+            guard let a = value as? [Any] else { return XCTFail("\(location): not an array", file: file, line: line) }
+            for item in a { check(item, schema["items"] as! [String: Any], at: location + "[]", file: file, line: line) }
+        case "string": XCTAssertTrue(value is String, "\(location): not a string", file: file, line: line)
+        case "integer": XCTAssertTrue(value is NSNumber && !(value is Bool), "\(location): not an integer", file: file, line: line)
         default: break
         }
     }
@@ -127,7 +127,7 @@ final class HTTPTests: XCTestCase {
             // An oversized body is refused before it is read whole.
             let (h4, _) = form("")
             try await client.execute(uri: "/v1/token", method: .post, headers: h4, body: ByteBuffer(string: String(repeating: "a", count: 20_000))) { r in
-                XCTAssertEqual(r.status, .contentTooLarge)
+                XCTAssertEqual(r.status, .contentTooLarge); self.conforms("/v1/token", "post", r.status.code, r.body)
             }
             _ = try await f.service.revokeGrant(id: "g1", reason: "test")
             try await client.execute(uri: "/v1/revocations", method: .get) { r in

@@ -63,13 +63,15 @@ final class ServiceTests: XCTestCase {
         _ = try list.document.verify(trust: try trustStore(f))
         let docID = try AccessDocument.decode(Array(Data(base64Encoded: p1.keys[0].document)!)).id
         XCTAssertEqual(list.revocation.entries.map(\.documentID), [docID])
-        XCTAssertEqual(try await f.service.grants(user: "alice").first?.reason, "left the company")
+        let reason = try await f.service.grants(user: "alice").first?.reason
+        XCTAssertEqual(reason, "left the company")
         // Bob's poll carries the same list.
         let bob = try await f.service.poll(device: "p2", since: nil)!
         XCTAssertEqual(bob.revocation?.serial, 1)
         // Each further list: the next serial.
         _ = try await f.service.setCredential(device: "p2", to: .suspended)
-        XCTAssertEqual(try await f.service.revocationList()?.serial, 2)
+        let serial = try await f.service.revocationList()?.serial
+        XCTAssertEqual(serial, 2)
         await XCTAssertTrustError(.conflict) { try await f.service.revokeGrant(id: "ga", reason: "again") }
     }
 
@@ -85,14 +87,16 @@ final class ServiceTests: XCTestCase {
         XCTAssertEqual(suspended.revocationSerial, 1)
         var list = try RevocationDocument.decode(try await f.service.revocationList()!.document)
         XCTAssertEqual(list.revocation.entries.compactMap(\.publicKeyHash), [hash])
-        XCTAssertEqual(try await f.service.poll(device: "p1", since: nil)!.keys.count, 0, "a suspended credential holds no keys")
+        let suspendedKeys = try await f.service.poll(device: "p1", since: nil)!.keys.count
+        XCTAssertEqual(suspendedKeys, 0, "a suspended credential holds no keys")
         await XCTAssertTrustError(.conflict) { try await f.service.setCredential(device: "p1", to: .suspended) }
 
         _ = try await f.service.setCredential(device: "p1", to: .active)
         list = try RevocationDocument.decode(try await f.service.revocationList()!.document)
         XCTAssertEqual(list.revocation.serial, 2)
         XCTAssertTrue(list.revocation.entries.isEmpty, "resume lifts the suspension")
-        XCTAssertEqual(try await f.service.poll(device: "p1", since: nil)!.keys.count, 1)
+        let resumedKeys = try await f.service.poll(device: "p1", since: nil)!.keys.count
+        XCTAssertEqual(resumedKeys, 1)
 
         _ = try await f.service.setCredential(device: "p1", to: .deactivated)
         list = try RevocationDocument.decode(try await f.service.revocationList()!.document)

@@ -24,7 +24,11 @@ public enum TrustAPI {
 
         router.post("/v1/token") { request, _ -> Response in
             refreshes.increment()
-            let buffer = try await request.body.collect(upTo: maxBody)
+            let buffer: ByteBuffer
+            do { buffer = try await request.body.collect(upTo: maxBody) } catch {
+                refused.increment()
+                return Response(status: .contentTooLarge, body: jsonBody(["error": "invalid_request", "error_description": "the body is larger than \(maxBody) bytes"]))
+            }
             let contentType = request.headers[.contentType] ?? ""
             guard contentType.lowercased().hasPrefix("application/x-www-form-urlencoded") else {
                 refused.increment()
@@ -38,10 +42,10 @@ public enum TrustAPI {
                 switch form["grant_type"] {
                 case "refresh_token":
                     guard let token = form["refresh_token"], !token.isEmpty else { throw TrustError(.invalidRequest, "refresh_token is missing") }
-                    return json(try await service.refresh(token: token), headers: [.cacheControl: "no-store", .pragma: "no-cache"])
+                    return json(try await service.refresh(token: token), headers: [.cacheControl: "no-store", .init("Pragma")!: "no-cache"])
                 case "authorization_code":
                     guard let code = form["code"], !code.isEmpty else { throw TrustError(.invalidRequest, "code is missing") }
-                    return json(try await service.exchange(code: code), headers: [.cacheControl: "no-store", .pragma: "no-cache"])
+                    return json(try await service.exchange(code: code), headers: [.cacheControl: "no-store", .init("Pragma")!: "no-cache"])
                 case nil:
                     throw TrustError(.invalidRequest, "grant_type is missing")
                 case let other?:
@@ -63,7 +67,7 @@ public enum TrustAPI {
                                 body: jsonBody(["error": "invalid_token", "error_description": e.message]))
             }
             var since: Int64?
-            if let s = request.uri.queryParameters.get("since") {
+            if let s = request.uri.queryParameters["since"].map(String.init) {
                 guard let n = Int64(s), n >= 0 else {
                     return Response(status: .badRequest, body: jsonBody(["error": "invalid_request", "error_description": "since must be a cursor from an earlier poll (a non-negative integer)"]))
                 }
@@ -87,7 +91,7 @@ public enum TrustAPI {
                             body: .init(byteBuffer: ByteBuffer(bytes: list.document)))
         }
 
-        router.get("/healthz") { _, _ in "ok\n" }
+        router.get("/healthz") { _, _ -> String in "ok\n" }
 
         if let registry {
             router.get("/metrics") { _, _ -> Response in

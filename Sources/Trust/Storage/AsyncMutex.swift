@@ -1,27 +1,35 @@
 import Foundation
 
-/// A FIFO mutex for async code: one SQLite connection can carry only one transaction at a time,
-/// and an actor alone does not hold its lock across `await`.
+/// A FIFO mutex for async code: one SQLite connection carries one transaction at a time, and an
+/// actor alone does not hold its lock across `await`.
 final class AsyncMutex: @unchecked Sendable {
     private let lock = NSLock()
     private var locked = false
     private var waiters: [CheckedContinuation<Void, Never>] = []
 
     func acquire() async {
-        lock.lock()
-        if !locked { locked = true; lock.unlock(); return }
+        let free = lock.withLock { () -> Bool in
+            if locked { return false }
+            locked = true
+            return true
+        }
+        if free { return }
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            waiters.append(c)
-            lock.unlock()
+            let now = lock.withLock { () -> Bool in
+                if !locked { locked = true; return true }
+                waiters.append(c)
+                return false
+            }
+            if now { c.resume() }
         }
     }
 
     func release() {
-        lock.lock()
-        if waiters.isEmpty { locked = false; lock.unlock(); return }
-        let next = waiters.removeFirst()
-        lock.unlock()
-        next.resume()
+        let next = lock.withLock { () -> CheckedContinuation<Void, Never>? in
+            if waiters.isEmpty { locked = false; return nil }
+            return waiters.removeFirst()
+        }
+        next?.resume()
     }
 
     func run<T>(_ body: () async throws -> T) async rethrows -> T {

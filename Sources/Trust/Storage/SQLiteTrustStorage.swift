@@ -9,7 +9,6 @@ import SQLiteNIO
 public final class SQLiteTrustStorage: TrustStorage, @unchecked Sendable {
     public let path: String
     private let writer: SQLiteConnection
-    private let writeMutex = AsyncMutex()
     private let readers: [(SQLiteConnection, AsyncMutex)]
     private let nextReader = NSLock()
     private var readerIndex = 0
@@ -42,25 +41,81 @@ public final class SQLiteTrustStorage: TrustStorage, @unchecked Sendable {
         self.path = path; self.writer = writer; self.readers = readers
     }
 
-    public func write<T: Sendable>(_ body: @Sendable (any TrustTransaction) async throws -> T) async throws -> T {
-        try await writeMutex.run {
-            _ = try await Self.rows(writer, "BEGIN IMMEDIATE")
-            do {
-                let result = try await body(SQLiteTransaction(connection: writer))
-                _ = try await Self.rows(writer, "COMMIT")
-                return result
-            } catch {
-                _ = try? await Self.rows(writer, "ROLLBACK")
-                throw error
+    /// Group commit: concurrent writers queue; one leader runs the queued bodies in one
+    /// `BEGIN IMMEDIATE` transaction, each inside its own SAVEPOINT (a body that throws rolls back
+    /// alone), then COMMITs once — one fsync for the batch — and only then answers each writer.
+    /// Each body still sees the writes of the bodies before it: the batch is serial.
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any TrustTransaction) async throws -> T) async throws -> T {
+        let box = ValueBox<T>()
+        let run: @Sendable (any TrustTransaction) async throws -> Void = { tx in box.value = try await body(tx) }
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, Error>) in
+            enqueue(WriteJob(run: run, continuation: c))
+        }
+        return box.value!
+    }
+
+    /// Writers waiting for the next batch, and whether a leader is draining them.
+    private let queueLock = NSLock()
+    private var queue: [WriteJob] = []
+    private var draining = false
+    /// At most this many bodies share one commit.
+    static let maxBatch = 256
+
+    private func enqueue(_ job: WriteJob) {
+        let lead = queueLock.withLock {
+            queue.append(job)
+            defer { draining = true }
+            return !draining
+        }
+        if lead { Task { await self.drain() } }
+    }
+
+    private func drain() async {
+        while true {
+            let batch: [WriteJob] = queueLock.withLock {
+                if queue.isEmpty { draining = false; return [] }
+                let b = Array(queue.prefix(Self.maxBatch))
+                queue.removeFirst(b.count)
+                return b
             }
+            if batch.isEmpty { return }
+            await commit(batch)
+        }
+    }
+
+    private func commit(_ batch: [WriteJob]) async {
+        var outcomes = [Error?](repeating: nil, count: batch.count)
+        do {
+            _ = try await Self.rows(writer, "BEGIN IMMEDIATE")
+            let tx = SQLiteTransaction(connection: writer)
+            for (i, job) in batch.enumerated() {
+                _ = try await Self.rows(writer, "SAVEPOINT w")
+                do {
+                    try await job.run(tx)
+                    _ = try await Self.rows(writer, "RELEASE w")
+                } catch {
+                    outcomes[i] = error
+                    _ = try await Self.rows(writer, "ROLLBACK TO w")
+                    _ = try await Self.rows(writer, "RELEASE w")
+                }
+            }
+            _ = try await Self.rows(writer, "COMMIT")
+        } catch {
+            // The batch did not commit: nothing of it happened, every writer hears so.
+            _ = try? await Self.rows(writer, "ROLLBACK")
+            for job in batch { job.continuation.resume(throwing: error) }
+            return
+        }
+        for (job, outcome) in zip(batch, outcomes) {
+            if let outcome { job.continuation.resume(throwing: outcome) } else { job.continuation.resume() }
         }
     }
 
     public func read<T: Sendable>(_ body: @Sendable (any TrustTransaction) async throws -> T) async throws -> T {
-        nextReader.lock()
-        let (connection, mutex) = readers[readerIndex % readers.count]
-        readerIndex &+= 1
-        nextReader.unlock()
+        let (connection, mutex) = nextReader.withLock {
+            readerIndex &+= 1
+            return readers[readerIndex % readers.count]
+        }
         return try await mutex.run {
             _ = try await Self.rows(connection, "BEGIN")
             do {
@@ -139,6 +194,15 @@ public final class SQLiteTrustStorage: TrustStorage, @unchecked Sendable {
     }
 }
 
+private struct WriteJob: @unchecked Sendable {
+    let run: @Sendable (any TrustTransaction) async throws -> Void
+    let continuation: CheckedContinuation<Void, Error>
+}
+
+private final class ValueBox<T>: @unchecked Sendable {
+    var value: T?
+}
+
 private final class RowBox: @unchecked Sendable {
     private let lock = NSLock()
     private var _rows = [SQLiteRow]()
@@ -186,8 +250,8 @@ struct SQLiteTransaction: TrustTransaction {
     }
 
     func devices(user: String?) async throws -> [DeviceRecord] {
-        let rows = try await user.map { try await q("SELECT * FROM devices WHERE user = ? ORDER BY id", [.text($0)]) }
-            ?? q("SELECT * FROM devices ORDER BY id")
+        let rows = if let user { try await q("SELECT * FROM devices WHERE user = ? ORDER BY id", [.text(user)]) }
+            else { try await q("SELECT * FROM devices ORDER BY id") }
         return try rows.map(Self.device)
     }
 
@@ -217,8 +281,8 @@ struct SQLiteTransaction: TrustTransaction {
     }
 
     func grants(user: String?) async throws -> [GrantRecord] {
-        let rows = try await user.map { try await q("SELECT * FROM grants WHERE user = ? ORDER BY id", [.text($0)]) }
-            ?? q("SELECT * FROM grants ORDER BY id")
+        let rows = if let user { try await q("SELECT * FROM grants WHERE user = ? ORDER BY id", [.text(user)]) }
+            else { try await q("SELECT * FROM grants ORDER BY id") }
         return try rows.map(Self.grant)
     }
 

@@ -5,12 +5,12 @@ import Foundation
 /// for several stateless `trust serve` instances on one database.
 ///
 /// Every change happens inside `write`: all or nothing, and acknowledged only once durable (SQLite:
-/// WAL with `synchronous=FULL`). Writers are serialized (SQLite `BEGIN IMMEDIATE`; PostgreSQL:
+/// WAL with `synchronous=FULL`, several writers' bodies sharing one commit). Writers are serialized (SQLite `BEGIN IMMEDIATE`; PostgreSQL:
 /// row locks or SERIALIZABLE), which is what keeps a refresh-token family from forking and
 /// revocation serials strictly increasing when requests race.
 public protocol TrustStorage: Sendable {
     /// Runs `body` in one atomic, durable transaction.
-    func write<T: Sendable>(_ body: @Sendable (any TrustTransaction) async throws -> T) async throws -> T
+    func write<T: Sendable>(_ body: @escaping @Sendable (any TrustTransaction) async throws -> T) async throws -> T
     /// Runs `body` against a consistent snapshot; `body` must not write.
     func read<T: Sendable>(_ body: @Sendable (any TrustTransaction) async throws -> T) async throws -> T
     func close() async throws

@@ -38,6 +38,7 @@ public final class TokenAuthority: Sendable {
     public static let type = "at+jwt"
     public let keys: JWTKeyCollection
     public let publicKey: P256.Signing.PublicKey
+    public let keyID: JWKIdentifier
     let settings: TrustSettings
     let clock: any TrustClock
     /// Clock skew allowed on `nbf`/`exp` between instances.
@@ -45,7 +46,8 @@ public final class TokenAuthority: Sendable {
 
     public init(key: P256.Signing.PrivateKey, settings: TrustSettings, clock: any TrustClock) async throws {
         keys = JWTKeyCollection()
-        await keys.add(ecdsa: try ES256PrivateKey(backing: key), kid: JWKIdentifier(string: Self.keyID(key.publicKey)))
+        keyID = JWKIdentifier(string: Self.keyID(key.publicKey))
+        await keys.add(ecdsa: try ES256PrivateKey(backing: key), kid: keyID)
         publicKey = key.publicKey
         self.settings = settings
         self.clock = clock
@@ -62,7 +64,7 @@ public final class TokenAuthority: Sendable {
                                   jti: .init(value: Base64URL.random(16)), fam: family)
         var header = JWTHeader()
         header.typ = Self.type
-        return try await keys.sign(claims, header: header)
+        return try await keys.sign(claims, kid: keyID, header: header)
     }
 
     /// Checks a bearer token; every refusal names the rule.
