@@ -14,7 +14,7 @@ public struct TrustSettings: Codable, Equatable, Sendable {
     /// A token family (one login) ends this long after the login, whatever its rotations (digi.me: 30 days).
     public var refreshLifetime: TimeInterval = 30 * 24 * 3600
     /// A refresh token used again this soon after its first use is a retry after a lost
-    /// response, not theft: its unused successor is superseded and a new one issued.
+    /// response, not theft: its unused successor is superseded and a new one issued. 0: no grace.
     public var refreshGrace: TimeInterval = 30
     /// How long locks accept a revocation document.
     public var revocationLifetime: TimeInterval = 30 * 24 * 3600

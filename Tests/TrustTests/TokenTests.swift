@@ -24,14 +24,14 @@ final class TokenTests: XCTestCase {
     func testReusedRefreshTokenRevokesTheWholeFamily() async throws {
         let f = try await TrustFixture.make(); defer { Task { await f.close() } }
         let first = try await f.login("p1", user: "alice")
+        let fam = try await f.service.authorize(bearer: first.access_token).fam
         let second = try await f.service.refresh(token: first.refresh_token)
         f.clock.advance(31)   // past the 30 s grace window
         await XCTAssertTrustError(.invalidGrant) { try await f.service.refresh(token: first.refresh_token) }
         // The legitimate holder's token dies with the family, and so do its access tokens.
         await XCTAssertTrustError(.invalidGrant) { try await f.service.refresh(token: second.refresh_token) }
         await XCTAssertTrustError(.invalidToken) { try await f.service.authorize(bearer: second.access_token) }
-        let active = try await f.storage.read { tx in try await tx.refreshTokens(family: try await f.service.authorize(bearer: first.access_token).fam) }
-            .filter { $0.state == .active }
+        let active = try await f.storage.read { tx in try await tx.refreshTokens(family: fam) }.filter { $0.state == .active }
         XCTAssertEqual(active.count, 0)
     }
 

@@ -49,7 +49,7 @@ extension TrustService {
             case .active:
                 break
             case .used:
-                if let usedAt = t.usedAt, now.timeIntervalSince(usedAt) <= grace, let s = t.successor,
+                if grace > 0, let usedAt = t.usedAt, now.timeIntervalSince(usedAt) <= grace, let s = t.successor,
                    var successor = try await tx.refreshToken(hash: s), successor.state == .active {
                     successor.state = .superseded
                     try await tx.putRefreshToken(successor)
