@@ -1,6 +1,7 @@
 @testable import BLE
 import ByteCore
 import Foundation
+import LockBenchTestSupport
 import XCTest
 
 /// L2CAP signaling, SMP refusal and GATT over a real Bumble link between the Swift lock and the
@@ -11,7 +12,8 @@ final class LinkTests: XCTestCase {
 
     private func connect() throws -> BLEPhoneSession {
         let controllers = try bumbleControllers()
-        lock = try startLock(on: controllers.spec(0), transaction: { _ in Thread.sleep(forTimeInterval: 30) })
+        lock = try startLock(on: controllers.spec(0), configure: { $0.echoPSM = AliroBLE.echoPSM },
+                             transaction: { _ in Thread.sleep(forTimeInterval: 30) })
         phone = try startPhone(on: controllers.spec(1))
         return try phone.connectToLock()
     }

@@ -1,4 +1,5 @@
 import Foundation
+import LockBenchTestSupport
 import XCTest
 
 /// (a) with the real engine: `lockbench lock run --ble` on one Bumble controller, Bumble's own
@@ -66,10 +67,4 @@ final class BLEBumbleEndToEndTests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.stdout)
         XCTAssertTrue(r.stdout.contains("Step-up transaction: 7 responses, 0 different"), r.stdout)
     }
-}
-
-/// A tool the README installs is missing: a failure, never a skip (.ci/run installs every tool).
-struct MissingTool: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description + " — install what the README lists" }
 }
