@@ -25,7 +25,7 @@ let package = Package(
         .target(name: "Codecs", dependencies: ["ByteCore", crypto]),
         // Firmware certification tables, version ordering, verdicts, audits. The shipped tables
         // are firmware-tables/*.csv, compiled in at build time by the EmbedFirmwareTables plugin.
-        .target(name: "Certification", plugins: ["EmbedFirmwareTables"]),
+        .target(name: "Certification", dependencies: ["ByteCore"], plugins: ["EmbedFirmwareTables"]),
         .executableTarget(name: "embed-firmware-tables", path: "Sources/embed-firmware-tables"),
         .plugin(name: "EmbedFirmwareTables", capability: .buildTool(), dependencies: ["embed-firmware-tables"]),
         // Documents, trust, policy, and the grant/deny decision.

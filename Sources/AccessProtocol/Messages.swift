@@ -130,11 +130,11 @@ public struct SelectResponse: Equatable, Sendable {
 
     func proprietary() -> TLV {
         var children = [TLV(Tag.FCI.type, [0x00, 0x00]),
-                        TLV(Tag.FCI.versions, versions.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] })]
+                        TLV(Tag.FCI.versions, versions.flatMap(\.bigEndianBytes))]
         if let maxCommand, let maxResponse {
             children.append(TLV(Tag.FCI.capabilities, children: [
-                TLV(Tag.FCI.integer, [UInt8(maxCommand >> 8), UInt8(maxCommand & 0xFF)]),
-                TLV(Tag.FCI.integer, [UInt8(maxResponse >> 8), UInt8(maxResponse & 0xFF)]),
+                TLV(Tag.FCI.integer, maxCommand.bigEndianBytes),
+                TLV(Tag.FCI.integer, maxResponse.bigEndianBytes),
             ]))
         }
         if let vendor { children.append(TLV(Tag.FCI.vendor, vendor)) }
@@ -207,7 +207,7 @@ public struct Auth0Command: Equatable, Sendable {
 
     public func encoded() -> [UInt8] {
         var t = [TLV(Tag.Auth0.flags, [flags]), TLV(Tag.Auth0.policy, [policy]),
-                 TLV(Tag.Auth0.version, [UInt8(version >> 8), UInt8(version & 0xFF)]),
+                 TLV(Tag.Auth0.version, version.bigEndianBytes),
                  TLV(Tag.Auth0.readerEphemeralKey, readerEphemeralKey),
                  TLV(Tag.Auth0.transactionID, transactionID), TLV(Tag.Auth0.readerID, readerID)]
         if let vendorExtension { t.append(TLV(Tag.Auth0.vendorExtension, vendorExtension)) }
@@ -325,7 +325,7 @@ public struct Auth1ResponsePlaintext: Equatable, Sendable {
         }
         t.append(TLV(Tag.Auth1.signature, signature))
         if let mailbox { t.append(TLV(Tag.Auth1.mailbox, mailbox)) }
-        t.append(TLV(Tag.Auth1.signaling, [UInt8(signaling.rawValue >> 8), UInt8(signaling.rawValue & 0xFF)]))
+        t.append(TLV(Tag.Auth1.signaling, signaling.rawValue.bigEndianBytes))
         t.append(TLV(Tag.Auth1.credentialTimestamp, credentialTimestamp))
         t.append(TLV(Tag.Auth1.revocationTimestamp, revocationTimestamp))
         return t.encoded()
@@ -351,7 +351,7 @@ public struct Auth1ResponsePlaintext: Equatable, Sendable {
     /// `5E 02 bitmap ‖ 91 14 ts ‖ 92 14 ts`: the FAST cryptogram's plaintext.
     public static func cryptogramPlaintext(signaling: SignalingBitmap, credentialTimestamp: [UInt8],
                                            revocationTimestamp: [UInt8]) -> [UInt8] {
-        [TLV(Tag.Auth1.signaling, [UInt8(signaling.rawValue >> 8), UInt8(signaling.rawValue & 0xFF)]),
+        [TLV(Tag.Auth1.signaling, signaling.rawValue.bigEndianBytes),
          TLV(Tag.Auth1.credentialTimestamp, credentialTimestamp),
          TLV(Tag.Auth1.revocationTimestamp, revocationTimestamp)].encoded()
     }
@@ -368,7 +368,7 @@ public struct ExchangeCommandPlaintext: Equatable, Sendable {
 
     public func encoded() -> [UInt8] {
         guard let readerStatus else { return [] }
-        return TLV(Tag.Exchange.readerStatus, [UInt8(readerStatus >> 8), UInt8(readerStatus & 0xFF)]).encoded()
+        return TLV(Tag.Exchange.readerStatus, readerStatus.bigEndianBytes).encoded()
     }
 
     public init(parsing data: [UInt8]) throws(TLVError) {
