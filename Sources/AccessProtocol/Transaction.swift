@@ -23,6 +23,10 @@ public struct TransactionOutcome: Sendable, Equatable {
     public var timings: Timings
     /// Every APDU exchanged, in order.
     public var transcript: [TranscriptEntry]
+    /// The reader status the closing EXCHANGE told the credential (nil: CONTROL FLOW or none).
+    public var readerStatus: UInt16? = nil
+    /// What the closing EXCHANGE did with the credential's mailbox (nil: no operation sent).
+    public var mailbox: MailboxRecord? = nil
 
     public struct Timings: Sendable, Equatable {
         /// Wall time of the whole transaction, seconds.
@@ -35,6 +39,47 @@ public struct TransactionOutcome: Sendable, Equatable {
 
     public var reason: DenyReason? { decision.denyReason }
     public var granted: Bool { decision.isGrant }
+}
+
+/// The mailbox part of a closing EXCHANGE, for outcomes and logs: each operation in words, the
+/// data each read returned (hex), and the status the credential answered.
+public struct MailboxRecord: Sendable, Equatable, Encodable {
+    /// `read 0+8`, `write 0: 0102`, `set 4+2=ff`.
+    public var operations: [String]
+    /// Hex of each read's data, in order.
+    public var reads: [String]
+    /// The credential's status for the operations (`9000`), nil when its answer did not open.
+    public var status: String?
+
+    init?(_ r: TransactionResult) {
+        guard !r.mailboxOperations.isEmpty else { return nil }
+        operations = r.mailboxOperations.map(MailboxRecord.describe)
+        reads = r.mailboxReads.map(Hex.encode)
+        status = r.mailboxStatus.map { String(format: "%04X", $0) }
+    }
+
+    public static func describe(_ op: MailboxOperation) -> String {
+        switch op {
+        case .read(let o, let l): return "read \(o)+\(l)"
+        case .write(let o, let d): return "write \(o): \(Hex.encode(d))"
+        case .set(let o, let l, let v): return "set \(o)+\(l)=\(String(format: "%02x", v))"
+        }
+    }
+
+    /// `mailbox: read 0+8 → 0102…; write 0: aa; status 9000`
+    public var line: String {
+        var readIndex = 0
+        var parts: [String] = []
+        for op in operations {
+            if op.hasPrefix("read"), readIndex < reads.count {
+                parts.append("\(op) → \(reads[readIndex])")
+                readIndex += 1
+            } else {
+                parts.append(op)
+            }
+        }
+        return "mailbox: " + parts.joined(separator: "; ") + "; status \(status ?? "not heard")"
+    }
 }
 
 /// The lock's reader: identity, engine, FAST cache and replay memory across transactions.
@@ -79,7 +124,7 @@ public final class LockReader {
                                   version: result.version, fast: result.fast, stepUp: result.stepUp,
                                   acknowledged: result.acknowledged, interface: configuration.interface, at: time,
                                   timings: .init(total: total, transport: Double(transportNanos) / 1e9, commands: commands),
-                                  transcript: result.transcript)
+                                  transcript: result.transcript, readerStatus: result.readerStatus, mailbox: MailboxRecord(result))
     }
 
     private func drive(_ initial: ReaderSession, over link: APDUTransceiver, at time: Date) -> (TransactionResult, UInt64, Int) {

@@ -26,7 +26,10 @@ public final class LockService: @unchecked Sendable {
         let ids = try configuration.readerIdentity()
         let identity = AccessProtocol.ReaderIdentity(signingKey: lock.readerSigningKey, groupID: ids.groupID, subID: ids.subID)
         let versions = configuration.policy.supportedProtocolVersions.sorted(by: >)
-        reader = LockReader(configuration: ReaderConfiguration(identity: identity, supportedVersions: versions),
+        let options = configuration.protocol
+        reader = LockReader(configuration: ReaderConfiguration(identity: identity, supportedVersions: versions,
+                                                               stepUpSelect: options.stepUpSelect, stepUpExchange: options.stepUpExchange,
+                                                               mailbox: options.mailbox.map(\.operation)),
                             decider: recorder, fastCache: saved.fast, replayGuard: saved.replay)
     }
 
