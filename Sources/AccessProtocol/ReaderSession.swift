@@ -107,6 +107,12 @@ public struct TransactionResult: Sendable, Equatable {
     public var deviceEphemeralKey: [UInt8]?
     /// Every APDU on the wire, in order (commands and responses), for transcripts and logs.
     public var transcript: [TranscriptEntry]
+    /// The lock answered `decide` (the decision is the lock's; otherwise the protocol or the
+    /// transport ended the transaction before any decision).
+    public var decided: Bool = false
+    /// The link failed after the decision: the lock decided and acted, but the credential never
+    /// heard the answer (`acknowledged` is false). The transport's error.
+    public var linkLostAfterDecision: String? = nil
     /// The reader status the closing EXCHANGE carried (nil: CONTROL FLOW or nothing was sent).
     public var readerStatus: UInt16? = nil
     /// The mailbox operations the closing EXCHANGE carried, the data each read returned, and the
@@ -128,8 +134,31 @@ public struct TranscriptEntry: Sendable, Equatable {
 public enum ReaderAction: Sendable, Equatable {
     /// Send this command APDU and feed the response to `received(_:at:)`.
     case transmit([UInt8])
+    /// The credential is authenticated (and its documents are in): the lock decides and acts,
+    /// then answers with `decided(_:)`. Nothing has been told to the credential yet.
+    case decide(Presentation)
     /// The transaction is over.
     case complete(TransactionResult)
+}
+
+/// The lock's answer to `decide`: what it decided and the reader status the closing EXCHANGE
+/// carries (for a grant, the bolt's real state after acting; for a denial, the status of the
+/// layer that refused).
+public struct Resolution: Sendable, Equatable {
+    public var decision: Decision
+    public var readerStatus: UInt16
+
+    public init(decision: Decision, readerStatus: UInt16) {
+        self.decision = decision
+        self.readerStatus = readerStatus
+    }
+
+    /// An engine's decision with no lock behind it (tests, benchmarks): a grant reports
+    /// `grantStatus`, a denial the engine reason's status.
+    public init(engine decision: Decision, grantStatus: UInt16 = ReaderStatus.unsecured) {
+        self.init(decision: decision,
+                  readerStatus: decision.isGrant ? grantStatus : ReaderSession.readerStatus(for: decision.denyReason))
+    }
 }
 
 /// The lock side of one transaction, as a pure value: no I/O and no clock; time comes in as an
@@ -144,6 +173,7 @@ public struct ReaderSession {
         case auth1(TranscriptContext)
         case stepUpSelect
         case envelope
+        case deciding
         case exchange
         case controlFlow
         case done
@@ -160,7 +190,8 @@ public struct ReaderSession {
     }
 
     public let configuration: ReaderConfiguration
-    private let decider: AccessDecider
+    /// Does the lock need this credential's documents? A read of the lock's state, no effect.
+    private let wantsStepUp: ([UInt8]) -> Bool
     private let random: RandomSource
     private let signer: MessageSigner
     private var fastCache: FastCache
@@ -183,13 +214,12 @@ public struct ReaderSession {
     private var channel: SecureChannel?
     private var stepUpChannel: SecureChannel?
     private var stepUpSK: [UInt8]?
-    private var pendingDecision: Decision?
     private var startedAt: Date?
 
-    public init(configuration: ReaderConfiguration, decider: AccessDecider, fastCache: FastCache = FastCache(),
+    public init(configuration: ReaderConfiguration, wantsStepUp: @escaping ([UInt8]) -> Bool, fastCache: FastCache = FastCache(),
                 replayGuard: ReplayGuard = ReplayGuard(), random: RandomSource = SystemRandom(), signer: MessageSigner? = nil) {
         self.configuration = configuration
-        self.decider = decider
+        self.wantsStepUp = wantsStepUp
         self.fastCache = fastCache
         self.replayGuard = replayGuard
         self.random = random
@@ -241,22 +271,35 @@ public struct ReaderSession {
         return handle(whole, at: time)
     }
 
-    /// Aborts the transaction (the transport failed); no further APDU is sent.
+    /// Aborts the transaction (the transport failed); no further APDU is sent. Before the lock
+    /// decided, the transaction is denied for the transport; after, the lock's decision stands
+    /// (it has acted and recorded it) and the result says the credential never heard it.
     public mutating func abort(_ detail: String) -> TransactionResult {
         step = .done
-        if pendingDecision == nil || !(pendingDecision?.isGrant ?? false) {
+        if result.decided {
+            result.acknowledged = false
+            result.linkLostAfterDecision = detail
+        } else {
             result.decision = .deny(.malformedInput, detail: "transport: \(detail)")
-        } else if let d = pendingDecision {
-            result.decision = d
+            result.learnedPersistentKey = nil
         }
         return result
+    }
+
+    /// The lock's answer to `.decide`: the closing EXCHANGE carries its reader status.
+    public mutating func decided(_ resolution: Resolution) -> ReaderAction {
+        guard case .deciding = step else { return .complete(result) }
+        result.decision = resolution.decision
+        result.decided = true
+        if !resolution.decision.isGrant || result.fast { result.learnedPersistentKey = nil }
+        return close(ExchangeCommandPlaintext(readerStatus: resolution.readerStatus, mailbox: configuration.mailbox))
     }
 
     // MARK: - Steps
 
     private mutating func handle(_ response: ResponseAPDU, at time: Date) -> ReaderAction {
         switch step {
-        case .start, .done:
+        case .start, .done, .deciding:
             return .complete(result)
         case .select:
             return selected(response)
@@ -357,7 +400,7 @@ public struct ReaderSession {
             for entry in fastCache.all {
                 let keys = KeySchedule.fastKeys(persistent: entry.persistent, context: ctx, credentialKey: entry.key)
                 guard KeySchedule.openCryptogram(keys, cryptogram) != nil else { continue }
-                if decider.wantsStepUp(credentialPublicKey: entry.key) { break }  // documents needed: go standard
+                if wantsStepUp(entry.key) { break }  // documents needed: go standard
                 fastCache.touch(entry.key)
                 result.fast = true
                 result.credentialPublicKey = entry.key
@@ -438,7 +481,7 @@ public struct ReaderSession {
         result.learnedPersistentKey = KeySchedule.persistentKey(k: sharedK, context: ctx, credentialKey: credentialKey)
         let presentation = Presentation(credentialPublicKey: credentialKey, transactionID: ctx.transactionID,
                                         interface: configuration.interface, protocolVersion: ctx.version, fast: false)
-        if decider.wantsStepUp(credentialPublicKey: credentialKey) {
+        if wantsStepUp(credentialKey) {
             result.stepUp = true
             pendingPresentation = presentation
             stepUpSelectAsked = answer.signaling.contains(.stepUpSelectRequired)
@@ -492,13 +535,12 @@ public struct ReaderSession {
         return decideAndClose(presentation)
     }
 
-    /// Asks the engine, then tells the credential through EXCHANGE (secure channel up).
+    /// Hands the presentation to the lock; `decided(_:)` then tells the credential through
+    /// EXCHANGE (secure channel up).
     private mutating func decideAndClose(_ presentation: Presentation) -> ReaderAction {
-        let decision = decider.decide(presentation)
-        result.decision = decision
-        if !decision.isGrant || presentation.fast { result.learnedPersistentKey = nil }
-        let status = decision.isGrant ? configuration.grantStatus : ReaderSession.readerStatus(for: decision.denyReason)
-        return close(ExchangeCommandPlaintext(readerStatus: status, mailbox: configuration.mailbox))
+        step = .deciding
+        pendingParts = []
+        return .decide(presentation)
     }
 
     /// Sends the closing EXCHANGE: on the step-up channel after a step-up whose answer opened

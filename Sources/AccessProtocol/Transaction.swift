@@ -27,6 +27,11 @@ public struct TransactionOutcome: Sendable, Equatable {
     public var readerStatus: UInt16? = nil
     /// What the closing EXCHANGE did with the credential's mailbox (nil: no operation sent).
     public var mailbox: MailboxRecord? = nil
+    /// The lock answered `decide`: `decision` is the lock's own (else the protocol or the
+    /// transport ended the transaction first, and the lock records it as such).
+    public var decided: Bool = false
+    /// The link failed after the lock decided and acted: the credential never heard the answer.
+    public var linkLostAfterDecision: String? = nil
 
     public struct Timings: Sendable, Equatable {
         /// Wall time of the whole transaction, seconds.
@@ -104,17 +109,23 @@ public final class LockReader {
     }
 
     public func makeSession() -> ReaderSession {
-        ReaderSession(configuration: configuration, decider: decider, fastCache: fastCache, replayGuard: replayGuard,
-                      random: random, signer: signer)
+        let decider = self.decider
+        return ReaderSession(configuration: configuration, wantsStepUp: { decider.wantsStepUp(credentialPublicKey: $0) },
+                             fastCache: fastCache, replayGuard: replayGuard, random: random, signer: signer)
     }
 
-    /// Runs one transaction to completion. Transport errors end it as a deny (malformed input,
-    /// detail "transport: …") unless a grant was already decided.
-    public func runTransaction(over link: APDUTransceiver, at time: Date) -> TransactionOutcome {
+    /// Runs one transaction to completion. `resolve` answers the session's `decide` (the lock
+    /// decides and acts); without it the decider's decision is sent as is (tests, benchmarks).
+    /// Transport errors before the decision end it as a deny (malformed input, detail
+    /// "transport: …"); after it, the decision stands and `linkLostAfterDecision` says so.
+    public func runTransaction(over link: APDUTransceiver, at time: Date,
+                               resolve: ((Presentation) -> Resolution)? = nil) -> TransactionOutcome {
         let started = DispatchTime.now().uptimeNanoseconds
+        let decider = self.decider, grantStatus = configuration.grantStatus
+        let answer = resolve ?? { Resolution(engine: decider.decide($0), grantStatus: grantStatus) }
         // The session lives only inside `drive`, so applying its result below mutates this
         // reader's caches in place instead of copying them (they are shared copy-on-write).
-        let (result, transportNanos, commands) = drive(makeSession(), over: link, at: time)
+        let (result, transportNanos, commands) = drive(makeSession(), over: link, at: time, resolve: answer)
         apply(result)
         let total = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
         var credentialID: String? = nil
@@ -124,10 +135,12 @@ public final class LockReader {
                                   version: result.version, fast: result.fast, stepUp: result.stepUp,
                                   acknowledged: result.acknowledged, interface: configuration.interface, at: time,
                                   timings: .init(total: total, transport: Double(transportNanos) / 1e9, commands: commands),
-                                  transcript: result.transcript, readerStatus: result.readerStatus, mailbox: MailboxRecord(result))
+                                  transcript: result.transcript, readerStatus: result.readerStatus, mailbox: MailboxRecord(result),
+                                  decided: result.decided, linkLostAfterDecision: result.linkLostAfterDecision)
     }
 
-    private func drive(_ initial: ReaderSession, over link: APDUTransceiver, at time: Date) -> (TransactionResult, UInt64, Int) {
+    private func drive(_ initial: ReaderSession, over link: APDUTransceiver, at time: Date,
+                       resolve: (Presentation) -> Resolution) -> (TransactionResult, UInt64, Int) {
         var session = initial
         var transportNanos: UInt64 = 0
         var commands = 0
@@ -136,6 +149,8 @@ public final class LockReader {
             switch action {
             case .complete(let r):
                 return (r, transportNanos, commands)
+            case .decide(let presentation):
+                action = session.decided(resolve(presentation))
             case .transmit(let command):
                 commands += 1
                 let t0 = DispatchTime.now().uptimeNanoseconds
