@@ -117,9 +117,22 @@ public struct TLV: Equatable, Hashable, Sendable {
         return out
     }
 
+    /// The top-level fields of a message from a peer. Unlike `parseAll`, constructed values are
+    /// not walked here (a known one is read with `children()` when used), so an unknown tag is
+    /// skipped whatever it holds: the public test plan sends `AA 03 010203`, constructed by its
+    /// tag byte but not TLV inside (`nfc_rdr_neg_auth0_extra_tag`).
+    public static func parseFields<C: Collection>(_ bytes: C) throws(TLVError) -> [TLV] where C.Element == UInt8 {
+        var reader = ByteReader(bytes)
+        var out: [TLV] = []
+        while !reader.isAtEnd {
+            out.append(try parseOne(&reader, depth: 0, maxDepth: defaultMaxDepth, walk: false))
+        }
+        return out
+    }
+
     /// Reads one TLV at the reader's position. Constructed values are walked (not kept as a tree)
-    /// so the depth limit and framing are checked on the whole input up front.
-    static func parseOne(_ reader: inout ByteReader, depth: Int, maxDepth: Int) throws(TLVError) -> TLV {
+    /// so the depth limit and framing are checked on the whole input up front (unless `walk` is false).
+    static func parseOne(_ reader: inout ByteReader, depth: Int, maxDepth: Int, walk: Bool = true) throws(TLVError) -> TLV {
         let start = reader.offset - reader.bytes.startIndex
         guard depth < maxDepth else { throw TLVError(.tooDeep, "nesting deeper than \(maxDepth)", offset: start) }
         guard let first = reader.readUInt8() else { throw TLVError(.truncatedTag, "no tag byte", offset: start) }
@@ -154,7 +167,7 @@ public struct TLV: Equatable, Hashable, Sendable {
         guard let value = reader.readBytes(length) else {
             throw TLVError(.truncatedValue, "value needs \(length) byte(s), \(reader.remaining) left", offset: valueOffset)
         }
-        if first & 0x20 != 0 {
+        if walk && first & 0x20 != 0 {
             var inner = ByteReader(value)
             while !inner.isAtEnd {
                 do {
@@ -183,5 +196,11 @@ extension Array where Element == TLV {
             throw TLVError(.badLength, "tag \(String(tag, radix: 16, uppercase: true)) has \(t.value.count) byte(s), expected \(length)")
         }
         return t.value
+    }
+
+    /// The value of an optional tag: nil when absent; a present one of the wrong length is refused.
+    public func optional(_ tag: UInt32, length: Int? = nil) throws(TLVError) -> [UInt8]? {
+        guard first(tag) != nil else { return nil }
+        return try require(tag, length: length)
     }
 }
