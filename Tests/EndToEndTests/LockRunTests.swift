@@ -121,6 +121,7 @@ final class InteractiveProcess {
     private let output = Pipe()
     private var buffer = ""
     private var lines: [String] = []
+    private var seen: [String] = []
     private let condition = NSCondition()
 
     init(_ arguments: [String], currentDirectory: URL? = nil) throws {
@@ -137,6 +138,7 @@ final class InteractiveProcess {
             self.buffer += String(decoding: data, as: UTF8.self)
             while let nl = self.buffer.firstIndex(of: "\n") {
                 self.lines.append(String(self.buffer[..<nl]))
+                self.seen.append(String(self.buffer[..<nl]))
                 self.buffer = String(self.buffer[self.buffer.index(after: nl)...])
             }
             self.condition.broadcast()
@@ -162,6 +164,9 @@ final class InteractiveProcess {
             }
         }
     }
+
+    /// Every line printed so far, consumed or not.
+    var allLines: [String] { condition.lock(); defer { condition.unlock() }; return seen }
 
     func terminate() {
         if process.isRunning { process.terminate(); process.waitUntilExit() }
