@@ -82,6 +82,8 @@ struct LockRun: ParsableCommand {
     var json = false
 
     func run() throws {
+        // Bad input is refused before the state directory is taken.
+        let bleAddress = try Self.address(flag: address, configured: try LockConfigOption.load(config.path).ble?.address, file: config.path)
         let service = try openLockService(config.path)
         let nfcSpec = nfc ?? service.configuration.nfc.map { $0.connstring ?? "virtual" }
         let bleSpec = ble ?? service.configuration.ble?.transport
@@ -92,7 +94,7 @@ struct LockRun: ParsableCommand {
             output.lock(); defer { output.unlock() }
             emitLine(json ? event.json : event.line)
         }
-        runner.bleAddress = try Self.address(flag: address, configured: service.configuration.ble?.address, file: config.path)
+        runner.bleAddress = bleAddress
         do { try runner.start() } catch {
             throw UserError(message: "cannot start the lock: \(error)", code: ExitCodes.environment)
         }
