@@ -49,16 +49,18 @@ done
 [[ ${#sources[@]} -gt 0 ]] || { echo "fuzz.sh: no sources in Sources/$module (from the entry's fuzz-module line)" >&2; exit 2; }
 
 # Uninstrumented dependencies from the debug build: ByteCore always; Codecs and swift-crypto (with
-# BoringSSL's and, from swift-crypto 4, XKCP's C objects) only when the module or the entry imports them (not BLE, VirtualPN532).
+# BoringSSL's C objects) only when the module or the entry imports them (not BLE, VirtualPN532).
 deps=("$build"/ByteCore.build/*.o)
 [[ ${#deps[@]} -gt 0 ]] || { echo "fuzz.sh: no build products in $build; run 'swift build --target OfflineUnlock'" >&2; exit 3; }
 if [[ "$module" == Codecs ]] || grep -qE '^import (Codecs|Crypto)$' "${sources[@]}" "$entry"; then
-    deps+=("$build"/Crypto.build/*.o "$build"/CryptoBoringWrapper.build/*.o)
+    # _CryptoExtras (AES block permutation for the BLE rotating tag) and what it needs (SwiftASN1);
+    # swift-crypto 4 adds the XKCP objects (CXKCP, CXKCPShims) when present.
+    deps+=("$build"/Crypto.build/*.o "$build"/CryptoBoringWrapper.build/*.o "$build"/_CryptoExtras.build/*.o "$build"/SwiftASN1.build/*.o)
+    for extra in CXKCP CXKCPShims; do
+        [[ -d "$build/$extra.build" ]] && while IFS= read -r -d '' o; do deps+=("$o"); done < <(find "$build/$extra.build" -name '*.o' -print0)
+    done
     [[ "$module" != Codecs ]] && deps+=("$build"/Codecs.build/*.o)
-    # swift-crypto 4 adds the Keccak package (CXKCP, CXKCPShims) under Crypto: link it when built.
-    kcp=()
-    for d in "$build/CXKCP.build" "$build/CXKCPShims.build"; do [[ -d "$d" ]] && kcp+=("$d"); done
-    while IFS= read -r -d '' o; do deps+=("$o"); done < <(find "$build/CCryptoBoringSSL.build" "$build/CCryptoBoringSSLShims.build" "${kcp[@]}" -name '*.o' -print0)
+    while IFS= read -r -d '' o; do deps+=("$o"); done < <(find "$build/CCryptoBoringSSL.build" "$build/CCryptoBoringSSLShims.build" -name '*.o' -print0)
     [[ ${#deps[@]} -gt 10 ]] || { echo "fuzz.sh: no swift-crypto build products in $build; run 'swift build --target OfflineUnlock'" >&2; exit 3; }
 fi
 # System-library modules (CBlueZ for BLE, CLibNFC for NFC): their module maps, as SwiftPM passes them.
