@@ -113,7 +113,7 @@ let package = Package(
         // --- Trust ---
         .testTarget(name: "TrustTests", dependencies: [
             "lockbench", "Trust", "TrustPhone", "Scenario", "OfflineUnlock", "Lock", "LockRuntime", "ByteCore", "LockBenchTestSupport", crypto,
-            hummingbird, hummingbirdTesting, jwtKit, sqliteNIO, asyncHTTPClient,
+            hummingbird, hummingbirdTesting, jwtKit, sqliteNIO, asyncHTTPClient, metrics, prometheus,
         ], exclude: ["python"]),
         // --- end Trust ---
         // Whole-program tests: run the built `lockbench` binary as a user would.

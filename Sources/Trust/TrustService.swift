@@ -207,35 +207,48 @@ public final class TrustService: Sendable {
     /// A phone's poll: brings the device's keys up to date (issue what is missing, re-issue what
     /// passed `expectedUpdate` or whose grant changed, delete what lost its grant), then answers
     /// everything written after `since`, or nil when nothing was.
-    public func poll(device: String, since: Int64?) async throws -> PollResult? {
+    public func poll(device: String, since: Int64?, family: String? = nil) async throws -> PollResult? {
         let now = now()
-        // The common case only reads. When something is due, the new documents are signed
-        // outside the write transaction (in parallel across polls) and stored if nothing changed
-        // meanwhile; otherwise `sync` re-plans inside the transaction.
-        let snapshot = try await storage.read { tx in try await self.snapshot(device: device, tx: tx) }
-        if snapshot.due(now: now, settings: settings) {
-            let prepared = try plan(snapshot, now: now)
-            try await storage.write { tx in
-                guard let d = try await tx.device(device) else { throw TrustError(.invalidToken, "device \(device) is gone") }
-                try await self.sync(device: d, tx: tx, now: now, prepared: prepared)
+        // One read transaction when nothing is due (the login's family checked in it too). When
+        // something is due, the new documents are signed outside the write transaction (in
+        // parallel across polls) and stored if nothing changed meanwhile — else `sync` re-plans
+        // inside it — and the answer is read in that same transaction.
+        let (snapshot, answer) = try await storage.read { tx -> (Snapshot, Changes?) in
+            if let family, try await tx.family(family)?.revokedAt != nil {
+                throw TrustError(.invalidToken, "the token's login was revoked")
             }
+            let s = try await self.snapshot(device: device, tx: tx)
+            if s.due(now: now, settings: self.settings) { return (s, nil) }
+            return (s, try await self.changes(device: device, since: since, tx: tx))
         }
-        return try await storage.read { tx in
-            let cursor = since ?? 0
-            let keys = try await tx.keys(device: device, after: cursor)
-            let list = try await tx.revocationList()
-            let listChanged = list.map { $0.sequence > cursor } ?? false
-            if since != nil && keys.isEmpty && !listChanged { return nil }
-            let current = try await tx.currentSequence()
-            return PollResult(
-                cursor: String(current),
-                keys: keys.compactMap { k in
-                    k.document.map { .init(id: k.id, grant: k.grant, document: Data($0).base64EncodedString(), iteration: k.iteration,
-                                           validUntil: RFC3339.format(k.validUntil), expectedUpdate: RFC3339.format(k.expectedUpdate)) }
-                },
-                deleted: since == nil ? [] : keys.filter { $0.document == nil }.map(\.id),
-                revocation: (listChanged || since == nil) ? list.map { .init(serial: $0.serial, document: Data($0.document).base64EncodedString()) } : nil)
-        }
+        if let answer { return answer.result }
+        let prepared = try plan(snapshot, now: now)
+        return try await storage.write { tx in
+            guard let d = try await tx.device(device) else { throw TrustError(.invalidToken, "device \(device) is gone") }
+            try await self.sync(device: d, tx: tx, now: now, prepared: prepared)
+            return try await self.changes(device: device, since: since, tx: tx)
+        }.result
+    }
+
+    /// A poll's answer (nil: nothing changed), boxed so "no answer yet" and "nothing changed" differ.
+    struct Changes: Sendable { var result: PollResult? }
+
+    /// Everything of `device` written after `since` (all current keys when `since` is nil).
+    func changes(device: String, since: Int64?, tx: any TrustTransaction) async throws -> Changes {
+        let cursor = since ?? 0
+        let keys = try await tx.keys(device: device, after: cursor)
+        let list = try await tx.revocationList()
+        let listChanged = list.map { $0.sequence > cursor } ?? false
+        if since != nil && keys.isEmpty && !listChanged { return Changes(result: nil) }
+        let current = try await tx.currentSequence()
+        return Changes(result: PollResult(
+            cursor: String(current),
+            keys: keys.compactMap { k in
+                k.document.map { .init(id: k.id, grant: k.grant, document: Data($0).base64EncodedString(), iteration: k.iteration,
+                                       validUntil: RFC3339.format(k.validUntil), expectedUpdate: RFC3339.format(k.expectedUpdate)) }
+            },
+            deleted: since == nil ? [] : keys.filter { $0.document == nil }.map(\.id),
+            revocation: (listChanged || since == nil) ? list.map { .init(serial: $0.serial, document: Data($0.document).base64EncodedString()) } : nil))
     }
 
     /// What `sync` decides from, read in one snapshot.

@@ -115,3 +115,40 @@ final class ReadmeTrustTests: XCTestCase {
         }
     }
 }
+
+/// The credential-state commands as a user runs them: exit codes and messages (Schlage guide).
+final class TrustCLITests: XCTestCase {
+    func testCredentialStatesFromTheCommandLine() throws {
+        let dir = try LockBenchProcess.temporaryDirectory(self)
+        func run(_ args: String) throws -> LockBenchProcess.Result {
+            try LockBenchProcess.run(args.split(separator: " ").map(String.init), currentDirectory: dir)
+        }
+        XCTAssertEqual(try run("trust init site").status, 0)
+        XCTAssertEqual(try run("key credential site/phone").status, 0)
+        let add = try run("trust device add --site site --device phone --user alice --credential-key site/phone.pub.pem --json")
+        XCTAssertEqual(add.status, 0, add.stderr)
+        XCTAssertNotNil(try JSONSerialization.jsonObject(with: Data(add.stdout.utf8)) as? [String: String])
+        XCTAssertEqual(try run("trust grant add --site site --grant g1 --user alice --reader " + String(repeating: "ab", count: 16)).status, 0)
+        let suspend = try run("trust credential suspend --site site --device phone --reason audit")
+        XCTAssertEqual(suspend.status, 0, suspend.stderr)
+        XCTAssertTrue(suspend.stdout.contains("revocation list: serial 1"), suspend.stdout)
+        XCTAssertEqual(try run("trust credential resume --site site --device phone").status, 0)
+        XCTAssertEqual(try run("trust credential deactivate --site site --device phone").status, 0)
+        let resume = try run("trust credential resume --site site --device phone")
+        XCTAssertEqual(resume.status, 1, "deactivation is final")
+        XCTAssertTrue(resume.stderr.contains("deactivation is final"), resume.stderr)
+        let list = try run("trust device list --site site --json")
+        XCTAssertTrue(list.stdout.contains("\"credential\" : \"deactivated\""), list.stdout)
+        // Usage errors exit 2 and say what to do.
+        let bad = try run("trust grant add --site site --grant g2 --user alice --reader zz")
+        XCTAssertEqual(bad.status, 2)
+        XCTAssertTrue(bad.stderr.contains("reader \"zz\""), bad.stderr)
+        XCTAssertEqual(try run("trust init site").status, 2, "a second init refuses the existing site")
+        XCTAssertEqual(try run("trust device list --site nowhere").status, 2, "not a site: bad input")
+        let scenario = dir.appendingPathComponent("bad.scenario")
+        try "lock front\nfly away\n".write(to: scenario, atomically: true, encoding: .utf8)
+        let parse = try run("scenario run bad.scenario")
+        XCTAssertEqual(parse.status, 2)
+        XCTAssertTrue(parse.stderr.contains("line 2"), parse.stderr)
+    }
+}

@@ -2,6 +2,8 @@ import Crypto
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import Metrics
+import Prometheus
 import NIOCore
 @testable import Trust
 import TrustPhone
@@ -189,5 +191,27 @@ final class HTTPTests: XCTestCase {
             if case .network = error {} else { XCTFail("\(error)") }
         }
         await gone.shutdown()
+    }
+}
+
+/// `/metrics` in Prometheus text: the counters the API keeps (swift-metrics → swift-prometheus).
+final class MetricsTests: XCTestCase {
+    func testMetricsAreServed() async throws {
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        let f = try await TrustFixture.make(); defer { Task { await f.close() } }
+        let app = Application(router: TrustAPI.router(service: f.service, registry: registry))
+        try await app.test(.router) { client in
+            try await client.execute(uri: "/v1/token", method: .post, headers: [.contentType: "application/x-www-form-urlencoded"],
+                                     body: ByteBuffer(string: "grant_type=refresh_token&refresh_token=nope")) { r in
+                XCTAssertEqual(r.status, .badRequest)
+            }
+            try await client.execute(uri: "/metrics", method: .get) { r in
+                XCTAssertEqual(r.status, .ok)
+                let text = String(buffer: r.body)
+                XCTAssertTrue(text.contains("lockbench_trust_token_requests_total 1"), text)
+                XCTAssertTrue(text.contains("lockbench_trust_token_refusals_total 1"), text)
+            }
+        }
     }
 }

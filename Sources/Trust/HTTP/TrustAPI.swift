@@ -60,7 +60,8 @@ public enum TrustAPI {
         router.get("/v1/keys") { request, _ -> Response in
             let claims: AccessClaims
             do {
-                claims = try await service.authorize(bearer: try bearer(request))
+                // The signature and claims here; the login's family is checked in the poll's own read.
+                claims = try await service.tokens.verify(try bearer(request), now: service.now())
             } catch let e as TrustError {
                 return Response(status: .unauthorized,
                                 headers: [.wwwAuthenticate: "Bearer error=\"invalid_token\", error_description=\"\(e.message.replacingOccurrences(of: "\"", with: "'"))\""],
@@ -75,13 +76,15 @@ public enum TrustAPI {
             }
             polls.increment()
             do {
-                guard let result = try await service.poll(device: claims.sub.value, since: since) else {
+                guard let result = try await service.poll(device: claims.sub.value, since: since, family: claims.fam) else {
                     unchanged.increment()
                     return Response(status: .noContent)
                 }
                 return json(result, headers: [.cacheControl: "no-store"])
             } catch let e as TrustError {
-                return Response(status: .unauthorized, body: jsonBody(["error": e.code.rawValue, "error_description": e.message]))
+                return Response(status: .unauthorized,
+                                headers: [.wwwAuthenticate: "Bearer error=\"invalid_token\""],
+                                body: jsonBody(["error": "invalid_token", "error_description": e.message]))
             }
         }
 
