@@ -29,6 +29,8 @@ let package = Package(
         .target(name: "OfflineUnlock", dependencies: ["ByteCore", "Codecs", crypto]),
         // APDU state machines (reader and credential side), key schedule, secure channel, socket transport.
         .target(name: "AccessProtocol", dependencies: ["ByteCore", "Codecs", "OfflineUnlock", crypto]),
+        // Conformance checks against phones and readers LockBench did not build, transcripts, trace.
+        .target(name: "Conformance", dependencies: ["ByteCore", "Codecs", "AccessProtocol", crypto]),
         // The lock: state, trusted clock, persisted state, audit log.
         .target(name: "Lock", dependencies: ["ByteCore", "OfflineUnlock", "AccessProtocol", "Certification", crypto]),
         // System libraries.
@@ -44,7 +46,7 @@ let package = Package(
             "NFC", "VirtualPN532", "BLE",
         ]),
         .executableTarget(name: "lockbench", dependencies: [
-            "LockRuntime", "Certification", "NFC", "BLE", argumentParser,
+            "LockRuntime", "Certification", "NFC", "BLE", "Conformance", argumentParser,
         ]),
         .executableTarget(name: "lockbench-bench", dependencies: [
             "LockRuntime", "Certification", "AccessProtocol", "OfflineUnlock", "Codecs", crypto,
@@ -55,6 +57,7 @@ let package = Package(
         .testTarget(name: "CertificationTests", dependencies: ["Certification"]),
         .testTarget(name: "OfflineUnlockTests", dependencies: ["OfflineUnlock", "Codecs", "ByteCore", crypto]),
         .testTarget(name: "AccessProtocolTests", dependencies: ["AccessProtocol", "OfflineUnlock", "Codecs", "ByteCore", crypto]),
+        .testTarget(name: "ConformanceTests", dependencies: ["Conformance", "AccessProtocol", "Codecs", "ByteCore", crypto]),
         .testTarget(name: "LockTests", dependencies: ["Lock", "AccessProtocol", "OfflineUnlock", "ByteCore"]),
         .testTarget(name: "NFCTests", dependencies: ["NFC", "VirtualPN532", "ByteCore"]),
         .testTarget(name: "BLETests", dependencies: ["BLE", "ByteCore"]),
