@@ -43,7 +43,7 @@ let package = Package(
         // The one place that wires layers together: config → lock + radios.
         .target(name: "LockRuntime", dependencies: [
             "ByteCore", "Codecs", "Certification", "OfflineUnlock", "AccessProtocol", "Lock",
-            "NFC", "VirtualPN532", "BLE",
+            "NFC", "VirtualPN532", "BLE", "Conformance",
         ]),
         .executableTarget(name: "lockbench", dependencies: [
             "LockRuntime", "Certification", "NFC", "BLE", "Conformance", argumentParser,

@@ -47,6 +47,8 @@ public struct ReaderConfiguration {
     public var commandChunk: Int
     /// The reader status sent in EXCHANGE after a grant (0101 unsecured: the door opened).
     public var grantStatus: UInt16
+    /// Misbehaviour on purpose (conformance self-tests); none by default.
+    public var faults: ReaderFaults = []
 
     public init(identity: ReaderIdentity, supportedVersions: [UInt16] = [ProtocolVersion.v1_0],
                 interface: RadioInterface = .nfc, policy: UInt8 = 0x01, useFast: Bool = true,
@@ -363,7 +365,8 @@ public struct ReaderSession {
             return fail(.malformedInput, "AUTH1 response: credential key is not an uncompressed point")
         }
         result.credentialPublicKey = credentialKey
-        guard ProtocolCrypto.verify(answer.signature, over: ctx.signedData(reader: false), publicKey: credentialKey) else {
+        guard configuration.faults.contains(.acceptBadDeviceSignature)
+                || ProtocolCrypto.verify(answer.signature, over: ctx.signedData(reader: false), publicKey: credentialKey) else {
             if !ProtocolCrypto.isPoint(credentialKey) {
                 return fail(.malformedInput, "AUTH1 response: credential key is not a P-256 point")
             }
@@ -475,6 +478,8 @@ public struct ReaderSession {
     }
 
     private mutating func transmitPart(_ part: CommandAPDU, label: String? = nil) -> ReaderAction {
+        var part = part
+        if configuration.faults.contains(.omitLe) { part.le = nil }
         let bytes = part.bytes
         lastLabel = label ?? currentLabel
         result.transcript.append(TranscriptEntry(direction: .command, bytes: bytes, label: lastLabel))

@@ -72,8 +72,11 @@ struct LockRun: ParsableCommand {
     @Flag(help: "One JSON object per event line.")
     var json = false
 
+    @OptionGroup var readerFaults: ReaderFaultOptions
+
     func run() throws {
         let service = try openLockService(config.path)
+        service.reader.configuration.faults = readerFaults.set
         let nfcSpec = nfc ?? service.configuration.nfc.map { $0.connstring ?? "virtual" }
         let bleSpec = ble ?? service.configuration.ble?.transport
         let json = self.json
