@@ -338,7 +338,7 @@ public enum CredentialCatalogue {
                         applicable: needsAuth1) { phone, profile in
             try phone.transaction("stepup.response-chaining") { p in
                 try p.select(); try p.auth0(); try p.auth1()
-                if profile.bit(2) { try ReaderProbe.expect(try p.send(Commands.select(AID.stepUp)), .success, "step-up SELECT") }
+                try Self.optionalStepUpSelect(p, profile)
                 let (r, response) = try p.envelope(getResponseLe: 64)
                 try ReaderProbe.expect(r, .success, "ENVELOPE")
                 guard response != nil else { return .fail("no DeviceResponse") }
@@ -350,7 +350,7 @@ public enum CredentialCatalogue {
                         applicable: needsAuth1) { phone, profile in
             try phone.transaction("stepup.closing-exchange") { p in
                 try p.select(); try p.auth0(); try p.auth1()
-                if profile.bit(2) { try ReaderProbe.expect(try p.send(Commands.select(AID.stepUp)), .success, "step-up SELECT") }
+                try Self.optionalStepUpSelect(p, profile)
                 let (r, _) = try p.envelope()
                 try ReaderProbe.expect(r, .success, "ENVELOPE")
                 let reply = try p.exchange(closingStatus, on: .stepUp)
@@ -422,6 +422,13 @@ public enum CredentialCatalogue {
             }
         },
     ]
+
+    /// The step-up SELECT, required only when 5E bit 2 asks for it: checks about what follows
+    /// it send it either way, so they do not depend on the phone's SELECT policy.
+    static func optionalStepUpSelect(_ p: ReaderProbe, _ profile: CredentialProfile) throws {
+        let r = try p.send(Commands.select(AID.stepUp))
+        if profile.bit(2) { try ReaderProbe.expect(r, .success, "step-up SELECT (5E bit 2 set)") }
+    }
 
     /// ENVELOPE and the DeviceResponse's structure (§9), then a closing EXCHANGE on either channel.
     static func envelopeVerdict(_ p: ReaderProbe, _ profile: CredentialProfile) throws -> Verdict {

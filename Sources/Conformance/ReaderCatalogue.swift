@@ -198,13 +198,10 @@ public enum ReaderCatalogue {
 
     /// Le on every command that takes one, none on CONTROL FLOW (§2).
     static func leProblems(_ t: ObservedTransaction) -> String? {
+        let needLe: Set<UInt8> = [Instruction.select, Instruction.auth0, Instruction.auth1, Instruction.exchange, Instruction.envelope]
         for c in t.commands {
-            switch c.ins {
-            case Instruction.controlFlow where c.le != nil: return "CONTROL FLOW carries Le \(c.le!)"
-            case Instruction.select, Instruction.auth0, Instruction.auth1, Instruction.exchange, Instruction.envelope where c.le == nil:
-                return "\(Names.command(c.bytes)) has no Le"
-            default: continue
-            }
+            if c.ins == Instruction.controlFlow, let le = c.le { return "CONTROL FLOW carries Le \(le)" }
+            if needLe.contains(c.ins), c.le == nil { return "\(Names.command(c.bytes)) has no Le" }
         }
         return nil
     }

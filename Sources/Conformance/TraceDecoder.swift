@@ -86,6 +86,8 @@ struct SessionState {
     var chainedCommand: [UInt8] = []
     var pendingResponse: [UInt8] = []
     var missingKeysSaid = false
+    /// The last command was a non-final part of a chain: its `9000` carries nothing to decode.
+    var lastWasChainPart = false
 
     init(session: Transcript.Session, keys: TraceKeys, transcriptReaderKeys: [[UInt8]: [UInt8]]) {
         self.session = session
@@ -110,7 +112,8 @@ struct SessionState {
         head += c.le.map { "  Le \($0 == 256 ? "00" : String($0))" } ?? "  no Le"
         if c.ins == Instruction.getResponse { return [head] }
         lastIns = c.ins
-        if c.isChained && c.ins != Instruction.select {
+        lastWasChainPart = c.isChained && c.ins != Instruction.select
+        if lastWasChainPart {
             chainedCommand += c.data
             return [head, "part of a command chain (CLA bit 10): \(chainedCommand.count) bytes so far"]
         }
@@ -157,7 +160,7 @@ struct SessionState {
         let whole = pendingResponse + data
         if !pendingResponse.isEmpty { lines.append("response chain complete: \(whole.count) bytes") }
         pendingResponse = []
-        guard sw == .success, let ins = lastIns else { return lines }
+        guard sw == .success, let ins = lastIns, !lastWasChainPart, !whole.isEmpty else { return lines }
         switch ins {
         case Instruction.select:
             lines += tlvLines(whole, .selectResponse)
@@ -211,7 +214,7 @@ struct SessionState {
             }
             if !opened {
                 lines.append(keys.persistentKeys.isEmpty && session.persistentKeys.isEmpty
-                             ? "9D: no Kpersistent given (a lock's --state, or @secret kpersistent) to test it"
+                             ? "9D: no Kpersistent at hand to test it (--lock-config, --credential-key with --kpersistent, or @secret kpersistent)"
                              : "9D opens under no known Kpersistent: a decoy (the phone has no key for this reader) or another credential")
             }
         }
