@@ -37,7 +37,7 @@ public final class NFCCardLinks {
         let deadline = Date(timeIntervalSinceNow: waitForCard)
         while true {
             if let target = try device.selectISO14443A(), target.isISODEP {
-                return (device.link(target, timeout: 3000), { [device] in try? device.deselect() })
+                return (device.link(target, timeout: 3000), { [device] in try? device.deselect(); try? device.cycleField() })
             }
             guard Date() < deadline else { throw NFCError(.io, "no ISO-DEP card in the field of \(connstring) within \(Int(waitForCard)) s") }
             Thread.sleep(forTimeInterval: 0.05)
