@@ -42,18 +42,15 @@ public struct ObservedTransaction: Sendable {
 /// `APDUResponder` for any radio). Thread-safe: transports answer on their own threads.
 public final class ObservingPhone: APDUResponder, @unchecked Sendable {
     public let session: CredentialSession
-    /// Rewrites an answer on its way out (faults in the clear: a wrong tag in AUTH0's answer).
-    let tamper: ((CommandAPDU, [UInt8]) -> [UInt8])?
     let recorder: TranscriptRecorder?
     let random: RecordingRandom
     private let condition = NSCondition()
     private var observed = ObservedTransaction()
     private var assembler = CommandAssembler()
 
-    init(session: CredentialSession, random: RecordingRandom, tamper: ((CommandAPDU, [UInt8]) -> [UInt8])?, recorder: TranscriptRecorder?) {
+    init(session: CredentialSession, random: RecordingRandom, recorder: TranscriptRecorder?) {
         self.session = session
         self.random = random
-        self.tamper = tamper
         self.recorder = recorder
     }
 
@@ -61,9 +58,8 @@ public final class ObservingPhone: APDUResponder, @unchecked Sendable {
 
     public func respond(to command: [UInt8]) -> [UInt8] {
         recorder?.record(.command, command)
-        var answer = session.respond(to: command)
+        let answer = session.respond(to: command)
         let parsed = try? CommandAPDU(parsing: command)
-        if let parsed, let tamper { answer = tamper(parsed, answer) }
         recorder?.record(.response, answer)
         condition.lock()
         defer { condition.broadcast(); condition.unlock() }
@@ -147,14 +143,14 @@ public final class ReaderUnderTest {
     }
 
     /// A phone: the user's, with faults and tweaks, tolerant of a missing Le so it can report it.
-    public func phone(faults: CredentialFaults = [], tamper: ((CommandAPDU, [UInt8]) -> [UInt8])? = nil,
+    public func phone(faults: CredentialFaults = [],
                       tweak: (inout CredentialConfiguration) -> Void = { _ in }) -> ObservingPhone {
         var c = base
         c.faults = faults
         c.strictLe = false
         tweak(&c)
         let random = RecordingRandom()
-        return ObservingPhone(session: CredentialSession(configuration: c, random: random), random: random, tamper: tamper, recorder: recorder)
+        return ObservingPhone(session: CredentialSession(configuration: c, random: random), random: random, recorder: recorder)
     }
 
     /// One transaction with `phone`.
@@ -168,9 +164,6 @@ public final class ReaderUnderTest {
         guard !seen.commands.isEmpty else { throw CheckStop(.fail("the reader sent no command")) }
         return seen
     }
-
-    /// A fault by its `--fault` name; nil when this build has none of that name.
-    public static func fault(_ name: String) -> CredentialFaults? { CredentialFaults.names.first { $0.0 == name }?.1 }
 }
 
 public typealias ReaderCheck = ConformanceCheck<ReaderUnderTest, Void>
@@ -206,7 +199,18 @@ public enum ReaderCatalogue {
         return nil
     }
 
+    /// rdr.step-up comes first: a lock that has never seen the phone's key needs its documents.
     public static let all: [ReaderCheck] = [
+        ReaderCheck("rdr.step-up", official: "rd_nfc_envelope_10", section: "§9", title: "when the reader steps up, its ENVELOPE carries a DeviceRequest the phone can open") { reader, _ in
+            let t = try reader.present(reader.phone(), "rdr.step-up")
+            guard let i = t.commands.firstIndex(where: { $0.ins == Instruction.envelope }) else {
+                return .notApplicable("the reader did not step up (it had what it needed: \(t.summary))")
+            }
+            guard t.answers[i] == .success || t.answers[i].isBytesRemaining else {
+                return .fail("the phone could not open or parse the ENVELOPE (answered \(t.answers[i]): \(Names.status(t.answers[i])))", expected: [0x90, 0x00], actual: t.answers[i].bytes)
+            }
+            return .pass(t.summary)
+        },
         ReaderCheck("rdr.standard", official: "nfc_rdr_standard_no_cert", section: "§1, §6, §10",
                     title: "a well-behaved phone: the reader completes AUTH1 and closes with an EXCHANGE carrying its status") { reader, _ in
             let t = try reader.present(reader.phone(), "rdr.standard")
@@ -253,34 +257,21 @@ public enum ReaderCatalogue {
             guard second.readerStatus != nil else { return .fail("FAST: no EXCHANGE after AUTH0 (saw \(second.summary))") }
             return .pass("FAST: \(second.summary)")
         },
-        ReaderCheck("rdr.step-up", official: "rd_nfc_envelope_10", section: "§9", title: "when the reader steps up, its ENVELOPE carries a DeviceRequest the phone can open") { reader, _ in
-            let t = try reader.present(reader.phone(), "rdr.step-up")
-            guard let i = t.commands.firstIndex(where: { $0.ins == Instruction.envelope }) else {
-                return .notApplicable("the reader did not step up (it had what it needed: \(t.summary))")
-            }
-            guard t.answers[i] == .success || t.answers[i].isBytesRemaining else {
-                return .fail("the phone could not open or parse the ENVELOPE (answered \(t.answers[i]): \(Names.status(t.answers[i])))", expected: [0x90, 0x00], actual: t.answers[i].bytes)
-            }
-            return .pass(t.summary)
-        },
         ReaderCheck("rdr.neg.wrong-ud-signature", official: "nfc_rdr_neg_auth1_wrong_ud_signature", section: "§6, §10",
                     title: "a device signature that does not verify: EXCHANGE with a failure status") { reader, _ in
             let t = try reader.present(reader.phone(faults: .wrongSignature), "rdr.neg.wrong-ud-signature")
             return refused(t, expectExchange: true, "wrong device signature")
         },
-        ReaderCheck("rdr.neg.auth1-undecryptable", section: "§7, §10, §12", title: "an AUTH1 answer that does not open: CONTROL FLOW S1 00 S2 27, no grant") { reader, _ in
+        ReaderCheck("rdr.neg.auth1-undecryptable", section: "§7, §10, §12", title: "an AUTH1 answer that does not open: CONTROL FLOW S1 00 S2 00, no grant") { reader, _ in
             let t = try reader.present(reader.phone(faults: .corruptCiphertext), "rdr.neg.auth1-undecryptable")
             if let s = t.readerStatus, !Names.isFailureStatus(s) { return .fail("the reader granted although the AUTH1 answer does not open") }
             guard let c = t.controlFlow else { return .fail("no CONTROL FLOW after an AUTH1 answer that does not open (saw \(t.summary))") }
-            let expected = ControlFlow(s1: 0, s2: ControlFlow.authenticationFailure).encoded()
-            return c.s1 == 0 && c.s2 == 0x27 ? .pass("CONTROL FLOW 41 01 00 42 01 27") : .fail("CONTROL FLOW", expected: expected, actual: c.encoded())
+            let expected = ControlFlow(s1: 0, s2: ControlFlow.noInformation).encoded()
+            return c.s1 == 0 && c.s2 == 0 ? .pass("CONTROL FLOW 41 01 00 42 01 00") : .fail("CONTROL FLOW", expected: expected, actual: c.encoded())
         },
         ReaderCheck("rdr.neg.auth0-wrong-tag", official: "nfc_rdr_neg_auth0_wrong_value", section: "§4, §10",
                     title: "an AUTH0 answer with the key under a wrong tag: CONTROL FLOW S1 00 S2 00") { reader, _ in
-            let phone = reader.phone(tamper: { c, answer in
-                guard c.ins == Instruction.auth0, answer.count > 2, answer[0] == 0x86 else { return answer }
-                var a = answer; a[0] = 0x88; return a
-            })
+            let phone = reader.phone(faults: .auth0WrongTag)
             let t = try reader.present(phone, "rdr.neg.auth0-wrong-tag")
             guard t.first(Instruction.auth1) == nil else { return .fail("the reader went on to AUTH1 after an AUTH0 answer without 86") }
             guard let c = t.controlFlow else { return .fail("no CONTROL FLOW (saw \(t.summary))") }
@@ -297,27 +288,28 @@ public enum ReaderCatalogue {
         },
         ReaderCheck("rdr.auth0-extra-tag", official: "nfc_rdr_neg_auth0_extra_tag", section: "§4",
                     title: "an AUTH0 answer with an extra unknown tag is accepted (unknown tags skipped)") { reader, _ in
-            let phone = reader.phone(tamper: { c, answer in
-                guard c.ins == Instruction.auth0, answer.count > 2, answer.suffix(2) == [0x90, 0x00] else { return answer }
-                return Array(answer.dropLast(2)) + [0xAA, 0x03, 0x01, 0x02, 0x03, 0x90, 0x00]
-            })
+            let phone = reader.phone(faults: .auth0ExtraTag)
             let t = try reader.present(phone, "rdr.auth0-extra-tag")
             guard t.first(Instruction.auth1) != nil else { return .fail("the reader stopped after an AUTH0 answer with an unknown tag AA (saw \(t.summary))") }
             return .pass(t.summary)
         },
         ReaderCheck("rdr.auth1-extra-tag", official: "nfc_rdr_neg_auth1_extra_tag", section: "§6",
                     title: "an AUTH1 answer with an extra unknown tag is accepted") { reader, _ in
-            guard let fault = ReaderUnderTest.fault("auth1-extra-tag") else { return .notApplicable("this LockBench build has no auth1-extra-tag phone fault") }
-            let t = try reader.present(reader.phone(faults: fault), "rdr.auth1-extra-tag")
+            let t = try reader.present(reader.phone(faults: .auth1ExtraTag), "rdr.auth1-extra-tag")
             guard let s = t.readerStatus else { return .fail("no EXCHANGE with a status after an AUTH1 answer with an unknown tag (saw \(t.summary))") }
             return Names.isFailureStatus(s) && s != ReaderStatus.keyNotFound && s != ReaderStatus.keyExpired
                 ? .fail("the reader refused an AUTH1 answer with an unknown tag: \(t.summary)") : .pass(t.summary)
         },
         ReaderCheck("rdr.neg.auth1-wrong-signature-tag", official: "nfc_rdr_neg_auth1_wrong_value", section: "§6, §10",
                     title: "an AUTH1 answer with the device signature under a wrong tag: EXCHANGE with a failure status") { reader, _ in
-            guard let fault = ReaderUnderTest.fault("auth1-wrong-signature-tag") else { return .notApplicable("this LockBench build has no auth1-wrong-signature-tag phone fault") }
-            let t = try reader.present(reader.phone(faults: fault), "rdr.neg.auth1-wrong-signature-tag")
+            let t = try reader.present(reader.phone(faults: .auth1WrongSignatureTag), "rdr.neg.auth1-wrong-signature-tag")
             return refused(t, expectExchange: true, "device signature under a wrong tag")
+        },
+        ReaderCheck("rdr.auth1-optional-absent", section: "§6", title: "an AUTH1 answer without the optional 91/92 timestamps (as the public reference device sends) is accepted") { reader, _ in
+            let t = try reader.present(reader.phone(tweak: { $0.credentialTimestamp = nil; $0.revocationTimestamp = nil }), "rdr.auth1-optional-absent")
+            guard let s = t.readerStatus else { return .fail("no EXCHANGE with a status after an AUTH1 answer without 91/92 (saw \(t.summary))") }
+            return s == ReaderStatus.badData || s == 0x0020 || s == 0x0021 || s == 0x0022 || s == 0x0023
+                ? .fail("the reader refused an AUTH1 answer without the optional 91/92: \(t.summary)") : .pass(t.summary)
         },
         ReaderCheck("rdr.neg.replayed-ephemeral", section: "§12", title: "an AUTH0 answer repeating an earlier device ephemeral key is refused") { reader, _ in
             let phone = reader.phone(faults: .replayEphemeralKey)

@@ -195,16 +195,16 @@ public final class ReaderProbe {
         return plain
     }
 
-    public enum Channel { case expedited, stepUp }
+    public enum Channel: String { case expedited, stepUp = "step-up" }
 
     /// EXCHANGE (§10) on a channel; `counter` forces the reader counter (replays, gaps).
     public func sendExchange(_ plaintext: [UInt8], on which: Channel = .expedited, counter: UInt32? = nil, chunk: Int = CommandAPDU.maxShortData) throws -> (ResponseAPDU, [UInt8]) {
         guard var channel = which == .expedited ? expedited : stepUp else {
-            throw CheckStop(.fail("EXCHANGE before the \(which) channel exists"))
+            throw CheckStop(.fail("EXCHANGE before the \(which.rawValue) channel exists"))
         }
         let sealed: [UInt8]
         if let counter {
-            guard let key = readerKeys[which] else { throw CheckStop(.fail("no reader key remembered for the \(which) channel")) }
+            guard let key = readerKeys[which] else { throw CheckStop(.fail("no reader key remembered for the \(which.rawValue) channel")) }
             sealed = ProtocolCrypto.seal(plaintext, key: key, iv: SecureChannel.iv(prefix: SecureChannel.readerPrefix, counter: counter))
         } else {
             sealed = try channel.seal(plaintext)
@@ -222,14 +222,14 @@ public final class ReaderProbe {
     /// EXCHANGE that must be answered 9000 with a plaintext that opens under the device key.
     public func exchange(_ plaintext: [UInt8], on which: Channel = .expedited, chunk: Int = CommandAPDU.maxShortData) throws -> [UInt8] {
         let (r, _) = try sendExchange(plaintext, on: which, chunk: chunk)
-        try Self.expect(r, .success, "EXCHANGE on the \(which) channel (§10)")
+        try Self.expect(r, .success, "EXCHANGE on the \(which.rawValue) channel (§10)")
         guard var channel = which == .expedited ? expedited : stepUp else { throw CheckStop(.fail("no channel")) }
         do {
             let plain = try channel.open(r.data)
             if which == .expedited { expedited = channel } else { stepUp = channel }
             return plain
         } catch {
-            throw CheckStop(.fail("EXCHANGE answer does not open under the \(which) device key at the next device counter (§7): \(error)", actual: r.data))
+            throw CheckStop(.fail("EXCHANGE answer does not open under the \(which.rawValue) device key at the next device counter (§7): \(error)", actual: r.data))
         }
     }
 
@@ -264,7 +264,7 @@ public final class ReaderProbe {
 
     /// CONTROL FLOW (§10), no Le unless asked.
     @discardableResult
-    public func controlFlow(s2: UInt8 = ControlFlow.authenticationFailure, le: Bool = false) throws -> ResponseAPDU {
+    public func controlFlow(s2: UInt8 = ControlFlow.noInformation, le: Bool = false) throws -> ResponseAPDU {
         var apdu = ControlFlow(s1: 0x00, s2: s2).apdu
         if le { apdu.le = 256 }
         return try transmit(apdu.bytes)

@@ -1,4 +1,5 @@
 import BLE
+import LockBenchTestSupport
 import Foundation
 import XCTest
 
@@ -10,11 +11,10 @@ final class ConformanceEndToEndTests: XCTestCase {
     var dir: URL!
     private var background: [Process] = []
 
-    /// Checks that fail against LockBench itself until issue 8 §1 (the `interop` branch: step-up
-    /// SELECT optional, closing EXCHANGE on the step-up channel, failure signalling of the public
-    /// test plan, unknown AUTH0 tags skipped) is merged. Empty these sets when it is.
-    static let pendingCredential: Set<String> = ["stepup.without-select", "stepup.closing-exchange"]
-    static let pendingReader: Set<String> = ["rdr.neg.wrong-ud-signature", "rdr.neg.auth0-wrong-tag", "rdr.neg.no-common-version", "rdr.auth0-extra-tag"]
+    /// Checks allowed to fail against LockBench itself: none (issue 8 §1 made the lock and phone
+    /// follow the public test plan). A check that starts failing here is a regression.
+    static let pendingCredential: Set<String> = []
+    static let pendingReader: Set<String> = []
 
     override func setUpWithError() throws {
         dir = try LockBenchProcess.temporaryDirectory(self)
@@ -26,6 +26,7 @@ final class ConformanceEndToEndTests: XCTestCase {
                 "--now", "2026-03-02T07:00:00Z", "--out", "alice.cbor"])
         try lb(["config", "create", "--reader-identity", "door.reader.json", "--issuer", "issuer.pub.pem",
                 "--clock", "2026-03-02T09:00:00Z", "--out", "door.lock.json"])
+        try Data((0..<32).map { UInt8($0) }).write(to: dir.appendingPathComponent("mailbox.bin"))
     }
 
     override func tearDown() {
@@ -93,10 +94,18 @@ final class ConformanceEndToEndTests: XCTestCase {
     // MARK: - Socket
 
     func testCredentialChecksPassAgainstLockBenchsPhoneOverSocketAndTheTranscriptDecodes() throws {
-        let port = try servePhone()
+        let port = try servePhone(["--mailbox", "mailbox.bin"])
         let r = try lb(["conformance", "credential", "--reader-identity", "door.reader.json", "--connect", "127.0.0.1:\(port)",
                         "--json", "--transcript", "run.transcript", "--transcript-secrets"], expect: Self.pendingCredential.isEmpty ? 0 : 1)
-        assertFailures(try statuses(r.stdout), are: Self.pendingCredential, "credential over socket")
+        let s = try statuses(r.stdout)
+        assertFailures(s, are: Self.pendingCredential, "credential over socket")
+        XCTAssertEqual(s["mailbox.read"], "pass")
+        XCTAssertEqual(s["mailbox.write"], "pass")
+        XCTAssertEqual(s["exchange.extended-length"], "not_applicable")
+        // A phone that asks for the step-up SELECT (bitmap bit 2): ENVELOPE without it must be refused.
+        let strict = try servePhone(["--step-up-select", "required"])
+        let both = try lb(["conformance", "credential", "--reader-identity", "door.reader.json", "--connect", "127.0.0.1:\(strict)", "--json"])
+        assertFailures(try statuses(both.stdout), are: [], "phone with --step-up-select required")
         // JUnit: one testcase per check.
         let port2 = try servePhone()
         let junit = try lb(["conformance", "credential", "--reader-identity", "door.reader.json", "--connect", "127.0.0.1:\(port2)",
@@ -155,6 +164,7 @@ final class ConformanceEndToEndTests: XCTestCase {
         let s = statuses(lines: lines)
         assertFailures(s, are: Self.pendingReader, "reader over socket")
         XCTAssertEqual(s["rdr.fast"], "pass", lines.joined(separator: "\n"))
+        XCTAssertEqual(s["rdr.step-up"], "pass", lines.joined(separator: "\n"))
         // The phone side recorded its ephemeral keys: the lock's messages open too.
         let trace = try lb(["trace", "reader.transcript"])
         XCTAssertTrue(trace.stdout.contains("keys derived from the recorded device ephemeral key"), String(trace.stdout.prefix(2000)))
