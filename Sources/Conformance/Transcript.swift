@@ -114,9 +114,12 @@ public struct Transcript: Equatable, Sendable {
                 let direction: Direction = (first == ">" || first == "C") ? .command : .response
                 var hexWords = Array(words.dropFirst())
                 if first == "C" || first == "R" {
-                    // `C LABEL WORDS: hex` from lock transact: the hex follows the colon.
-                    guard let colon = code.firstIndex(of: ":") else { continue }
-                    hexWords = code[code.index(after: colon)...].split(separator: " ").map(String.init)
+                    // `C LABEL WORDS: hex` (lock transact) or `C LABEL hex` (docs/protocol.md vectors).
+                    if let colon = code.firstIndex(of: ":") {
+                        hexWords = code[code.index(after: colon)...].split(separator: " ").map(String.init)
+                    } else {
+                        hexWords = words.count > 2 ? [words.last!] : []
+                    }
                 }
                 let hex = hexWords.joined()
                 guard hex.count <= Self.maxAPDUBytes * 2 else { throw TraceError("APDU longer than \(Self.maxAPDUBytes) bytes", line: lineNumber) }
