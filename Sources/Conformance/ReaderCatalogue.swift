@@ -308,7 +308,8 @@ public enum ReaderCatalogue {
         ReaderCheck("rdr.auth1-optional-absent", section: "§6", title: "an AUTH1 answer without the optional 91/92 timestamps (as the public reference device sends) is accepted") { reader, _ in
             let t = try reader.present(reader.phone(tweak: { $0.credentialTimestamp = nil; $0.revocationTimestamp = nil }), "rdr.auth1-optional-absent")
             guard let s = t.readerStatus else { return .fail("no EXCHANGE with a status after an AUTH1 answer without 91/92 (saw \(t.summary))") }
-            return s == ReaderStatus.badData || s == 0x0020 || s == 0x0021 || s == 0x0022 || s == 0x0023
+            return [ReaderStatus.badData, ReaderStatus.badDataContent, ReaderStatus.statusWordError, ReaderStatus.noKeySlot,
+                    ReaderStatus.noPublicKey, ReaderStatus.noSignature].contains(s)
                 ? .fail("the reader refused an AUTH1 answer without the optional 91/92: \(t.summary)") : .pass(t.summary)
         },
         ReaderCheck("rdr.neg.replayed-ephemeral", section: "§12", title: "an AUTH0 answer repeating an earlier device ephemeral key is refused") { reader, _ in
