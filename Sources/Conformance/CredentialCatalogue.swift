@@ -76,6 +76,8 @@ public typealias CredentialCheck = ConformanceCheck<CredentialUnderTest, Credent
 public enum CredentialCatalogue {
     /// `97 02 0100` (secured): what the checks send to close a transaction — no door opened.
     public static let closingStatus: [UInt8] = [0x97, 0x02, 0x01, 0x00]
+    /// The unknown tag the public test harness adds (`AA 03 010203`).
+    static let unknownTag: [UInt8] = [0xAA, 0x03, 0x01, 0x02, 0x03]
 
     static let needsAuth1: (CredentialProfile) -> String? = { p in
         p.signaling == nil && p.credentialKey == nil ? "the discovery transaction did not complete AUTH1: \(p.problem ?? "?")" : nil
@@ -144,6 +146,28 @@ public enum CredentialCatalogue {
                 guard r.status != .success else { return .fail("AUTH0 with version 7F01 (not in SELECT) was answered 9000") }
                 try ReaderProbe.expect(r, .referencedDataNotFound, "AUTH0 with an unlisted version")
                 return .pass("6A88")
+            }
+        },
+        CredentialCheck("auth0.extra-tag", official: "nfc_ud_neg_auth0_extra_tag", section: "§4",
+                        title: "AUTH0 with an extra unknown tag: skipped; AUTH1 and EXCHANGE complete") { phone, _ in
+            try phone.transaction("auth0.extra-tag") { p in
+                try p.select()
+                let r = try p.sendAuth0(fast: false, extra: unknownTag)
+                try ReaderProbe.expect(r, .success, "AUTH0 with an unknown tag AA (§4: unknown tags are skipped)")
+                _ = try p.acceptAuth0(r)
+                try p.auth1()
+                _ = try p.exchange(closingStatus)
+                return .pass("AA skipped; transaction completed")
+            }
+        },
+        CredentialCheck("auth1.extra-tag", official: "nfc_ud_neg_auth1_extra_tag", section: "§6",
+                        title: "AUTH1 with an extra unknown tag: skipped; the answer opens") { phone, _ in
+            try phone.transaction("auth1.extra-tag") { p in
+                try p.select()
+                try p.auth0()
+                try p.auth1(extra: unknownTag)
+                _ = try p.exchange(closingStatus)
+                return .pass("AA skipped; transaction completed")
             }
         },
         CredentialCheck("auth1.standard", official: "nfc_ud_standard_no_cert", section: "§5, §6",

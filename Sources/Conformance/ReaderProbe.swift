@@ -93,7 +93,8 @@ public final class ReaderProbe {
     }
 
     /// AUTH0 (§4); `readerID` and `versionOverride` let checks name an unknown reader or version.
-    public func sendAuth0(fast: Bool, le: Bool = true, readerID: [UInt8]? = nil, versionOverride: UInt16? = nil) throws -> ResponseAPDU {
+    public func sendAuth0(fast: Bool, le: Bool = true, readerID: [UInt8]? = nil, versionOverride: UInt16? = nil,
+                          extra: [UInt8] = []) throws -> ResponseAPDU {
         let eph = P256.KeyAgreement.PrivateKey()
         ephemeral = eph
         recorder?.secret("ephemeral-private", Array(eph.rawRepresentation))
@@ -102,6 +103,7 @@ public final class ReaderProbe {
                                transactionID: Array(SystemRandom().bytes(16)), readerID: readerID ?? identity.readerID)
         auth0 = cmd
         var apdu = cmd.apdu
+        apdu.data += extra
         if !le { apdu.le = nil }
         return try send(apdu)
     }
@@ -139,16 +141,19 @@ public final class ReaderProbe {
     }
 
     /// AUTH1 (§6) signed by `signer` (default: the reader identity over the right transcript).
-    public func sendAuth1(returnPublicKey: Bool = true, signature: [UInt8]? = nil, signingKey: P256.Signing.PrivateKey? = nil) throws -> ResponseAPDU {
+    public func sendAuth1(returnPublicKey: Bool = true, signature: [UInt8]? = nil, signingKey: P256.Signing.PrivateKey? = nil,
+                          extra: [UInt8] = []) throws -> ResponseAPDU {
         guard let ctx = context else { throw CheckStop(.fail("AUTH1 before AUTH0")) }
         let sig = signature ?? ProtocolCrypto.sign(ctx.signedData(reader: true), with: signingKey ?? identity.signingKey)
-        return try send(Auth1Command(flags: returnPublicKey ? Auth1Command.flagReturnPublicKey : 0, signature: sig).apdu)
+        var apdu = Auth1Command(flags: returnPublicKey ? Auth1Command.flagReturnPublicKey : 0, signature: sig).apdu
+        apdu.data += extra
+        return try send(apdu)
     }
 
     /// AUTH1 that must succeed: opens the answer under ExpeditedSKDevice, counter 1.
     @discardableResult
-    public func auth1(returnPublicKey: Bool = true) throws -> [TLV] {
-        let r = try sendAuth1(returnPublicKey: returnPublicKey)
+    public func auth1(returnPublicKey: Bool = true, extra: [UInt8] = []) throws -> [TLV] {
+        let r = try sendAuth1(returnPublicKey: returnPublicKey, extra: extra)
         try Self.expect(r, .success, "AUTH1 (§6)")
         guard let keys else { throw CheckStop(.fail("AUTH1 without keys")) }
         var channel = SecureChannel(role: .reader, readerKey: keys.expeditedSKReader, deviceKey: keys.expeditedSKDevice)
