@@ -19,10 +19,7 @@ final class H4DecoderTests: XCTestCase {
     private func decode(chunks: [[UInt8]]) throws -> [H4Packet] {
         var d = H4Decoder()
         var out = [H4Packet]()
-        for c in chunks {
-            d.feed(c)
-            while let p = try d.next() { out.append(p) }
-        }
+        for c in chunks { out += try d.frames(after: c) }
         XCTAssertEqual(d.pendingByteCount, 0)
         return out
     }
