@@ -32,20 +32,7 @@ final class TimingDecider: AccessDecider {
 }
 
 enum TransactionBenchmark {
-    static func run(_ arguments: [String]) -> Int32 {
-        var iterations = 2000
-        var batches = 5
-        var i = 0
-        while i < arguments.count {
-            switch arguments[i] {
-            case "--iterations" where i + 1 < arguments.count: iterations = Int(arguments[i + 1]) ?? iterations; i += 1
-            case "--batches" where i + 1 < arguments.count: batches = Int(arguments[i + 1]) ?? batches; i += 1
-            default:
-                print("usage: lockbench-bench transaction [--iterations N] [--batches N]")
-                return 2
-            }
-            i += 1
-        }
+    static func run(iterations: Int, batches: Int) -> Int32 {
 
         // Fixture: a reader, a credential holding an access document, and the real engine with
         // that document cached (so the standard path has no step-up).
