@@ -224,7 +224,7 @@ public struct ReaderSession {
         self.replayGuard = replayGuard
         self.random = random
         let key = configuration.identity.signingKey
-        self.signer = signer ?? { ProtocolCrypto.sign($0, with: key) }
+        self.signer = signer ?? { Primitives.sign($0, with: key) }
         self.result = TransactionResult(decision: .deny(.malformedInput, detail: "transaction did not run"),
                                         transactionID: [], credentialPublicKey: nil, version: nil, fast: false,
                                         stepUp: false, acknowledged: false, learnedPersistentKey: nil,
@@ -412,7 +412,7 @@ public struct ReaderSession {
 
         // Standard: ECDH now, sign the transcript.
         do {
-            let z = try ProtocolCrypto.ecdh(p.readerEphemeral, answer.deviceEphemeralKey)
+            let z = try Primitives.ecdh(privateKey: p.readerEphemeral, peerPublicKey: answer.deviceEphemeralKey)
             let k = KeySchedule.sharedK(z: z, transactionID: p.transactionID)
             step = .auth1(ctx)
             sharedK = k
@@ -470,8 +470,8 @@ public struct ReaderSession {
             return failOnChannel(.malformedInput, "AUTH1 response: credential key is not an uncompressed point", status: ReaderStatus.badDataContent)
         }
         result.credentialPublicKey = credentialKey
-        guard ProtocolCrypto.verify(answer.signature, over: ctx.signedData(reader: false), publicKey: credentialKey) else {
-            if !ProtocolCrypto.isPoint(credentialKey) {
+        guard Primitives.verifyRaw(signature: answer.signature, message: ctx.signedData(reader: false), publicKey: credentialKey) else {
+            if !Primitives.isPoint(credentialKey) {
                 return failOnChannel(.malformedInput, "AUTH1 response: credential key is not a P-256 point", status: ReaderStatus.badDataContent)
             }
             return failOnChannel(.badCredentialSignature, "device signature over the AUTH1 transcript does not verify with the credential key",

@@ -118,8 +118,8 @@ enum TransactionBenchmark {
         let sign = measure(n) { _ = Primitives.sign(signed, with: readerKey) }
         let verify = measure(n) { _ = Primitives.verifyRaw(signature: deviceSignature, message: signed, publicKey: credentialKey.publicBytes) }
         let x963 = measure(n) { _ = Primitives.x963KDF(sharedSecret: z, sharedInfo: tid, length: 32) }
-        let hkdf160 = measure(n) { _ = ProtocolCrypto.hkdf(z, salt: salt, info: info, count: 160) }
-        let hkdf32 = measure(n) { _ = ProtocolCrypto.hkdf(z, salt: salt + info, info: info, count: 32) }
+        let hkdf160 = measure(n) { _ = try? Primitives.hkdf(ikm: z, salt: salt, info: info, length: 160) }
+        let hkdf32 = measure(n) { _ = try? Primitives.hkdf(ikm: z, salt: salt + info, info: info, length: 32) }
         let openAuth1 = measure(n) { _ = try! Primitives.open(key: key, nonce: ivD, sealed: auth1Response) }
         let sealExchange = measure(n) { _ = try! Primitives.seal(key: key, nonce: ivR, plaintext: [0x97, 2, 1, 1]) }
         let openExchange = measure(n) { _ = try! Primitives.open(key: key, nonce: ivD, sealed: exchangeResponse) }
@@ -133,7 +133,7 @@ enum TransactionBenchmark {
         let randomBytes = measure(n) { _ = system.bytes(32) }
         let credentialPoint = credentialKey.publicBytes  // outside the loop: deriving it costs more than the lookup
         let wantsStepUp = measure(n) { _ = e.wantsStepUp(credentialPublicKey: credentialPoint) }
-        let isPoint = measure(n) { _ = ProtocolCrypto.isPoint(peerPublic) }
+        let isPoint = measure(n) { _ = Primitives.isPoint(peerPublic) }
         print("components")
         for (name, t) in [("key from 32 random bytes", keyFromBytes), ("SystemRandom 32 bytes", randomBytes),
                           ("engine wantsStepUp (cached doc)", wantsStepUp), ("P-256 point check", isPoint)] {
