@@ -443,7 +443,7 @@ public final class CredentialSession: APDUResponder {
         var channel = stepUpChannel ?? Self.stepUpChannel(sk)
         let request: DeviceRequest
         do {
-            let tlv = try TLV.parse(c.data)
+            let tlv = try TLV(parsing: c.data)
             guard tlv.tag == Tag.Envelope.data else { return ([], .incorrectData) }
             let sealed = try StepUpEnvelope.unwrap(c.data)
             let plain: [UInt8]
