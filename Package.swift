@@ -5,6 +5,7 @@
 import PackageDescription
 
 let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto")
+let cryptoExtras: Target.Dependency = .product(name: "_CryptoExtras", package: "swift-crypto")
 let argumentParser: Target.Dependency = .product(name: "ArgumentParser", package: "swift-argument-parser")
 
 let package = Package(
@@ -22,7 +23,7 @@ let package = Package(
         // Foundation: bytes, hex, incremental framing, the APDU seam between radios and protocol.
         .target(name: "ByteCore"),
         // Wire codecs: CBOR, COSE, BER-TLV, ISO 7816-4 APDUs.
-        .target(name: "Codecs", dependencies: ["ByteCore", crypto]),
+        .target(name: "Codecs", dependencies: ["ByteCore", crypto, cryptoExtras]),
         // Firmware certification tables, version ordering, verdicts, audits. The shipped tables
         // are firmware-tables/*.csv, compiled in at build time by the EmbedFirmwareTables plugin.
         .target(name: "Certification", dependencies: ["ByteCore"], plugins: ["EmbedFirmwareTables"]),

@@ -38,6 +38,8 @@ public struct BLEError: CodedError, CustomStringConvertible, Equatable {
         case notFound
         /// A virtual controller (Bumble, RootCanal) is not installed or did not start.
         case controllerUnavailable
+        /// A device address given by the user is not a valid static random address.
+        case badAddress
     }
 
     public let code: Code

@@ -4,6 +4,7 @@ import Crypto
 import Foundation
 import LockBenchTestSupport
 import OfflineUnlock
+import LockBenchTestSupport
 import XCTest
 @testable import AccessProtocol
 

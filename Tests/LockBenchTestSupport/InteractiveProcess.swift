@@ -7,6 +7,7 @@ public final class InteractiveProcess {
     private let output = Pipe()
     private var buffer = ""
     private var lines: [String] = []
+    private var seen: [String] = []
     private let condition = NSCondition()
 
     public init(_ arguments: [String], currentDirectory: URL? = nil) throws {
@@ -23,6 +24,7 @@ public final class InteractiveProcess {
             self.buffer += String(decoding: data, as: UTF8.self)
             while let nl = self.buffer.firstIndex(of: "\n") {
                 self.lines.append(String(self.buffer[..<nl]))
+                self.seen.append(String(self.buffer[..<nl]))
                 self.buffer = String(self.buffer[self.buffer.index(after: nl)...])
             }
             self.condition.broadcast()
@@ -48,6 +50,9 @@ public final class InteractiveProcess {
             }
         }
     }
+
+    /// Every line printed so far, consumed or not.
+    public var allLines: [String] { condition.lock(); defer { condition.unlock() }; return seen }
 
     public func terminate() {
         if process.isRunning { process.terminate(); process.waitUntilExit() }

@@ -40,6 +40,13 @@ public struct AdvertisingReport: Equatable, Sendable {
     public var address: BLEAddress
     public var data: [UInt8]
     public var rssi: Int8
+
+    public init(eventType: UInt8, address: BLEAddress, data: [UInt8], rssi: Int8) {
+        self.eventType = eventType
+        self.address = address
+        self.data = data
+        self.rssi = rssi
+    }
 }
 
 /// One LE Extended Advertising Report entry (§7.7.65.13).

@@ -1,6 +1,7 @@
 import ByteCore
 import Crypto
 import Foundation
+import _CryptoExtras
 
 /// Why a cryptographic primitive refused its input. Tests match on `code`.
 public struct PrimitiveError: CodedError, Equatable, CustomStringConvertible, Sendable {
@@ -268,6 +269,21 @@ public enum Primitives {
             throw PrimitiveError(.unsupportedParameter, "AES-GCM nonce of \(nonce.count) bytes; LockBench uses 12")
         }
         return (SymmetricKey(data: key), n)
+    }
+
+    // MARK: AES-128, one block
+
+    /// AES-128 of one 16-byte block (ECB, no padding): the BLE advertisement's rotating tag
+    /// (ALIRO-FACTS BLE). FIPS-197 C.1 is its test vector.
+    public static func aes128Block(key: [UInt8], block: [UInt8]) throws(PrimitiveError) -> [UInt8] {
+        guard key.count == 16, block.count == 16 else {
+            throw PrimitiveError(.unsupportedParameter, "AES-128 block: key of \(key.count) and block of \(block.count) bytes; both must be 16")
+        }
+        var out = block
+        do { try AES.permute(&out, key: SymmetricKey(data: key)) } catch {
+            throw PrimitiveError(.unsupportedParameter, "AES-128 block failed: \(error)")
+        }
+        return out
     }
 
     // MARK: Hashes
