@@ -32,6 +32,8 @@ public struct TransactionOutcome: Sendable, Equatable {
     public var decided: Bool = false
     /// The link failed after the lock decided and acted: the credential never heard the answer.
     public var linkLostAfterDecision: String? = nil
+    /// Why it was refused, by layer (nil for a grant). Outcomes and logs print `refusal.code`.
+    public var refusal: Refusal? = nil
 
     public struct Timings: Sendable, Equatable {
         /// Wall time of the whole transaction, seconds.
@@ -136,7 +138,8 @@ public final class LockReader {
                                   acknowledged: result.acknowledged, interface: configuration.interface, at: time,
                                   timings: .init(total: total, transport: Double(transportNanos) / 1e9, commands: commands),
                                   transcript: result.transcript, readerStatus: result.readerStatus, mailbox: MailboxRecord(result),
-                                  decided: result.decided, linkLostAfterDecision: result.linkLostAfterDecision)
+                                  decided: result.decided, linkLostAfterDecision: result.linkLostAfterDecision,
+                                  refusal: result.lockRefusal ?? Refusal.attributing(result))
     }
 
     private func drive(_ initial: ReaderSession, over link: APDUTransceiver, at time: Date,

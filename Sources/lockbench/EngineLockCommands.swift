@@ -149,6 +149,9 @@ struct DecideCommand: ParsableCommand {
         var time: String
         var auditSeq: UInt64
         var stepUpWanted: Bool
+        /// The layer that refused (engine, lock), and the reader status a phone would hear.
+        var layer: String?
+        var readerStatus: String
     }
 
     func run() throws {
@@ -161,13 +164,14 @@ struct DecideCommand: ParsableCommand {
         let p = Presentation(credentialPublicKey: key, transactionID: tid, interface: iface, protocolVersion: v, fast: false,
                              accessDocuments: try accessDoc.map { try KeyFiles.readBytes($0, what: "access document") },
                              revocationDocuments: try revocationDoc.map { try KeyFiles.readBytes($0, what: "revocation document") })
-        let d = lock.decide(p)
+        // The same path as a transaction on a radio: the lock decides, acts and records.
+        let outcome = lock.apply(.presentation(p))
+        let d = outcome.decision
         var r = Result(decision: d.isGrant ? "grant" : "deny", lock: lock.boltName, time: RFC3339.format(lock.clock.now()),
-                       auditSeq: lock.audit.head.seq, stepUpWanted: stepUp)
-        switch d {
-        case .grant(let id): r.credential = id
-        case .deny(let reason, let detail): r.reason = reason.rawValue; r.detail = detail
-        }
+                       auditSeq: lock.audit.head.seq, stepUpWanted: stepUp, layer: outcome.refusal?.layer.rawValue,
+                       readerStatus: String(format: "%04X", outcome.readerStatus))
+        if case .grant(let id) = d { r.credential = id }
+        if let refusal = outcome.refusal { r.reason = refusal.code; r.detail = refusal.detail }
         if json { print(KeyFiles.json(r)) } else {
             print(d.isGrant ? "grant \(r.credential ?? "") — lock \(r.lock)" : "deny \(r.reason!): \(r.detail!)")
         }

@@ -149,6 +149,10 @@ struct LockTransact: ParsableCommand {
         /// The reader status the closing EXCHANGE carried, 4 hex digits.
         var readerStatus: String?
         var mailbox: MailboxRecord?
+        /// The layer that refused: engine, protocol, transport, lock.
+        var layer: String?
+        /// The lock decided, but the link dropped before the phone heard the answer.
+        var unheard: String?
         var apdus: [String]?
     }
 
@@ -180,10 +184,12 @@ struct LockTransact: ParsableCommand {
                          transportMs: (outcome.timings.transport * 1e5).rounded() / 100, commands: outcome.timings.commands,
                          readerStatus: outcome.readerStatus.map { String(format: "%04X", $0) }, mailbox: outcome.mailbox,
                          apdus: transcript ? outcome.transcript.map { "\($0.direction.rawValue) \($0.label): \(Hex.encode($0.bytes))" } : nil)
-        if case .deny(let reason, let detail) = outcome.decision {
-            out.reason = reason.rawValue
-            out.detail = detail
+        if let refusal = outcome.refusal {
+            out.reason = refusal.code
+            out.detail = refusal.detail
+            out.layer = refusal.layer.rawValue
         }
+        out.unheard = outcome.linkLostAfterDecision
         if json {
             print(KeyFiles.json(out))
         } else {
@@ -194,6 +200,7 @@ struct LockTransact: ParsableCommand {
                 print("deny \(out.reason!): \(out.detail!)")
             }
             if let mailbox = outcome.mailbox { print("  \(mailbox.line)") }
+            if let unheard = out.unheard { print("  the phone never heard the answer: \(unheard)") }
             for line in out.apdus ?? [] { print("  \(line)") }
         }
         if !outcome.granted { throw ExitCode(ExitCodes.negative) }
