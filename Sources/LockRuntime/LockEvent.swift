@@ -37,10 +37,13 @@ public struct LockEvent: Encodable, Sendable {
 
     /// The event for a finished transaction.
     public init(outcome: TransactionOutcome) {
+        let report = OutcomeReport(outcome, bolt: "")
         self.init(time: outcome.at, kind: outcome.granted ? .granted : .denied, radio: outcome.interface,
-                  message: outcome.granted ? "GRANTED" : "DENIED (\(outcome.refusal?.code ?? "?"))")
-        if let r = outcome.refusal { reason = r.code; detail = r.detail; layer = r.layer.rawValue }
-        unheard = outcome.linkLostAfterDecision
+                  message: report.eventMessage)
+        reason = report.reason
+        detail = report.detail
+        layer = report.layer
+        unheard = report.unheard
         credential = outcome.credentialID ?? outcome.credentialKey.map { "key:" + String($0.prefix(16)) }
         transaction = outcome.transactionID
         fast = outcome.fast

@@ -3,6 +3,7 @@ import ByteCore
 import Codecs
 import Foundation
 import Lock
+import LockRuntime
 import OfflineUnlock
 
 /// Options shared by the commands that open a lock's configuration and state.
@@ -140,20 +141,6 @@ struct DecideCommand: ParsableCommand {
     @Flag(help: "Print the decision as JSON.")
     var json = false
 
-    struct Result: Encodable {
-        var decision: String
-        var reason: String?
-        var detail: String?
-        var credential: String?
-        var lock: String
-        var time: String
-        var auditSeq: UInt64
-        var stepUpWanted: Bool
-        /// The layer that refused (engine, lock), and the reader status a phone would hear.
-        var layer: String?
-        var readerStatus: String
-    }
-
     func run() throws {
         guard let v = ProtocolVersionText.parse(version) else { throw UserError(message: "--version \"\(version)\" is not like 1.0") }
         guard let iface = RadioInterface(rawValue: transport) else { throw UserError(message: "--transport must be nfc, ble or socket") }
@@ -166,16 +153,10 @@ struct DecideCommand: ParsableCommand {
                              revocationDocuments: try revocationDoc.map { try KeyFiles.readBytes($0, what: "revocation document") })
         // The same path as a transaction on a radio: the lock decides, acts and records.
         let outcome = lock.apply(.presentation(p))
-        let d = outcome.decision
-        var r = Result(decision: d.isGrant ? "grant" : "deny", lock: lock.boltName, time: RFC3339.format(lock.clock.now()),
-                       auditSeq: lock.audit.head.seq, stepUpWanted: stepUp, layer: outcome.refusal?.layer.rawValue,
-                       readerStatus: String(format: "%04X", outcome.readerStatus))
-        if case .grant(let id) = d { r.credential = id }
-        if let refusal = outcome.refusal { r.reason = refusal.code; r.detail = refusal.detail }
-        if json { print(KeyFiles.json(r)) } else {
-            print(d.isGrant ? "grant \(r.credential ?? "") — lock \(r.lock)" : "deny \(r.reason!): \(r.detail!)")
-        }
-        if !d.isGrant { throw ExitCode(ExitCodes.negative) }
+        var report = OutcomeReport(outcome, presentation: p, bolt: lock.boltName, at: lock.clock.now())
+        report.stepUpWanted = stepUp
+        if json { print(KeyFiles.json(report)) } else { print(report.line) }
+        if !report.granted { throw ExitCode(ExitCodes.negative) }
     }
 }
 
