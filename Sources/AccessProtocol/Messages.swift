@@ -144,11 +144,11 @@ public struct SelectResponse: Equatable, Sendable {
 
     func proprietary() -> TLV {
         var children = [TLV(Tag.FCI.type, [0x00, 0x00]),
-                        TLV(Tag.FCI.versions, versions.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] })]
+                        TLV(Tag.FCI.versions, versions.flatMap(\.bigEndianBytes))]
         if let maxCommand, let maxResponse {
             children.append(TLV(Tag.FCI.capabilities, children: [
-                TLV(Tag.FCI.integer, [UInt8(maxCommand >> 8), UInt8(maxCommand & 0xFF)]),
-                TLV(Tag.FCI.integer, [UInt8(maxResponse >> 8), UInt8(maxResponse & 0xFF)]),
+                TLV(Tag.FCI.integer, maxCommand.bigEndianBytes),
+                TLV(Tag.FCI.integer, maxResponse.bigEndianBytes),
             ]))
         }
         if let vendor { children.append(TLV(Tag.FCI.vendor, vendor)) }
@@ -224,7 +224,7 @@ public struct Auth0Command: Equatable, Sendable {
 
     public func encoded() -> [UInt8] {
         var t = [TLV(Tag.Auth0.flags, [flags]), TLV(Tag.Auth0.policy, [policy]),
-                 TLV(Tag.Auth0.version, [UInt8(version >> 8), UInt8(version & 0xFF)]),
+                 TLV(Tag.Auth0.version, version.bigEndianBytes),
                  TLV(Tag.Auth0.readerEphemeralKey, readerEphemeralKey),
                  TLV(Tag.Auth0.transactionID, transactionID), TLV(Tag.Auth0.readerID, readerID)]
         if let vendorExtension { t.append(TLV(Tag.Auth0.vendorExtension, vendorExtension)) }

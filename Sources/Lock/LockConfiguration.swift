@@ -43,7 +43,52 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
     public struct BLE: Codable, Equatable, Sendable {
         /// `hci0`, `uart:/dev/ttyUSB0`, `tcp:HOST:PORT`, `unix:PATH`; absent = no BLE.
         public var transport: String?
+        /// The lock's static random address (`C3:12:34:56:78:9A`); absent = derived from the reader
+        /// identity (docs/ble.md). Checked where the BLE layer parses it (`lock run`).
+        public var address: String?
+        /// A link with no access-protocol channel open for this long is dropped.
+        public var idleTimeout: TimeInterval = 5
+        /// A channel with no traffic for this long is closed and its link dropped.
+        public var transactionTimeout: TimeInterval = 10
+        /// The group resolving key (16 bytes, 32 hex digits) the advertisement's rotating tag is
+        /// computed under; absent = derived from the reader group id (docs/ble.md).
+        public var groupResolvingKey: String?
+        /// How long one rotating tag (and its expiry) lives.
+        public var tagRotation: TimeInterval = 900
+
         public init(transport: String? = nil) { self.transport = transport }
+
+        enum CodingKeys: String, CodingKey { case transport, address, idleTimeout, transactionTimeout, groupResolvingKey, tagRotation }
+
+        public init(from decoder: Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            func duration(_ k: CodingKeys) throws -> TimeInterval? {
+                guard let s = try c.decodeIfPresent(String.self, forKey: k) else { return nil }
+                guard let d = DurationText.parse(s), d > 0, d <= 86_400 * 7 else {
+                    throw DecodingError.dataCorruptedError(forKey: k, in: c, debugDescription: "\"\(s)\" is not a duration like 5s, 10s, 15m (more than 0, at most 7d)")
+                }
+                return d
+            }
+            transport = try c.decodeIfPresent(String.self, forKey: .transport)
+            address = try c.decodeIfPresent(String.self, forKey: .address)
+            if let v = try duration(.idleTimeout) { idleTimeout = v }
+            if let v = try duration(.transactionTimeout) { transactionTimeout = v }
+            if let v = try duration(.tagRotation) { tagRotation = v }
+            groupResolvingKey = try c.decodeIfPresent(String.self, forKey: .groupResolvingKey)
+            if let k = groupResolvingKey, Hex.decode(k)?.count != 16 {
+                throw DecodingError.dataCorruptedError(forKey: .groupResolvingKey, in: c, debugDescription: "must be 32 hex digits (16 bytes), got \"\(k)\"")
+            }
+        }
+
+        public func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encodeIfPresent(transport, forKey: .transport)
+            try c.encodeIfPresent(address, forKey: .address)
+            try c.encode(DurationText.format(idleTimeout), forKey: .idleTimeout)
+            try c.encode(DurationText.format(transactionTimeout), forKey: .transactionTimeout)
+            try c.encodeIfPresent(groupResolvingKey, forKey: .groupResolvingKey)
+            try c.encode(DurationText.format(tagRotation), forKey: .tagRotation)
+        }
     }
 
     /// How the reader meets credentials built differently (docs/protocol.md "Optional elements").

@@ -58,6 +58,14 @@ public final class LockService: @unchecked Sendable {
         return outcome
     }
 
+    /// A clean stop: waits for a transaction in progress, secures the bolt if a grant left it
+    /// unsecured, and writes the state. Returns whether the bolt had to be secured.
+    @discardableResult
+    public func secureForStop() throws(LockError) -> Bool {
+        mutex.lock(); defer { mutex.unlock() }
+        return try lock.secureNow()
+    }
+
     /// Writes what the reader learnt since the last decision (on a clean stop).
     public func flush() {
         mutex.lock(); defer { mutex.unlock() }

@@ -3,6 +3,7 @@ import Codecs
 import Crypto
 import Foundation
 import OfflineUnlock
+import LockBenchTestSupport
 import XCTest
 @testable import AccessProtocol
 

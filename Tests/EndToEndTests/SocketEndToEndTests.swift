@@ -1,4 +1,5 @@
 import Foundation
+import LockBenchTestSupport
 import XCTest
 
 /// Two `lockbench` processes on loopback: `credential serve` (the phone) and `lock transact` (the

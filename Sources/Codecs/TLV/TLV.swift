@@ -12,7 +12,7 @@ import ByteCore
 // Two phases, as STYLE §3: bytes → `TLV` (generic tree, on slices) → typed message (Messages.swift).
 
 /// A parse error with a stable code (tests match on `code`), a human reason and the byte offset.
-public struct TLVError: Error, Equatable, CustomStringConvertible, Sendable {
+public struct TLVError: CodedError, Equatable, CustomStringConvertible, Sendable {
     public enum Code: String, Sendable {
         /// The input ended inside a tag.
         case truncatedTag = "tlv.truncated_tag"
@@ -77,8 +77,8 @@ public struct TLV: Equatable, Hashable, Sendable {
     // MARK: Encoding
 
     public static func tagBytes(_ tag: UInt32) -> [UInt8] {
-        if tag > 0xFFFF { return [UInt8(tag >> 16), UInt8(truncatingIfNeeded: tag >> 8), UInt8(truncatingIfNeeded: tag)] }
-        if tag > 0xFF { return [UInt8(tag >> 8), UInt8(truncatingIfNeeded: tag)] }
+        if tag > 0xFFFF { return Array(tag.bigEndianBytes.dropFirst()) }
+        if tag > 0xFF { return UInt16(tag).bigEndianBytes }
         return [UInt8(tag)]
     }
 
@@ -86,7 +86,7 @@ public struct TLV: Equatable, Hashable, Sendable {
         precondition(count >= 0 && count <= 0xFFFF, "BER-TLV length out of range")
         if count < 0x80 { return [UInt8(count)] }
         if count <= 0xFF { return [0x81, UInt8(count)] }
-        return [0x82, UInt8(count >> 8), UInt8(count & 0xFF)]
+        return [0x82] + UInt16(count).bigEndianBytes
     }
 
     public func encoded() -> [UInt8] {
