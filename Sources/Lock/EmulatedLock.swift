@@ -68,7 +68,7 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
     /// secure-channel failure, malformed APDU…): `apply(.refused)` with the protocol's reason.
     public func recordProtocolFailure(_ reason: DenyReason, detail: String, transactionID: [UInt8], interface: RadioInterface) {
         let layer: Refusal.Layer = detail.hasPrefix("transport:") ? .transport : .protocol
-        _ = apply(.refused(Refusal(layer, reason, detail: detail), transactionID: transactionID, interface: interface))
+        _ = apply(.refused(Refusal(layer, reason, detail: detail), transaction: TransactionID(transactionID), interface: interface))
     }
 
     /// The one path from a transaction to the lock's action and its record: the engine decides
@@ -82,7 +82,7 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
         switch input {
         case .refused(let refusal, let tid, let interface):
             let reason = DenyReason(rawValue: refusal.code) ?? .malformedInput
-            return commit(.deny(reason, detail: refusal.detail), refusal: refusal, credential: nil, transaction: tid,
+            return commit(.deny(reason, detail: refusal.detail), refusal: refusal, credential: nil, transaction: tid.bytes,
                           interface: interface, at: now)
         case .presentation(let p):
             if case .jammed = bolt.state(at: now) {

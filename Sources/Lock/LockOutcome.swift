@@ -8,7 +8,7 @@ public enum LockInput: Sendable {
     /// A credential proved its key (and delivered its documents): decide and act.
     case presentation(Presentation)
     /// The protocol or the transport ended the transaction before any decision: record it.
-    case refused(Refusal, transactionID: [UInt8], interface: RadioInterface)
+    case refused(Refusal, transaction: TransactionID, interface: RadioInterface)
 }
 
 /// The lock's own reasons (its bolt, its storage), beside the engine's and the protocol's.

@@ -51,7 +51,7 @@ public final class LockService: @unchecked Sendable {
             lock.apply(.presentation(presentation)).resolution
         }
         if !outcome.decided, let refusal = outcome.refusal {
-            _ = lock.apply(.refused(refusal, transactionID: Hex.decode(outcome.transactionID) ?? [], interface: interface))
+            _ = lock.apply(.refused(refusal, transaction: outcome.id, interface: interface))
         }
         let memory = ReaderMemory(fast: reader.fastCache, replay: reader.replayGuard)
         if let blob = try? JSONEncoder().encode(memory), blob != lock.fastCache { lock.stageFastCache(blob) }

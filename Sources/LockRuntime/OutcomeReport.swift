@@ -69,7 +69,7 @@ public struct OutcomeReport: Encodable, Sendable {
         layer = outcome.refusal?.layer.rawValue
         if case .grant(let id) = outcome.decision { credential = id }
         credentialKey = presentation.credentialPublicKey.hex
-        transactionID = Hex.encode(presentation.transactionID)
+        transactionID = TransactionID(presentation.transactionID).hex
         version = ProtocolVersionText.format(presentation.protocolVersion)
         fast = presentation.fast
         stepUp = !presentation.accessDocuments.isEmpty || !presentation.revocationDocuments.isEmpty
