@@ -53,7 +53,7 @@ let package = Package(
             "LockRuntime", "Certification", "NFC", "BLE", "Conformance", argumentParser,
         ]),
         .executableTarget(name: "lockbench-bench", dependencies: [
-            "LockRuntime", "Certification", "AccessProtocol", "OfflineUnlock", "Codecs", "LockBenchTestSupport", crypto,
+            "LockRuntime", "Certification", "AccessProtocol", "OfflineUnlock", "Codecs", "LockBenchTestSupport", crypto, argumentParser,
         ]),
 
         // What the tests share: paths, the lockbench process runner, the fuzz runner, fixtures,
@@ -75,7 +75,7 @@ let package = Package(
         .testTarget(name: "BLETests", dependencies: ["BLE", "ByteCore", "LockBenchTestSupport"]),
         .testTarget(name: "LockRuntimeTests", dependencies: ["LockRuntime", "AccessProtocol", "OfflineUnlock", "Lock", "NFC", "VirtualPN532", "ByteCore", "Codecs", "LockBenchTestSupport", crypto]),
         // Whole-program tests: run the built `lockbench` binary as a user would.
-        .testTarget(name: "EndToEndTests", dependencies: ["lockbench", "LockRuntime", "LockBenchTestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["lockbench", "lockbench-bench", "LockRuntime", "LockBenchTestSupport"]),
     ],
     swiftLanguageModes: [.v5]
 )

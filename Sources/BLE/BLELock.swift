@@ -21,12 +21,12 @@ public final class BLEReaderSession: APDUTransceiver {
     }
 
     public func transceive(_ command: [UInt8]) throws -> [UInt8] {
-        try channel.send(AliroFrame.command(command).encoded)
+        try channel.send(AliroFrame.command(command).encoded())
         let deadline = Date(timeIntervalSinceNow: responseTimeout)
         while true {
             let remaining = deadline.timeIntervalSinceNow
             guard remaining > 0 else { throw BLEError(.timeout, "BLE: no APDU response within \(responseTimeout) s") }
-            let frame = try AliroFrame(decoding: try channel.receive(timeout: remaining))
+            let frame = try AliroFrame(parsing: try channel.receive(timeout: remaining))
             if frame.type == AliroFrame.Kind.apdu && frame.id == AliroFrame.ID.response {
                 exchanges += 1
                 return frame.payload
@@ -195,7 +195,7 @@ public final class BLELock {
     private func serve(_ channel: L2CAPChannel) {
         let session = BLEReaderSession(channel: channel, responseTimeout: configuration.responseTimeout)
         transaction(session)
-        try? channel.send(AliroFrame.completed(session.completionPayload).encoded)
+        try? channel.send(AliroFrame.completed(session.completionPayload).encoded())
         counters.withLock { _transactions += 1 }
         onEvent?(.transactionFinished(channel.peer, exchanges: session.exchanges))
         // The phone disconnects on "completed"; if it does not, the lock does.

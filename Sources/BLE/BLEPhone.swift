@@ -61,10 +61,10 @@ public final class BLEPhoneSession {
             } catch where error.code == .channelClosed {
                 return (answered, nil)
             }
-            let frame = try AliroFrame(decoding: sdu)
+            let frame = try AliroFrame(parsing: sdu)
             switch (frame.type, frame.id) {
             case (AliroFrame.Kind.apdu, AliroFrame.ID.command):
-                try channel.send(AliroFrame.response(responder.respond(to: frame.payload)).encoded)
+                try channel.send(AliroFrame.response(responder.respond(to: frame.payload)).encoded())
                 answered += 1
             case (AliroFrame.Kind.notification, AliroFrame.ID.completed):
                 return (answered, frame.payload)

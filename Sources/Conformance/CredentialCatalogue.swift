@@ -91,7 +91,7 @@ public enum CredentialCatalogue {
                 let fci: SelectResponse
                 do { fci = try SelectResponse(parsing: r.data) } catch { return .fail("FCI does not parse: \(error)", actual: r.data) }
                 guard fci.aid == AID.expedited else { return .fail("84 is not the access AID", expected: AID.expedited, actual: fci.aid) }
-                let a5 = try TLV.parse(fci.proprietaryTLV).children()
+                let a5 = try TLV(parsing: fci.proprietaryTLV).children()
                 guard let type = a5.first(Tag.FCI.type)?.value, type == [0, 0] else {
                     return .fail("A5 lacks 80 02 0000", expected: [0x80, 0x02, 0x00, 0x00], actual: a5.first.map { Array($0.encoded().prefix(4)) })
                 }
@@ -179,9 +179,9 @@ public enum CredentialCatalogue {
                 guard let key = t.first(Tag.Auth1.credentialKey)?.value else {
                     return .fail("AUTH1 flags asked for 5A; the plaintext has none (tags \(t.map { Hex.encode(TLV.tagBytes($0.tag)) }))")
                 }
-                guard key.count == 65, ProtocolCrypto.isPoint(key) else { return .fail("5A is not a 65-byte P-256 point", actual: key) }
+                guard key.count == 65, Primitives.isPoint(key) else { return .fail("5A is not a 65-byte P-256 point", actual: key) }
                 guard let sig = t.first(Tag.Auth1.signature)?.value, sig.count == 64 else { return .fail("9E 40 device signature missing") }
-                guard ProtocolCrypto.verify(sig, over: p.context!.signedData(reader: false), publicKey: key) else {
+                guard Primitives.verifyRaw(signature: sig, message: p.context!.signedData(reader: false), publicKey: key) else {
                     return .fail("the device signature does not verify over 4D‖86‖87‖4C‖93 4E887B4C with the 5A key (§6)", actual: sig)
                 }
                 for (tag, length) in [(Tag.Auth1.signaling, 2), (Tag.Auth1.credentialTimestamp, 20), (Tag.Auth1.revocationTimestamp, 20)] {
@@ -202,7 +202,7 @@ public enum CredentialCatalogue {
                 let t = try p.auth1(returnPublicKey: false)
                 guard let slot = t.first(Tag.Auth1.keySlot)?.value else { return .fail("no 4E key slot in the AUTH1 answer") }
                 guard let key = profile.credentialKey else { return .notApplicable("the credential key is unknown (no 5A in discovery)") }
-                let expected = ProtocolCrypto.keySlot(key)
+                let expected = KeySchedule.keySlot(key)
                 return slot == expected ? .pass("4E matches the key") : .fail("4E is not SHA-1(5A)[0:8]", expected: expected, actual: slot)
             }
         },
@@ -211,7 +211,7 @@ public enum CredentialCatalogue {
             try phone.transaction("auth1.bad-reader-signature") { p in
                 try p.select()
                 try p.auth0()
-                var sig = ProtocolCrypto.sign(p.context!.signedData(reader: true), with: p.identity.signingKey)
+                var sig = Primitives.sign(p.context!.signedData(reader: true), with: p.identity.signingKey)
                 sig[63] ^= 0xFF
                 let r = try p.sendAuth1(signature: sig)
                 guard r.status != .success else { return .fail("the phone accepted a wrong reader signature (AUTH1 answered 9000)", expected: [0x69, 0x82], actual: [0x90, 0x00]) }
@@ -340,7 +340,7 @@ public enum CredentialCatalogue {
                     }
                     return .fail("the phone asked for the step-up SELECT (5E bit 2) but answered it \(s.status)", expected: [0x90, 0x00], actual: s.status.bytes)
                 }
-                guard let fci = try? TLV.parse(s.data), fci.tag == Tag.FCI.template, (try? fci.children().first(Tag.FCI.aid)?.value) == AID.stepUp else {
+                guard let fci = try? TLV(parsing: s.data), fci.tag == Tag.FCI.template, (try? fci.children().first(Tag.FCI.aid)?.value) == AID.stepUp else {
                     return .fail("step-up SELECT answer is not 6F { 84 step-up AID }", expected: StepUpSelectResponse.encoded(), actual: s.data)
                 }
                 return try Self.envelopeVerdict(p, profile)

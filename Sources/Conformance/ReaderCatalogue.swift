@@ -228,7 +228,7 @@ public enum ReaderCatalogue {
             do { a = try Auth0Command(parsing: c.data) } catch { return .fail("AUTH0 data: \(error)", actual: c.data) }
             guard reader.base.versions.contains(a.version) else { return .fail("AUTH0 chose version \(a.version), not among the phone's", actual: [UInt8(a.version >> 8), UInt8(a.version & 0xFF)]) }
             guard (1...3).contains(a.policy) else { return .fail("AUTH0 policy \(a.policy) is not 01, 02 or 03", actual: [a.policy]) }
-            guard ProtocolCrypto.isPoint(a.readerEphemeralKey) else { return .fail("87 is not a P-256 point", actual: a.readerEphemeralKey) }
+            guard Primitives.isPoint(a.readerEphemeralKey) else { return .fail("87 is not a P-256 point", actual: a.readerEphemeralKey) }
             return .pass("flags \(Hex.encode([a.flags])), policy \(Hex.encode([a.policy])), version \(Hex.encode([UInt8(a.version >> 8), UInt8(a.version & 0xFF)]))")
         },
         ReaderCheck("rdr.le", section: "§2", title: "Le on SELECT, AUTH0, AUTH1, EXCHANGE and ENVELOPE; none on CONTROL FLOW") { reader, _ in

@@ -121,7 +121,7 @@ public final class ReaderProbe {
         do { answer = try Auth0Response(parsing: r.data) } catch {
             throw CheckStop(.fail("AUTH0 answer is not 86 41 key [9D 40 cryptogram] (§4): \(error)", actual: r.data))
         }
-        guard ProtocolCrypto.isPoint(answer.deviceEphemeralKey) else {
+        guard Primitives.isPoint(answer.deviceEphemeralKey) else {
             throw CheckStop(.fail("AUTH0 answer: 86 is not a P-256 point (§4)", actual: answer.deviceEphemeralKey))
         }
         auth0Answer = answer
@@ -132,7 +132,7 @@ public final class ReaderProbe {
                                     fciProprietary: fci.proprietaryTLV, deviceEphemeralKey: answer.deviceEphemeralKey)
         context = ctx
         do {
-            k = KeySchedule.sharedK(z: try ProtocolCrypto.ecdh(eph, answer.deviceEphemeralKey), transactionID: cmd.transactionID)
+            k = KeySchedule.sharedK(z: try Primitives.ecdh(privateKey: eph, peerPublicKey: answer.deviceEphemeralKey), transactionID: cmd.transactionID)
         } catch {
             throw CheckStop(.fail("ECDH with the device ephemeral key failed: \(error)", actual: answer.deviceEphemeralKey))
         }
@@ -144,7 +144,7 @@ public final class ReaderProbe {
     public func sendAuth1(returnPublicKey: Bool = true, signature: [UInt8]? = nil, signingKey: P256.Signing.PrivateKey? = nil,
                           extra: [UInt8] = []) throws -> ResponseAPDU {
         guard let ctx = context else { throw CheckStop(.fail("AUTH1 before AUTH0")) }
-        let sig = signature ?? ProtocolCrypto.sign(ctx.signedData(reader: true), with: signingKey ?? identity.signingKey)
+        let sig = signature ?? Primitives.sign(ctx.signedData(reader: true), with: signingKey ?? identity.signingKey)
         var apdu = Auth1Command(flags: returnPublicKey ? Auth1Command.flagReturnPublicKey : 0, signature: sig).apdu
         apdu.data += extra
         return try send(apdu)
@@ -210,7 +210,7 @@ public final class ReaderProbe {
         let sealed: [UInt8]
         if let counter {
             guard let key = readerKeys[which] else { throw CheckStop(.fail("no reader key remembered for the \(which.rawValue) channel")) }
-            sealed = ProtocolCrypto.seal(plaintext, key: key, iv: SecureChannel.iv(prefix: SecureChannel.readerPrefix, counter: counter))
+            sealed = try Primitives.seal(key: key, nonce: SecureChannel.iv(prefix: SecureChannel.readerPrefix, counter: counter), plaintext: plaintext)
         } else {
             sealed = try channel.seal(plaintext)
         }

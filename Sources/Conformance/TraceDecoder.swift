@@ -58,7 +58,7 @@ struct ObservedChannel {
         let next = fromReader ? nextReader : nextDevice
         let candidates = [next] + Array(next + 1...next + 3) + Array((1..<max(next, 1)).reversed().prefix(8))
         for c in candidates {
-            guard let plain = ProtocolCrypto.open(sealed, key: key, iv: SecureChannel.iv(prefix: prefix, counter: c)) else { continue }
+            guard let plain = try? Primitives.open(key: key, nonce: SecureChannel.iv(prefix: prefix, counter: c), sealed: sealed) else { continue }
             var note = "\(name) channel, \(fromReader ? "reader" : "device") counter \(c)"
             if c < next { note += " — REPLAYED (expected \(next))" } else if c > next { note += " — SKIPPED (expected \(next))" }
             if c >= next { if fromReader { nextReader = c + 1 } else { nextDevice = c + 1 } }
@@ -166,7 +166,7 @@ struct SessionState {
             lines += tlvLines(whole, .selectResponse)
             if let fciParsed = try? SelectResponse(parsing: whole) {
                 if fciParsed.aid == AID.expedited { fci = fciParsed.proprietaryTLV }
-            } else if (try? TLV.parse(whole))?.tag == Tag.FCI.template, stepUp == nil, let sk = stepUpSK {
+            } else if (try? TLV(parsing: whole))?.tag == Tag.FCI.template, stepUp == nil, let sk = stepUpSK {
                 let s = KeySchedule.stepUpKeys(stepUpSK: sk)
                 stepUp = ObservedChannel(name: "step-up", readerKey: s.reader, deviceKey: s.device)
             }
@@ -227,7 +227,7 @@ struct SessionState {
         }
         let own = Array(priv.publicKey.x963Representation)
         let peer = own == a.readerEphemeralKey ? answer.deviceEphemeralKey : a.readerEphemeralKey
-        guard let z = try? ProtocolCrypto.ecdh(priv, peer) else { return lines + ["ECDH failed with the recorded ephemeral key"] }
+        guard let z = try? Primitives.ecdh(privateKey: priv, peerPublicKey: peer) else { return lines + ["ECDH failed with the recorded ephemeral key"] }
         let k = KeySchedule.sharedK(z: z, transactionID: a.transactionID)
         if groupKeys.isEmpty {
             lines.append("no public key for reader group \(group.hex): give --reader-key (identity JSON, lock config or PEM)")
@@ -246,7 +246,7 @@ struct SessionState {
             var lines = ["decrypted (\(note)):"]
             lines += tlvLines(plain, .auth1Plaintext).map { "  " + $0 }
             if let t = try? TLV.parseAll(plain), let key = t.first(Tag.Auth1.credentialKey)?.value, let sig = t.first(Tag.Auth1.signature)?.value {
-                let ok = ProtocolCrypto.verify(sig, over: c.context.signedData(reader: false), publicKey: key)
+                let ok = Primitives.verifyRaw(signature: sig, message: c.context.signedData(reader: false), publicKey: key)
                 lines.append(ok ? "device signature verifies with 5A" : "device signature does NOT verify with 5A")
             }
             return lines
@@ -302,7 +302,7 @@ struct SessionState {
         }
         guard stepUp != nil else { return ["53 { \"data\": \(sealed.count) bytes }"] + missingKeys() }
         guard let (plain, note) = stepUp!.open(sealed, fromReader: fromReader) else { return ["does not open under the step-up keys"] }
-        guard let cbor = try? CBOR.decode(plain) else { return ["decrypted (\(note)), not CBOR: \(plain.hex)"] }
+        guard let cbor = try? CBOR(parsing: plain) else { return ["decrypted (\(note)), not CBOR: \(plain.hex)"] }
         return ["decrypted (\(note)) \(fromReader ? "DeviceRequest" : "DeviceResponse"):", "  " + Self.diagnostic(cbor, depth: 0)]
     }
 
@@ -362,7 +362,7 @@ struct SessionState {
             return "{" + m.map { (diagnostic($0.key, depth: depth + 1), diagnostic($0.value, depth: depth + 1)) }
                 .sorted { $0.0 < $1.0 }.map { "\($0.0): \($0.1)" }.joined(separator: ", ") + "}"
         case .tagged(let tag, let inner):
-            if tag == 24, case .bytes(let b) = inner, let item = try? CBOR.decode(b) { return "24(<<\(diagnostic(item, depth: depth + 1))>>)" }
+            if tag == 24, case .bytes(let b) = inner, let item = try? CBOR(parsing: b) { return "24(<<\(diagnostic(item, depth: depth + 1))>>)" }
             return "\(tag)(\(diagnostic(inner, depth: depth + 1)))"
         case .simple(let v): return "simple(\(v))"
         case .bool(let b): return b ? "true" : "false"

@@ -60,7 +60,7 @@ public struct BTSnoopCapture {
         var sdu: [ChannelKey: (expected: Int, data: [UInt8])] = [:]
         var out: [APDU] = []
         for record in records where record.h4.first == 0x02 {
-            guard let packet = try? ACLPacket(decoding: Array(record.h4.dropFirst())) else { continue }
+            guard let packet = try? ACLPacket(parsing: Array(record.h4.dropFirst())) else { continue }
             let key = Key(handle: packet.handle, received: record.received)
             var reassembler = acl[key] ?? L2CAPReassembler()
             let frames = (try? reassembler.feed(packet)) ?? []
@@ -86,7 +86,7 @@ public struct BTSnoopCapture {
                 }
                 if pending!.data.count >= pending!.expected {
                     sdu[ck] = nil
-                    if let f = try? AliroFrame(decoding: Array(pending!.data.prefix(pending!.expected))), f.type == AliroFrame.Kind.apdu {
+                    if let f = try? AliroFrame(parsing: Array(pending!.data.prefix(pending!.expected))), f.type == AliroFrame.Kind.apdu {
                         out.append(APDU(isCommand: f.id == AliroFrame.ID.command, bytes: f.payload, handle: packet.handle, cid: frame.cid))
                     }
                 } else {
