@@ -91,6 +91,27 @@ final class ConformanceEndToEndTests: XCTestCase {
         return UInt16(line.split(separator: ":").last!.trimmingCharacters(in: .whitespaces))!
     }
 
+    // MARK: - Usage, environment, the catalogue
+
+    func testExitCodesAndTheCatalogue() throws {
+        let usage = try lb(["conformance", "credential", "--reader-identity", "door.reader.json"], expect: 2)
+        XCTAssertTrue(usage.stderr.contains("give exactly one of --connect HOST:PORT, --nfc CONNSTRING, --ble TRANSPORT"), usage.stderr)
+        try lb(["conformance", "credential", "--reader-identity", "door.reader.json", "--connect", "127.0.0.1:1", "--only", "nope"], expect: 2)
+        let down = try lb(["conformance", "credential", "--reader-identity", "door.reader.json", "--connect", "127.0.0.1:1"], expect: 3)
+        XCTAssertTrue(down.stderr.contains("could not reach the phone"), down.stderr)
+        try lb(["conformance", "reader", "--listen", "0", "--nfc", "virtual"] + phoneFiles, expect: 2)
+        try lb(["conformance", "reader", "--nfc", "acr122_usb"] + phoneFiles, expect: 2)
+        try "> 00a4\n< zz\n".write(to: dir.appendingPathComponent("bad.hex"), atomically: true, encoding: .utf8)
+        let bad = try lb(["trace", "bad.hex"], expect: 2)
+        XCTAssertTrue(bad.stderr.contains("line 2"), bad.stderr)
+        try lb(["trace", "missing.transcript"], expect: 2)
+        let list = try lb(["conformance", "list", "--json"])
+        let entries = try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as! [[String: Any]]
+        XCTAssertGreaterThan(entries.filter { $0["direction"] as? String == "credential" }.count, 25)
+        XCTAssertGreaterThan(entries.filter { $0["direction"] as? String == "reader" }.count, 12)
+        XCTAssertTrue(entries.contains { $0["officialCase"] as? String == "nfc_rdr_neg_auth1_wrong_ud_signature" })
+    }
+
     // MARK: - Socket
 
     func testCredentialChecksPassAgainstLockBenchsPhoneOverSocketAndTheTranscriptDecodes() throws {
