@@ -62,7 +62,8 @@ public final class BLECentralLinks {
         config.advertisement.groupID = identity.groupID
         config.advertisement.subID = identity.subID
         config.responseTimeout = 5
-        var me: BLECentralLinks?
+        // The lock's closure reaches back to this object weakly (the lock is owned by it).
+        weak var me: BLECentralLinks?
         lock = try BLELock(configuration: config) { session in me?.serve(session) }
         me = self
         lock.start()
