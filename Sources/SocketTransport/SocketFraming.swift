@@ -1,5 +1,5 @@
 import ByteCore
-import Codecs
+
 
 /// How APDUs are cut out of a TCP byte stream.
 ///
@@ -39,18 +39,18 @@ public struct APDUStreamDecoder: Sendable {
     ///
     /// In raw mode a frame is "everything buffered", once it is long enough to be a whole APDU;
     /// call it after each `recv`.
-    public mutating func nextFrame() throws(ProtocolError) -> [UInt8]? {
+    public mutating func nextFrame() throws(SocketError) -> [UInt8]? {
         switch framing {
         case .length:
             guard buffer.count >= 2 else { return nil }
             let n = Int(buffer[0]) << 8 | Int(buffer[1])
-            guard n <= APDUStreamDecoder.maxFrame else { throw ProtocolError(.malformed, "frame length \(n) exceeds \(APDUStreamDecoder.maxFrame)") }
+            guard n <= APDUStreamDecoder.maxFrame else { throw SocketError(.malformed, "frame length \(n) exceeds \(APDUStreamDecoder.maxFrame)") }
             guard buffer.count >= 2 + n else { return nil }
             let frame = Array(buffer[2..<2 + n])
             buffer.removeFirst(2 + n)
             return frame
         case .raw:
-            guard buffer.count <= APDUStreamDecoder.maxFrame else { throw ProtocolError(.malformed, "more than \(APDUStreamDecoder.maxFrame) bytes without a frame boundary") }
+            guard buffer.count <= APDUStreamDecoder.maxFrame else { throw SocketError(.malformed, "more than \(APDUStreamDecoder.maxFrame) bytes without a frame boundary") }
             guard APDUStreamDecoder.couldBeComplete(buffer, kind) else { return nil }
             defer { buffer = [] }
             return buffer

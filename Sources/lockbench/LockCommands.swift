@@ -42,7 +42,10 @@ struct LockRun: ParsableCommand {
           lockbench lock run --config lock.json --nfc pn532_uart:/dev/ttyUSB0
         or a virtual PN532 served by this process on a pseudo-terminal (CI, no hardware):
           lockbench lock run --config lock.json --nfc virtual
-        or a virtual reader served by another process, like a USB reader on a bench:
+        PC/SC: a CCID desk reader (ACR1252U, HID Omnikey, Identiv) through pcscd, the first one or by name
+          lockbench lock run --config lock.json --nfc pcsc
+          lockbench lock run --config lock.json --nfc "pcsc:Virtual PCD 00 00"
+        (`lockbench pcsc list` shows the names; docs/pcsc.md). Or a virtual reader served by another process, like a USB reader on a bench:
           lockbench nfc virtual-reader --link /tmp/reader --credential-key KEY.pem --document DOC.cbor --lock-config lock.json
           lockbench lock run --config lock.json --nfc pn532_uart:/tmp/reader
         With --nfc virtual, stdin takes commands that tap software phones on it:
@@ -60,7 +63,7 @@ struct LockRun: ParsableCommand {
 
     @OptionGroup var config: LockConfigOption
 
-    @Option(help: ArgumentHelp("NFC reader: a libnfc connstring, `virtual` or `virtual:LINKPATH` (overrides the configuration).", valueName: "connstring"))
+    @Option(help: ArgumentHelp("NFC reader: a libnfc connstring, `virtual` or `virtual:LINKPATH`, `pcsc` or `pcsc:READER NAME` (overrides the configuration).", valueName: "reader"))
     var nfc: String?
 
     @Option(help: ArgumentHelp("BLE controller transport (overrides the configuration).", valueName: "transport"))

@@ -11,7 +11,8 @@ final class LinkTests: XCTestCase {
 
     private func connect() throws -> BLEPhoneSession {
         let controllers = try bumbleControllers()
-        lock = try startLock(on: controllers.spec(0), transaction: { _ in Thread.sleep(forTimeInterval: 30) })
+        lock = try startLock(on: controllers.spec(0), configure: { $0.echoPSM = AliroBLE.echoPSM },
+                             transaction: { _ in Thread.sleep(forTimeInterval: 30); return false })
         phone = try startPhone(on: controllers.spec(1))
         return try phone.connectToLock()
     }
