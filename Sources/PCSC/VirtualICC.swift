@@ -151,7 +151,9 @@ public final class VirtualICC: @unchecked Sendable {
                 case .apdu(let command):
                     onCommand?(command)
                     guard !isRemoving else { return }  // pulled while the reader waits for the answer
-                    answer = responder.respond(to: command)
+                    let response = responder.respond(to: command)
+                    guard !isRemoving else { return }  // pulled while answering: the answer never leaves
+                    answer = response
                     condition.lock(); _commands += 1; condition.unlock()
                 }
                 if let answer, (try? socket.sendAll(VPICCMessage.frame(answer))) == nil { return }
