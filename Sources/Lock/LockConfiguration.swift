@@ -15,11 +15,11 @@ import OfflineUnlock
 ///   "trustedIssuers": ["issuer.pub.pem"],
 ///   "policy": { "maxDocumentLifetime": "7d", "clockLeeway": "5m", "relockTime": "5s" },
 ///   "stateDirectory": "state",
-///   "clock": "2026-03-02T09:00:00Z",
-///   "nfc": { "connstring": "pn532_uart:/dev/ttyUSB0" },
-///   "ble": { "transport": "tcp:127.0.0.1:9000" }
+///   "clock": "2026-03-02T09:00:00Z"
 /// }
 /// ```
+/// The same file may say where the lock's radios are (`"nfc"`, `"ble"`): the runtime reads those
+/// (`RadioSettings`); the lock itself knows no radio.
 public struct LockConfiguration: Codable, Equatable, Sendable {
     public struct Reader: Codable, Equatable, Sendable {
         /// PEM PKCS#8 private key of the reader (signs AUTH1).
@@ -32,16 +32,6 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
             self.signingKey = signingKey; self.groupID = groupID; self.subID = subID
         }
     }
-    public struct NFC: Codable, Equatable, Sendable {
-        /// A libnfc connstring (`pn532_uart:/dev/ttyUSB0`, `acr122_usb`, …); absent = the virtual PN532.
-        public var connstring: String?
-        public init(connstring: String? = nil) { self.connstring = connstring }
-    }
-    public struct BLE: Codable, Equatable, Sendable {
-        /// `hci0`, `uart:/dev/ttyUSB0`, `tcp:HOST:PORT`, `unix:PATH`; absent = no BLE.
-        public var transport: String?
-        public init(transport: String? = nil) { self.transport = transport }
-    }
 
     public var model: String
     public var firmware: String
@@ -53,19 +43,17 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
     public var stateDirectory: String
     /// The virtual clock at first start: an RFC 3339 time (frozen there, CI) or "system" (running).
     public var clock: String?
-    public var nfc: NFC?
-    public var ble: BLE?
     /// The directory relative paths are resolved against (not stored in the file).
     public var baseDirectory: String = "."
 
     enum CodingKeys: String, CodingKey {
-        case model, firmware, reader, trustedIssuers, policy, stateDirectory, clock, nfc, ble
+        case model, firmware, reader, trustedIssuers, policy, stateDirectory, clock
     }
 
     public init(model: String, firmware: String, reader: Reader, trustedIssuers: [String], policy: LockPolicy = LockPolicy(),
-                stateDirectory: String, clock: String? = nil, nfc: NFC? = nil, ble: BLE? = nil, baseDirectory: String = ".") {
+                stateDirectory: String, clock: String? = nil, baseDirectory: String = ".") {
         self.model = model; self.firmware = firmware; self.reader = reader; self.trustedIssuers = trustedIssuers
-        self.policy = policy; self.stateDirectory = stateDirectory; self.clock = clock; self.nfc = nfc; self.ble = ble
+        self.policy = policy; self.stateDirectory = stateDirectory; self.clock = clock
         self.baseDirectory = baseDirectory
     }
 
@@ -78,8 +66,6 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
         policy = try c.decodeIfPresent(LockPolicy.self, forKey: .policy) ?? LockPolicy()
         stateDirectory = try c.decodeIfPresent(String.self, forKey: .stateDirectory) ?? "state"
         clock = try c.decodeIfPresent(String.self, forKey: .clock)
-        nfc = try c.decodeIfPresent(NFC.self, forKey: .nfc)
-        ble = try c.decodeIfPresent(BLE.self, forKey: .ble)
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -91,8 +77,6 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
         try c.encode(policy, forKey: .policy)
         try c.encode(stateDirectory, forKey: .stateDirectory)
         try c.encodeIfPresent(clock, forKey: .clock)
-        try c.encodeIfPresent(nfc, forKey: .nfc)
-        try c.encodeIfPresent(ble, forKey: .ble)
     }
 
     /// Reads and checks a configuration file; every problem names the file and the field.

@@ -3,6 +3,7 @@ import ByteCore
 import Codecs
 import Foundation
 import Lock
+import LockRuntime
 import OfflineUnlock
 
 /// Options shared by the commands that open a lock's configuration and state.
@@ -60,7 +61,7 @@ struct ConfigCommand: ParsableCommand {
         var relock: String = "5s"
         @Option(name: .customLong("utc-offset"), help: ArgumentHelp("Schedule time zone, minutes east of UTC.", valueName: "minutes"))
         var utcOffset: Int = 0
-        @Option(help: ArgumentHelp("libnfc connstring of a real reader (default: the virtual PN532).", valueName: "connstring"))
+        @Option(help: ArgumentHelp("NFC reader for `lock run`: a libnfc connstring or pcsc[:READER NAME] (default: the virtual PN532).", valueName: "reader"))
         var nfc: String?
         @Option(help: ArgumentHelp("BLE transport: hci0, uart:/dev/ttyUSB0, tcp:HOST:PORT, unix:PATH.", valueName: "transport"))
         var ble: String?
@@ -91,8 +92,9 @@ struct ConfigCommand: ParsableCommand {
                 reader: .init(signingKey: relative(identityDir + "/" + identity.signingKey), groupID: identity.groupID, subID: identity.subID),
                 trustedIssuers: issuer.map(relative), policy: policy,
                 stateDirectory: stateDir.map(relative) ?? (name.hasSuffix(".lock") ? String(name.dropLast(5)) : name) + ".state",
-                clock: clock, nfc: nfc.map { .init(connstring: $0) }, ble: ble.map { .init(transport: $0) })
-            try KeyFiles.write(config.encoded() + Data("\n".utf8), to: out, force: force)
+                clock: clock)
+            let radios = RadioSettings(nfc: nfc.map { .init(connstring: $0) }, ble: ble.map { .init(transport: $0) })
+            try KeyFiles.write(radios.added(to: config.encoded()) + Data("\n".utf8), to: out, force: force)
             _ = try LockConfigOption.load(out)
             print("lock configuration: \(out)")
         }

@@ -77,8 +77,10 @@ struct LockRun: ParsableCommand {
 
     func run() throws {
         let service = try openLockService(config.path)
-        let nfcSpec = nfc ?? service.configuration.nfc.map { $0.connstring ?? "virtual" }
-        let bleSpec = ble ?? service.configuration.ble?.transport
+        let radios: RadioSettings
+        do { radios = try RadioSettings.load(path: config.path) } catch { throw UserError(message: "\(error)") }
+        let nfcSpec = nfc ?? radios.nfcSpec
+        let bleSpec = ble ?? radios.ble?.transport
         let json = self.json
         let output = NSLock()
         let runner = LockRunner(service: service, nfc: nfcSpec.map(LockRunner.NFCSource.init), ble: bleSpec,
