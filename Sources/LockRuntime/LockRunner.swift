@@ -55,7 +55,7 @@ public final class LockRunner {
         if let ble { try startBLE(ble) }
         if let socket { run(SocketReader(configuration: socket), radio: .socket) }
         if nfc == nil && ble == nil && socket == nil {
-            emit(LockEvent(kind: .warning, message: "no radio configured: give --nfc or --ble (or nfc/ble in the configuration)"))
+            emit(LockEvent(kind: .warning, message: "no radio configured: give --nfc, --ble or --socket (or nfc/ble in the configuration)"))
         }
     }
 

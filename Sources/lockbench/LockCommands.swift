@@ -6,6 +6,7 @@ import Foundation
 import Lock
 import LockRuntime
 import OfflineUnlock
+import SocketTransport
 
 /// `lockbench lock run` (the main job) and `lockbench demo`.
 let lockCommands: [ParsableCommand.Type] = [LockCommand.self, DemoCommand.self]
@@ -54,6 +55,7 @@ struct LockRun: ParsableCommand {
           status                              print the bolt state
           quit                                stop the lock
         BLE: --ble hci0 | uart:/dev/ttyACM0:1000000 | tcp:HOST:PORT | unix:PATH (see docs/ble.md).
+        Socket: --socket HOST:PORT taps a credential listening on TCP (`lockbench credential serve`), one connection per tap.
 
         One line per event; --json prints one JSON object per line (kind: started, radio,
         granted, denied, warning, stopped). SIGINT or SIGTERM stops the lock cleanly; every
@@ -69,14 +71,29 @@ struct LockRun: ParsableCommand {
     @Option(help: ArgumentHelp("BLE controller transport (overrides the configuration).", valueName: "transport"))
     var ble: String?
 
+    @Option(help: ArgumentHelp("A credential listening on TCP (`lockbench credential serve`): one connection per tap, at most one a second.", valueName: "host:port"))
+    var socket: String?
+
+    @Option(help: ArgumentHelp("APDU framing with --socket: raw or length.", valueName: "framing"))
+    var framing: String = SocketFraming.raw.rawValue
+
     @Option(help: ArgumentHelp("Write the BLE HCI traffic to this btsnoop file.", valueName: "file"))
     var btsnoop: String?
 
     @Flag(help: "One JSON object per event line.")
     var json = false
 
+    func validate() throws {
+        if let socket { _ = try SocketCLI.address(socket, flag: "--socket") }
+        guard SocketFraming(rawValue: framing) != nil else { throw ValidationError("--framing must be raw or length") }
+    }
+
     func run() throws {
         let service = try openLockService(config.path)
+        let socketReader = try socket.map { text -> SocketReader.Configuration in
+            let (host, port) = try SocketCLI.address(text, flag: "--socket")
+            return SocketReader.Configuration(host: host, port: port, framing: SocketFraming(rawValue: framing)!)
+        }
         let radios: RadioSettings
         do { radios = try RadioSettings.load(path: config.path) } catch { throw UserError(message: "\(error)") }
         let nfcSpec = nfc ?? radios.nfcSpec
@@ -84,7 +101,7 @@ struct LockRun: ParsableCommand {
         let json = self.json
         let output = NSLock()
         let runner = LockRunner(service: service, nfc: nfcSpec.map(LockRunner.NFCSource.init), ble: bleSpec,
-                                btsnoop: btsnoop) { event in
+                                socket: socketReader, btsnoop: btsnoop) { event in
             output.lock(); defer { output.unlock() }
             emitLine(json ? event.json : event.line)
         }
