@@ -58,7 +58,7 @@ let package = Package(
             "LockRuntime", "Certification", "ReaderSeam", "NFC", "PCSC", "BLE", "SocketTransport", argumentParser,
         ]),
         .executableTarget(name: "lockbench-bench", dependencies: [
-            "LockRuntime", "Certification", "AccessProtocol", "OfflineUnlock", "Codecs", "ReaderSeam", crypto,
+            "LockRuntime", "Certification", "AccessProtocol", "OfflineUnlock", "Codecs", "ReaderSeam", "PCSC", "VirtualPN532", crypto,
         ]),
 
         .testTarget(name: "ByteCoreTests", dependencies: ["ByteCore"]),
