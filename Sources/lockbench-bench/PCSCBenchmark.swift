@@ -66,6 +66,11 @@ enum PCSCBenchmark {
             _ = try card.link.transceive(select)
             samples.append(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9)
         }
+        // Pull the card and wait until pcscd has seen it go, so the first tap is a fresh card.
+        icc.remove()
+        while !(try reader.waitForRemoval(card, timeout: 0.25)) {
+            guard Date() < deadline.addingTimeInterval(15) else { throw BenchFailure(description: "pcscd did not see the card leave") }
+        }
         return NFCBenchmark.Stats(name: "bare SCardTransmit SELECT round trip", samples: Array(samples.dropFirst(10)))
     }
 
