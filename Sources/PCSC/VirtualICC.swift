@@ -135,6 +135,7 @@ public final class VirtualICC: @unchecked Sendable {
             let received: [UInt8]?
             do { received = try socket.receive(timeoutMilliseconds: 50) } catch { return }
             guard let bytes = received else { continue }  // timeout: look at `removing` again
+            socket.acknowledgeQuickly()
             if bytes.isEmpty { return }  // the reader closed (pcscd stopped)
             decoder.append(bytes)
             while let payload = decoder.nextFrame() {
