@@ -1,3 +1,4 @@
+import AccessProtocol
 import ByteCore
 import Codecs
 import Crypto
@@ -15,11 +16,13 @@ import OfflineUnlock
 ///   "trustedIssuers": ["issuer.pub.pem"],
 ///   "policy": { "maxDocumentLifetime": "7d", "clockLeeway": "5m", "relockTime": "5s" },
 ///   "stateDirectory": "state",
-///   "clock": "2026-03-02T09:00:00Z"
+///   "clock": "2026-03-02T09:00:00Z",
+///   "nfc": { "connstring": "pn532_uart:/dev/ttyUSB0" },
+///   "ble": { "transport": "tcp:127.0.0.1:9000" },
+///   "protocol": { "stepUpSelect": "when-asked", "stepUpExchange": "step-up",
+///                 "mailbox": [{ "op": "read", "offset": 0, "length": 8 }] }
 /// }
 /// ```
-/// The same file may say where the lock's radios are (`"nfc"`, `"ble"`): the runtime reads those
-/// (`RadioSettings`); the lock itself knows no radio.
 public struct LockConfiguration: Codable, Equatable, Sendable {
     public struct Reader: Codable, Equatable, Sendable {
         /// PEM PKCS#8 private key of the reader (signs AUTH1).
@@ -30,6 +33,139 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
         public var subID: String
         public init(signingKey: String, groupID: String, subID: String) {
             self.signingKey = signingKey; self.groupID = groupID; self.subID = subID
+        }
+    }
+    public struct NFC: Codable, Equatable, Sendable {
+        /// A libnfc connstring (`pn532_uart:/dev/ttyUSB0`, `acr122_usb`, …); absent = the virtual PN532.
+        public var connstring: String?
+        public init(connstring: String? = nil) { self.connstring = connstring }
+    }
+    public struct BLE: Codable, Equatable, Sendable {
+        /// `hci0`, `uart:/dev/ttyUSB0`, `tcp:HOST:PORT`, `unix:PATH`; absent = no BLE.
+        public var transport: String?
+        /// The lock's static random address (`C3:12:34:56:78:9A`); absent = derived from the reader
+        /// identity (docs/ble.md). Checked where the BLE layer parses it (`lock run`).
+        public var address: String?
+        /// A link with no access-protocol channel open for this long is dropped.
+        public var idleTimeout: TimeInterval = 5
+        /// A channel with no traffic for this long is closed and its link dropped.
+        public var transactionTimeout: TimeInterval = 10
+        /// The group resolving key (16 bytes, 32 hex digits) the advertisement's rotating tag is
+        /// computed under; absent = derived from the reader group id (docs/ble.md).
+        public var groupResolvingKey: String?
+        /// How long one rotating tag (and its expiry) lives.
+        public var tagRotation: TimeInterval = 900
+
+        public init(transport: String? = nil) { self.transport = transport }
+
+        enum CodingKeys: String, CodingKey { case transport, address, idleTimeout, transactionTimeout, groupResolvingKey, tagRotation }
+
+        public init(from decoder: Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            func duration(_ k: CodingKeys) throws -> TimeInterval? {
+                guard let s = try c.decodeIfPresent(String.self, forKey: k) else { return nil }
+                guard let d = DurationText.parse(s), d > 0, d <= 86_400 * 7 else {
+                    throw DecodingError.dataCorruptedError(forKey: k, in: c, debugDescription: "\"\(s)\" is not a duration like 5s, 10s, 15m (more than 0, at most 7d)")
+                }
+                return d
+            }
+            transport = try c.decodeIfPresent(String.self, forKey: .transport)
+            address = try c.decodeIfPresent(String.self, forKey: .address)
+            if let v = try duration(.idleTimeout) { idleTimeout = v }
+            if let v = try duration(.transactionTimeout) { transactionTimeout = v }
+            if let v = try duration(.tagRotation) { tagRotation = v }
+            groupResolvingKey = try c.decodeIfPresent(String.self, forKey: .groupResolvingKey)
+            if let k = groupResolvingKey, Hex.decode(k)?.count != 16 {
+                throw DecodingError.dataCorruptedError(forKey: .groupResolvingKey, in: c, debugDescription: "must be 32 hex digits (16 bytes), got \"\(k)\"")
+            }
+        }
+
+        public func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encodeIfPresent(transport, forKey: .transport)
+            try c.encodeIfPresent(address, forKey: .address)
+            try c.encode(DurationText.format(idleTimeout), forKey: .idleTimeout)
+            try c.encode(DurationText.format(transactionTimeout), forKey: .transactionTimeout)
+            try c.encodeIfPresent(groupResolvingKey, forKey: .groupResolvingKey)
+            try c.encode(DurationText.format(tagRotation), forKey: .tagRotation)
+        }
+    }
+
+    /// How the reader meets credentials built differently (docs/protocol.md "Optional elements").
+    public struct ProtocolOptions: Codable, Equatable, Sendable {
+        /// `when-asked` (default): the step-up SELECT only when the AUTH1 bitmap sets bit 2; `always`.
+        public var stepUpSelect: StepUpSelectMode
+        /// `step-up` (default): the closing EXCHANGE after a step-up on the step-up channel; `expedited`.
+        public var stepUpExchange: StepUpExchangeChannel
+        /// Mailbox operations sent in every closing EXCHANGE that reports a decision.
+        public var mailbox: [MailboxStep]
+
+        public init(stepUpSelect: StepUpSelectMode = .whenAsked, stepUpExchange: StepUpExchangeChannel = .stepUp,
+                    mailbox: [MailboxStep] = []) {
+            self.stepUpSelect = stepUpSelect; self.stepUpExchange = stepUpExchange; self.mailbox = mailbox
+        }
+
+        public init(from decoder: Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            stepUpSelect = try c.decodeIfPresent(StepUpSelectMode.self, forKey: .stepUpSelect) ?? .whenAsked
+            stepUpExchange = try c.decodeIfPresent(StepUpExchangeChannel.self, forKey: .stepUpExchange) ?? .stepUp
+            mailbox = try c.decodeIfPresent([MailboxStep].self, forKey: .mailbox) ?? []
+            guard mailbox.count <= Self.maxMailboxSteps else {
+                throw DecodingError.dataCorruptedError(forKey: .mailbox, in: c,
+                    debugDescription: "at most \(Self.maxMailboxSteps) mailbox operations, got \(mailbox.count)")
+            }
+            let size = ExchangeCommandPlaintext(readerStatus: 0, mailbox: mailbox.map(\.operation)).encoded().count
+            guard size <= Self.maxExchangePlaintext else {
+                throw DecodingError.dataCorruptedError(forKey: .mailbox, in: c,
+                    debugDescription: "the mailbox operations make a \(size)-byte EXCHANGE; at most \(Self.maxExchangePlaintext)")
+            }
+        }
+
+        public static let maxMailboxSteps = 32
+        public static let maxExchangePlaintext = 1024
+    }
+
+    /// One mailbox operation as the configuration writes it:
+    /// `{"op": "read", "offset": 0, "length": 8}`, `{"op": "write", "offset": 0, "data": "HEX"}`,
+    /// `{"op": "set", "offset": 0, "length": 4, "value": 255}`.
+    public struct MailboxStep: Codable, Equatable, Sendable {
+        public var operation: MailboxOperation
+
+        public init(_ operation: MailboxOperation) { self.operation = operation }
+
+        enum CodingKeys: String, CodingKey { case op, offset, length, data, value }
+
+        public init(from decoder: Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            let op = try c.decode(String.self, forKey: .op)
+            let offset = try c.decode(UInt16.self, forKey: .offset)
+            switch op {
+            case "read": operation = .read(offset: offset, length: try c.decode(UInt16.self, forKey: .length))
+            case "write":
+                let text = try c.decode(String.self, forKey: .data)
+                guard let data = Hex.decode(text), data.count <= 0xFFFF - 2 else {
+                    throw DecodingError.dataCorruptedError(forKey: .data, in: c, debugDescription: "data must be hex digits, got \"\(text)\"")
+                }
+                operation = .write(offset: offset, data: data)
+            case "set":
+                operation = .set(offset: offset, length: try c.decode(UInt16.self, forKey: .length),
+                                 value: try c.decode(UInt8.self, forKey: .value))
+            default:
+                throw DecodingError.dataCorruptedError(forKey: .op, in: c, debugDescription: "op must be read, write or set, got \"\(op)\"")
+            }
+        }
+
+        public func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            switch operation {
+            case .read(let o, let l):
+                try c.encode("read", forKey: .op); try c.encode(o, forKey: .offset); try c.encode(l, forKey: .length)
+            case .write(let o, let d):
+                try c.encode("write", forKey: .op); try c.encode(o, forKey: .offset); try c.encode(Hex.encode(d), forKey: .data)
+            case .set(let o, let l, let v):
+                try c.encode("set", forKey: .op); try c.encode(o, forKey: .offset); try c.encode(l, forKey: .length)
+                try c.encode(v, forKey: .value)
+            }
         }
     }
 
@@ -43,17 +179,23 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
     public var stateDirectory: String
     /// The virtual clock at first start: an RFC 3339 time (frozen there, CI) or "system" (running).
     public var clock: String?
+    public var nfc: NFC?
+    public var ble: BLE?
+    /// Optional-element behaviour; absent = the defaults.
+    public var `protocol`: ProtocolOptions
     /// The directory relative paths are resolved against (not stored in the file).
     public var baseDirectory: String = "."
 
     enum CodingKeys: String, CodingKey {
-        case model, firmware, reader, trustedIssuers, policy, stateDirectory, clock
+        case model, firmware, reader, trustedIssuers, policy, stateDirectory, clock, nfc, ble, `protocol`
     }
 
     public init(model: String, firmware: String, reader: Reader, trustedIssuers: [String], policy: LockPolicy = LockPolicy(),
-                stateDirectory: String, clock: String? = nil, baseDirectory: String = ".") {
+                stateDirectory: String, clock: String? = nil, nfc: NFC? = nil, ble: BLE? = nil,
+                protocol options: ProtocolOptions = ProtocolOptions(), baseDirectory: String = ".") {
         self.model = model; self.firmware = firmware; self.reader = reader; self.trustedIssuers = trustedIssuers
-        self.policy = policy; self.stateDirectory = stateDirectory; self.clock = clock
+        self.policy = policy; self.stateDirectory = stateDirectory; self.clock = clock; self.nfc = nfc; self.ble = ble
+        self.protocol = options
         self.baseDirectory = baseDirectory
     }
 
@@ -66,6 +208,9 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
         policy = try c.decodeIfPresent(LockPolicy.self, forKey: .policy) ?? LockPolicy()
         stateDirectory = try c.decodeIfPresent(String.self, forKey: .stateDirectory) ?? "state"
         clock = try c.decodeIfPresent(String.self, forKey: .clock)
+        nfc = try c.decodeIfPresent(NFC.self, forKey: .nfc)
+        ble = try c.decodeIfPresent(BLE.self, forKey: .ble)
+        `protocol` = try c.decodeIfPresent(ProtocolOptions.self, forKey: .protocol) ?? ProtocolOptions()
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -77,6 +222,9 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
         try c.encode(policy, forKey: .policy)
         try c.encode(stateDirectory, forKey: .stateDirectory)
         try c.encodeIfPresent(clock, forKey: .clock)
+        try c.encodeIfPresent(nfc, forKey: .nfc)
+        try c.encodeIfPresent(ble, forKey: .ble)
+        if self.protocol != ProtocolOptions() { try c.encode(self.protocol, forKey: .protocol) }
     }
 
     /// Reads and checks a configuration file; every problem names the file and the field.
@@ -103,7 +251,7 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
 
     public var stateDirectoryPath: String { resolve(stateDirectory) }
 
-    public func readerIdentity() throws(LockError) -> ReaderIdentity {
+    public func readerIdentity() throws(LockError) -> OfflineUnlock.ReaderIdentity {
         guard let g = Hex.decode(reader.groupID), g.count == 16 else {
             throw LockError(.invalidIdentity, "reader.groupID must be 32 hex digits (16 bytes), got \"\(reader.groupID)\"")
         }

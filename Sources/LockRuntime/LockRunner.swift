@@ -1,7 +1,9 @@
 import AccessProtocol
 import BLE
 import ByteCore
+import Codecs
 import Foundation
+import Lock
 import NFC
 import ReaderSeam
 import SocketTransport
@@ -22,6 +24,9 @@ public final class LockRunner {
     private let btsnoop: String?
     /// Called with every finished transaction (after its event), for tests and the demo.
     public var onOutcome: ((TransactionOutcome) -> Void)?
+    /// The BLE address (`lock run --address`), over the configuration's `ble.address` and the
+    /// address derived from the reader identity.
+    public var bleAddress: BLEAddress?
 
     public init(service: LockService, nfc: NFCSource?, ble: String?, socket: SocketReader.Configuration? = nil,
                 btsnoop: String? = nil, emit: @escaping (LockEvent) -> Void) {
@@ -59,12 +64,20 @@ public final class LockRunner {
         }
     }
 
+    /// Stops the radios, then secures the bolt (after any transaction in progress) and writes
+    /// the state, so a stop inside the relock window does not leave the door open.
     public func stop() {
         for loop in loops { loop.stop() }
         bleLock?.stop()
         virtualReader?.stop()
+        var note = ""
+        do {
+            if try service.secureForStop() { note = " (it was unsecured: secured on stop)" }
+        } catch {
+            emit(LockEvent(kind: .warning, message: "cannot record the bolt secured on stop: \(error)"))
+        }
         service.flush()
-        emit(LockEvent(kind: .stopped, message: "lock stopped; bolt \(service.lock.boltName)"))
+        emit(LockEvent(kind: .stopped, message: "lock stopped; bolt \(service.lock.boltName)" + note))
     }
 
     /// Runs `reader` under the reader loop: every card is one transaction of the lock.
@@ -97,8 +110,18 @@ public final class LockRunner {
         var config = BLELock.Configuration(transport: try TransportSpec(parsing: spec))
         config.btsnoop = btsnoop
         let ids = try service.configuration.readerIdentity()
+        let settings = service.configuration.ble ?? LockConfiguration.BLE()
         config.advertisement.groupID = ids.groupID
         config.advertisement.subID = ids.subID
+        config.address = try bleAddress ?? settings.address.map { text throws(BLEError) in try BLEAddress(staticRandom: text) }
+            ?? BLEIdentity.address(groupID: ids.groupID, subID: ids.subID)
+        config.idleTimeout = settings.idleTimeout
+        config.transactionTimeout = settings.transactionTimeout
+        let key = settings.groupResolvingKey.flatMap(Hex.decode) ?? BLEIdentity.groupResolvingKey(groupID: ids.groupID)
+        config.tagCipher = { block in BLEIdentity.tag(key: key, block: block) }
+        config.tagWindow = settings.tagRotation
+        let clock = service.lock.clock
+        config.now = { clock.now() }
         let lock = try BLELock(configuration: config)
         bleLock = lock
         emit(LockEvent(kind: .radio, radio: .ble, message: "BLE on \(spec): advertising FFF2" + (btsnoop.map { "; HCI capture in \($0)" } ?? "")))

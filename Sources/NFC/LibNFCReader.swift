@@ -35,6 +35,7 @@ public final class LibNFCReader: CardReader {
         }
     }
 
+    public var onNotice: ((String, Bool) -> Void)?
     public let configuration: Configuration
     private var context: NFCContext?
     private var device: NFCDevice?
@@ -91,9 +92,4 @@ public final class LibNFCReader: CardReader {
         guard let e = error as? NFCError else { return false }
         return e.code == .io || e.code == .closed
     }
-}
-
-extension NFCError: ReaderFailure {
-    public var failureCode: String { code.rawValue }
-    public var failureReason: String { reason }
 }

@@ -1,8 +1,8 @@
-import ReaderSeam
+import ByteCore
 
 /// The one error type of the PC/SC layer: a stable code to match on, a reason that says what to
 /// do about it, and the PC/SC return value (`SCARD_E_…`/`SCARD_W_…`) it came from.
-public struct PCSCError: Error, CustomStringConvertible, Equatable, Sendable {
+public struct PCSCError: CodedError, CustomStringConvertible, Equatable, Sendable {
     public enum Code: String, Sendable, CaseIterable {
         /// SCARD_E_NO_SERVICE / SCARD_E_SERVICE_STOPPED: pcscd is not running (or went away).
         case noService
@@ -63,9 +63,4 @@ public struct PCSCError: Error, CustomStringConvertible, Equatable, Sendable {
     plug in a CCID reader (ACR1252U, HID Omnikey, Identiv uTrust; package libccid), or install the \
     virtual reader `vsmartcard-vpcd` and restart pcscd; `lockbench pcsc list` shows what pcscd offers
     """
-}
-
-extension PCSCError: ReaderFailure {
-    public var failureCode: String { code.rawValue }
-    public var failureReason: String { reason }
 }

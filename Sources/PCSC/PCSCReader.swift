@@ -9,6 +9,7 @@ import ReaderSeam
 /// that disconnected).
 public final class PCSCReader: CardReader {
     /// `pcsc` (the first reader pcscd offers) or `pcsc:READER NAME`.
+    public var onNotice: ((String, Bool) -> Void)?
     public let readerName: String?
     private var context: PCSCContext?
     private var reader: String?

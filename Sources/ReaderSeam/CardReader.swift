@@ -27,6 +27,9 @@ public protocol CardReader: AnyObject {
     func finish(_ card: Card, granted: Bool?)
     /// True when a transaction's error means the reader (not the card) failed: the loop reopens it.
     func isReaderFailure(_ error: Error) -> Bool
+    /// Set by the loop: what the radio notices outside a card's life (a BLE central that connects
+    /// and is dropped idle…), as (text, is a problem). Readers with nothing to say never call it.
+    var onNotice: ((String, Bool) -> Void)? { get set }
 }
 
 extension CardReader {

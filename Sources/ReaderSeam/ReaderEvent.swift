@@ -1,3 +1,4 @@
+import ByteCore
 import Foundation
 
 /// What a reader loop reports, in order, whatever the radio: one vocabulary for NFC, PC/SC, BLE
@@ -16,12 +17,15 @@ public enum ReaderEvent<Outcome>: CustomStringConvertible {
     /// The reader failed (unplugged, daemon gone, pty closed) or could not be opened; a reopen
     /// follows after `retryIn`.
     case readerLost(Error, attempt: Int, retryIn: TimeInterval)
+    /// Something the radio noticed outside a card's life (`CardReader.onNotice`).
+    case notice(String, isProblem: Bool)
     case stopped
 
     /// True for what a person watching the lock should notice.
     public var isProblem: Bool {
         switch self {
         case .readerLost, .transactionFailed, .cardIgnored: return true
+        case .notice(_, let problem): return problem
         default: return false
         }
     }
@@ -36,20 +40,14 @@ public enum ReaderEvent<Outcome>: CustomStringConvertible {
         case .transactionFailed(let c, let e, let d): return "transaction with \(c.identity) failed after \(Int(d * 1000)) ms: \(e)"
         case .cardRemoved(let c): return "card removed: \(c.identity)"
         case .readerLost(let e, let n, let wait): return "reader lost (\(Self.describe(e))); reopen attempt \(n) in \(String(format: "%.1f", wait)) s"
+        case .notice(let text, _): return text
         case .stopped: return "reader loop stopped"
         }
     }
 
-    /// `code: reason` for a radio's coded error, its description otherwise.
+    /// `code: reason` for a radio's coded error (NFCError, PCSCError, BLEError…), its description otherwise.
     static func describe(_ error: Error) -> String {
-        if let e = error as? ReaderFailure { return "\(e.failureCode): \(e.failureReason)" }
+        if let e = error as? any CodedError { return "\(e.codeName): \(e.reason)" }
         return "\(error)"
     }
-}
-
-/// A radio's error that names a stable code and a reason (NFCError, PCSCError, BLEError…), so a
-/// lost reader is reported as `code: reason` whatever the radio.
-public protocol ReaderFailure: Error {
-    var failureCode: String { get }
-    var failureReason: String { get }
 }

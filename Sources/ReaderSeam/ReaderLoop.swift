@@ -73,6 +73,7 @@ public final class ReaderLoop<Reader: CardReader, Outcome>: @unchecked Sendable 
         running = true
         stopping = false
         condition.unlock()
+        reader.onNotice = { [weak self] text, problem in self?.emit(.notice(text, isProblem: problem)) }
         let thread = Thread { [self] in
             self.run()
             self.done.signal()

@@ -1,7 +1,7 @@
-import ReaderSeam
+import ByteCore
 
 /// The one error type of the socket transport: a stable code and a reason naming the call and errno.
-public struct SocketError: Error, CustomStringConvertible, Equatable, Sendable {
+public struct SocketError: CodedError, CustomStringConvertible, Equatable, Sendable {
     public enum Code: String, Sendable, CaseIterable {
         /// A socket call failed, the peer closed, or nothing arrived in time.
         case transport = "socket.transport"
@@ -18,9 +18,4 @@ public struct SocketError: Error, CustomStringConvertible, Equatable, Sendable {
     }
 
     public var description: String { reason }
-}
-
-extension SocketError: ReaderFailure {
-    public var failureCode: String { code.rawValue }
-    public var failureReason: String { reason }
 }

@@ -35,6 +35,7 @@ public final class SocketReader: CardReader {
         public var description: String { "credential at \(address) (\(transceiver.framing.rawValue) framing)" }
     }
 
+    public var onNotice: ((String, Bool) -> Void)?
     public let configuration: Configuration
     private var finishedAt: Date?
 

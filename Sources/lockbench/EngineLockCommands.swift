@@ -3,7 +3,6 @@ import ByteCore
 import Codecs
 import Foundation
 import Lock
-import LockRuntime
 import OfflineUnlock
 
 /// Options shared by the commands that open a lock's configuration and state.
@@ -92,9 +91,8 @@ struct ConfigCommand: ParsableCommand {
                 reader: .init(signingKey: relative(identityDir + "/" + identity.signingKey), groupID: identity.groupID, subID: identity.subID),
                 trustedIssuers: issuer.map(relative), policy: policy,
                 stateDirectory: stateDir.map(relative) ?? (name.hasSuffix(".lock") ? String(name.dropLast(5)) : name) + ".state",
-                clock: clock)
-            let radios = RadioSettings(nfc: nfc.map { .init(connstring: $0) }, ble: ble.map { .init(transport: $0) })
-            try KeyFiles.write(radios.added(to: config.encoded()) + Data("\n".utf8), to: out, force: force)
+                clock: clock, nfc: nfc.map { .init(connstring: $0) }, ble: ble.map { .init(transport: $0) })
+            try KeyFiles.write(config.encoded() + Data("\n".utf8), to: out, force: force)
             _ = try LockConfigOption.load(out)
             print("lock configuration: \(out)")
         }

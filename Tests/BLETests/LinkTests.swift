@@ -1,6 +1,7 @@
 @testable import BLE
 import ByteCore
 import Foundation
+import LockBenchTestSupport
 import XCTest
 
 /// L2CAP signaling, SMP refusal and GATT over a real Bumble link between the Swift lock and the
@@ -67,8 +68,8 @@ final class LinkTests: XCTestCase {
         let long = (0..<300).map { UInt8(truncatingIfNeeded: $0 * 3) }
         for (i, chunk) in stride(from: 0, to: long.count, by: 90).enumerated() {
             var req: [UInt8] = [ATTOpcode.prepareWriteRequest]
-            req.le16(chars[1].valueHandle)
-            req.le16(UInt16(chunk))
+            req.appendUInt16LE(chars[1].valueHandle)
+            req.appendUInt16LE(UInt16(chunk))
             req += long[chunk..<min(long.count, chunk + 90)]
             XCTAssertEqual(try session.connection.attRequest(req), [ATTOpcode.prepareWriteResponse] + req.dropFirst(), "chunk \(i)")
         }

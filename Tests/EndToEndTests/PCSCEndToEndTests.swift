@@ -1,4 +1,5 @@
 import Foundation
+import LockBenchTestSupport
 import XCTest
 
 /// The PC/SC path as a user runs it, two processes through the real pcscd: `lockbench credential

@@ -4,15 +4,16 @@ import Crypto
 import Foundation
 @testable import Lock
 import OfflineUnlock
+import LockBenchTestSupport
 import XCTest
 
 /// A lock built from real files: configuration, reader key, issuer key; documents issued with the
 /// issuer's private key; decisions through the AccessDecider seam.
 final class EmulatedLockTests: XCTestCase {
-    let t0 = RFC3339.parse("2026-03-02T09:00:00Z")!
+    let t0 = TestFixtures.monday
     let issuer = P256.Signing.PrivateKey()
     let credential = P256.Signing.PrivateKey()
-    let group = [UInt8](repeating: 0xA1, count: 16), sub = [UInt8](repeating: 0xB1, count: 16)
+    let group = TestFixtures.groupID, sub = TestFixtures.subID
 
     func makeConfig(_ dir: String, policy: LockPolicy = LockPolicy()) throws -> String {
         let reader = P256.Signing.PrivateKey()
@@ -28,10 +29,8 @@ final class EmulatedLockTests: XCTestCase {
     }
 
     func document(until: TimeInterval = 8 * 3600) throws -> [UInt8] {
-        try AccessDocument.issue(access: AccessData(id: [0xD1], readers: [ReaderRule(groupID: group)]),
-                                 credentialPublicKey: Primitives.point(of: credential),
-                                 validity: .init(signed: t0.addingTimeInterval(-60), validFrom: t0.addingTimeInterval(-60), validUntil: t0.addingTimeInterval(until)),
-                                 issuerKey: issuer).encoded()
+        TestFixtures.accessDocument(credentialPublicKey: Primitives.point(of: credential), id: [0xD1],
+                                    from: t0.addingTimeInterval(-60), until: t0.addingTimeInterval(until), issuer: issuer)
     }
 
     func presentation(_ docs: [[UInt8]] = []) -> Presentation {
@@ -40,7 +39,7 @@ final class EmulatedLockTests: XCTestCase {
     }
 
     func testConfigurationRoundTripAndErrors() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         let path = try makeConfig(dir)
         let c = try LockConfiguration.load(path: path)
         XCTAssertEqual(c.model, "NDE")
@@ -64,8 +63,58 @@ final class EmulatedLockTests: XCTestCase {
         }
     }
 
+    /// The `ble` section: defaults, durations as text, a bad group resolving key or duration named.
+    func testBLESettingsDefaultsDurationsAndErrors() throws {
+        let dir = try temporaryDirectory("lockbench-lock").path
+        _ = try makeConfig(dir)
+        func load(_ ble: String) throws -> LockConfiguration {
+            try Data(#"{"model":"NDE","firmware":"1","reader":{"signingKey":"reader.key.pem","groupID":"\#(Hex.encode(group))","subID":"\#(Hex.encode(sub))"},"ble":\#(ble)}"#.utf8)
+                .write(to: URL(fileURLWithPath: dir + "/ble.json"))
+            return try LockConfiguration.load(path: dir + "/ble.json")
+        }
+        let defaults = try XCTUnwrap(load(#"{"transport":"tcp:127.0.0.1:9"}"#).ble)
+        XCTAssertEqual(defaults.idleTimeout, 5)
+        XCTAssertEqual(defaults.transactionTimeout, 10)
+        XCTAssertEqual(defaults.tagRotation, 900)
+        XCTAssertNil(defaults.address)
+        XCTAssertNil(defaults.groupResolvingKey)
+        let set = try XCTUnwrap(load(#"{"address":"C3:12:34:56:78:9A","idleTimeout":"2s","transactionTimeout":"1m","tagRotation":"1h","groupResolvingKey":"000102030405060708090a0b0c0d0e0f"}"#).ble)
+        XCTAssertEqual(set.address, "C3:12:34:56:78:9A")
+        XCTAssertEqual(set.idleTimeout, 2)
+        XCTAssertEqual(set.transactionTimeout, 60)
+        XCTAssertEqual(set.tagRotation, 3600)
+        let again = try JSONDecoder().decode(LockConfiguration.BLE.self, from: try JSONEncoder().encode(set))
+        XCTAssertEqual(again, set)
+        XCTAssertThrowsError(try load(#"{"groupResolvingKey":"00"}"#)) {
+            XCTAssertEqual(($0 as? LockError)?.code, .invalidConfiguration)
+            XCTAssertTrue("\($0)".contains("ble.groupResolvingKey") && "\($0)".contains("32 hex digits"), "\($0)")
+        }
+        XCTAssertThrowsError(try load(#"{"idleTimeout":"0s"}"#)) {
+            XCTAssertTrue("\($0)".contains("ble.idleTimeout"), "\($0)")
+        }
+        XCTAssertThrowsError(try load(#"{"transactionTimeout":"soon"}"#)) {
+            XCTAssertTrue("\($0)".contains("ble.transactionTimeout"), "\($0)")
+        }
+    }
+
+    /// A stop inside the relock window secures the bolt and writes it; a secured bolt stays so.
+    func testSecureNowClosesAnUnsecuredBoltAndPersistsIt() throws {
+        let dir = try temporaryDirectory("lockbench-lock").path
+        let path = try makeConfig(dir)
+        var lock: EmulatedLock? = try EmulatedLock(configuration: LockConfiguration.load(path: path))
+        XCTAssertFalse(try lock!.secureNow(), "already secured")
+        XCTAssertTrue(lock!.decide(presentation([try document()])).isGrant)
+        XCTAssertEqual(lock!.boltName, "unsecured")
+        XCTAssertTrue(try lock!.secureNow())
+        XCTAssertEqual(lock!.boltName, "secured")
+        lock = nil
+        let again = try EmulatedLock(configuration: LockConfiguration.load(path: path))
+        XCTAssertEqual(again.boltState, .secured)
+        XCTAssertEqual(try AuditLog.verify(directory: dir + "/state").entries.count, 1, "the stop adds no audit line")
+    }
+
     func testDecisionsMoveTheBoltAuditAndPersist() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         let path = try makeConfig(dir)
         var lock: EmulatedLock? = try EmulatedLock(configuration: LockConfiguration.load(path: path))
         XCTAssertTrue(lock!.wantsStepUp(credentialPublicKey: Primitives.point(of: credential)))
@@ -92,7 +141,7 @@ final class EmulatedLockTests: XCTestCase {
     }
 
     func testClockControls() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         let lock = try EmulatedLock(configuration: LockConfiguration.load(path: try makeConfig(dir)))
         XCTAssertTrue(lock.decide(presentation([try document()])).isGrant)
         try lock.setClock(t0.addingTimeInterval(-3600), trusted: false)
@@ -110,7 +159,7 @@ final class EmulatedLockTests: XCTestCase {
     }
 
     func testStorageFailureDeniesAndKeepsTheBoltSecured() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         let lock = try EmulatedLock(configuration: LockConfiguration.load(path: try makeConfig(dir)))
         // Make the state file's directory unwritable for the atomic rename.
         try FileManager.default.setAttributes([.posixPermissions: 0o500], ofItemAtPath: dir + "/state")

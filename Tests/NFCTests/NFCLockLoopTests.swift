@@ -32,6 +32,7 @@ final class NFCLockLoopTests: XCTestCase {
             case .transactionFailed: return "failed"
             case .cardRemoved: return "removed"
             case .readerLost: return "lost"
+            case .notice: return "notice"
             case .stopped: return "stopped"
             }
         }
