@@ -33,15 +33,13 @@ struct CredentialServe: ParsableCommand {
 
         Prints `listening on HOST:PORT` when ready, then one line per transaction (JSON with --json).
 
-        With --vpicc HOST:PORT the credential is a card in a PC/SC reader instead: it connects to
-        the virtual reader driver vpcd inside pcscd (package vsmartcard-vpcd; port 35963 is
-        `Virtual PCD 00 00`, 35964 `Virtual PCD 00 01`), which puts the card on that reader, with
-        a contactless ATR (3B 80 80 01 01). After each transaction (EXCHANGE or CONTROL FLOW
-        answered) the card is pulled, and put back a second later unless --once is given:
-
-          lockbench credential serve --key alice.key.pem --documents alice.cbor \
-              --trust-reader door.reader.json --vpicc 127.0.0.1:35963 --once
-          lockbench lock run --config door.lock.json --nfc "pcsc:Virtual PCD 00 00"
+        With --vpicc HOST:PORT the credential is a card in a PC/SC reader instead: it connects \
+        to the virtual reader driver vpcd inside pcscd (package vsmartcard-vpcd; port 35963 is \
+        "Virtual PCD 00 00", 35964 "Virtual PCD 00 01"), which puts the card on that reader with \
+        a contactless ATR (3B 80 80 01 01). After each transaction (EXCHANGE or CONTROL FLOW \
+        answered) the card is pulled, and put back a second later unless --once is given. \
+        Then, for example, `lockbench lock run --config door.lock.json --nfc "pcsc:Virtual PCD \
+        00 00"` taps it (docs/pcsc.md).
 
         Faults make it misbehave on purpose, to test a lock's denials: \(CredentialFaults.names.map(\.0).joined(separator: ", ")).
         """)
