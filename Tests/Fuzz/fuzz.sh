@@ -49,11 +49,13 @@ done
 [[ ${#sources[@]} -gt 0 ]] || { echo "fuzz.sh: no sources in Sources/$module (from the entry's fuzz-module line)" >&2; exit 2; }
 
 # Uninstrumented dependencies from the debug build: ByteCore always; Codecs and swift-crypto (with
-# BoringSSL's C objects) only when the module or the entry imports them (not BLE, VirtualPN532).
+# _CryptoExtras, SwiftASN1 and BoringSSL's C objects) only when the module or the entry imports
+# them (not BLE, VirtualPN532).
 deps=("$build"/ByteCore.build/*.o)
 [[ ${#deps[@]} -gt 0 ]] || { echo "fuzz.sh: no build products in $build; run 'swift build --target OfflineUnlock'" >&2; exit 3; }
 if [[ "$module" == Codecs ]] || grep -qE '^import (Codecs|Crypto)$' "${sources[@]}" "$entry"; then
-    deps+=("$build"/Crypto.build/*.o "$build"/CryptoBoringWrapper.build/*.o)
+    # _CryptoExtras (Codecs' one-block AES) brings SwiftASN1 along.
+    deps+=("$build"/Crypto.build/*.o "$build"/CryptoBoringWrapper.build/*.o "$build"/_CryptoExtras.build/*.o "$build"/SwiftASN1.build/*.o)
     [[ "$module" != Codecs ]] && deps+=("$build"/Codecs.build/*.o)
     while IFS= read -r -d '' o; do deps+=("$o"); done < <(find "$build/CCryptoBoringSSL.build" "$build/CCryptoBoringSSLShims.build" -name '*.o' -print0)
     [[ ${#deps[@]} -gt 10 ]] || { echo "fuzz.sh: no swift-crypto build products in $build; run 'swift build --target OfflineUnlock'" >&2; exit 3; }
