@@ -19,7 +19,7 @@ public enum AliroBLE {
     /// The SPSM characteristic's value.
     public static func spsmValue(psm: UInt16) -> [UInt8] {
         var v = [UInt8]()
-        v.be16(psm)
+        v.appendUInt16BE(psm)
         return v + [0x02] + protocolVersion
     }
 
@@ -117,7 +117,7 @@ public struct AliroAdvertisement: Equatable, Sendable {
     /// the scan response (which Bumble's virtual controller never sends).
     public var advertisingData: [UInt8] {
         AdvertisingData.structure(AdvertisingData.flags, [0x06])
-            + AdvertisingData.structure(AdvertisingData.serviceData16, [UInt8(AliroBLE.serviceUUID & 0xFF), UInt8(AliroBLE.serviceUUID >> 8)] + serviceData)
+            + AdvertisingData.structure(AdvertisingData.serviceData16, AliroBLE.serviceUUID.littleEndianBytes + serviceData)
     }
 
     public static func scanResponse(name: String) -> [UInt8] {
@@ -157,7 +157,7 @@ public struct AliroFrame: Equatable, Sendable {
 
     public var encoded: [UInt8] {
         var out: [UInt8] = [type, id]
-        out.be16(UInt16(payload.count))
+        out.appendUInt16BE(UInt16(payload.count))
         return out + payload
     }
 

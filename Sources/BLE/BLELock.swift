@@ -57,8 +57,9 @@ public final class BLELock {
         public var btsnoop: String?
         public var name = "LockBench"
         public var psm = AliroBLE.defaultPSM
-        /// A second PSM that echoes SDUs (the benchmark's bare round trip); nil to disable.
-        public var echoPSM: UInt16? = AliroBLE.echoPSM
+        /// A second PSM that echoes SDUs (the benchmark's bare round trip, the link tests); off
+        /// (nil) unless asked for: a production lock answers only the access-protocol PSM.
+        public var echoPSM: UInt16? = nil
         public var advertisement = AliroAdvertisement()
         /// Advertising interval in 0.625 ms units (Bumble's controller reads it as ms).
         public var advertisingInterval: UInt16 = 0x0020

@@ -1,21 +1,5 @@
 import ByteCore
 
-extension Array where Element == UInt8 {
-    mutating func le16(_ v: UInt16) { append(UInt8(v & 0xFF)); append(UInt8(v >> 8)) }
-    mutating func be16(_ v: UInt16) { append(UInt8(v >> 8)); append(UInt8(v & 0xFF)) }
-    mutating func le64(_ v: UInt64) { for i in 0..<8 { append(UInt8(truncatingIfNeeded: v >> (8 * UInt64(i)))) } }
-}
-
-extension ByteReader {
-    mutating func readArray(_ count: Int) -> [UInt8]? { readBytes(count).map(Array.init) }
-    mutating func readLE64() -> UInt64? {
-        guard let b = readBytes(8) else { return nil }
-        var v: UInt64 = 0
-        for (i, x) in b.enumerated() { v |= UInt64(x) << (8 * UInt64(i)) }
-        return v
-    }
-}
-
 /// A Bluetooth device address as it travels (little-endian, 6 bytes) with its type.
 public struct BLEAddress: Hashable, Sendable, CustomStringConvertible {
     /// Address type: 0 public, 1 random.

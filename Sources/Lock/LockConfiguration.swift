@@ -1,3 +1,4 @@
+import AccessProtocol
 import ByteCore
 import Codecs
 import Crypto
@@ -17,7 +18,9 @@ import OfflineUnlock
 ///   "stateDirectory": "state",
 ///   "clock": "2026-03-02T09:00:00Z",
 ///   "nfc": { "connstring": "pn532_uart:/dev/ttyUSB0" },
-///   "ble": { "transport": "tcp:127.0.0.1:9000" }
+///   "ble": { "transport": "tcp:127.0.0.1:9000" },
+///   "protocol": { "stepUpSelect": "when-asked", "stepUpExchange": "step-up",
+///                 "mailbox": [{ "op": "read", "offset": 0, "length": 8 }] }
 /// }
 /// ```
 public struct LockConfiguration: Codable, Equatable, Sendable {
@@ -88,6 +91,84 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
         }
     }
 
+    /// How the reader meets credentials built differently (docs/protocol.md "Optional elements").
+    public struct ProtocolOptions: Codable, Equatable, Sendable {
+        /// `when-asked` (default): the step-up SELECT only when the AUTH1 bitmap sets bit 2; `always`.
+        public var stepUpSelect: StepUpSelectMode
+        /// `step-up` (default): the closing EXCHANGE after a step-up on the step-up channel; `expedited`.
+        public var stepUpExchange: StepUpExchangeChannel
+        /// Mailbox operations sent in every closing EXCHANGE that reports a decision.
+        public var mailbox: [MailboxStep]
+
+        public init(stepUpSelect: StepUpSelectMode = .whenAsked, stepUpExchange: StepUpExchangeChannel = .stepUp,
+                    mailbox: [MailboxStep] = []) {
+            self.stepUpSelect = stepUpSelect; self.stepUpExchange = stepUpExchange; self.mailbox = mailbox
+        }
+
+        public init(from decoder: Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            stepUpSelect = try c.decodeIfPresent(StepUpSelectMode.self, forKey: .stepUpSelect) ?? .whenAsked
+            stepUpExchange = try c.decodeIfPresent(StepUpExchangeChannel.self, forKey: .stepUpExchange) ?? .stepUp
+            mailbox = try c.decodeIfPresent([MailboxStep].self, forKey: .mailbox) ?? []
+            guard mailbox.count <= Self.maxMailboxSteps else {
+                throw DecodingError.dataCorruptedError(forKey: .mailbox, in: c,
+                    debugDescription: "at most \(Self.maxMailboxSteps) mailbox operations, got \(mailbox.count)")
+            }
+            let size = ExchangeCommandPlaintext(readerStatus: 0, mailbox: mailbox.map(\.operation)).encoded().count
+            guard size <= Self.maxExchangePlaintext else {
+                throw DecodingError.dataCorruptedError(forKey: .mailbox, in: c,
+                    debugDescription: "the mailbox operations make a \(size)-byte EXCHANGE; at most \(Self.maxExchangePlaintext)")
+            }
+        }
+
+        public static let maxMailboxSteps = 32
+        public static let maxExchangePlaintext = 1024
+    }
+
+    /// One mailbox operation as the configuration writes it:
+    /// `{"op": "read", "offset": 0, "length": 8}`, `{"op": "write", "offset": 0, "data": "HEX"}`,
+    /// `{"op": "set", "offset": 0, "length": 4, "value": 255}`.
+    public struct MailboxStep: Codable, Equatable, Sendable {
+        public var operation: MailboxOperation
+
+        public init(_ operation: MailboxOperation) { self.operation = operation }
+
+        enum CodingKeys: String, CodingKey { case op, offset, length, data, value }
+
+        public init(from decoder: Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            let op = try c.decode(String.self, forKey: .op)
+            let offset = try c.decode(UInt16.self, forKey: .offset)
+            switch op {
+            case "read": operation = .read(offset: offset, length: try c.decode(UInt16.self, forKey: .length))
+            case "write":
+                let text = try c.decode(String.self, forKey: .data)
+                guard let data = Hex.decode(text), data.count <= 0xFFFF - 2 else {
+                    throw DecodingError.dataCorruptedError(forKey: .data, in: c, debugDescription: "data must be hex digits, got \"\(text)\"")
+                }
+                operation = .write(offset: offset, data: data)
+            case "set":
+                operation = .set(offset: offset, length: try c.decode(UInt16.self, forKey: .length),
+                                 value: try c.decode(UInt8.self, forKey: .value))
+            default:
+                throw DecodingError.dataCorruptedError(forKey: .op, in: c, debugDescription: "op must be read, write or set, got \"\(op)\"")
+            }
+        }
+
+        public func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            switch operation {
+            case .read(let o, let l):
+                try c.encode("read", forKey: .op); try c.encode(o, forKey: .offset); try c.encode(l, forKey: .length)
+            case .write(let o, let d):
+                try c.encode("write", forKey: .op); try c.encode(o, forKey: .offset); try c.encode(Hex.encode(d), forKey: .data)
+            case .set(let o, let l, let v):
+                try c.encode("set", forKey: .op); try c.encode(o, forKey: .offset); try c.encode(l, forKey: .length)
+                try c.encode(v, forKey: .value)
+            }
+        }
+    }
+
     public var model: String
     public var firmware: String
     public var reader: Reader
@@ -100,17 +181,21 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
     public var clock: String?
     public var nfc: NFC?
     public var ble: BLE?
+    /// Optional-element behaviour; absent = the defaults.
+    public var `protocol`: ProtocolOptions
     /// The directory relative paths are resolved against (not stored in the file).
     public var baseDirectory: String = "."
 
     enum CodingKeys: String, CodingKey {
-        case model, firmware, reader, trustedIssuers, policy, stateDirectory, clock, nfc, ble
+        case model, firmware, reader, trustedIssuers, policy, stateDirectory, clock, nfc, ble, `protocol`
     }
 
     public init(model: String, firmware: String, reader: Reader, trustedIssuers: [String], policy: LockPolicy = LockPolicy(),
-                stateDirectory: String, clock: String? = nil, nfc: NFC? = nil, ble: BLE? = nil, baseDirectory: String = ".") {
+                stateDirectory: String, clock: String? = nil, nfc: NFC? = nil, ble: BLE? = nil,
+                protocol options: ProtocolOptions = ProtocolOptions(), baseDirectory: String = ".") {
         self.model = model; self.firmware = firmware; self.reader = reader; self.trustedIssuers = trustedIssuers
         self.policy = policy; self.stateDirectory = stateDirectory; self.clock = clock; self.nfc = nfc; self.ble = ble
+        self.protocol = options
         self.baseDirectory = baseDirectory
     }
 
@@ -125,6 +210,7 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
         clock = try c.decodeIfPresent(String.self, forKey: .clock)
         nfc = try c.decodeIfPresent(NFC.self, forKey: .nfc)
         ble = try c.decodeIfPresent(BLE.self, forKey: .ble)
+        `protocol` = try c.decodeIfPresent(ProtocolOptions.self, forKey: .protocol) ?? ProtocolOptions()
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -138,6 +224,7 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
         try c.encodeIfPresent(clock, forKey: .clock)
         try c.encodeIfPresent(nfc, forKey: .nfc)
         try c.encodeIfPresent(ble, forKey: .ble)
+        if self.protocol != ProtocolOptions() { try c.encode(self.protocol, forKey: .protocol) }
     }
 
     /// Reads and checks a configuration file; every problem names the file and the field.
@@ -164,7 +251,7 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
 
     public var stateDirectoryPath: String { resolve(stateDirectory) }
 
-    public func readerIdentity() throws(LockError) -> ReaderIdentity {
+    public func readerIdentity() throws(LockError) -> OfflineUnlock.ReaderIdentity {
         guard let g = Hex.decode(reader.groupID), g.count == 16 else {
             throw LockError(.invalidIdentity, "reader.groupID must be 32 hex digits (16 bytes), got \"\(reader.groupID)\"")
         }

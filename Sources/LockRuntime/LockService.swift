@@ -14,20 +14,21 @@ public final class LockService: @unchecked Sendable {
     public let reader: LockReader
     /// The model and firmware against the certification tables; wallet (ECP) polling only when certified.
     public let certification: Verdict
-    private let recorder: RecordingDecider
     private let mutex = NSLock()
 
     public init(configuration: LockConfiguration, tables: CertificationTables = .builtIn()) throws {
         self.configuration = configuration
         lock = try EmulatedLock(configuration: configuration)
         certification = try Self.verdict(configuration, tables: tables)
-        recorder = RecordingDecider(lock)
         let saved = lock.fastCache.flatMap { try? JSONDecoder().decode(ReaderMemory.self, from: $0) } ?? ReaderMemory()
         let ids = try configuration.readerIdentity()
         let identity = AccessProtocol.ReaderIdentity(signingKey: lock.readerSigningKey, groupID: ids.groupID, subID: ids.subID)
         let versions = configuration.policy.supportedProtocolVersions.sorted(by: >)
-        reader = LockReader(configuration: ReaderConfiguration(identity: identity, supportedVersions: versions),
-                            decider: recorder, fastCache: saved.fast, replayGuard: saved.replay)
+        let options = configuration.protocol
+        reader = LockReader(configuration: ReaderConfiguration(identity: identity, supportedVersions: versions,
+                                                               stepUpSelect: options.stepUpSelect, stepUpExchange: options.stepUpExchange,
+                                                               mailbox: options.mailbox.map(\.operation)),
+                            decider: lock, fastCache: saved.fast, replayGuard: saved.replay)
     }
 
     public convenience init(configurationPath: String, tables: CertificationTables = .builtIn()) throws {
@@ -43,9 +44,11 @@ public final class LockService: @unchecked Sendable {
         mutex.lock(); defer { mutex.unlock() }
         try? lock.tick()
         reader.configuration.interface = interface
-        recorder.decided = false
-        let outcome = reader.runTransaction(over: link, at: lock.clock.now())
-        if !recorder.decided, case .deny(let reason, let detail) = outcome.decision {
+        let outcome = reader.runTransaction(over: link, at: lock.clock.now()) { [lock] presentation in
+            let d = lock.decide(presentation)
+            return Resolution(engine: d)
+        }
+        if !outcome.decided, case .deny(let reason, let detail) = outcome.decision {
             lock.recordProtocolFailure(reason, detail: detail, transactionID: Hex.decode(outcome.transactionID) ?? [],
                                        interface: interface)
         }
@@ -86,19 +89,4 @@ public struct LockServiceError: Error, CustomStringConvertible {
 struct ReaderMemory: Codable {
     var fast = FastCache()
     var replay = ReplayGuard()
-}
-
-/// Passes decisions through to the lock and notes that the engine was asked, so a denial the
-/// protocol produced on its own is recorded exactly once.
-final class RecordingDecider: AccessDecider {
-    let lock: EmulatedLock
-    var decided = false
-    init(_ lock: EmulatedLock) { self.lock = lock }
-
-    func wantsStepUp(credentialPublicKey: [UInt8]) -> Bool { lock.wantsStepUp(credentialPublicKey: credentialPublicKey) }
-
-    func decide(_ presentation: Presentation) -> Decision {
-        decided = true
-        return lock.decide(presentation)
-    }
 }

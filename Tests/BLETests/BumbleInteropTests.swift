@@ -1,6 +1,7 @@
 import BLE
 import ByteCore
 import Foundation
+import LockBenchTestSupport
 import XCTest
 
 /// Runs the Bumble-host phone script (Tests/BLETests/python/bumble_phone.py) against a port.

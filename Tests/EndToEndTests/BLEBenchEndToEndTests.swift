@@ -2,6 +2,7 @@ import BLE
 import ByteCore
 import Codecs
 import Foundation
+import LockBenchTestSupport
 import XCTest
 
 /// BLE as a bench sees it, through `lockbench lock run --ble` as a process: each lock its own

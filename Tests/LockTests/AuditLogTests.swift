@@ -1,15 +1,9 @@
 import ByteCore
 import Foundation
 @testable import Lock
+import LockBenchTestSupport
 import OfflineUnlock
 import XCTest
-
-func temporaryDirectory(_ test: XCTestCase) -> String {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("lockbench-lock-\(UUID().uuidString)").path
-    try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    test.addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
-    return path
-}
 
 final class AuditLogTests: XCTestCase {
     let t0 = Date(timeIntervalSince1970: 1_772_442_000)
@@ -27,7 +21,7 @@ final class AuditLogTests: XCTestCase {
     var logPath: (String) -> String { { $0 + "/audit.log" } }
 
     func testAppendVerifyReopen() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         let log = try fill(dir, 5)
         XCTAssertEqual(log.head.seq, 5)
         let (entries, damage) = try AuditLog.verify(directory: dir)
@@ -54,7 +48,7 @@ final class AuditLogTests: XCTestCase {
     }
 
     func testTruncatedTailIsReportedCutAndLoggingContinues() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         _ = try fill(dir, 4)
         var bytes = try Data(contentsOf: URL(fileURLWithPath: logPath(dir)))
         bytes.removeLast(30)
@@ -74,7 +68,7 @@ final class AuditLogTests: XCTestCase {
     }
 
     func testEditedEntryBreaksTheChainFromThere() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         _ = try fill(dir, 5)
         var text = try String(contentsOfFile: logPath(dir), encoding: .utf8)
         text = text.replacingOccurrences(of: "\"decision\":\"deny\",\"detail\":\"expired", with: "\"decision\":\"grant\",\"detail\":\"expired", options: [], range: nil)
@@ -87,7 +81,7 @@ final class AuditLogTests: XCTestCase {
     }
 
     func testDeletedOrReorderedLinesAreDetected() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         _ = try fill(dir, 4)
         var lines = try String(contentsOfFile: logPath(dir), encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: true)
         lines.remove(at: 1)
@@ -97,7 +91,7 @@ final class AuditLogTests: XCTestCase {
     }
 
     func testWholeEntriesCutFromTheEndAreNoticedAgainstTheHead() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         let log = try fill(dir, 4)
         let head = log.head
         let lines = try String(contentsOfFile: logPath(dir), encoding: .utf8).split(separator: "\n")
@@ -108,7 +102,7 @@ final class AuditLogTests: XCTestCase {
     }
 
     func testForeignKeyFailsFromTheFirstLine() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         _ = try fill(dir, 2)
         try Data(repeating: 7, count: 32).write(to: URL(fileURLWithPath: dir + "/audit.key"))
         XCTAssertEqual(try AuditLog.verify(directory: dir).damage?.line, 1)
@@ -117,7 +111,7 @@ final class AuditLogTests: XCTestCase {
 
 final class StateStoreTests: XCTestCase {
     func testAtomicSaveAndLoad() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         let store = StateStore(directory: dir)
         XCTAssertNil(try store.load())
         var s = PersistedLockState(engine: EngineState(clock: TrustedClock(trustedAt: Date(timeIntervalSince1970: 100))), clock: .frozen(Date(timeIntervalSince1970: 100)))

@@ -4,15 +4,16 @@ import Crypto
 import Foundation
 @testable import Lock
 import OfflineUnlock
+import LockBenchTestSupport
 import XCTest
 
 /// A lock built from real files: configuration, reader key, issuer key; documents issued with the
 /// issuer's private key; decisions through the AccessDecider seam.
 final class EmulatedLockTests: XCTestCase {
-    let t0 = RFC3339.parse("2026-03-02T09:00:00Z")!
+    let t0 = TestFixtures.monday
     let issuer = P256.Signing.PrivateKey()
     let credential = P256.Signing.PrivateKey()
-    let group = [UInt8](repeating: 0xA1, count: 16), sub = [UInt8](repeating: 0xB1, count: 16)
+    let group = TestFixtures.groupID, sub = TestFixtures.subID
 
     func makeConfig(_ dir: String, policy: LockPolicy = LockPolicy()) throws -> String {
         let reader = P256.Signing.PrivateKey()
@@ -28,10 +29,8 @@ final class EmulatedLockTests: XCTestCase {
     }
 
     func document(until: TimeInterval = 8 * 3600) throws -> [UInt8] {
-        try AccessDocument.issue(access: AccessData(id: [0xD1], readers: [ReaderRule(groupID: group)]),
-                                 credentialPublicKey: Primitives.point(of: credential),
-                                 validity: .init(signed: t0.addingTimeInterval(-60), validFrom: t0.addingTimeInterval(-60), validUntil: t0.addingTimeInterval(until)),
-                                 issuerKey: issuer).encoded()
+        TestFixtures.accessDocument(credentialPublicKey: Primitives.point(of: credential), id: [0xD1],
+                                    from: t0.addingTimeInterval(-60), until: t0.addingTimeInterval(until), issuer: issuer)
     }
 
     func presentation(_ docs: [[UInt8]] = []) -> Presentation {
@@ -40,7 +39,7 @@ final class EmulatedLockTests: XCTestCase {
     }
 
     func testConfigurationRoundTripAndErrors() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         let path = try makeConfig(dir)
         let c = try LockConfiguration.load(path: path)
         XCTAssertEqual(c.model, "NDE")
@@ -66,7 +65,7 @@ final class EmulatedLockTests: XCTestCase {
 
     /// The `ble` section: defaults, durations as text, a bad group resolving key or duration named.
     func testBLESettingsDefaultsDurationsAndErrors() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         _ = try makeConfig(dir)
         func load(_ ble: String) throws -> LockConfiguration {
             try Data(#"{"model":"NDE","firmware":"1","reader":{"signingKey":"reader.key.pem","groupID":"\#(Hex.encode(group))","subID":"\#(Hex.encode(sub))"},"ble":\#(ble)}"#.utf8)
@@ -100,7 +99,7 @@ final class EmulatedLockTests: XCTestCase {
 
     /// A stop inside the relock window secures the bolt and writes it; a secured bolt stays so.
     func testSecureNowClosesAnUnsecuredBoltAndPersistsIt() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         let path = try makeConfig(dir)
         var lock: EmulatedLock? = try EmulatedLock(configuration: LockConfiguration.load(path: path))
         XCTAssertFalse(try lock!.secureNow(), "already secured")
@@ -115,7 +114,7 @@ final class EmulatedLockTests: XCTestCase {
     }
 
     func testDecisionsMoveTheBoltAuditAndPersist() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         let path = try makeConfig(dir)
         var lock: EmulatedLock? = try EmulatedLock(configuration: LockConfiguration.load(path: path))
         XCTAssertTrue(lock!.wantsStepUp(credentialPublicKey: Primitives.point(of: credential)))
@@ -142,7 +141,7 @@ final class EmulatedLockTests: XCTestCase {
     }
 
     func testClockControls() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         let lock = try EmulatedLock(configuration: LockConfiguration.load(path: try makeConfig(dir)))
         XCTAssertTrue(lock.decide(presentation([try document()])).isGrant)
         try lock.setClock(t0.addingTimeInterval(-3600), trusted: false)
@@ -160,7 +159,7 @@ final class EmulatedLockTests: XCTestCase {
     }
 
     func testStorageFailureDeniesAndKeepsTheBoltSecured() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         let lock = try EmulatedLock(configuration: LockConfiguration.load(path: try makeConfig(dir)))
         // Make the state file's directory unwritable for the atomic rename.
         try FileManager.default.setAttributes([.posixPermissions: 0o500], ofItemAtPath: dir + "/state")

@@ -1,9 +1,10 @@
+import ByteCore
 import Crypto
 import Foundation
 import _CryptoExtras
 
 /// Why a cryptographic primitive refused its input. Tests match on `code`.
-public struct PrimitiveError: Error, Equatable, CustomStringConvertible, Sendable {
+public struct PrimitiveError: CodedError, Equatable, CustomStringConvertible, Sendable {
     public enum Code: String, Sendable, CaseIterable {
         /// A public key that is not a 65-byte uncompressed P-256 point on the curve, or bad SPKI.
         case invalidPublicKey = "crypto.invalid_public_key"
@@ -19,7 +20,6 @@ public struct PrimitiveError: Error, Equatable, CustomStringConvertible, Sendabl
     public var code: Code
     public var reason: String
     public init(_ code: Code, _ reason: String) { self.code = code; self.reason = reason }
-    public var description: String { "\(code.rawValue): \(reason)" }
 }
 
 /// Every cryptographic primitive LockBench uses, in one place, each with exactly the parameters
@@ -169,7 +169,7 @@ public enum Primitives {
         while out.count < length {
             var h = SHA256()
             h.update(data: z)
-            h.update(data: [UInt8(counter >> 24), UInt8(counter >> 16 & 0xFF), UInt8(counter >> 8 & 0xFF), UInt8(counter & 0xFF)])
+            h.update(data: counter.bigEndianBytes)
             h.update(data: sharedInfo)
             out.append(contentsOf: h.finalize())
             counter += 1
