@@ -275,9 +275,12 @@ public final class BLELock: CardReader {
         currentAdvertisement.rotate(address: host.ownAddress, now: configuration.now(), window: configuration.tagWindow, cipher: cipher)
     }
 
-    /// With the host's lock held (timer): a new tag once the advertised one expired.
+    /// With the host's lock held (timer): a new tag once the advertised one expired, or when the
+    /// lock's clock was set back before its window.
     private func renewTagIfExpired() {
-        guard configuration.tagCipher != nil, host.isReady, configuration.now() >= currentAdvertisement.expiryDate else { return }
+        guard configuration.tagCipher != nil, host.isReady else { return }
+        let now = configuration.now(), expiry = currentAdvertisement.expiryDate
+        guard now >= expiry || now < expiry.addingTimeInterval(-configuration.tagWindow) else { return }
         fillTag()
         host.submit(.leSetAdvertisingData(currentAdvertisement.advertisingData))
     }
