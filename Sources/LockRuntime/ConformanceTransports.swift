@@ -4,6 +4,8 @@ import ByteCore
 import Conformance
 import Foundation
 import NFC
+import ReaderSeam
+import SocketTransport
 import VirtualPN532
 
 /// The radios under `lockbench conformance`: fresh links to a phone under test (LockBench the
@@ -47,56 +49,49 @@ public final class NFCCardLinks {
     public func close() { device.close() }
 }
 
-/// A phone over BLE (`--ble TRANSPORT`): LockBench advertises as a lock; each transaction is
-/// one connection of the phone under test, handed to the check that asks next.
-public final class BLECentralLinks {
-    public let lock: BLELock
-    private let condition = NSCondition()
-    private var waiting: [BLEReaderSession] = []
-    private var released = Set<ObjectIdentifier>()
-    public var waitForPhone: TimeInterval = 30
+/// A phone reached through a `CardReader` (the seam under the lock's loop): each transaction
+/// takes the next card, and when it ends tells the card (`finish`) and lets it go. Over BLE
+/// (`--ble TRANSPORT`) LockBench's `BLELock` advertises as a lock and each card is one phone
+/// connection that opened the access channel. (NFC keeps `NFCCardLinks`: a phone left in the
+/// field is re-tapped by cycling the field, an operation the seam does not have.)
+public final class CardReaderLinks<Reader: CardReader> {
+    public let reader: Reader
+    public var waitForCard: TimeInterval = 30
+    public var waitForRemoval: TimeInterval = 2
 
-    public init(transport: String, identity: ReaderIdentity, btsnoop: String? = nil) throws {
+    public init(_ reader: Reader) throws {
+        self.reader = reader
+        _ = try reader.open()
+    }
+
+    public func open() throws -> (link: APDUTransceiver, close: () -> Void) {
+        guard let card = try reader.waitForCard(timeout: waitForCard) else {
+            throw ConformanceTransportError("no phone came to \(reader.spec) within \(Int(waitForCard)) s")
+        }
+        return (card.link, { [reader, waitForRemoval] in
+            reader.finish(card, granted: nil)
+            _ = try? reader.waitForRemoval(card, timeout: waitForRemoval)
+        })
+    }
+}
+
+extension CardReaderLinks where Reader == BLELock {
+    /// LockBench as a lock on BLE, advertising the reader identity's group and sub id.
+    public convenience init(ble transport: String, identity: ReaderIdentity, btsnoop: String? = nil) throws {
         var config = BLELock.Configuration(transport: try TransportSpec(parsing: transport))
         config.btsnoop = btsnoop
         config.advertisement.groupID = identity.groupID
         config.advertisement.subID = identity.subID
-        config.responseTimeout = 5
-        // The lock's closure reaches back to this object weakly (the lock is owned by it).
-        weak var me: BLECentralLinks?
-        lock = try BLELock(configuration: config) { session in me?.serve(session) }
-        me = self
-        lock.start()
-        guard lock.waitUntilAdvertising(timeout: 15) else { throw BLEError(.timeout, "the BLE controller at \(transport) did not come up") }
+        try self.init(try BLELock(configuration: config))
     }
 
-    /// On the lock's channel thread: hand the session over, hold it until the check is done.
-    private func serve(_ session: BLEReaderSession) {
-        condition.lock()
-        waiting.append(session)
-        condition.broadcast()
-        let id = ObjectIdentifier(session)
-        let deadline = Date(timeIntervalSinceNow: 120)
-        while !released.contains(id), condition.wait(until: deadline) {}
-        released.remove(id)
-        condition.unlock()
-    }
+    public func stop() { reader.stop() }
+}
 
-    public func open() throws -> (link: APDUTransceiver, close: () -> Void) {
-        condition.lock()
-        defer { condition.unlock() }
-        let deadline = Date(timeIntervalSinceNow: waitForPhone)
-        while waiting.isEmpty {
-            guard condition.wait(until: deadline) else { throw BLEError(.timeout, "no phone opened the access channel within \(Int(waitForPhone)) s") }
-        }
-        let session = waiting.removeFirst()
-        return (session, { [weak self] in
-            guard let self else { return }
-            self.condition.lock(); self.released.insert(ObjectIdentifier(session)); self.condition.broadcast(); self.condition.unlock()
-        })
-    }
-
-    public func stop() { lock.stop() }
+/// A transport that could not produce a phone.
+public struct ConformanceTransportError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// Presents the phone on TCP (`--listen PORT`): the reader under test connects once per check.

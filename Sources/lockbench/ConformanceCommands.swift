@@ -1,5 +1,6 @@
 import AccessProtocol
 import ArgumentParser
+import BLE
 import ByteCore
 import Conformance
 import Foundation
@@ -137,8 +138,8 @@ struct ConformanceCredential: ParsableCommand {
             transport = "nfc \(nfc)"
             cleanup = links.close
         } else {
-            let links: BLECentralLinks
-            do { links = try BLECentralLinks(transport: ble!, identity: identity, btsnoop: btsnoop) } catch {
+            let links: CardReaderLinks<BLELock>
+            do { links = try CardReaderLinks(ble: ble!, identity: identity, btsnoop: btsnoop) } catch {
                 throw UserError(message: "cannot start BLE on \(ble!): \(error)", code: ExitCodes.environment)
             }
             opener = links.open
