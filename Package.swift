@@ -59,7 +59,7 @@ let package = Package(
             "LockRuntime", "Certification", "ReaderSeam", "NFC", "PCSC", "BLE", "SocketTransport", argumentParser,
         ]),
         .executableTarget(name: "lockbench-bench", dependencies: [
-            "LockRuntime", "Certification", "AccessProtocol", "OfflineUnlock", "Codecs", "ReaderSeam", "PCSC", "VirtualPN532", "LockBenchTestSupport", crypto,
+            "LockRuntime", "Certification", "AccessProtocol", "OfflineUnlock", "Codecs", "ReaderSeam", "PCSC", "VirtualPN532", "LockBenchTestSupport", crypto, argumentParser,
         ]),
 
         // What the tests share: paths, the lockbench process runner, the fuzz runner, fixtures,
@@ -80,7 +80,7 @@ let package = Package(
         .testTarget(name: "BLETests", dependencies: ["BLE", "ReaderSeam", "ByteCore", "LockBenchTestSupport"]),
         .testTarget(name: "LockRuntimeTests", dependencies: ["LockRuntime", "ReaderSeam", "PCSC", "SocketTransport", "AccessProtocol", "OfflineUnlock", "Lock", "NFC", "VirtualPN532", "ByteCore", "Codecs", "LockBenchTestSupport", crypto]),
         // Whole-program tests: run the built `lockbench` binary as a user would.
-        .testTarget(name: "EndToEndTests", dependencies: ["lockbench", "LockRuntime", "LockBenchTestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["lockbench", "lockbench-bench", "LockRuntime", "LockBenchTestSupport"]),
     ],
     swiftLanguageModes: [.v5]
 )

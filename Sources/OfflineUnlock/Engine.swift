@@ -72,7 +72,7 @@ public struct DecisionCore: Sendable {
         for bytes in p.revocationDocuments {
             let doc: RevocationDocument
             do {
-                doc = try RevocationDocument.decode(bytes)
+                doc = try RevocationDocument(parsing: bytes)
                 try doc.document.verify(trust: trust)
             } catch {
                 return .deny(error.denyReason, detail: "revocation document: \(error.reason)")
@@ -92,7 +92,7 @@ public struct DecisionCore: Sendable {
             var parsed = [(AccessDocument, [UInt8])]()
             for bytes in p.accessDocuments {
                 do {
-                    let doc = try AccessDocument.decode(bytes)
+                    let doc = try AccessDocument(parsing: bytes)
                     try doc.document.verify(trust: trust)
                     parsed.append((doc, bytes))
                 } catch {
@@ -176,7 +176,7 @@ public struct DecisionCore: Sendable {
     }
 
     private func verify(cached bytes: [UInt8]) -> VerifiedDocuments.Verdict {
-        guard let doc = try? AccessDocument.decode(bytes), (try? doc.document.verify(trust: trust)) != nil else { return .rejected }
+        guard let doc = try? AccessDocument(parsing: bytes), (try? doc.document.verify(trust: trust)) != nil else { return .rejected }
         return .verified(doc)
     }
 

@@ -170,21 +170,10 @@ enum NFCBenchmark {
                             : Stats(name: "  arrival to transaction end", samples: transactions))
     }
 
-    static func main(_ arguments: [String]) -> Int32 {
-        var iterations = 1000, tapCount = 200, json = false, stepUp = true, pollInterval = ReaderLoop<LibNFCReader, String>.Configuration().pollInterval
-        var args = arguments[...]
-        while let a = args.popFirst() {
-            switch a {
-            case "--iterations": iterations = Int(args.popFirst() ?? "") ?? iterations
-            case "--taps": tapCount = Int(args.popFirst() ?? "") ?? tapCount
-            case "--poll-interval-ms": pollInterval = (Double(args.popFirst() ?? "") ?? 10) / 1000
-            case "--json": json = true
-            case "--no-step-up": stepUp = false
-            default:
-                print("usage: lockbench-bench nfc [--iterations N (1000)] [--taps N (200)] [--poll-interval-ms MS (the lock loop default, 10)] [--no-step-up] [--json]")
-                return 2
-            }
-        }
+    /// The lock loop's own poll interval, the default of `--poll-interval-ms`.
+    static var defaultPollInterval: TimeInterval { ReaderLoop<LibNFCReader, String>.Configuration().pollInterval }
+
+    static func main(iterations: Int, tapCount: Int, pollInterval: TimeInterval, json: Bool, stepUp: Bool) -> Int32 {
         do {
             var results = [try selectRoundTrips(iterations: iterations)]
             results += try taps(selectOnlyTap, count: tapCount, pollInterval: pollInterval).all

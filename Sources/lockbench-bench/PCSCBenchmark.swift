@@ -13,21 +13,7 @@ import VirtualPN532
 /// the card: polling, ATR, SCardGetStatusChange) and arrival → decision (the transaction), with
 /// the transaction's own time waiting on PC/SC. Needs pcscd running with vsmartcard-vpcd.
 enum PCSCBenchmark {
-    static func main(_ arguments: [String]) -> Int32 {
-        var roundTrips = 200, taps = 20, json = false, reader = "Virtual PCD 00 00", port: UInt16 = 35963
-        var args = arguments[...]
-        while let a = args.popFirst() {
-            switch a {
-            case "--round-trips": roundTrips = max(1, Int(args.popFirst() ?? "") ?? roundTrips)
-            case "--taps": taps = max(2, Int(args.popFirst() ?? "") ?? taps)
-            case "--reader": reader = args.popFirst() ?? reader
-            case "--port": port = UInt16(args.popFirst() ?? "") ?? port
-            case "--json": json = true
-            default:
-                print("usage: lockbench-bench pcsc [--round-trips N] [--taps N] [--reader NAME] [--port N] [--json]")
-                return 2
-            }
-        }
+    static func main(roundTrips: Int, taps: Int, reader: String, port: UInt16, json: Bool) -> Int32 {
         do {
             let rows = try [baseline(reader: reader, port: port, count: roundTrips)] + self.taps(reader: reader, port: port, count: taps)
             if json {

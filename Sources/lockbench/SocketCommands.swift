@@ -210,28 +210,6 @@ struct LockTransact: ParsableCommand {
         if let at { guard RFC3339.parse(at) != nil else { throw ValidationError("--at \"\(at)\" is not an ISO-8601 time like 2026-03-02T09:00:00Z") } }
     }
 
-    struct Output: Encodable {
-        var decision: String
-        var reason: String?
-        var detail: String?
-        var credential: String?
-        var credentialKey: String?
-        var transactionID: String
-        var version: String?
-        var fast: Bool
-        var stepUp: Bool
-        var acknowledged: Bool
-        var lock: String
-        var time: String
-        var totalMs: Double
-        var transportMs: Double
-        var commands: Int
-        /// The reader status the closing EXCHANGE carried, 4 hex digits.
-        var readerStatus: String?
-        var mailbox: MailboxRecord?
-        var apdus: [String]?
-    }
-
     func run() throws {
         let (host, port) = try SocketCLI.address(connect)
         let service = try openLockService(config.path)
@@ -252,29 +230,13 @@ struct LockTransact: ParsableCommand {
         let outcome = service.transact(over: link, interface: .socket)
         service.flush()  // one transaction per process: write what the reader learnt now
         link.close()
-        var out = Output(decision: outcome.granted ? "grant" : "deny", credential: outcome.credentialID,
-                         credentialKey: outcome.credentialKey, transactionID: outcome.transactionID,
-                         version: outcome.version.map(ProtocolVersionText.format), fast: outcome.fast, stepUp: outcome.stepUp,
-                         acknowledged: outcome.acknowledged, lock: service.lock.boltName, time: RFC3339.format(outcome.at),
-                         totalMs: (outcome.timings.total * 1e5).rounded() / 100,
-                         transportMs: (outcome.timings.transport * 1e5).rounded() / 100, commands: outcome.timings.commands,
-                         readerStatus: outcome.readerStatus.map { String(format: "%04X", $0) }, mailbox: outcome.mailbox,
-                         apdus: transcript ? outcome.transcript.map { "\($0.direction.rawValue) \($0.label): \(Hex.encode($0.bytes))" } : nil)
-        if case .deny(let reason, let detail) = outcome.decision {
-            out.reason = reason.rawValue
-            out.detail = detail
-        }
+        let report = OutcomeReport(outcome, bolt: service.lock.boltName, transcript: transcript)
         if json {
-            print(KeyFiles.json(out))
+            print(KeyFiles.json(report))
         } else {
-            let mode = outcome.fast ? "FAST" : outcome.stepUp ? "step-up" : "standard"
-            if outcome.granted {
-                print("grant \(out.credential ?? "") (\(mode), \(out.version ?? "?")) — lock \(out.lock), transaction \(out.transactionID)")
-            } else {
-                print("deny \(out.reason!): \(out.detail!)")
-            }
-            if let mailbox = outcome.mailbox { print("  \(mailbox.line)") }
-            for line in out.apdus ?? [] { print("  \(line)") }
+            print(report.line)
+            if let mailbox = report.mailbox { print("  \(mailbox.line)") }
+            for line in report.apdus ?? [] { print("  \(line)") }
         }
         if !outcome.granted { throw ExitCode(ExitCodes.negative) }
     }

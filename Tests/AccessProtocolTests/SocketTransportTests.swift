@@ -16,9 +16,8 @@ final class SocketTransportTests: XCTestCase {
             var out: [[UInt8]] = []
             var i = 0
             while i < stream.count {
-                d.feed(stream[i..<min(i + batch, stream.count)])
+                out += try d.frames(after: stream[i..<min(i + batch, stream.count)])
                 i += batch
-                while let f = try d.next() { out.append(f) }
             }
             XCTAssertEqual(out, apdus, "batch \(batch)")
         }

@@ -95,7 +95,7 @@ public func fuzzATT(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         let n = Int(bytes[i])
         let pdu = Array(bytes[(i + 1)..<min(bytes.count, i + 1 + n)])
         i += 1 + n
-        if let frame = try? AliroFrame(decoding: pdu), frame.encoded != pdu { fatalError("Aliro frame does not re-encode: \(pdu.hex)") }
+        if let frame = try? AliroFrame(parsing: pdu), frame.encoded() != pdu { fatalError("Aliro frame does not re-encode: \(pdu.hex)") }
         guard !pdu.isEmpty else { continue }
         if [ATTOpcode.writeRequest, ATTOpcode.writeCommand, ATTOpcode.executeWriteRequest].contains(pdu[0]) { databaseWritten = true }
         let response = server.handle(pdu)

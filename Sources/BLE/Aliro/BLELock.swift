@@ -27,12 +27,12 @@ public final class BLEReaderSession: APDUTransceiver, PresentedCard {
     public var description: String { "phone \(peer) on PSM 0x\(String(channel.psm, radix: 16))" }
 
     public func transceive(_ command: [UInt8]) throws -> [UInt8] {
-        try channel.send(AliroFrame.command(command).encoded)
+        try channel.send(AliroFrame.command(command).encoded())
         let deadline = Date(timeIntervalSinceNow: responseTimeout)
         while true {
             let remaining = deadline.timeIntervalSinceNow
             guard remaining > 0 else { throw BLEError(.timeout, "BLE: no APDU response within \(responseTimeout) s") }
-            let frame = try AliroFrame(decoding: try channel.receive(timeout: remaining))
+            let frame = try AliroFrame(parsing: try channel.receive(timeout: remaining))
             if frame.type == AliroFrame.Kind.apdu && frame.id == AliroFrame.ID.response {
                 exchanges += 1
                 return frame.payload
@@ -233,7 +233,7 @@ public final class BLELock: CardReader {
 
     /// Sends the `[02][03]` completed notification: `01` granted, `00` denied or failed.
     public func finish(_ session: BLEReaderSession, granted: Bool?) {
-        try? session.channel.send(AliroFrame.completed(granted == true ? [0x01] : [0x00]).encoded)
+        try? session.channel.send(AliroFrame.completed(granted == true ? [0x01] : [0x00]).encoded())
         session.finishedAt = Date()
         state.withLock { _transactions += 1 }
         onEvent?(.transactionFinished(session.peer, exchanges: session.exchanges))
@@ -275,9 +275,12 @@ public final class BLELock: CardReader {
         currentAdvertisement.rotate(address: host.ownAddress, now: configuration.now(), window: configuration.tagWindow, cipher: cipher)
     }
 
-    /// With the host's lock held (timer): a new tag once the advertised one expired.
+    /// With the host's lock held (timer): a new tag once the advertised one expired, or when the
+    /// lock's clock was set back before its window.
     private func renewTagIfExpired() {
-        guard configuration.tagCipher != nil, host.isReady, configuration.now() >= currentAdvertisement.expiryDate else { return }
+        guard configuration.tagCipher != nil, host.isReady else { return }
+        let now = configuration.now(), expiry = currentAdvertisement.expiryDate
+        guard now >= expiry || now < expiry.addingTimeInterval(-configuration.tagWindow) else { return }
         fillTag()
         host.submit(.leSetAdvertisingData(currentAdvertisement.advertisingData))
     }
