@@ -66,7 +66,7 @@ let package = Package(
         // the in-memory link and the virtual-controller launcher. Test doubles live here, not in
         // the production modules.
         .target(name: "LockBenchTestSupport", dependencies: [
-            "ByteCore", "Codecs", "OfflineUnlock", "BLE", crypto,
+            "ByteCore", "Codecs", "OfflineUnlock", "BLE", "PCSC", crypto,
         ], path: "Tests/LockBenchTestSupport"),
 
         .testTarget(name: "ByteCoreTests", dependencies: ["ByteCore"]),
