@@ -113,6 +113,8 @@ public struct TransactionResult: Sendable, Equatable {
     /// The link failed after the decision: the lock decided and acted, but the credential never
     /// heard the answer (`acknowledged` is false). The transport's error.
     public var linkLostAfterDecision: String? = nil
+    /// The lock's own reason when it refused (set from the Resolution).
+    public var lockRefusal: Refusal? = nil
     /// The reader status the closing EXCHANGE carried (nil: CONTROL FLOW or nothing was sent).
     public var readerStatus: UInt16? = nil
     /// The mailbox operations the closing EXCHANGE carried, the data each read returned, and the
@@ -147,10 +149,13 @@ public enum ReaderAction: Sendable, Equatable {
 public struct Resolution: Sendable, Equatable {
     public var decision: Decision
     public var readerStatus: UInt16
+    /// The layered reason of a denial when it is not the engine's (a jammed bolt: `lock`).
+    public var refusal: Refusal?
 
-    public init(decision: Decision, readerStatus: UInt16) {
+    public init(decision: Decision, readerStatus: UInt16, refusal: Refusal? = nil) {
         self.decision = decision
         self.readerStatus = readerStatus
+        self.refusal = refusal
     }
 
     /// An engine's decision with no lock behind it (tests, benchmarks): a grant reports
@@ -291,6 +296,7 @@ public struct ReaderSession {
         guard case .deciding = step else { return .complete(result) }
         result.decision = resolution.decision
         result.decided = true
+        result.lockRefusal = resolution.refusal
         if !resolution.decision.isGrant || result.fast { result.learnedPersistentKey = nil }
         return close(ExchangeCommandPlaintext(readerStatus: resolution.readerStatus, mailbox: configuration.mailbox))
     }

@@ -1,3 +1,4 @@
+import AccessProtocol
 import ByteCore
 import Crypto
 import Foundation
@@ -58,36 +59,78 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
         engine.wantsStepUp(credentialPublicKey: credentialPublicKey)
     }
 
+    /// The engine's decision as the lock acted on it (`apply(.presentation)`).
     public func decide(_ presentation: Presentation) -> Decision {
-        mutex.lock(); defer { mutex.unlock() }
-        let decision = engine.decide(presentation)
-        let now = clock.now()
-        if decision.isGrant { bolt.handle(.grant, at: now) }
-        let credential = credentialID(for: presentation)
-        return commit(decision, credential: credential, transaction: presentation.transactionID, interface: presentation.interface, at: now)
+        apply(.presentation(presentation)).decision
     }
 
     /// Records a transaction the protocol refused before asking the engine (bad signature,
-    /// secure-channel failure, malformed APDU…).
+    /// secure-channel failure, malformed APDU…): `apply(.refused)` with the protocol's reason.
     public func recordProtocolFailure(_ reason: DenyReason, detail: String, transactionID: [UInt8], interface: RadioInterface) {
-        mutex.lock(); defer { mutex.unlock() }
-        _ = commit(.deny(reason, detail: detail), credential: nil, transaction: transactionID, interface: interface, at: clock.now())
+        let layer: Refusal.Layer = detail.hasPrefix("transport:") ? .transport : .protocol
+        _ = apply(.refused(Refusal(layer, reason, detail: detail), transaction: TransactionID(transactionID), interface: interface))
     }
 
-    /// Appends the audit entry (fsync) and saves state; returns the decision to acknowledge.
+    /// The one path from a transaction to the lock's action and its record: the engine decides
+    /// (unless the bolt is jammed: the lock refuses with its own reason), the bolt moves, the
+    /// audit entry is appended and fsynced and the state saved — all before this returns, i.e.
+    /// before the credential hears anything. A lock that cannot record does not open.
+    public func apply(_ input: LockInput) -> LockOutcome {
+        mutex.lock(); defer { mutex.unlock() }
+        let now = clock.now()
+        bolt.handle(.tick, at: now)
+        switch input {
+        case .refused(let refusal, let tid, let interface):
+            let reason = DenyReason(rawValue: refusal.code) ?? .malformedInput
+            return commit(.deny(reason, detail: refusal.detail), refusal: refusal, credential: nil, transaction: tid.bytes,
+                          interface: interface, at: now)
+        case .presentation(let p):
+            if case .jammed = bolt.state(at: now) {
+                let refusal = Refusal(layer: .lock, code: LockReason.jammed.rawValue,
+                                      detail: "the bolt is jammed: the lock cannot open until the jam is cleared")
+                return commit(.deny(.malformedInput, detail: refusal.detail), refusal: refusal,
+                              credential: credentialID(for: p), transaction: p.transactionID, interface: p.interface, at: now)
+            }
+            let decision = engine.decide(p)
+            if decision.isGrant { bolt.handle(.grant, at: now) }
+            var refusal: Refusal?
+            if case .deny(let reason, let detail) = decision { refusal = Refusal(.engine, reason, detail: detail) }
+            return commit(decision, refusal: refusal, credential: credentialID(for: p), transaction: p.transactionID,
+                          interface: p.interface, at: now)
+        }
+    }
+
+    /// Appends the audit entry (fsync) and saves state; returns the outcome to acknowledge.
     /// A lock that cannot record does not open: the bolt is secured again and the answer becomes a
-    /// deny whose detail starts with "storage failure:" (reason `malformed_input` until the
-    /// DenyReason list gains a storage reason; the reader sessions switch over it exhaustively).
-    private func commit(_ decision: Decision, credential: String?, transaction: [UInt8], interface: RadioInterface, at now: Date) -> Decision {
+    /// deny whose detail starts with "storage failure:" (reason `malformed_input` in the decision,
+    /// `storage_failure` of the lock layer in the refusal).
+    private func commit(_ decision: Decision, refusal: Refusal?, credential: String?, transaction: [UInt8],
+                        interface: RadioInterface, at now: Date) -> LockOutcome {
         do {
-            let entry = try audit.append(time: now, credential: credential, transport: interface, decision: decision, transaction: transaction)
+            let code = refusal?.layer == .lock ? refusal?.code : nil
+            let entry = try audit.append(time: now, credential: credential, transport: interface, decision: decision,
+                                         transaction: transaction, reason: code)
             try persist()
             onAudit?(entry)
-            return decision
+            return LockOutcome(decision: decision, refusal: refusal, bolt: bolt.state(at: now),
+                               readerStatus: status(decision, refusal, at: now), audit: entry)
         } catch {
             bolt.handle(.secureNow, at: now)
-            return .deny(.malformedInput, detail: "storage failure: cannot record the transaction: \(error)")
+            let detail = "storage failure: cannot record the transaction: \(error)"
+            let refusal = Refusal(layer: .lock, code: LockReason.storageFailure.rawValue, detail: detail)
+            return LockOutcome(decision: .deny(.malformedInput, detail: detail), refusal: refusal, bolt: bolt.state(at: now),
+                               readerStatus: LockReason.storageFailure.readerStatus(bolt: bolt.readerStatus(at: now)), audit: nil)
         }
+    }
+
+    /// The EXCHANGE status: a grant reports the bolt's real state after acting; a denial the
+    /// status of the layer that refused.
+    private func status(_ decision: Decision, _ refusal: Refusal?, at now: Date) -> UInt16 {
+        if decision.isGrant { return bolt.readerStatus(at: now) }
+        if refusal?.layer == .lock, let reason = refusal.flatMap({ LockReason(rawValue: $0.code) }) {
+            return reason.readerStatus(bolt: bolt.readerStatus(at: now))
+        }
+        return ReaderSession.readerStatus(for: decision.denyReason)
     }
 
     private func credentialID(for p: Presentation) -> String? {

@@ -38,19 +38,20 @@ public final class LockService: @unchecked Sendable {
     /// Certified for wallet credentials: the NFC loop sends the ECP access polling frame.
     public var walletPolling: Bool { certification.isCertified }
 
-    /// Runs one transaction over `link` at the lock's clock; records protocol-level denials (which
-    /// never reach the engine) in the audit log and stages what the reader learnt for the next state write.
+    /// Runs one transaction over `link` at the lock's clock, every outcome through `EmulatedLock.apply`,
+    /// and stages what the reader learnt for the next state write.
     public func transact(over link: APDUTransceiver, interface: RadioInterface) -> TransactionOutcome {
         mutex.lock(); defer { mutex.unlock() }
         try? lock.tick()
         reader.configuration.interface = interface
+        // One path into the lock for every outcome: the session's `decide` is answered by
+        // `apply(.presentation)` (the lock decides, acts and records before the phone hears);
+        // a transaction the protocol or the transport ended first is `apply(.refused)`.
         let outcome = reader.runTransaction(over: link, at: lock.clock.now()) { [lock] presentation in
-            let d = lock.decide(presentation)
-            return Resolution(engine: d)
+            lock.apply(.presentation(presentation)).resolution
         }
-        if !outcome.decided, case .deny(let reason, let detail) = outcome.decision {
-            lock.recordProtocolFailure(reason, detail: detail, transactionID: Hex.decode(outcome.transactionID) ?? [],
-                                       interface: interface)
+        if !outcome.decided, let refusal = outcome.refusal {
+            _ = lock.apply(.refused(refusal, transaction: outcome.id, interface: interface))
         }
         let memory = ReaderMemory(fast: reader.fastCache, replay: reader.replayGuard)
         if let blob = try? JSONEncoder().encode(memory), blob != lock.fastCache { lock.stageFastCache(blob) }

@@ -7,6 +7,7 @@ import Foundation
 import Lock
 import LockRuntime
 import OfflineUnlock
+import ReaderSeam
 
 /// `lockbench-bench ble [--count N] [--echoes N] [--echo-flow] [--controller bumble|rootcanal]
 /// [--lock SPEC --phone SPEC]`: connection to decision, median over N unlocks of the Swift phone
@@ -37,16 +38,19 @@ enum BLEBenchmark {
             var lockConfig = BLELock.Configuration(transport: try TransportSpec(parsing: lockSpec!))
             lockConfig.echoPSM = AliroBLE.echoPSM
             let site = engine ? try EngineSite() : nil
-            let transaction: BLELock.Transaction = site.map { site in
+            let transaction: (BLEReaderSession) -> Bool = site.map { site in
                 { session in
                     let outcome = site.service.transact(over: session, interface: .ble)
-                    session.completionPayload = outcome.granted ? EchoFlow.granted : EchoFlow.denied
                     site.record(outcome)
+                    return outcome.granted
                 }
             } ?? EchoFlow.lockTransaction()
-            let lock = try BLELock(configuration: lockConfig, transaction: transaction)
+            let lock = try BLELock(configuration: lockConfig)
             lock.start()
             defer { lock.stop() }
+            let loop = ReaderLoop(reader: lock, configuration: .init(maxConcurrent: 4), granted: { $0 }, transaction: transaction)
+            loop.start()
+            defer { loop.stop() }
             guard lock.waitUntilAdvertising(timeout: 20) else { print("the lock's controller did not come up"); return 3 }
             let phone = try BLEPhone(configuration: BLEPhone.Configuration(transport: try TransportSpec(parsing: phoneSpec!)))
             try phone.start(timeout: 20)

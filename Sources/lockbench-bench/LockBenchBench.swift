@@ -12,7 +12,7 @@ struct LockBenchBench: ParsableCommand {
         SUBCOMMAND`. Exit codes: 0 measured, 1 a measured run failed its check, 2 usage error, \
         3 environment failure (no lockbench binary, no controller, libnfc missing).
         """,
-        subcommands: [Audit.self, Transaction.self, NFC.self, BLE.self]
+        subcommands: [Audit.self, Transaction.self, NFC.self, BLE.self, PCSC.self]
     )
 
     /// Usage errors exit 2 like the CLI's (ArgumentParser's default is 64).
@@ -120,6 +120,37 @@ extension LockBenchBench {
         func run() throws {
             let interval = pollIntervalMilliseconds.map { $0 / 1000 } ?? NFCBenchmark.defaultPollInterval
             try finish(NFCBenchmark.main(iterations: iterations, tapCount: taps, pollInterval: interval, json: json, stepUp: !noStepUp))
+        }
+    }
+
+    struct PCSC: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "pcsc",
+            abstract: "Tap to decision through pcscd and vsmartcard-vpcd against a bare SCardTransmit round trip."
+        )
+
+        @Option(name: .customLong("round-trips"), help: "Bare SELECT round trips through pcscd (the baseline).")
+        var roundTrips = 200
+
+        @Option(help: "Taps (at least 2: a standard one, then FAST).")
+        var taps = 20
+
+        @Option(help: "The PC/SC reader name of vpcd's slot.")
+        var reader = "Virtual PCD 00 00"
+
+        @Option(help: "The vpcd port the virtual card connects to (35963 for slot 00 00, 35964 for 00 01).")
+        var port: UInt16 = 35963
+
+        @Flag(help: "Print the results as JSON.")
+        var json = false
+
+        func validate() throws {
+            guard roundTrips > 0 else { throw ValidationError("--round-trips takes a positive number") }
+            guard taps >= 2 else { throw ValidationError("--taps takes a number of at least 2") }
+        }
+
+        func run() throws {
+            try finish(PCSCBenchmark.main(roundTrips: roundTrips, taps: taps, reader: reader, port: port, json: json))
         }
     }
 

@@ -1,6 +1,7 @@
 import ByteCore
 import Codecs
 import Foundation
+import SocketTransport
 import XCTest
 @testable import AccessProtocol
 
@@ -90,7 +91,7 @@ final class SocketTransportTests: XCTestCase {
         let port = listener.localPort
         listener.close()
         XCTAssertThrowsError(try SocketTransceiver(host: "127.0.0.1", port: port)) {
-            XCTAssertEqual(($0 as? ProtocolError)?.code, .transport)
+            XCTAssertEqual(($0 as? SocketError)?.code, .transport)
         }
     }
 }

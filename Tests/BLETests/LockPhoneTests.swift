@@ -79,7 +79,7 @@ final class MultipleConnectionTests: XCTestCase {
             while inProgress < 2 && barrier.wait(until: deadline) {}
             overlap.add(inProgress >= 2)
             barrier.unlock()
-            EchoFlow.lockTransaction()(session)
+            return EchoFlow.lockTransaction()(session)
         })
 
         final class Box: @unchecked Sendable { var json: [String: Any] = [:] }

@@ -1,5 +1,5 @@
 // fuzz-module: BLE
-// fuzz-sources: ATT GATT/GATTDatabase.swift AliroBLE.swift HCI/HCIEvent.swift Bytes.swift BLEError.swift
+// fuzz-sources: ATT GATT/GATTDatabase.swift Aliro/AliroBLE.swift HCI/HCIEvent.swift Bytes.swift BLEError.swift
 // libFuzzer entry for the ATT server (what a phone, or anything that connects, asks the lock's
 // GATT database) and the Aliro frames carried over the lock's credit-based channel. Compiled
 // into module `BLE` by Tests/Fuzz/fuzz.sh — only the files the server needs (fuzz-sources), which

@@ -1,5 +1,5 @@
 // fuzz-module: BLE
-// fuzz-sources: Transport HCI L2CAP ATT GATT/GATTDatabase.swift Host.swift Connection.swift AliroBLE.swift Bytes.swift BLEError.swift
+// fuzz-sources: Transport HCI L2CAP ATT GATT/GATTDatabase.swift Host.swift Connection.swift Aliro/AliroBLE.swift Bytes.swift BLEError.swift
 // libFuzzer entry for what a BLE controller (and through it any peer in radio range) sends the
 // host: the H4 byte stream, HCI events, ACL data, L2CAP reassembly and signaling, LE
 // credit-based channels, SMP, and ATT as the host dispatches it. Compiled into module `BLE` by

@@ -81,7 +81,7 @@ public final class BLEPhoneSession {
 }
 
 /// Which advertising lock a phone connects to.
-public enum LockTarget: Equatable, Sendable {
+public enum LockTarget: Equatable, Sendable, CustomStringConvertible {
     /// A reader the phone knows: its group id, and its sub id to pick one reader of the group.
     public struct Reader: Equatable, Sendable {
         public var groupID: [UInt8]
