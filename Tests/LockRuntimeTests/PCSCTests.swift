@@ -118,10 +118,10 @@ final class PCSCTests: XCTestCase {
     func testVPICCFramingAndATR() {
         var d = VPICCFrameDecoder()
         let stream: [UInt8] = [0x00, 0x01, 0x04] + [0x00, 0x05, 0x00, 0xA4, 0x04, 0x00, 0x00] + [0x00]
-        for b in stream { d.append([b]) }  // byte by byte
-        XCTAssertEqual(d.nextFrame().map(VPICCMessage.init(parsing:)), .getATR)
-        XCTAssertEqual(d.nextFrame().map(VPICCMessage.init(parsing:)), .apdu([0x00, 0xA4, 0x04, 0x00, 0x00]))
-        XCTAssertNil(d.nextFrame(), "half a length: need more")
+        for b in stream { d.feed([b]) }  // byte by byte
+        XCTAssertEqual(d.next().map(VPICCMessage.init(parsing:)), .getATR)
+        XCTAssertEqual(d.next().map(VPICCMessage.init(parsing:)), .apdu([0x00, 0xA4, 0x04, 0x00, 0x00]))
+        XCTAssertNil(d.next(), "half a length: need more")
         XCTAssertEqual(VPICCMessage(parsing: [0x00]), .powerOff)
         XCTAssertEqual(VPICCMessage(parsing: [0x01]), .powerOn)
         XCTAssertEqual(VPICCMessage(parsing: [0x02]), .reset)
