@@ -47,6 +47,8 @@ public final class LockReader {
     public var replayGuard: ReplayGuard
     public var random: RandomSource
     public var signer: MessageSigner?
+    /// Bounds on each transaction (`transaction_limit` past them).
+    public var limits = TransactionLimits()
 
     public init(configuration: ReaderConfiguration, decider: AccessDecider, fastCache: FastCache = FastCache(),
                 replayGuard: ReplayGuard = ReplayGuard(), random: RandomSource = SystemRandom(), signer: MessageSigner? = nil) {
@@ -58,49 +60,74 @@ public final class LockReader {
         self.signer = signer
     }
 
-    public func makeSession() -> ReaderSession {
-        ReaderSession(configuration: configuration, decider: decider, fastCache: fastCache, replayGuard: replayGuard,
-                      random: random, signer: signer)
+    public func makeSession(interface: RadioInterface? = nil, decider: AccessDecider? = nil) -> ReaderSession {
+        var c = configuration
+        if let interface { c.interface = interface }
+        return ReaderSession(configuration: c, decider: decider ?? self.decider, fastCache: fastCache, replayGuard: replayGuard,
+                             random: random, signer: signer)
     }
 
     /// Runs one transaction to completion. Transport errors end it as a deny (malformed input,
-    /// detail "transport: …") unless a grant was already decided.
+    /// detail "transport: …") unless a grant was already decided; going past `limits` ends it as
+    /// a deny `transaction_limit` (unless a grant was already decided).
     public func runTransaction(over link: APDUTransceiver, at time: Date) -> TransactionOutcome {
         let started = DispatchTime.now().uptimeNanoseconds
         // The session lives only inside `drive`, so applying its result below mutates this
         // reader's caches in place instead of copying them (they are shared copy-on-write).
-        let (result, transportNanos, commands) = drive(makeSession(), over: link, at: time)
-        apply(result)
+        let run = Self.drive(makeSession(), over: link, at: time, limits: limits)
+        apply(run.result)
+        return Self.outcome(run, interface: configuration.interface, at: time, started: started)
+    }
+
+    /// What `drive` returns: the session's result, time spent in the transport, commands sent.
+    public struct Run: Sendable {
+        public var result: TransactionResult
+        public var transportNanos: UInt64
+        public var commands: Int
+    }
+
+    /// The outcome of a finished run that started at `started` (uptime nanoseconds).
+    public static func outcome(_ run: Run, interface: RadioInterface, at time: Date, started: UInt64) -> TransactionOutcome {
+        let (result, transportNanos, commands) = (run.result, run.transportNanos, run.commands)
         let total = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
         var credentialID: String? = nil
         if case .grant(let id) = result.decision { credentialID = id }
         return TransactionOutcome(decision: result.decision, credentialID: credentialID,
                                   credentialKey: result.credentialPublicKey?.hex, transactionID: result.transactionID.hex,
                                   version: result.version, fast: result.fast, stepUp: result.stepUp,
-                                  acknowledged: result.acknowledged, interface: configuration.interface, at: time,
+                                  acknowledged: result.acknowledged, interface: interface, at: time,
                                   timings: .init(total: total, transport: Double(transportNanos) / 1e9, commands: commands),
                                   transcript: result.transcript)
     }
 
-    private func drive(_ initial: ReaderSession, over link: APDUTransceiver, at time: Date) -> (TransactionResult, UInt64, Int) {
+    /// Drives `initial` over `link` until it completes, the transport fails, or the transaction
+    /// goes past `limits`. Touches nothing shared: several radios may drive sessions at once.
+    public static func drive(_ initial: ReaderSession, over link: APDUTransceiver, at time: Date,
+                             limits: TransactionLimits = TransactionLimits()) -> Run {
         var session = initial
         var transportNanos: UInt64 = 0
-        var commands = 0
+        var usage = TransactionLimits.Usage(started: DispatchTime.now().uptimeNanoseconds)
         var action = session.start(at: time)
         while true {
             switch action {
             case .complete(let r):
-                return (r, transportNanos, commands)
+                return Run(result: r, transportNanos: transportNanos, commands: usage.commands)
             case .transmit(let command):
-                commands += 1
+                if let exceeded = limits.exceeded(by: usage, now: DispatchTime.now().uptimeNanoseconds) {
+                    var r = session.abort("transaction limit: \(exceeded)")
+                    if !r.decision.isGrant { r.decision = .deny(.transactionLimit, detail: "transaction cut off: \(exceeded)") }
+                    return Run(result: r, transportNanos: transportNanos, commands: usage.commands)
+                }
+                usage.commands += 1
                 let t0 = DispatchTime.now().uptimeNanoseconds
                 do {
                     let response = try link.transceive(command)
                     transportNanos += DispatchTime.now().uptimeNanoseconds - t0
+                    usage.received(response)
                     action = session.received(response, at: time)
                 } catch {
                     transportNanos += DispatchTime.now().uptimeNanoseconds - t0
-                    return (session.abort("\(error)"), transportNanos, commands)
+                    return Run(result: session.abort("\(error)"), transportNanos: transportNanos, commands: usage.commands)
                 }
             }
         }

@@ -48,6 +48,21 @@ public struct AuditEntry: Codable, Equatable, Sendable {
         }
     }
 
+    /// A change to the lock's revocation lists, made during the transaction `transaction`:
+    /// `decision` is `"revocation_list"` and `detail` says which issuer's list changed and how.
+    public init(seq: UInt64, time: Date, revocationChange change: RevocationChange, transport: RadioInterface, transaction: [UInt8]) {
+        self.seq = seq
+        self.time = RFC3339.format(time)
+        self.transport = transport.rawValue
+        self.transaction = Hex.encode(transaction)
+        self.decision = Self.revocationListEvent
+        self.credential = nil; self.reason = nil
+        self.detail = change.description
+    }
+
+    /// The `decision` of an entry that records a revocation list change, not a transaction's outcome.
+    public static let revocationListEvent = "revocation_list"
+
     enum CodingKeys: String, CodingKey { case seq, time, credential, transport, decision, reason, detail, transaction }
 
     public func encode(to encoder: Encoder) throws {
@@ -150,14 +165,27 @@ public final class AuditLog: @unchecked Sendable {
     @discardableResult
     public func append(time: Date, credential: String?, transport: RadioInterface, decision: Decision,
                        transaction: [UInt8]) throws(LockError) -> AuditEntry {
+        try append([AuditEntry(seq: 0, time: time, credential: credential, transport: transport,
+                               decision: decision, transaction: transaction)])[0]
+    }
+
+    /// Appends `drafts` in order — each numbered after the last, whatever its `seq` — with one
+    /// write and one fsync, and returns them once they are on disk.
+    @discardableResult
+    public func append(_ drafts: [AuditEntry]) throws(LockError) -> [AuditEntry] {
         mutex.lock(); defer { mutex.unlock() }
-        let entry = AuditEntry(seq: _head.seq + 1, time: time, credential: credential, transport: transport,
-                               decision: decision, transaction: transaction)
-        let (line, mac) = Self.line(for: entry, previousMAC: Hex.decode(_head.mac)!, key: key)
-        try DurableFile.writeAll(fd, line, path: path)
+        var head = _head, bytes = [UInt8](), entries = [AuditEntry]()
+        for var entry in drafts {
+            entry.seq = head.seq + 1
+            let (line, mac) = Self.line(for: entry, previousMAC: Hex.decode(head.mac)!, key: key)
+            bytes += line
+            head = AuditHead(seq: entry.seq, mac: Hex.encode(mac))
+            entries.append(entry)
+        }
+        try DurableFile.writeAll(fd, bytes, path: path)
         guard fsync(fd) == 0 else { throw LockError(.io, DurableFile.errnoText("fsync", path)) }
-        _head = AuditHead(seq: entry.seq, mac: Hex.encode(mac))
-        return entry
+        _head = head
+        return entries
     }
 
     static let encoder: JSONEncoder = {

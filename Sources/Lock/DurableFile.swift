@@ -15,9 +15,12 @@ enum DurableFile {
 
     /// Replaces `path` atomically with `data`: write `path.tmp`, fsync it, rename over `path`,
     /// fsync the directory. A crash leaves either the old or the new file, never a mix.
+    /// The temporary file is created afresh (`O_EXCL`, after removing a stale one) so it has `mode`
+    /// from its first byte: a leftover temporary file with a wider mode is never reused.
     static func writeAtomically(_ data: [UInt8], to path: String, mode: mode_t = 0o600) throws(LockError) {
         let tmp = path + ".tmp"
-        let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        unlink(tmp)
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard fd >= 0 else { throw LockError(.io, errnoText("open", tmp)) }
         do throws(LockError) {
             try writeAll(fd, data, path: tmp)

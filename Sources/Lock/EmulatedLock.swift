@@ -1,4 +1,5 @@
 import ByteCore
+import Codecs
 import Crypto
 import Foundation
 import OfflineUnlock
@@ -27,6 +28,7 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
     /// Opens the lock described by `configuration`, restoring its state directory if present.
     public init(configuration: LockConfiguration) throws(LockError) {
         self.configuration = configuration
+        do throws(DurationText.Refusal) { try configuration.policy.validate() } catch { throw LockError(.invalidConfiguration, error.message) }
         let dir = configuration.stateDirectoryPath
         do { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) } catch {
             throw LockError(.io, "cannot create state directory \(dir): \(error)")
@@ -64,7 +66,9 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
         let now = clock.now()
         if decision.isGrant { bolt.handle(.grant, at: now) }
         let credential = credentialID(for: presentation)
-        return commit(decision, credential: credential, transaction: presentation.transactionID, interface: presentation.interface, at: now)
+        let changes = engine.takeRevocationChanges()
+        return commit(decision, credential: credential, transaction: presentation.transactionID, interface: presentation.interface,
+                      at: now, revocationChanges: changes)
     }
 
     /// Records a transaction the protocol refused before asking the engine (bad signature,
@@ -78,11 +82,15 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
     /// A lock that cannot record does not open: the bolt is secured again and the answer becomes a
     /// deny whose detail starts with "storage failure:" (reason `malformed_input` until the
     /// DenyReason list gains a storage reason; the reader sessions switch over it exhaustively).
-    private func commit(_ decision: Decision, credential: String?, transaction: [UInt8], interface: RadioInterface, at now: Date) -> Decision {
+    /// Revocation list changes the decision made are audited first, in the same write.
+    private func commit(_ decision: Decision, credential: String?, transaction: [UInt8], interface: RadioInterface, at now: Date,
+                        revocationChanges: [RevocationChange] = []) -> Decision {
         do {
-            let entry = try audit.append(time: now, credential: credential, transport: interface, decision: decision, transaction: transaction)
+            let drafts = revocationChanges.map { AuditEntry(seq: 0, time: now, revocationChange: $0, transport: interface, transaction: transaction) }
+                + [AuditEntry(seq: 0, time: now, credential: credential, transport: interface, decision: decision, transaction: transaction)]
+            let entries = try audit.append(drafts)
             try persist()
-            onAudit?(entry)
+            entries.forEach { onAudit?($0) }
             return decision
         } catch {
             bolt.handle(.secureNow, at: now)
@@ -124,14 +132,24 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
     /// Sets the clock. `trusted`: an operator set it (the clock becomes trusted and the high-water
     /// mark follows); otherwise only the time moves (a drifting or tampered RTC).
     public func setClock(_ time: Date, trusted: Bool) throws(LockError) {
+        try Self.checkRepresentable(time)
         try mutate {
             clock.set(time)
             if trusted { var s = engine.state; s.clock.operatorSet(time); engine.state = s }
         }
     }
 
+    /// Moves the time by `seconds`; refused (`invalid_input`, nothing saved) when the result would
+    /// not be a representable date (before year 0000, after 9999, not finite).
     public func advanceClock(_ seconds: TimeInterval) throws(LockError) {
+        try Self.checkRepresentable(clock.now().addingTimeInterval(seconds))
         try mutate { clock.advance(seconds) }
+    }
+
+    static func checkRepresentable(_ time: Date) throws(LockError) {
+        guard RFC3339.isRepresentable(time) else {
+            throw LockError(.invalidInput, "the clock cannot be moved to \(time.timeIntervalSince1970) s since 1970: times must lie between years 0000 and 9999")
+        }
     }
 
     /// Simulates a power loss: the clock is no longer trusted (the high-water mark stays).

@@ -1,3 +1,4 @@
+import struct AccessProtocol.TransactionLimits
 import ByteCore
 import Codecs
 import Crypto
@@ -55,11 +56,13 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
     public var clock: String?
     public var nfc: NFC?
     public var ble: BLE?
+    /// Bounds on each transaction (absent: `TransactionLimits()` defaults).
+    public var transaction: TransactionLimits?
     /// The directory relative paths are resolved against (not stored in the file).
     public var baseDirectory: String = "."
 
     enum CodingKeys: String, CodingKey {
-        case model, firmware, reader, trustedIssuers, policy, stateDirectory, clock, nfc, ble
+        case model, firmware, reader, trustedIssuers, policy, stateDirectory, clock, nfc, ble, transaction
     }
 
     public init(model: String, firmware: String, reader: Reader, trustedIssuers: [String], policy: LockPolicy = LockPolicy(),
@@ -80,6 +83,7 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
         clock = try c.decodeIfPresent(String.self, forKey: .clock)
         nfc = try c.decodeIfPresent(NFC.self, forKey: .nfc)
         ble = try c.decodeIfPresent(BLE.self, forKey: .ble)
+        transaction = try c.decodeIfPresent(TransactionLimits.self, forKey: .transaction)
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -93,6 +97,7 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
         try c.encodeIfPresent(clock, forKey: .clock)
         try c.encodeIfPresent(nfc, forKey: .nfc)
         try c.encodeIfPresent(ble, forKey: .ble)
+        try c.encodeIfPresent(transaction, forKey: .transaction)
     }
 
     /// Reads and checks a configuration file; every problem names the file and the field.
@@ -103,7 +108,9 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
             throw LockError(.invalidConfiguration, "\(path): \(describe(error))")
         }
         config.baseDirectory = (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent
+        do throws(DurationText.Refusal) { try config.policy.validate() } catch { throw LockError(.invalidConfiguration, "\(path): \(error.message)") }
         _ = try config.readerIdentity()
+        _ = try config.readerSigningKey()
         _ = try config.trustStore()
         _ = try config.initialClock()
         return config
@@ -130,12 +137,8 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
     }
 
     public func readerSigningKey() throws(LockError) -> P256.Signing.PrivateKey {
-        let path = resolve(reader.signingKey)
-        guard let data = FileManager.default.contents(atPath: path), let pem = String(data: data, encoding: .utf8) else {
-            throw LockError(.invalidIdentity, "reader.signingKey: cannot read \(path)")
-        }
-        do { return try Primitives.signingPrivateKey(pem: pem) } catch {
-            throw LockError(.invalidIdentity, "reader.signingKey \(path): \(error.reason)")
+        do throws(LockError) { return try PrivateKeyFile.load(resolve(reader.signingKey)) } catch {
+            throw LockError(error.code, "reader.signingKey: \(error.reason)")
         }
     }
 

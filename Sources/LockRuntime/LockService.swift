@@ -6,28 +6,31 @@ import Lock
 import OfflineUnlock
 
 /// One emulated lock behind every radio: the lock (engine, bolt, clock, state, audit) and its
-/// reader (identity, FAST cache, replay memory), with transactions serialized so NFC and BLE can
-/// share it. The only type the radios' loops call.
+/// reader (identity, FAST cache, replay memory), shared by NFC and BLE. The only type the radios'
+/// loops call. Radios run their APDU exchanges at the same time — a slow or hostile peer on one
+/// never holds up a tap on another — and only the short parts are serialized: starting a session
+/// from the reader's memory, the decision and its commit (inside `EmulatedLock`), and folding
+/// what the session learnt back into the reader.
 public final class LockService: @unchecked Sendable {
     public let configuration: LockConfiguration
     public let lock: EmulatedLock
     public let reader: LockReader
     /// The model and firmware against the certification tables; wallet (ECP) polling only when certified.
     public let certification: Verdict
-    private let recorder: RecordingDecider
+    /// Guards `reader`'s memory (FAST cache, replay guard) — never held while APDUs are exchanged.
     private let mutex = NSLock()
 
     public init(configuration: LockConfiguration, tables: CertificationTables = .builtIn()) throws {
         self.configuration = configuration
         lock = try EmulatedLock(configuration: configuration)
         certification = try Self.verdict(configuration, tables: tables)
-        recorder = RecordingDecider(lock)
         let saved = lock.fastCache.flatMap { try? JSONDecoder().decode(ReaderMemory.self, from: $0) } ?? ReaderMemory()
         let ids = try configuration.readerIdentity()
         let identity = AccessProtocol.ReaderIdentity(signingKey: lock.readerSigningKey, groupID: ids.groupID, subID: ids.subID)
         let versions = configuration.policy.supportedProtocolVersions.sorted(by: >)
         reader = LockReader(configuration: ReaderConfiguration(identity: identity, supportedVersions: versions),
-                            decider: recorder, fastCache: saved.fast, replayGuard: saved.replay)
+                            decider: lock, fastCache: saved.fast, replayGuard: saved.replay)
+        reader.limits = configuration.transaction ?? TransactionLimits()
     }
 
     public convenience init(configurationPath: String, tables: CertificationTables = .builtIn()) throws {
@@ -40,16 +43,25 @@ public final class LockService: @unchecked Sendable {
     /// Runs one transaction over `link` at the lock's clock; records protocol-level denials (which
     /// never reach the engine) in the audit log and stages what the reader learnt for the next state write.
     public func transact(over link: APDUTransceiver, interface: RadioInterface) -> TransactionOutcome {
-        mutex.lock(); defer { mutex.unlock() }
+        let started = DispatchTime.now().uptimeNanoseconds
         try? lock.tick()
-        reader.configuration.interface = interface
-        recorder.decided = false
-        let outcome = reader.runTransaction(over: link, at: lock.clock.now())
+        let recorder = RecordingDecider(lock)
+        let now = lock.clock.now()
+        mutex.lock()
+        let session = reader.makeSession(interface: interface, decider: recorder)
+        let limits = reader.limits
+        mutex.unlock()
+        // The long part: no lock-wide mutex (the decision inside takes the lock's own, briefly).
+        let run = LockReader.drive(session, over: link, at: now, limits: limits)
+        let outcome = LockReader.outcome(run, interface: interface, at: now, started: started)
         if !recorder.decided, case .deny(let reason, let detail) = outcome.decision {
             lock.recordProtocolFailure(reason, detail: detail, transactionID: Hex.decode(outcome.transactionID) ?? [],
                                        interface: interface)
         }
+        mutex.lock()
+        reader.apply(run.result)
         let memory = ReaderMemory(fast: reader.fastCache, replay: reader.replayGuard)
+        mutex.unlock()
         if let blob = try? JSONEncoder().encode(memory), blob != lock.fastCache { lock.stageFastCache(blob) }
         return outcome
     }
@@ -82,6 +94,7 @@ struct ReaderMemory: Codable {
 
 /// Passes decisions through to the lock and notes that the engine was asked, so a denial the
 /// protocol produced on its own is recorded exactly once.
+/// One per transaction.
 final class RecordingDecider: AccessDecider {
     let lock: EmulatedLock
     var decided = false

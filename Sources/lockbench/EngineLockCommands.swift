@@ -79,10 +79,12 @@ struct ConfigCommand: ParsableCommand {
             }
             for i in issuer { _ = try KeyFiles.publicKey(i, what: "issuer key") }
             var policy = LockPolicy()
-            policy.maxDocumentLifetime = try KeyFiles.duration(maxLifetime, flag: "--max-lifetime")
-            policy.clockLeeway = DurationText.parse(leeway) ?? -1
-            guard policy.clockLeeway >= 0 else { throw UserError(message: "--leeway \"\(leeway)\" is not a duration") }
-            policy.relockTime = try KeyFiles.duration(relock, flag: "--relock")
+            policy.maxDocumentLifetime = try KeyFiles.duration(maxLifetime, flag: "--max-lifetime", within: LockPolicy.Bounds.maxDocumentLifetime)
+            policy.clockLeeway = try KeyFiles.duration(leeway, flag: "--leeway", within: LockPolicy.Bounds.clockLeeway)
+            policy.relockTime = try KeyFiles.duration(relock, flag: "--relock", within: LockPolicy.Bounds.relockTime)
+            guard LockPolicy.Bounds.scheduleUTCOffsetMinutes.contains(utcOffset) else {
+                throw UserError(message: "--utc-offset \(utcOffset) is out of range: minutes east of UTC, \(LockPolicy.Bounds.scheduleUTCOffsetMinutes.lowerBound)…\(LockPolicy.Bounds.scheduleUTCOffsetMinutes.upperBound)")
+            }
             policy.scheduleUTCOffsetMinutes = utcOffset
             if clock != "system" { _ = try KeyFiles.time(clock, flag: "--clock") }
             let name = ((out as NSString).lastPathComponent as NSString).deletingPathExtension
@@ -217,7 +219,7 @@ struct ClockCommand: ParsableCommand {
         func run() throws {
             let t = try KeyFiles.time(time, flag: "time")
             let lock = try config.open()
-            do { try lock.setClock(t, trusted: !untrusted) } catch { throw UserError(message: error.description, code: ExitCodes.environment) }
+            do { try lock.setClock(t, trusted: !untrusted) } catch { throw UserError(lockError: error) }
             ClockCommand.report(lock, json: json)
         }
     }
@@ -229,9 +231,9 @@ struct ClockCommand: ParsableCommand {
         @Flag(help: "Print as JSON.") var json = false
         func run() throws {
             let negative = by.hasPrefix("-")
-            let d = try KeyFiles.duration(negative ? String(by.dropFirst()) : by, flag: "duration")
+            let d = try KeyFiles.duration(negative ? String(by.dropFirst()) : by, flag: "duration", within: 0...DurationText.maximum)
             let lock = try config.open()
-            do { try lock.advanceClock(negative ? -d : d); try lock.tick() } catch { throw UserError(message: error.description, code: ExitCodes.environment) }
+            do { try lock.advanceClock(negative ? -d : d); try lock.tick() } catch { throw UserError(lockError: error) }
             ClockCommand.report(lock, json: json)
         }
     }
@@ -301,14 +303,23 @@ struct AuditCommand: ParsableCommand {
     }
 
     /// Hidden: appends N entries as fast as possible, printing each sequence number once it is
-    /// acknowledged (on disk). The crash test kills it with SIGKILL mid-burst.
+    /// acknowledged (on disk). The crash test kills it with SIGKILL mid-burst. It holds the state
+    /// directory's lock like `lock run` does, so it refuses (exit 3) beside a running lock.
     struct Burst: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Append a burst of test entries (crash tests).", shouldDisplay: false)
         @Option(name: .customLong("state-dir")) var stateDir: String
         @Option var count: Int = 1000
         func run() throws {
-            let log: AuditLog
-            do { log = try AuditLog(directory: stateDir) } catch { throw UserError(message: error.description, code: ExitCodes.environment) }
+            // The state directory's lock, as every writer holds it: never beside a running lock.
+            let ownership: StateDirectoryLock, log: AuditLog
+            do {
+                try FileManager.default.createDirectory(atPath: stateDir, withIntermediateDirectories: true)
+                ownership = try StateDirectoryLock(directory: stateDir)
+                log = try AuditLog(directory: stateDir)
+            } catch let error as LockError {
+                throw UserError(lockError: error)
+            }
+            defer { withExtendedLifetime(ownership) {} }
             setvbuf(stdout, nil, _IOLBF, 0)
             for i in 0..<count {
                 let tid = (0..<16).map { UInt8(truncatingIfNeeded: ($0 == 15 ? i : i >> 8)) }

@@ -122,13 +122,13 @@ final class StateStoreTests: XCTestCase {
         XCTAssertNil(try store.load())
         var s = PersistedLockState(engine: EngineState(clock: TrustedClock(trustedAt: Date(timeIntervalSince1970: 100))), clock: .frozen(Date(timeIntervalSince1970: 100)))
         s.fastCache = Data([1, 2, 3])
-        s.engine.revocationSerial = 9
+        s.engine.revocationLists = RevocationLists(["ab": IssuerRevocationList(serial: 9, issued: Date(timeIntervalSince1970: 50), entries: [])])
         try store.save(s)
         XCTAssertEqual(try store.load(), s)
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/state.json.tmp"))
-        s.engine.revocationSerial = 10
+        s.engine.revocationLists = RevocationLists(["ab": IssuerRevocationList(serial: 10, issued: Date(timeIntervalSince1970: 50), entries: [])])
         try store.save(s)
-        XCTAssertEqual(try store.load()?.engine.revocationSerial, 10)
+        XCTAssertEqual(try store.load()?.engine.revocationLists["ab"]?.serial, 10)
         try Data("{".utf8).write(to: URL(fileURLWithPath: dir + "/state.json"))
         XCTAssertThrowsError(try store.load()) { XCTAssertEqual(($0 as? LockError)?.code, .corruptState) }
     }

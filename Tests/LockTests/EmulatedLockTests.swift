@@ -16,7 +16,7 @@ final class EmulatedLockTests: XCTestCase {
 
     func makeConfig(_ dir: String, policy: LockPolicy = LockPolicy()) throws -> String {
         let reader = P256.Signing.PrivateKey()
-        try reader.pemRepresentation.write(toFile: dir + "/reader.key.pem", atomically: true, encoding: .utf8)
+        try PrivateKeyFile.write(reader, to: dir + "/reader.key.pem", overwrite: true)
         try issuer.publicKey.pemRepresentation.write(toFile: dir + "/issuer.pub.pem", atomically: true, encoding: .utf8)
         let config = LockConfiguration(model: "NDE", firmware: "03.20.00",
                                        reader: .init(signingKey: "reader.key.pem", groupID: Hex.encode(group), subID: Hex.encode(sub)),
@@ -126,5 +126,87 @@ final class EmulatedLockTests: XCTestCase {
         guard case .deny(_, let detail) = d else { return XCTFail() }
         XCTAssertTrue(detail.hasPrefix("storage failure:"), detail)
         XCTAssertEqual(lock.boltName, "secured")
+    }
+
+    // MARK: Issue 9
+
+    /// §1.1: every revocation list change is an audit entry, written before the decision's own.
+    func testRevocationListChangesAreAudited() throws {
+        let dir = temporaryDirectory(self)
+        let lock = try EmulatedLock(configuration: LockConfiguration.load(path: try makeConfig(dir)))
+        XCTAssertTrue(lock.decide(presentation([try document()])).isGrant)
+        let entry = try RevocationEntry(publicKeyHash: RevocationEntry.hash(credentialPublicKey: Primitives.point(of: credential)), expiry: t0.addingTimeInterval(86_400))
+        let list = RevocationDocument.issue(revocation: RevocationData(serial: 4, entries: [entry]), issued: t0.addingTimeInterval(-60),
+                                            expiry: t0.addingTimeInterval(86_400), issuerKey: issuer).encoded()
+        var p = presentation()
+        p.revocationDocuments = [list]
+        XCTAssertEqual(lock.decide(p).denyReason, .revoked)
+        let (entries, damage) = try AuditLog.verify(directory: dir + "/state")
+        XCTAssertNil(damage)
+        XCTAssertEqual(entries.map(\.decision), ["grant", AuditEntry.revocationListEvent, "deny"])
+        XCTAssertEqual(entries.map(\.seq), [1, 2, 3])
+        let kid = Hex.encode(CoseSign1.keyIdentifier(issuerPublicKey: Primitives.point(of: issuer)))
+        XCTAssertEqual(entries[1].detail, "revocation list of issuer \(kid) replaced: serial none → 4, 1 entry")
+        XCTAssertEqual(entries[1].transaction, entries[2].transaction)
+    }
+
+    /// §1.6/§3.14: a clock moved beyond year 9999 is refused (nothing saved), not trapped on.
+    func testClockCannotBeMovedOutOfRange() throws {
+        let dir = temporaryDirectory(self)
+        let path = try makeConfig(dir)
+        var lock: EmulatedLock? = try EmulatedLock(configuration: LockConfiguration.load(path: path))
+        for seconds in [1e300, -1e300, .infinity, 300_000_000_000] {
+            XCTAssertThrowsError(try lock!.advanceClock(seconds)) { XCTAssertEqual(($0 as? LockError)?.code, .invalidInput, "\($0)") }
+        }
+        XCTAssertThrowsError(try lock!.setClock(Date(timeIntervalSince1970: .nan), trusted: true))
+        XCTAssertEqual(lock!.clock.now(), t0)
+        lock = nil
+        XCTAssertEqual(try EmulatedLock(configuration: LockConfiguration.load(path: path)).clock.now(), t0)
+    }
+
+    /// §3.14: a state file holding a time no date can be (written by an older LockBench) is
+    /// refused as corrupt with the way out in the message.
+    func testStateWithAnImpossibleTimeIsRefused() throws {
+        let dir = temporaryDirectory(self)
+        let path = try makeConfig(dir)
+        try EmulatedLock(configuration: LockConfiguration.load(path: path)).flush()
+        let statePath = dir + "/state/state.json"
+        var json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: statePath))) as! [String: Any]
+        json["clock"] = ["frozen": ["_0": 1e300]]
+        try JSONSerialization.data(withJSONObject: json).write(to: URL(fileURLWithPath: statePath))
+        XCTAssertThrowsError(try EmulatedLock(configuration: LockConfiguration.load(path: path))) {
+            XCTAssertEqual(($0 as? LockError)?.code, .corruptState, "\($0)")
+            XCTAssertTrue("\($0)".contains("clock set"), "\($0)")
+        }
+    }
+
+    /// §3.14: every policy value is bounded when the configuration is read.
+    func testConfigurationRefusesUnboundedPolicy() throws {
+        let dir = temporaryDirectory(self)
+        _ = try makeConfig(dir)
+        let base = #"{"model":"NDE","firmware":"1","reader":{"signingKey":"reader.key.pem","groupID":"\#(Hex.encode(group))","subID":"\#(Hex.encode(sub))"},"policy":"#
+        let cases: [(String, String)] = [
+            (#"{"relockTime":"inf"}"#, "relockTime"), (#"{"relockTime":"1e300"}"#, "relockTime"),
+            (#"{"clockLeeway":"inf"}"#, "clockLeeway"), (#"{"clockLeeway":"nan"}"#, "clockLeeway"),
+            (#"{"maxDocumentLifetime":"1e300"}"#, "maxDocumentLifetime"), (#"{"maxDocumentLifetime":"100000d"}"#, "maxDocumentLifetime"),
+            (#"{"relockTime":"2h"}"#, "relockTime"), (#"{"clockLeeway":"-5m"}"#, "clockLeeway"),
+            (#"{"scheduleUTCOffsetMinutes":9223372036854775807}"#, "scheduleUTCOffsetMinutes"),
+            (#"{"scheduleUTCOffsetMinutes":-900}"#, "scheduleUTCOffsetMinutes"),
+            (#"{"replayWindow":-1}"#, "replayWindow"), (#"{"maxCachedDocuments":100000000}"#, "maxCachedDocuments"),
+        ]
+        for (policy, field) in cases {
+            try Data((base + policy + "}").utf8).write(to: URL(fileURLWithPath: dir + "/p.json"))
+            XCTAssertThrowsError(try LockConfiguration.load(path: dir + "/p.json"), policy) {
+                XCTAssertEqual(($0 as? LockError)?.code, .invalidConfiguration, "\($0)")
+                XCTAssertTrue("\($0)".contains(field), "\($0)")
+            }
+        }
+        // A policy built in code is checked when a lock opens.
+        var policy = LockPolicy()
+        policy.relockTime = .infinity
+        let bad = try makeConfig(dir, policy: LockPolicy())
+        var config = try LockConfiguration.load(path: bad)
+        config.policy = policy
+        XCTAssertThrowsError(try EmulatedLock(configuration: config)) { XCTAssertEqual(($0 as? LockError)?.code, .invalidConfiguration) }
     }
 }

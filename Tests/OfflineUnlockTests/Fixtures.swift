@@ -34,9 +34,9 @@ struct Fixture {
     }
 
     func revocationDocument(serial: UInt64, entries: [RevocationEntry], issued: Date = Fixture.t0.addingTimeInterval(-60),
-                            expiry: Date = Fixture.t0.addingTimeInterval(30 * 86_400)) -> [UInt8] {
+                            expiry: Date = Fixture.t0.addingTimeInterval(30 * 86_400), by issuerKey: P256.Signing.PrivateKey? = nil) -> [UInt8] {
         RevocationDocument.issue(revocation: RevocationData(serial: serial, entries: entries), issued: issued,
-                                 expiry: expiry, issuerKey: issuer).encoded()
+                                 expiry: expiry, issuerKey: issuerKey ?? issuer).encoded()
     }
 
     static var tidCounter: UInt8 = 0

@@ -1,0 +1,60 @@
+import Foundation
+import XCTest
+
+/// Issue 9 §2.11 and §3.12, as a user meets them: private keys refused when others can read them
+/// (with the fix in the message), and the hidden `audit burst` refusing to write beside a running lock.
+final class KeyAndStateSafetyEndToEndTests: XCTestCase {
+    var dir: URL!
+
+    override func setUpWithError() throws { dir = try LockBenchProcess.temporaryDirectory(self) }
+
+    @discardableResult
+    func lb(_ args: [String], expect status: Int32 = 0, file: StaticString = #filePath, line: UInt = #line) throws -> LockBenchProcess.Result {
+        let r = try LockBenchProcess.run(args, currentDirectory: dir)
+        XCTAssertEqual(r.status, status, "lockbench \(args.joined(separator: " "))\nstdout: \(r.stdout)\nstderr: \(r.stderr)", file: file, line: line)
+        return r
+    }
+
+    func mode(_ path: String) throws -> Int {
+        (try FileManager.default.attributesOfItem(atPath: dir.appendingPathComponent(path).path)[.posixPermissions] as! NSNumber).intValue
+    }
+
+    func testPrivateKeysAreOwnerOnlyAndAWideOneIsRefused() throws {
+        let old = umask(0)       // the child inherits it: nothing but the code keeps the key private
+        defer { umask(old) }
+        try lb(["key", "issuer", "site/issuer"])
+        try lb(["key", "credential", "site/alice"])
+        try lb(["key", "reader", "site/door", "--group", String(repeating: "a1", count: 16), "--sub", String(repeating: "b1", count: 16)])
+        for k in ["site/issuer.key.pem", "site/alice.key.pem", "site/door.key.pem"] { XCTAssertEqual(try mode(k), 0o600, k) }
+        try lb(["config", "create", "--reader-identity", "site/door.reader.json", "--issuer", "site/issuer.pub.pem",
+                "--clock", "2026-03-02T09:00:00Z", "--out", "site/door.lock.json"])
+
+        chmod(dir.appendingPathComponent("site/issuer.key.pem").path, 0o644)
+        let issue = try lb(["doc", "issue", "--issuer-key", "site/issuer.key.pem", "--credential", "site/alice.pub.pem",
+                            "--reader-identity", "site/door.reader.json", "--valid-for", "8h", "--out", "site/a.cbor"], expect: 2)
+        XCTAssertTrue(issue.stderr.contains("chmod 600 site/issuer.key.pem"), issue.stderr)
+
+        chmod(dir.appendingPathComponent("site/door.key.pem").path, 0o640)
+        let check = try lb(["config", "check", "--config", "site/door.lock.json"], expect: 2)
+        XCTAssertTrue(check.stderr.contains("reader.signingKey") && check.stderr.contains("chmod 600"), check.stderr)
+        chmod(dir.appendingPathComponent("site/door.key.pem").path, 0o600)
+        try lb(["config", "check", "--config", "site/door.lock.json"])
+    }
+
+    func testDemoKeysAreOwnerOnly() throws {
+        try lb(["demo", "--directory", "demo"])
+        for k in ["demo/issuer.key.pem", "demo/reader.key.pem", "demo/alice.key.pem"] { XCTAssertEqual(try mode(k), 0o600, k) }
+    }
+
+    func testAuditBurstRefusesBesideARunningLock() throws {
+        try lb(["demo", "--directory", "demo"])
+        let lock = try InteractiveProcess(["lock", "run", "--config", dir.appendingPathComponent("demo/lock.json").path, "--nfc", "virtual"])
+        defer { lock.terminate() }
+        _ = try lock.waitForLine(containing: "ECP polling")
+        let burst = try lb(["audit", "burst", "--state-dir", "demo/state", "--count", "5"], expect: 3)
+        XCTAssertTrue(burst.stderr.contains("in use by another lockbench process"), burst.stderr)
+        lock.send("quit")
+        lock.process.waitUntilExit()
+        XCTAssertEqual(try lb(["audit", "verify", "--config", "demo/lock.json"]).stdout, "audit log intact: 5 entries\n")
+    }
+}
