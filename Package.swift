@@ -23,8 +23,11 @@ let package = Package(
         .target(name: "ByteCore"),
         // Wire codecs: CBOR, COSE, BER-TLV, ISO 7816-4 APDUs.
         .target(name: "Codecs", dependencies: ["ByteCore", crypto]),
-        // Firmware certification tables, version ordering, verdicts, audits.
-        .target(name: "Certification"),
+        // Firmware certification tables, version ordering, verdicts, audits. The shipped tables
+        // are firmware-tables/*.csv, compiled in at build time by the EmbedFirmwareTables plugin.
+        .target(name: "Certification", plugins: ["EmbedFirmwareTables"]),
+        .executableTarget(name: "embed-firmware-tables", path: "Sources/embed-firmware-tables"),
+        .plugin(name: "EmbedFirmwareTables", capability: .buildTool(), dependencies: ["embed-firmware-tables"]),
         // Documents, trust, policy, and the grant/deny decision.
         .target(name: "OfflineUnlock", dependencies: ["ByteCore", "Codecs", crypto]),
         // APDU state machines (reader and credential side), key schedule, secure channel, socket transport.

@@ -233,7 +233,8 @@ extension CertificationTables {
     /// The name `origin` carries for the compiled-in tables.
     public static let builtInOrigin = "built-in"
 
-    /// The shipped tables as compiled into LockBench (a byte-for-byte copy of firmware-tables/).
+    /// The shipped tables as compiled into LockBench: firmware-tables/*.csv, embedded byte for byte
+    /// at build time (the EmbedFirmwareTables plugin).
     public static func builtIn() -> CertificationTables {
         do {
             return try parse(files: builtInFiles, origin: builtInOrigin)

@@ -55,23 +55,9 @@ final class ShippedTablesTests: XCTestCase {
         return lines
     }
 
-    /// The guide itself, when the project's reference material is beside this checkout.
-    static func guideLines() -> [String]? {
-        var dir = Fixtures.repositoryRoot
-        for _ in 0..<4 {
-            let url = dir.appendingPathComponent("shared/reference/schlage-employee-badge-ios-guide.txt")
-            if let text = try? String(contentsOf: url, encoding: .utf8) { return text.components(separatedBy: "\n") }
-            dir.deleteLastPathComponent()
-        }
-        return nil
-    }
-
     func testEveryRowIsOnTheLinesItsSourceNames() throws {
         let quoted = try Self.quotedGuideLines()
         XCTAssertEqual(quoted.keys.sorted(), Array(149...177))
-        if let guide = Self.guideLines() {
-            for (number, text) in quoted { XCTAssertEqual(text, guide[number - 1].trimmingCharacters(in: .whitespaces), "guide line \(number)") }
-        }
         for row in Fixtures.shipped.rows {
             let range = row.source.split(separator: ":")[1].split(separator: "-").map { Int($0)! }
             let text = (range[0]...range.last!).map { quoted[$0] ?? "" }.joined(separator: " ")
@@ -95,17 +81,17 @@ final class ShippedTablesTests: XCTestCase {
         XCTAssertTrue(byModel["AD400"]?.note.contains("stray") == true)
     }
 
-    /// The copy compiled into LockBench is firmware-tables/, byte for byte.
+    /// The tables compiled into LockBench are firmware-tables/, byte for byte, and every file of it.
     func testBuiltInTablesEqualFirmwareTablesByteForByte() throws {
         let names = try FileManager.default.contentsOfDirectory(atPath: Fixtures.tablesDirectory)
             .filter { $0.hasSuffix(".csv") }.sorted()
         let builtIn = CertificationTables.builtInFiles
         XCTAssertEqual(builtIn.map(\.name), names,
-                       "Sources/Certification/BuiltInTables.swift must carry every firmware-tables/*.csv")
+                       "the build embeds every firmware-tables/*.csv (EmbedFirmwareTables plugin)")
         for file in builtIn {
             let onDisk = try Data(contentsOf: URL(fileURLWithPath: Fixtures.tablesDirectory).appendingPathComponent(file.name))
             XCTAssertEqual(file.bytes, Array(onDisk),
-                           "\(file.name) changed: paste it into Sources/Certification/BuiltInTables.swift between its delimiters")
+                           "\(file.name): the embedded bytes differ from firmware-tables/ (EmbedFirmwareTables plugin)")
         }
         let loaded = CertificationTables.builtIn()
         XCTAssertEqual(loaded.origin, "built-in")

@@ -5,22 +5,17 @@ import Foundation
 import XCTest
 
 /// Wycheproof vectors run through `Primitives`, the same functions the protocol and documents use.
-/// The vectors live beside the repository (`<repo>/../shared/testdata/wycheproof`); a missing
-/// file fails the test loudly (it is never skipped).
+/// The vectors are in the repository (`Tests/Vectors/wycheproof`, with their LICENSE and
+/// provenance), found from this file's path; a missing file fails the test loudly (never skipped).
 enum Wycheproof {
-    static let directory: URL = {
-        var url = URL(fileURLWithPath: #filePath)
-        while url.path != "/" {
-            url.deleteLastPathComponent()
-            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) { break }
-        }
-        return url.deletingLastPathComponent().appendingPathComponent("shared/testdata/wycheproof")
-    }()
+    static let directory = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Vectors/wycheproof")
 
     static func load<T: Decodable>(_ name: String, as: T.Type) throws -> T {
         let url = directory.appendingPathComponent(name)
         guard let data = FileManager.default.contents(atPath: url.path) else {
-            XCTFail("Wycheproof vectors missing: \(url.path) — clone `shared/` beside the repository")
+            XCTFail("Wycheproof vectors missing: \(url.path) (Tests/Vectors/wycheproof is part of the repository; restore it with git checkout)")
             throw CocoaError(.fileNoSuchFile)
         }
         return try JSONDecoder().decode(T.self, from: data)
