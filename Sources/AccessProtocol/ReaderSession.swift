@@ -450,7 +450,7 @@ public struct ReaderSession {
         case .untrustedIssuer?, .revoked?, .documentKeyMismatch?: return ReaderStatus.keyNotTrusted
         case .badReaderSignature?, .badCredentialSignature?, .digestMismatch?: return ReaderStatus.badSignature
         case .malformedInput?, .secureChannelFailure?, .replay?, .unsupportedVersion?, .downgrade?, .transactionLimit?: return ReaderStatus.badData
-        case .wrongReader?, .outsideSchedule?, .clockUntrusted?, .clockRollback?: return ReaderStatus.accessRights
+        case .wrongReader?, .outsideSchedule?, .clockUntrusted?, .clockRollback?, .storageFailure?: return ReaderStatus.accessRights
         }
     }
 

@@ -118,6 +118,12 @@ public final class AuditLog: @unchecked Sendable {
     private let key: [UInt8]
     private var fd: Int32
     private var _head: AuditHead
+    /// Bytes of whole, verified entries: the file is cut back to this when an append fails.
+    private var length: Int
+    /// Set when a failed append could not be rolled back: nothing more is appended (every
+    /// decision becomes `storage_failure`) until the lock is reopened, whose scan cuts the tail.
+    private var broken: String?
+    private let io: FileIO
     private let mutex = NSLock()
     /// Set when opening found (and cut off) a damaged tail; the bad bytes are kept beside the log
     /// in `audit.log.damaged-<time>`.
@@ -126,7 +132,8 @@ public final class AuditLog: @unchecked Sendable {
     /// Opens (creating if needed) the log in `directory`, verifies the chain, keeps the valid prefix.
     /// `expectedHead` is the last acknowledged entry the lock recorded; a log ending before it is
     /// reported as `missingEntries`.
-    public init(directory: String, expectedHead: AuditHead? = nil) throws(LockError) {
+    public init(directory: String, expectedHead: AuditHead? = nil, io: FileIO = .system) throws(LockError) {
+        self.io = io
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let keyPath = directory + "/" + Self.keyFileName
         if let k = try DurableFile.read(keyPath) {
@@ -151,6 +158,7 @@ public final class AuditLog: @unchecked Sendable {
         }
         self.damage = damage
         _head = scan.head
+        length = scan.validBytes
         fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw LockError(.io, DurableFile.errnoText("open", path)) }
         guard fsync(fd) == 0 else { throw LockError(.io, DurableFile.errnoText("fsync", path)) }
@@ -169,11 +177,22 @@ public final class AuditLog: @unchecked Sendable {
                                decision: decision, transaction: transaction)])[0]
     }
 
+    /// Where the log ends now; `rollback(to:)` cuts it back there.
+    public struct Mark: Equatable, Sendable {
+        public var head: AuditHead
+        var length: Int
+    }
+
+    public var mark: Mark { mutex.lock(); defer { mutex.unlock() }; return Mark(head: _head, length: length) }
+
     /// Appends `drafts` in order — each numbered after the last, whatever its `seq` — with one
-    /// write and one fsync, and returns them once they are on disk.
+    /// write and one fsync, and returns them once they are on disk. When the write or the fsync
+    /// fails (a full disk), the file is cut back to its last whole entry, so no fragment is left
+    /// and nothing is recorded; the error is thrown.
     @discardableResult
     public func append(_ drafts: [AuditEntry]) throws(LockError) -> [AuditEntry] {
         mutex.lock(); defer { mutex.unlock() }
+        if let broken { throw LockError(.io, "the audit log is not writable since an earlier failure (\(broken)); restart the lock") }
         var head = _head, bytes = [UInt8](), entries = [AuditEntry]()
         for var entry in drafts {
             entry.seq = head.seq + 1
@@ -182,10 +201,34 @@ public final class AuditLog: @unchecked Sendable {
             head = AuditHead(seq: entry.seq, mac: Hex.encode(mac))
             entries.append(entry)
         }
-        try DurableFile.writeAll(fd, bytes, path: path)
-        guard fsync(fd) == 0 else { throw LockError(.io, DurableFile.errnoText("fsync", path)) }
+        do throws(LockError) {
+            try DurableFile.writeAll(fd, bytes, path: path, io: io)
+            guard io.fsync(fd) == 0 else { throw LockError(.io, DurableFile.errnoText("fsync", path)) }
+        } catch {
+            cutBack(to: length, after: error)
+            throw error
+        }
         _head = head
+        length += bytes.count
         return entries
+    }
+
+    /// Removes the entries appended after `mark` (their decision could not be made durable as a
+    /// whole, e.g. the state write after them failed): the log then says they never happened.
+    public func rollback(to mark: Mark) throws(LockError) {
+        mutex.lock(); defer { mutex.unlock() }
+        guard mark.length <= length else { return }
+        cutBack(to: mark.length, after: nil)
+        if let broken { throw LockError(.io, "cannot roll the audit log back: \(broken)") }
+        _head = mark.head
+        length = mark.length
+    }
+
+    /// ftruncate + fsync to `good`; when that fails too, the log is `broken`.
+    private func cutBack(to good: Int, after error: LockError?) {
+        if ftruncate(fd, off_t(good)) != 0 || io.fsync(fd) != 0 {
+            broken = "\(error?.reason ?? "rollback"), then \(DurableFile.errnoText("truncate", path))"
+        }
     }
 
     static let encoder: JSONEncoder = {

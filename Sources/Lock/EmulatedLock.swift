@@ -9,7 +9,8 @@ import OfflineUnlock
 ///
 /// For each decision, before `decide` returns (i.e. before the protocol acknowledges the
 /// transaction): the engine decides, the bolt moves, the audit entry is appended and fsynced,
-/// and the state file is replaced atomically.
+/// and the state file is replaced atomically. If either write fails the decision is undone and
+/// becomes a deny `storage_failure` (see `commit`).
 public final class EmulatedLock: AccessDecider, @unchecked Sendable {
     public let configuration: LockConfiguration
     public let clock: VirtualClock
@@ -26,7 +27,8 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
     public var onAudit: ((AuditEntry) -> Void)?
 
     /// Opens the lock described by `configuration`, restoring its state directory if present.
-    public init(configuration: LockConfiguration) throws(LockError) {
+    /// `io` is the seam for the lock's writes (tests inject a failing disk).
+    public init(configuration: LockConfiguration, io: FileIO = .system) throws(LockError) {
         self.configuration = configuration
         do throws(DurationText.Refusal) { try configuration.policy.validate() } catch { throw LockError(.invalidConfiguration, error.message) }
         let dir = configuration.stateDirectoryPath
@@ -34,7 +36,7 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
             throw LockError(.io, "cannot create state directory \(dir): \(error)")
         }
         ownership = try StateDirectoryLock(directory: dir)
-        store = StateStore(directory: dir)
+        store = StateStore(directory: dir, io: io)
         readerSigningKey = try configuration.readerSigningKey()
         let core = DecisionCore(reader: try configuration.readerIdentity(), policy: configuration.policy,
                                 trust: try configuration.trustStore())
@@ -49,7 +51,7 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
         persisted = state
         clock = VirtualClock(state.clock)
         bolt = LockStateMachine(relockTime: configuration.policy.relockTime, state: state.bolt)
-        audit = try AuditLog(directory: dir, expectedHead: state.auditHead)
+        audit = try AuditLog(directory: dir, expectedHead: state.auditHead, io: io)
         let clock = self.clock
         engine = OfflineUnlockEngine(core: core, state: state.engine, now: { clock.now() })
     }
@@ -62,40 +64,70 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
 
     public func decide(_ presentation: Presentation) -> Decision {
         mutex.lock(); defer { mutex.unlock() }
+        let before = snapshot
         let decision = engine.decide(presentation)
         let now = clock.now()
         if decision.isGrant { bolt.handle(.grant, at: now) }
         let credential = credentialID(for: presentation)
         let changes = engine.takeRevocationChanges()
         return commit(decision, credential: credential, transaction: presentation.transactionID, interface: presentation.interface,
-                      at: now, revocationChanges: changes)
+                      at: now, revocationChanges: changes, restoring: before)
     }
 
     /// Records a transaction the protocol refused before asking the engine (bad signature,
     /// secure-channel failure, malformed APDU…).
     public func recordProtocolFailure(_ reason: DenyReason, detail: String, transactionID: [UInt8], interface: RadioInterface) {
         mutex.lock(); defer { mutex.unlock() }
-        _ = commit(.deny(reason, detail: detail), credential: nil, transaction: transactionID, interface: interface, at: clock.now())
+        _ = commit(.deny(reason, detail: detail), credential: nil, transaction: transactionID, interface: interface,
+                   at: clock.now(), restoring: snapshot)
     }
 
-    /// Appends the audit entry (fsync) and saves state; returns the decision to acknowledge.
-    /// A lock that cannot record does not open: the bolt is secured again and the answer becomes a
-    /// deny whose detail starts with "storage failure:" (reason `malformed_input` until the
-    /// DenyReason list gains a storage reason; the reader sessions switch over it exhaustively).
-    /// Revocation list changes the decision made are audited first, in the same write.
+    /// What a decision may change in memory, to put back when it cannot be recorded.
+    private struct Snapshot { var engine: EngineState; var bolt: LockStateMachine; var persisted: PersistedLockState }
+    private var snapshot: Snapshot { Snapshot(engine: engine.state, bolt: bolt, persisted: persisted) }
+
+    private func restore(_ s: Snapshot) {
+        engine.state = s.engine
+        bolt = s.bolt
+        persisted = s.persisted
+    }
+
+    /// Makes the decision durable — its audit entries (revocation list changes first, then the
+    /// decision; one write, one fsync) and the state it leads to — and only then returns it to be
+    /// acknowledged. When either cannot be written, nothing of it stays: the audit entries are
+    /// rolled back (the log never shows an outcome that did not happen), the engine, bolt and
+    /// state go back to `before`, and the answer is a deny `storage_failure`, itself recorded if
+    /// the disk still takes it.
     private func commit(_ decision: Decision, credential: String?, transaction: [UInt8], interface: RadioInterface, at now: Date,
-                        revocationChanges: [RevocationChange] = []) -> Decision {
-        do {
-            let drafts = revocationChanges.map { AuditEntry(seq: 0, time: now, revocationChange: $0, transport: interface, transaction: transaction) }
-                + [AuditEntry(seq: 0, time: now, credential: credential, transport: interface, decision: decision, transaction: transaction)]
-            let entries = try audit.append(drafts)
-            try persist()
-            entries.forEach { onAudit?($0) }
-            return decision
-        } catch {
-            bolt.handle(.secureNow, at: now)
-            return .deny(.malformedInput, detail: "storage failure: cannot record the transaction: \(error)")
+                        revocationChanges: [RevocationChange] = [], restoring before: Snapshot) -> Decision {
+        let mark = audit.mark
+        let drafts = revocationChanges.map { AuditEntry(seq: 0, time: now, revocationChange: $0, transport: interface, transaction: transaction) }
+            + [AuditEntry(seq: 0, time: now, credential: credential, transport: interface, decision: decision, transaction: transaction)]
+        let entries: [AuditEntry]
+        do { entries = try audit.append(drafts) } catch {
+            return storageFailure(error, credential: credential, transaction: transaction, interface: interface, at: now, restoring: before)
         }
+        do { try persist() } catch {
+            let rolledBack: String
+            do { try audit.rollback(to: mark); rolledBack = "" } catch { rolledBack = "; " + error.reason }
+            return storageFailure(LockError(error.code, error.reason + rolledBack), credential: credential, transaction: transaction,
+                                  interface: interface, at: now, restoring: before)
+        }
+        entries.forEach { onAudit?($0) }
+        return decision
+    }
+
+    private func storageFailure(_ error: LockError, credential: String?, transaction: [UInt8], interface: RadioInterface,
+                                at now: Date, restoring before: Snapshot) -> Decision {
+        restore(before)
+        let deny = Decision.deny(.storageFailure, detail: "the lock could not record the transaction durably, so it did not act on it: \(error.reason)")
+        // The deny changes no state; its entry is kept even if the state file cannot follow (the
+        // log may run ahead of the head the state records, never behind it).
+        if let entries = try? audit.append([AuditEntry(seq: 0, time: now, credential: credential, transport: interface,
+                                                       decision: deny, transaction: transaction)]) {
+            entries.forEach { onAudit?($0) }
+        }
+        return deny
     }
 
     private func credentialID(for p: Presentation) -> String? {
@@ -110,10 +142,17 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
         try store.save(persisted)
     }
 
+    /// Applies `body` and saves; when the save fails, the change is undone in memory too.
     private func mutate(_ body: () -> Void) throws(LockError) {
         mutex.lock(); defer { mutex.unlock() }
+        let before = snapshot
+        let clockBefore = clock.mode
         body()
-        try persist()
+        do { try persist() } catch {
+            restore(before)
+            clock.reset(to: clockBefore)
+            throw error
+        }
     }
 
     // MARK: Lock controls (CLI, tests)

@@ -42,8 +42,9 @@ extension PersistedLockState {
 public struct StateStore: Sendable {
     public static let fileName = "state.json"
     public let path: String
+    let io: FileIO
 
-    public init(directory: String) { path = directory + "/" + Self.fileName }
+    public init(directory: String, io: FileIO = .system) { path = directory + "/" + Self.fileName; self.io = io }
 
     public func load() throws(LockError) -> PersistedLockState? {
         guard let bytes = try DurableFile.read(path) else { return nil }
@@ -60,6 +61,6 @@ public struct StateStore: Sendable {
         e.outputFormatting = [.sortedKeys]
         let data: Data
         do { data = try e.encode(state) } catch { throw LockError(.corruptState, "cannot encode state: \(error)") }
-        try DurableFile.writeAtomically(Array(data), to: path)
+        try DurableFile.writeAtomically(Array(data), to: path, io: io)
     }
 }

@@ -9,35 +9,15 @@ import XCTest
 /// A lock built from real files: configuration, reader key, issuer key; documents issued with the
 /// issuer's private key; decisions through the AccessDecider seam.
 final class EmulatedLockTests: XCTestCase {
-    let t0 = RFC3339.parse("2026-03-02T09:00:00Z")!
-    let issuer = P256.Signing.PrivateKey()
-    let credential = P256.Signing.PrivateKey()
-    let group = [UInt8](repeating: 0xA1, count: 16), sub = [UInt8](repeating: 0xB1, count: 16)
-
-    func makeConfig(_ dir: String, policy: LockPolicy = LockPolicy()) throws -> String {
-        let reader = P256.Signing.PrivateKey()
-        try PrivateKeyFile.write(reader, to: dir + "/reader.key.pem", overwrite: true)
-        try issuer.publicKey.pemRepresentation.write(toFile: dir + "/issuer.pub.pem", atomically: true, encoding: .utf8)
-        let config = LockConfiguration(model: "NDE", firmware: "03.20.00",
-                                       reader: .init(signingKey: "reader.key.pem", groupID: Hex.encode(group), subID: Hex.encode(sub)),
-                                       trustedIssuers: ["issuer.pub.pem"], policy: policy, stateDirectory: "state",
-                                       clock: RFC3339.format(t0))
-        let path = dir + "/lock.json"
-        try config.encoded().write(to: URL(fileURLWithPath: path))
-        return path
-    }
-
-    func document(until: TimeInterval = 8 * 3600) throws -> [UInt8] {
-        try AccessDocument.issue(access: AccessData(id: [0xD1], readers: [ReaderRule(groupID: group)]),
-                                 credentialPublicKey: Primitives.point(of: credential),
-                                 validity: .init(signed: t0.addingTimeInterval(-60), validFrom: t0.addingTimeInterval(-60), validUntil: t0.addingTimeInterval(until)),
-                                 issuerKey: issuer).encoded()
-    }
-
-    func presentation(_ docs: [[UInt8]] = []) -> Presentation {
-        Presentation(credentialPublicKey: Primitives.point(of: credential), transactionID: Primitives.randomBytes(16),
-                     interface: .nfc, protocolVersion: 0x0100, fast: false, accessDocuments: docs)
-    }
+    let fixture = LockFixture()
+    var t0: Date { fixture.t0 }
+    var issuer: P256.Signing.PrivateKey { fixture.issuer }
+    var credential: P256.Signing.PrivateKey { fixture.credential }
+    var group: [UInt8] { fixture.group }
+    var sub: [UInt8] { fixture.sub }
+    func makeConfig(_ dir: String, policy: LockPolicy = LockPolicy()) throws -> String { try fixture.makeConfig(dir, policy: policy) }
+    func document(until: TimeInterval = 8 * 3600) throws -> [UInt8] { try fixture.document(until: until) }
+    func presentation(_ docs: [[UInt8]] = []) -> Presentation { fixture.presentation(docs) }
 
     func testConfigurationRoundTripAndErrors() throws {
         let dir = temporaryDirectory(self)
@@ -122,10 +102,15 @@ final class EmulatedLockTests: XCTestCase {
             try FileManager.default.createDirectory(atPath: dir + "/state/state.json.tmp", withIntermediateDirectories: true)
         }
         let d = lock.decide(presentation([try document()]))
-        XCTAssertEqual(d.denyReason, .malformedInput, "\(d)")
+        XCTAssertEqual(d.denyReason, .storageFailure, "\(d)")
         guard case .deny(_, let detail) = d else { return XCTFail() }
-        XCTAssertTrue(detail.hasPrefix("storage failure:"), detail)
+        XCTAssertTrue(detail.contains("could not record the transaction durably"), detail)
         XCTAssertEqual(lock.boltName, "secured")
+        // The grant that could not be saved is not in the log; the deny that was answered is.
+        let (entries, damage) = try AuditLog.verify(directory: dir + "/state")
+        XCTAssertNil(damage)
+        XCTAssertEqual(entries.map(\.decision), ["deny"])
+        XCTAssertEqual(entries.first?.reason, "storage_failure")
     }
 
     // MARK: Issue 9

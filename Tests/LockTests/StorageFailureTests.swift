@@ -1,0 +1,158 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ByteCore
+import Codecs
+import Crypto
+import Foundation
+@testable import Lock
+import OfflineUnlock
+import XCTest
+
+/// A disk that fills up: it takes `budget` more bytes (a write past it is cut short, the next one
+/// fails ENOSPC), and fails the next `failingFsyncs` fsyncs with EIO. Only the lock's own writes
+/// go through it (`FileIO`); everything else about the files is real.
+final class FillingDisk: @unchecked Sendable {
+    private let mutex = NSLock()
+    private var _budget = Int.max
+    private var _failingFsyncs = 0
+    var budget: Int { get { mutex.lock(); defer { mutex.unlock() }; return _budget } set { mutex.lock(); _budget = newValue; mutex.unlock() } }
+    var failingFsyncs: Int { get { mutex.lock(); defer { mutex.unlock() }; return _failingFsyncs } set { mutex.lock(); _failingFsyncs = newValue; mutex.unlock() } }
+
+    var io: FileIO {
+        FileIO(write: { [self] fd, bytes in
+            mutex.lock()
+            let allowed = min(bytes.count, _budget)
+            _budget -= allowed
+            mutex.unlock()
+            guard allowed > 0 else { errno = ENOSPC; return -1 }
+            return FileIO.system.write(fd, UnsafeRawBufferPointer(rebasing: bytes[..<allowed]))
+        }, fsync: { [self] fd in
+            mutex.lock(); defer { mutex.unlock() }
+            if _failingFsyncs > 0 { _failingFsyncs -= 1; errno = EIO; return -1 }
+            return FileIO.system.fsync(fd)
+        })
+    }
+}
+
+/// Issue 9 §2.7: a decision is acknowledged only after its record is durable; a record that
+/// cannot be written completely is rolled back (no fragment); the phone hears `storage_failure`;
+/// the audit log never records an outcome that did not happen.
+final class StorageFailureTests: XCTestCase {
+    let base = LockFixture()
+
+    func open(_ dir: String, _ disk: FillingDisk) throws -> EmulatedLock {
+        try EmulatedLock(configuration: LockConfiguration.load(path: dir + "/lock.json"), io: disk.io)
+    }
+
+    func assertLog(_ dir: String, _ decisions: [String], file: StaticString = #filePath, line: UInt = #line) throws {
+        let (entries, damage) = try AuditLog.verify(directory: dir + "/state")
+        XCTAssertNil(damage, "no fragment, no damage", file: file, line: line)
+        XCTAssertEqual(entries.map { $0.decision == "deny" ? "deny \($0.reason ?? "")" : $0.decision }, decisions, file: file, line: line)
+        XCTAssertEqual(entries.map(\.seq), (0..<UInt64(entries.count)).map { $0 + 1 }, file: file, line: line)
+    }
+
+    func testAnAuditLineCutShortIsRolledBackAndTheTapDenied() throws {
+        let dir = temporaryDirectory(self)
+        _ = try base.makeConfig(dir)
+        let disk = FillingDisk()
+        var lock: EmulatedLock! = try open(dir, disk)
+        XCTAssertTrue(lock.decide(base.presentation([try base.document()])).isGrant)
+        try lock.advanceClock(10)
+        disk.budget = 100                                    // half an audit line
+        let d = lock.decide(base.presentation())
+        XCTAssertEqual(d.denyReason, .storageFailure, "\(d)")
+        XCTAssertEqual(lock.boltName, "secured")
+        try assertLog(dir, ["grant"])
+        // Space again: the same credential is granted, numbering follows on, nothing was lost.
+        disk.budget = .max
+        try lock.advanceClock(10)
+        XCTAssertTrue(lock.decide(base.presentation()).isGrant)
+        try assertLog(dir, ["grant", "grant"])
+        lock = nil
+        XCTAssertNil(try EmulatedLock(configuration: LockConfiguration.load(path: dir + "/lock.json")).audit.damage)
+    }
+
+    func testAStateWriteThatFailsTakesTheAuditEntryBack() throws {
+        let dir = temporaryDirectory(self)
+        _ = try base.makeConfig(dir)
+        let disk = FillingDisk()
+        let lock = try open(dir, disk)
+        disk.budget = 600                                    // the audit line fits, the state file does not
+        let d = lock.decide(base.presentation([try base.document()]))
+        XCTAssertEqual(d.denyReason, .storageFailure, "\(d)")
+        XCTAssertEqual(lock.boltName, "secured")
+        try assertLog(dir, [])
+        // The engine forgot the undone decision too: the document was not cached, the replay
+        // window does not hold its transaction id.
+        XCTAssertTrue(lock.wantsStepUp(credentialPublicKey: Primitives.point(of: base.credential)))
+        XCTAssertTrue(lock.engine.state.recentTransactionIDs.isEmpty)
+        disk.budget = .max
+        XCTAssertTrue(lock.decide(base.presentation([try base.document()])).isGrant)
+        try assertLog(dir, ["grant"])
+    }
+
+    func testAFailedFsyncIsRolledBack() throws {
+        let dir = temporaryDirectory(self)
+        _ = try base.makeConfig(dir)
+        let disk = FillingDisk()
+        let lock = try open(dir, disk)
+        disk.failingFsyncs = 1
+        let d = lock.decide(base.presentation([try base.document()]))
+        XCTAssertEqual(d.denyReason, .storageFailure, "\(d)")
+        // The deny itself was recorded (the disk took it), the grant was not.
+        try assertLog(dir, ["deny storage_failure"])
+        XCTAssertTrue(lock.decide(base.presentation([try base.document()])).isGrant)
+        try assertLog(dir, ["deny storage_failure", "grant"])
+    }
+
+    /// The issue's reproduction: a real 64 KiB tmpfs that fills up (root only: `mount`).
+    func testOnAFullTmpfs() throws {
+        guard getuid() == 0 else { return XCTFail("this test mounts a 64 KiB tmpfs and must run as root (CI does)") }
+        let dir = temporaryDirectory(self)
+        let mnt = dir + "/small"
+        try FileManager.default.createDirectory(atPath: mnt, withIntermediateDirectories: true)
+        XCTAssertEqual(try run("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", mnt]), 0)
+        addTeardownBlock { _ = try? self.run("/bin/umount", [mnt]) }
+        var config = try LockConfiguration.load(path: try base.makeConfig(dir))
+        config.stateDirectory = mnt + "/state"
+        let lock = try EmulatedLock(configuration: config)
+        var answers = [Decision]()
+        answers.append(lock.decide(base.presentation([try base.document()])))
+        try lock.advanceClock(6)                             // relocked
+        // Fill the disk with a file, leaving no room.
+        let filler = FileHandle(forWritingAtPath: { FileManager.default.createFile(atPath: mnt + "/filler", contents: nil); return mnt + "/filler" }())!
+        while (try? filler.write(contentsOf: Data(repeating: 0xEE, count: 512))) != nil {}
+        while (try? filler.write(contentsOf: Data([0xEE]))) != nil {}
+        try? filler.close()
+        for i in 0..<4 { try lock.advanceClockIfPossible(Double(i + 1)); answers.append(lock.decide(base.presentation())) }
+        XCTAssertTrue(answers[0].isGrant)
+        XCTAssertEqual(answers.dropFirst().map(\.denyReason), Array(repeating: .storageFailure, count: 4), "\(answers)")
+        XCTAssertEqual(lock.boltName, "secured")
+        // Room again: taps are granted, and every answer is in the log exactly as given.
+        try FileManager.default.removeItem(atPath: mnt + "/filler")
+        for _ in 0..<3 { answers.append(lock.decide(base.presentation())) }
+        XCTAssertTrue(answers.suffix(3).allSatisfy(\.isGrant), "\(answers)")
+        let (entries, damage) = try AuditLog.verify(directory: mnt + "/state")
+        XCTAssertNil(damage)
+        let grants = entries.filter { $0.decision == "grant" }.count
+        XCTAssertEqual(grants, answers.filter(\.isGrant).count, "the log's grants are exactly the grants answered")
+        XCTAssertTrue(entries.allSatisfy { $0.decision == "grant" || $0.reason == "storage_failure" })
+        XCTAssertEqual(entries.map(\.seq), (1...UInt64(entries.count)).map { $0 })
+    }
+
+    @discardableResult
+    func run(_ tool: String, _ args: [String]) throws -> Int32 {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: tool)
+        p.arguments = args
+        try p.run()
+        p.waitUntilExit()
+        return p.terminationStatus
+    }
+}
+
+extension EmulatedLock {
+    /// Moves the clock when the state can be saved; on a full disk the move is undone and that is fine here.
+    func advanceClockIfPossible(_ seconds: TimeInterval) throws { try? advanceClock(seconds) }
+}
