@@ -62,6 +62,26 @@ public struct AuditEntry: Codable, Equatable, Sendable {
 
     /// The `decision` of an entry that records a revocation list change, not a transaction's outcome.
     public static let revocationListEvent = "revocation_list"
+    /// The `decision` of the entry a lock writes when it opened a damaged log: what was wrong and
+    /// what was set aside. Its `seq` continues after the highest number ever used (so none is
+    /// reused) — the one gap in numbering the chain allows. It stays reported until an
+    /// `auditAcknowledgedEvent` follows it.
+    public static let auditDamageEvent = "audit_damage"
+    /// The `decision` of the entry `lockbench audit acknowledge` writes: an operator saw the damage.
+    public static let auditAcknowledgedEvent = "audit_acknowledged"
+    /// The `decision` of the entry `lockbench lock reset` writes: the state was started afresh.
+    public static let lockResetEvent = "lock_reset"
+
+    /// An entry about the log or the lock itself (no transaction): `decision` is `event`.
+    public init(seq: UInt64, time: Date, event: String, detail: String) {
+        self.seq = seq
+        self.time = RFC3339.format(time)
+        self.transport = "lock"
+        self.transaction = ""
+        self.decision = event
+        self.credential = nil; self.reason = nil
+        self.detail = detail
+    }
 
     enum CodingKeys: String, CodingKey { case seq, time, credential, transport, decision, reason, detail, transaction }
 
@@ -126,46 +146,104 @@ public final class AuditLog: @unchecked Sendable {
     private let io: FileIO
     private let mutex = NSLock()
     /// Set when opening found (and cut off) a damaged tail; the bad bytes are kept beside the log
-    /// in `audit.log.damaged-<time>`.
+    /// in `audit.log.damaged-<time>`, and an `audit_damage` entry says so in the log itself.
     public let damage: AuditDamage?
+    /// `audit_damage` entries no `audit_acknowledged` entry has followed yet (this open's included).
+    public var unacknowledgedDamage: [AuditEntry] { mutex.lock(); defer { mutex.unlock() }; return _unacknowledgedDamage }
+    private var _unacknowledgedDamage: [AuditEntry]
 
     /// Opens (creating if needed) the log in `directory`, verifies the chain, keeps the valid prefix.
     /// `expectedHead` is the last acknowledged entry the lock recorded; a log ending before it is
     /// reported as `missingEntries`.
-    public init(directory: String, expectedHead: AuditHead? = nil, io: FileIO = .system) throws(LockError) {
+    /// `now` is the lock's time, for the `audit_damage` entry written when damage is found.
+    public init(directory: String, expectedHead: AuditHead? = nil, io: FileIO = .system, now: Date = Date()) throws(LockError) {
         self.io = io
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        path = directory + "/" + Self.fileName
+        let existing = try DurableFile.read(path) ?? []
         let keyPath = directory + "/" + Self.keyFileName
         if let k = try DurableFile.read(keyPath) {
             guard k.count == 32 else { throw LockError(.corruptState, "\(keyPath) is not 32 bytes") }
             key = k
+        } else if !existing.isEmpty || (expectedHead?.seq ?? 0) > 0 {
+            // A new key would make every entry look forged; refuse instead of starting over.
+            throw LockError(.corruptState, "\(keyPath) is missing but the lock has an audit history (\(existing.count) bytes in \(path), last acknowledged seq \(expectedHead?.seq ?? 0)); restore the key file, or start afresh with `lockbench lock reset`")
         } else {
             key = Primitives.randomBytes(32)
             try DurableFile.writeAtomically(key, to: keyPath, mode: 0o600)
         }
-        path = directory + "/" + Self.fileName
-        let existing = try DurableFile.read(path) ?? []
         let scan = Self.scan(existing, key: key)
-        var damage = scan.damage
-        if damage == nil, let expected = expectedHead, scan.head.seq < expected.seq {
-            damage = AuditDamage(kind: .missingEntries, line: scan.entries.count + 1, validEntries: scan.entries.count,
-                                 droppedBytes: 0, message: "log ends at seq \(scan.head.seq) but seq \(expected.seq) was acknowledged")
-        }
+        let damage = scan.damage ?? expectedHead.flatMap { Self.check(scan, against: $0) }
+        var aside: String?
         if let d = damage, d.droppedBytes > 0 {
-            let aside = path + ".damaged-\(Int(Date().timeIntervalSince1970))"
-            try DurableFile.writeAtomically(Array(existing[scan.validBytes...]), to: aside)
+            let name = path + ".damaged-\(Int(Date().timeIntervalSince1970))"
+            try DurableFile.writeAtomically(Array(existing[scan.validBytes...]), to: name)
             guard truncate(path, off_t(scan.validBytes)) == 0 else { throw LockError(.io, DurableFile.errnoText("truncate", path)) }
+            aside = name
         }
         self.damage = damage
         _head = scan.head
         length = scan.validBytes
+        _unacknowledgedDamage = scan.unacknowledgedDamage
         fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw LockError(.io, DurableFile.errnoText("open", path)) }
         guard fsync(fd) == 0 else { throw LockError(.io, DurableFile.errnoText("fsync", path)) }
         try DurableFile.syncDirectory(of: path)
+        if let d = damage {
+            // Said in the log itself, numbered past every number used before (never reused).
+            let highest = max(scan.head.seq, expectedHead?.seq ?? 0, Self.highestSeq(in: existing[scan.validBytes...]))
+            var entry = AuditEntry(seq: 0, time: now, event: AuditEntry.auditDamageEvent,
+                                   detail: d.description + (aside.map { "; set aside in \(($0 as NSString).lastPathComponent)" } ?? ""))
+            entry.seq = highest + 1
+            let (line, mac) = Self.line(for: entry, previousMAC: Hex.decode(_head.mac)!, key: key)
+            try DurableFile.writeAll(fd, line, path: path, io: io)
+            guard io.fsync(fd) == 0 else { throw LockError(.io, DurableFile.errnoText("fsync", path)) }
+            _head = AuditHead(seq: entry.seq, mac: Hex.encode(mac))
+            length += line.count
+            _unacknowledgedDamage.append(entry)
+        }
+    }
+
+    /// Damage found by comparing a verified log with the head the lock recorded: entries cut from
+    /// the end (or the whole log emptied or deleted), or a different entry where the recorded one was.
+    static func check(_ scan: Scan, against expected: AuditHead) -> AuditDamage? {
+        if scan.head.seq < expected.seq {
+            return AuditDamage(kind: .missingEntries, line: scan.entries.count + 1, validEntries: scan.entries.count, droppedBytes: 0,
+                               message: scan.entries.isEmpty
+                                ? "the log is empty or was deleted but the lock recorded seq \(expected.seq)"
+                                : "log ends at seq \(scan.head.seq) but seq \(expected.seq) was acknowledged")
+        }
+        if expected.seq > 0, let mac = scan.macs[expected.seq], mac != expected.mac {
+            return AuditDamage(kind: .badMAC, line: scan.entries.firstIndex { $0.seq == expected.seq }.map { $0 + 1 } ?? 0,
+                               validEntries: scan.entries.count, droppedBytes: 0,
+                               message: "entry seq \(expected.seq) is not the one the lock recorded (the log was replaced)")
+        }
+        return nil
+    }
+
+    /// The highest `"seq":N` in bytes that did not verify, even in a line cut short (so the
+    /// numbering continues past every number that may have been used).
+    static func highestSeq(in bytes: ArraySlice<UInt8>) -> UInt64 {
+        let marker = Array("\"seq\":".utf8)
+        var highest: UInt64 = 0, i = bytes.startIndex
+        while let at = bytes[i...].firstIndex(of: marker[0]) {
+            i = at + 1
+            guard bytes[at...].starts(with: marker) else { continue }
+            var n: UInt64 = 0, j = at + marker.count, digits = 0
+            while j < bytes.endIndex, (0x30...0x39).contains(bytes[j]), digits < 19 {
+                n = n * 10 + UInt64(bytes[j] - 0x30); j += 1; digits += 1
+            }
+            if digits > 0 { highest = max(highest, n) }
+        }
+        return highest
     }
 
     deinit { close(fd) }
+
+    /// Whether `directory` holds audit entries (a lock with a history).
+    public static func hasHistory(directory: String) -> Bool {
+        ((try? FileManager.default.attributesOfItem(atPath: directory + "/" + fileName)[.size] as? NSNumber)?.intValue ?? 0) > 0
+    }
 
     public var head: AuditHead { mutex.lock(); defer { mutex.unlock() }; return _head }
 
@@ -210,6 +288,7 @@ public final class AuditLog: @unchecked Sendable {
         }
         _head = head
         length += bytes.count
+        if entries.contains(where: { $0.decision == AuditEntry.auditAcknowledgedEvent }) { _unacknowledgedDamage = [] }
         return entries
     }
 
@@ -250,6 +329,9 @@ public final class AuditLog: @unchecked Sendable {
         var head = AuditHead.empty
         var validBytes = 0
         var damage: AuditDamage?
+        /// Each verified entry's MAC (hex) by seq.
+        var macs: [UInt64: String] = [:]
+        var unacknowledgedDamage: [AuditEntry] = []
     }
 
     /// Verifies `bytes` line by line; stops at the first bad line.
@@ -287,24 +369,49 @@ public final class AuditLog: @unchecked Sendable {
                 fail(.malformedLine, "MAC verifies but the JSON is not an audit entry")
                 return s
             }
-            guard entry.seq == s.head.seq + 1 else {
+            guard entry.seq == s.head.seq + 1 || (entry.decision == AuditEntry.auditDamageEvent && entry.seq > s.head.seq) else {
                 fail(.sequenceGap, "seq \(entry.seq) follows \(s.head.seq)")
                 return s
             }
             s.entries.append(entry)
             s.head = AuditHead(seq: entry.seq, mac: Hex.encode(mac))
+            s.macs[entry.seq] = s.head.mac
+            if entry.decision == AuditEntry.auditDamageEvent { s.unacknowledgedDamage.append(entry) }
+            if entry.decision == AuditEntry.auditAcknowledgedEvent { s.unacknowledgedDamage = [] }
             start = nl + 1
             s.validBytes = start
         }
         return s
     }
 
+    /// What `verify` finds.
+    public struct Verification: Sendable {
+        public var entries: [AuditEntry]
+        /// Damage in the log as it is now, or against the head the lock recorded.
+        public var damage: AuditDamage?
+        /// Damage found earlier (`audit_damage` entries) that no operator has acknowledged.
+        public var unacknowledgedDamage: [AuditEntry]
+        /// Intact and nothing left to acknowledge.
+        public var isClean: Bool { damage == nil && unacknowledgedDamage.isEmpty }
+    }
+
     /// Reads and verifies a log without changing it (for `lockbench audit verify` and tests).
-    public static func verify(directory: String) throws(LockError) -> (entries: [AuditEntry], damage: AuditDamage?) {
+    /// `expectedHead` is the head the lock recorded (`state.json`): a log that ends before it, or
+    /// holds another entry there, is damaged even if its chain verifies.
+    public static func verify(directory: String, expectedHead: AuditHead?) throws(LockError) -> Verification {
+        let log = try DurableFile.read(directory + "/" + fileName) ?? []
         guard let key = try DurableFile.read(directory + "/" + keyFileName), key.count == 32 else {
-            throw LockError(.corruptState, "no 32-byte \(keyFileName) in \(directory)")
+            if log.isEmpty, (expectedHead?.seq ?? 0) == 0 { return Verification(entries: [], damage: nil, unacknowledgedDamage: []) }
+            throw LockError(.corruptState, "no 32-byte \(keyFileName) in \(directory), but the lock has an audit history")
         }
-        let scan = Self.scan(try DurableFile.read(directory + "/" + fileName) ?? [], key: key)
-        return (scan.entries, scan.damage)
+        let scan = Self.scan(log, key: key)
+        return Verification(entries: scan.entries, damage: scan.damage ?? expectedHead.flatMap { check(scan, against: $0) },
+                            unacknowledgedDamage: scan.unacknowledgedDamage)
+    }
+
+    /// `verify` as (entries, damage), the damage including unacknowledged earlier damage.
+    public static func verify(directory: String) throws(LockError) -> (entries: [AuditEntry], damage: AuditDamage?) {
+        let v = try verify(directory: directory, expectedHead: nil)
+        return (v.entries, v.damage)
     }
 }

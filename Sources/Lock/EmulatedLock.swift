@@ -43,6 +43,10 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
         let state: PersistedLockState
         if let saved = try store.load() {
             state = saved
+        } else if AuditLog.hasHistory(directory: dir) {
+            // Losing state.json must not be a silent reset: revocations, clock trust, replay
+            // memory and the recorded audit head would all be gone.
+            throw LockError(.corruptState, "\(store.path) is missing but \(dir)/\(AuditLog.fileName) has entries: this lock's revocation lists, clock trust and replay memory are gone. To start it afresh (audited), run `lockbench lock reset --config FILE`")
         } else {
             let mode = try configuration.initialClock()
             let start = VirtualClock(mode).now()
@@ -51,7 +55,7 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
         persisted = state
         clock = VirtualClock(state.clock)
         bolt = LockStateMachine(relockTime: configuration.policy.relockTime, state: state.bolt)
-        audit = try AuditLog(directory: dir, expectedHead: state.auditHead, io: io)
+        audit = try AuditLog(directory: dir, expectedHead: state.auditHead, io: io, now: clock.now())
         let clock = self.clock
         engine = OfflineUnlockEngine(core: core, state: state.engine, now: { clock.now() })
     }
@@ -212,6 +216,49 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
     public func stageFastCache(_ blob: Data?) {
         mutex.lock(); defer { mutex.unlock() }
         persisted.fastCache = blob
+    }
+
+    /// Damage found in the audit log (this time or before) that no operator has acknowledged.
+    public var unacknowledgedAuditDamage: [AuditEntry] { audit.unacknowledgedDamage }
+
+    /// An operator saw the audit damage: recorded in the log (`audit_acknowledged`, with `note`),
+    /// after which it is no longer reported.
+    @discardableResult
+    public func acknowledgeAuditDamage(note: String) throws(LockError) -> AuditEntry {
+        mutex.lock(); defer { mutex.unlock() }
+        let damaged = audit.unacknowledgedDamage.map { "seq \($0.seq)" }.joined(separator: ", ")
+        let entry = try audit.append([AuditEntry(seq: 0, time: clock.now(), event: AuditEntry.auditAcknowledgedEvent,
+                                                 detail: "damage acknowledged (\(damaged.isEmpty ? "none outstanding" : damaged)): \(note)")])[0]
+        try persist()
+        return entry
+    }
+
+    /// Starts a lock afresh — trusted clock from the configuration, no revocation lists, no cached
+    /// documents, no replay memory — keeping its audit log and writing a `lock_reset` entry to it.
+    /// The one way past a missing `state.json` when the log has a history; the old state file, if
+    /// any, is kept as `state.json.reset-<time>`.
+    @discardableResult
+    public static func reset(configuration: LockConfiguration, reason: String) throws(LockError) -> AuditEntry {
+        let dir = configuration.stateDirectoryPath
+        do { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) } catch {
+            throw LockError(.io, "cannot create state directory \(dir): \(error)")
+        }
+        let ownership = try StateDirectoryLock(directory: dir)
+        defer { withExtendedLifetime(ownership) {} }
+        let store = StateStore(directory: dir)
+        let old = (try? DurableFile.read(store.path)) ?? nil
+        if old != nil, rename(store.path, store.path + ".reset-\(Int(Date().timeIntervalSince1970))") != 0 {
+            throw LockError(.io, DurableFile.errnoText("rename", store.path))
+        }
+        let mode = try configuration.initialClock()
+        let start = VirtualClock(mode).now()
+        let audit = try AuditLog(directory: dir)
+        let entry = try audit.append([AuditEntry(seq: 0, time: start, event: AuditEntry.lockResetEvent,
+                                                 detail: "state started afresh (\(old == nil ? "state.json was missing" : "previous state set aside")): \(reason)")])[0]
+        var state = PersistedLockState(engine: EngineState(clock: TrustedClock(trustedAt: start)), clock: mode)
+        state.auditHead = audit.head
+        try store.save(state)
+        return entry
     }
 
     /// Writes the state now (on a clean stop).

@@ -255,10 +255,12 @@ struct AuditCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "audit",
         abstract: "Show and verify a lock's audit log (JSON lines, HMAC-chained).",
-        subcommands: [Show.self, Verify.self, Burst.self])
+        subcommands: [Show.self, Verify.self, Acknowledge.self, Burst.self])
 
-    static func verify(_ dir: String) throws -> ([AuditEntry], AuditDamage?) {
-        do { return try AuditLog.verify(directory: dir) } catch { throw UserError(message: error.description) }
+    /// The log checked against the head the lock recorded in its state (when there is one).
+    static func verify(_ dir: String) throws -> AuditLog.Verification {
+        let head = (try? StateStore(directory: dir).load())??.auditHead
+        do { return try AuditLog.verify(directory: dir, expectedHead: head) } catch { throw UserError(message: error.description) }
     }
 
     static func directory(config: String?, stateDir: String?) throws -> String {
@@ -274,7 +276,8 @@ struct AuditCommand: ParsableCommand {
         @Option(help: "Only the last N entries.") var last: Int?
         func run() throws {
             let dir = try AuditCommand.directory(config: config, stateDir: stateDir)
-            let (entries, damage) = try AuditCommand.verify(dir)
+            let v = try AuditCommand.verify(dir)
+            let (entries, damage) = (v.entries, v.damage)
             let e = JSONEncoder()
             e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             for entry in entries.suffix(last ?? entries.count) { print(String(decoding: try e.encode(entry), as: UTF8.self)) }
@@ -284,21 +287,50 @@ struct AuditCommand: ParsableCommand {
 
     struct Verify: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Verify the audit log's HMAC chain. Exit 0 intact, 1 damaged (where and how is printed).")
+            abstract: "Verify the audit log's HMAC chain. Exit 0 intact, 1 damaged (where and how is printed).",
+            discussion: """
+            The chain is checked line by line and against the last entry the lock recorded in its \
+            state, so entries cut from the end, or an emptied or deleted log, count as damage. \
+            Damage a lock found when it opened (and set aside) is reported until an operator \
+            acknowledges it with `lockbench audit acknowledge`, which is itself an audit entry.
+            """)
         @Option(help: ArgumentHelp("The lock configuration.", valueName: "file")) var config: String?
         @Option(name: .customLong("state-dir"), help: ArgumentHelp("Or the state directory itself.", valueName: "dir")) var stateDir: String?
         @Flag(help: "Print as JSON.") var json = false
 
-        struct Report: Encodable { var entries: Int; var intact: Bool; var damage: String?; var line: Int?; var message: String? }
+        struct Report: Encodable {
+            var entries: Int; var intact: Bool; var damage: String?; var line: Int?; var message: String?
+            var unacknowledged: [String]
+        }
 
         func run() throws {
             let dir = try AuditCommand.directory(config: config, stateDir: stateDir)
-            let (entries, damage) = try AuditCommand.verify(dir)
-            let r = Report(entries: entries.count, intact: damage == nil, damage: damage?.kind.rawValue, line: damage?.line, message: damage?.message)
-            if json { print(KeyFiles.json(r)) } else {
-                print(damage.map { "audit log damaged: \($0)" } ?? "audit log intact: \(entries.count) entries")
+            let v = try AuditCommand.verify(dir)
+            let damage = v.damage
+            let unacknowledged = v.unacknowledgedDamage.map { "seq \($0.seq) at \($0.time): \($0.detail ?? "")" }
+            let r = Report(entries: v.entries.count, intact: v.isClean, damage: damage?.kind.rawValue, line: damage?.line,
+                           message: damage?.message, unacknowledged: unacknowledged)
+            if json { print(KeyFiles.json(r)) } else if v.isClean {
+                print("audit log intact: \(v.entries.count) entries")
+            } else {
+                if let damage { print("audit log damaged: \(damage)") }
+                for u in unacknowledged { print("audit log damaged earlier, not acknowledged: \(u)") }
+                if damage == nil { print("run `lockbench audit acknowledge --config FILE --note TEXT` once you have inspected it") }
             }
-            if damage != nil { throw ExitCode(ExitCodes.negative) }
+            if !v.isClean { throw ExitCode(ExitCodes.negative) }
+        }
+    }
+
+    struct Acknowledge: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Acknowledge the damage a lock reported in its audit log (itself an audit entry).")
+        @OptionGroup var config: LockConfigOption
+        @Option(help: ArgumentHelp("What you found and did, for the audit log.", valueName: "text")) var note: String
+        func run() throws {
+            let lock = try config.open()
+            let entry: AuditEntry
+            do { entry = try lock.acknowledgeAuditDamage(note: note) } catch { throw UserError(lockError: error) }
+            print("acknowledged; audit entry seq \(entry.seq): \(entry.detail ?? "")")
         }
     }
 

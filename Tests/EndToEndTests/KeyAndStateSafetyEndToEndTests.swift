@@ -57,4 +57,43 @@ final class KeyAndStateSafetyEndToEndTests: XCTestCase {
         lock.process.waitUntilExit()
         XCTAssertEqual(try lb(["audit", "verify", "--config", "demo/lock.json"]).stdout, "audit log intact: 5 entries\n")
     }
+
+    /// §2.8: deleting the last entry is damage; `audit verify` and `lock run` say so until an
+    /// operator acknowledges it with an audited command.
+    func testAuditDamageIsLoudUntilAcknowledged() throws {
+        try lb(["demo", "--directory", "demo"])
+        let log = dir.appendingPathComponent("demo/state/audit.log")
+        let lines = try String(contentsOf: log, encoding: .utf8).split(separator: "\n")
+        try (lines.dropLast().joined(separator: "\n") + "\n").write(to: log, atomically: false, encoding: .utf8)
+        let verify = try lb(["audit", "verify", "--config", "demo/lock.json"], expect: 1)
+        XCTAssertTrue(verify.stdout.contains("missing_entries"), verify.stdout)
+
+        let lock = try InteractiveProcess(["lock", "run", "--config", dir.appendingPathComponent("demo/lock.json").path, "--nfc", "virtual"])
+        defer { lock.terminate() }
+        let warning = try lock.waitForLine(containing: "AUDIT LOG DAMAGED")
+        XCTAssertTrue(warning.contains("missing_entries") && warning.contains("audit acknowledge"), warning)
+        lock.send("quit")
+        lock.process.waitUntilExit()
+
+        let still = try lb(["audit", "verify", "--config", "demo/lock.json"], expect: 1)
+        XCTAssertTrue(still.stdout.contains("not acknowledged"), still.stdout)
+        try lb(["audit", "acknowledge", "--config", "demo/lock.json", "--note", "last entry lost in a restore; checked"])
+        XCTAssertTrue(try lb(["audit", "verify", "--config", "demo/lock.json"]).stdout.hasPrefix("audit log intact"))
+        let last = try lb(["audit", "show", "--config", "demo/lock.json", "--last", "2"]).stdout
+        XCTAssertTrue(last.contains("\"decision\":\"audit_damage\"") && last.contains("\"decision\":\"audit_acknowledged\""), last)
+    }
+
+    /// §2.9: a lock whose state.json is gone but whose log has a history refuses to start until
+    /// `lock reset`, which is audited.
+    func testLostStateRefusesUntilAnAuditedReset() throws {
+        try lb(["demo", "--directory", "demo"])
+        try FileManager.default.removeItem(at: dir.appendingPathComponent("demo/state/state.json"))
+        let refused = try lb(["clock", "show", "--config", "demo/lock.json"], expect: 2)
+        XCTAssertTrue(refused.stderr.contains("lockbench lock reset"), refused.stderr)
+        try lb(["lock", "reset", "--config", "demo/lock.json", "--reason", "state disk replaced"])
+        try lb(["clock", "show", "--config", "demo/lock.json"])
+        let last = try lb(["audit", "show", "--config", "demo/lock.json", "--last", "1"]).stdout
+        XCTAssertTrue(last.contains("\"decision\":\"lock_reset\"") && last.contains("state disk replaced"), last)
+        try lb(["audit", "verify", "--config", "demo/lock.json"])
+    }
 }

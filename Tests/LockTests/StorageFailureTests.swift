@@ -156,3 +156,68 @@ extension EmulatedLock {
     /// Moves the clock when the state can be saved; on a full disk the move is undone and that is fine here.
     func advanceClockIfPossible(_ seconds: TimeInterval) throws { try? advanceClock(seconds) }
 }
+
+/// Issue 9 §2.8 and §2.9 at the lock: damage is reported until an audited acknowledgement; a lock
+/// whose state is gone but whose log has a history refuses to start until `reset` (audited).
+final class LockDamageTests: XCTestCase {
+    let base = LockFixture()
+
+    func testDamageStaysReportedUntilAcknowledged() throws {
+        let dir = temporaryDirectory(self)
+        let path = try base.makeConfig(dir)
+        var lock: EmulatedLock? = try EmulatedLock(configuration: LockConfiguration.load(path: path))
+        XCTAssertTrue(lock!.decide(base.presentation([try base.document()])).isGrant)
+        XCTAssertTrue(lock!.decide(base.presentation()).isGrant)
+        lock = nil
+        // Delete the last entry.
+        let log = dir + "/state/audit.log"
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+        try (lines.prefix(1).joined(separator: "\n") + "\n").write(toFile: log, atomically: false, encoding: .utf8)
+        for _ in 0..<2 {   // reported at every start, not only the first
+            lock = try EmulatedLock(configuration: LockConfiguration.load(path: path))
+            XCTAssertEqual(lock!.unacknowledgedAuditDamage.count, 1)
+            XCTAssertTrue(lock!.unacknowledgedAuditDamage[0].detail?.contains("missing_entries") ?? false)
+            lock = nil
+        }
+        lock = try EmulatedLock(configuration: LockConfiguration.load(path: path))
+        let ack = try lock!.acknowledgeAuditDamage(note: "checked the backup")
+        XCTAssertEqual(ack.decision, AuditEntry.auditAcknowledgedEvent)
+        XCTAssertTrue(lock!.unacknowledgedAuditDamage.isEmpty)
+        XCTAssertTrue(lock!.decide(base.presentation()).isGrant)
+        let head = lock!.audit.head
+        lock = nil
+        let reopened = try EmulatedLock(configuration: LockConfiguration.load(path: path))
+        XCTAssertTrue(reopened.unacknowledgedAuditDamage.isEmpty, "\(reopened.unacknowledgedAuditDamage)")
+        _ = consume reopened
+        let v = try AuditLog.verify(directory: dir + "/state", expectedHead: head)
+        XCTAssertTrue(v.isClean)
+        XCTAssertEqual(v.entries.map(\.decision), ["grant", AuditEntry.auditDamageEvent, AuditEntry.auditAcknowledgedEvent, "grant"])
+        XCTAssertEqual(v.entries.map(\.seq), [1, 3, 4, 5], "seq 2 is never used again")
+    }
+
+    func testMissingStateWithAHistoryRefusesUntilReset() throws {
+        let dir = temporaryDirectory(self)
+        let path = try base.makeConfig(dir)
+        var lock: EmulatedLock? = try EmulatedLock(configuration: LockConfiguration.load(path: path))
+        XCTAssertTrue(lock!.decide(base.presentation([try base.document()])).isGrant)
+        let entry = try RevocationEntry(publicKeyHash: RevocationEntry.hash(credentialPublicKey: Primitives.point(of: base.credential)), expiry: base.t0.addingTimeInterval(86_400))
+        var p = base.presentation()
+        p.revocationDocuments = [RevocationDocument.issue(revocation: RevocationData(serial: 1, entries: [entry]), issued: base.t0.addingTimeInterval(-60),
+                                                          expiry: base.t0.addingTimeInterval(86_400), issuerKey: base.issuer).encoded()]
+        XCTAssertEqual(lock!.decide(p).denyReason, .revoked)
+        lock = nil
+        try FileManager.default.removeItem(atPath: dir + "/state/state.json")
+        XCTAssertThrowsError(try EmulatedLock(configuration: LockConfiguration.load(path: path))) {
+            XCTAssertEqual(($0 as? LockError)?.code, .corruptState)
+            XCTAssertTrue("\($0)".contains("lockbench lock reset"), "\($0)")
+        }
+        let reset = try EmulatedLock.reset(configuration: LockConfiguration.load(path: path), reason: "disk replaced")
+        XCTAssertEqual(reset.decision, AuditEntry.lockResetEvent)
+        lock = try EmulatedLock(configuration: LockConfiguration.load(path: path))
+        XCTAssertNil(lock!.audit.damage)
+        let v = try AuditLog.verify(directory: dir + "/state", expectedHead: lock!.audit.head)
+        XCTAssertTrue(v.isClean)
+        XCTAssertEqual(v.entries.last?.decision, AuditEntry.lockResetEvent)
+        XCTAssertTrue(v.entries.last?.detail?.contains("disk replaced") ?? false)
+    }
+}
