@@ -156,22 +156,42 @@ public final class AuditLog: @unchecked Sendable {
     /// `expectedHead` is the last acknowledged entry the lock recorded; a log ending before it is
     /// reported as `missingEntries`.
     /// `now` is the lock's time, for the `audit_damage` entry written when damage is found.
-    public init(directory: String, expectedHead: AuditHead? = nil, io: FileIO = .system, now: Date = Date()) throws(LockError) {
+    public convenience init(directory: String, expectedHead: AuditHead? = nil, io: FileIO = .system, now: Date = Date()) throws(LockError) {
+        let history = Self.hasHistory(directory: directory) || (expectedHead?.seq ?? 0) > 0
+        try self.init(directory: directory, key: try Self.openKey(directory + "/" + Self.keyFileName, history: history),
+                      expectedHead: expectedHead, io: io, now: now)
+    }
+
+    /// The 32-byte audit key at `path` (the lock configuration's `auditKeyFile`, by default
+    /// `STATE/audit.key`), created mode 0600 when missing and the lock has no `history` yet. A
+    /// missing key with a history is refused: a new key would make every entry look forged. A key
+    /// readable by group or others is refused too (`chmod 600`).
+    public static func openKey(_ path: String, history: Bool) throws(LockError) -> [UInt8] {
+        var st = stat()
+        if stat(path, &st) == 0 {
+            guard st.st_mode & 0o077 == 0 else {
+                throw LockError(.invalidIdentity, "audit key \(path) is accessible by others (mode \(String(st.st_mode & 0o777, radix: 8))); it must be readable by its owner only: chmod 600 \(path)")
+            }
+            guard let k = try DurableFile.read(path), k.count == 32 else { throw LockError(.corruptState, "\(path) is not 32 bytes") }
+            return k
+        }
+        guard !history else {
+            throw LockError(.corruptState, "audit key \(path) is missing but the lock has an audit history; restore the key file, or start afresh with `lockbench lock reset`")
+        }
+        let key = Primitives.randomBytes(32)
+        let dir = (path as NSString).deletingLastPathComponent
+        if !dir.isEmpty { try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
+        try DurableFile.writeAtomically(key, to: path, mode: 0o600)
+        return key
+    }
+
+    /// Opens the log in `directory` with `key`.
+    public init(directory: String, key: [UInt8], expectedHead: AuditHead? = nil, io: FileIO = .system, now: Date = Date()) throws(LockError) {
         self.io = io
+        self.key = key
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         path = directory + "/" + Self.fileName
         let existing = try DurableFile.read(path) ?? []
-        let keyPath = directory + "/" + Self.keyFileName
-        if let k = try DurableFile.read(keyPath) {
-            guard k.count == 32 else { throw LockError(.corruptState, "\(keyPath) is not 32 bytes") }
-            key = k
-        } else if !existing.isEmpty || (expectedHead?.seq ?? 0) > 0 {
-            // A new key would make every entry look forged; refuse instead of starting over.
-            throw LockError(.corruptState, "\(keyPath) is missing but the lock has an audit history (\(existing.count) bytes in \(path), last acknowledged seq \(expectedHead?.seq ?? 0)); restore the key file, or start afresh with `lockbench lock reset`")
-        } else {
-            key = Primitives.randomBytes(32)
-            try DurableFile.writeAtomically(key, to: keyPath, mode: 0o600)
-        }
         let scan = Self.scan(existing, key: key)
         let damage = scan.damage ?? expectedHead.flatMap { Self.check(scan, against: $0) }
         var aside: String?
@@ -398,11 +418,12 @@ public final class AuditLog: @unchecked Sendable {
     /// Reads and verifies a log without changing it (for `lockbench audit verify` and tests).
     /// `expectedHead` is the head the lock recorded (`state.json`): a log that ends before it, or
     /// holds another entry there, is damaged even if its chain verifies.
-    public static func verify(directory: String, expectedHead: AuditHead?) throws(LockError) -> Verification {
+    public static func verify(directory: String, expectedHead: AuditHead?, keyFile: String? = nil) throws(LockError) -> Verification {
         let log = try DurableFile.read(directory + "/" + fileName) ?? []
-        guard let key = try DurableFile.read(directory + "/" + keyFileName), key.count == 32 else {
+        let keyPath = keyFile ?? directory + "/" + keyFileName
+        guard let key = try DurableFile.read(keyPath), key.count == 32 else {
             if log.isEmpty, (expectedHead?.seq ?? 0) == 0 { return Verification(entries: [], damage: nil, unacknowledgedDamage: []) }
-            throw LockError(.corruptState, "no 32-byte \(keyFileName) in \(directory), but the lock has an audit history")
+            throw LockError(.corruptState, "no 32-byte audit key \(keyPath), but the lock has an audit history")
         }
         let scan = Self.scan(log, key: key)
         return Verification(entries: scan.entries, damage: scan.damage ?? expectedHead.flatMap { check(scan, against: $0) },

@@ -36,7 +36,9 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
             throw LockError(.io, "cannot create state directory \(dir): \(error)")
         }
         ownership = try StateDirectoryLock(directory: dir)
-        store = StateStore(directory: dir, io: io)
+        let history = AuditLog.hasHistory(directory: dir) || FileManager.default.fileExists(atPath: dir + "/" + StateStore.fileName)
+        let key = try AuditLog.openKey(configuration.auditKeyPath, history: history)
+        store = StateStore(directory: dir, auditKey: key, io: io)
         readerSigningKey = try configuration.readerSigningKey()
         let core = DecisionCore(reader: try configuration.readerIdentity(), policy: configuration.policy,
                                 trust: try configuration.trustStore())
@@ -55,7 +57,7 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
         persisted = state
         clock = VirtualClock(state.clock)
         bolt = LockStateMachine(relockTime: configuration.policy.relockTime, state: state.bolt)
-        audit = try AuditLog(directory: dir, expectedHead: state.auditHead, io: io, now: clock.now())
+        audit = try AuditLog(directory: dir, key: key, expectedHead: state.auditHead, io: io, now: clock.now())
         let clock = self.clock
         engine = OfflineUnlockEngine(core: core, state: state.engine, now: { clock.now() })
     }
@@ -245,16 +247,24 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
         }
         let ownership = try StateDirectoryLock(directory: dir)
         defer { withExtendedLifetime(ownership) {} }
-        let store = StateStore(directory: dir)
-        let old = (try? DurableFile.read(store.path)) ?? nil
-        if old != nil, rename(store.path, store.path + ".reset-\(Int(Date().timeIntervalSince1970))") != 0 {
-            throw LockError(.io, DurableFile.errnoText("rename", store.path))
+        let stamp = Int(Date().timeIntervalSince1970)
+        let statePath = dir + "/" + StateStore.fileName
+        let hadState = FileManager.default.fileExists(atPath: statePath)
+        if hadState, rename(statePath, statePath + ".reset-\(stamp)") != 0 { throw LockError(.io, DurableFile.errnoText("rename", statePath)) }
+        // Without its key the old log cannot be continued: it is set aside and a new chain begins.
+        var note = hadState ? "previous state set aside as state.json.reset-\(stamp)" : "state.json was missing"
+        let logPath = dir + "/" + AuditLog.fileName
+        if !FileManager.default.fileExists(atPath: configuration.auditKeyPath), AuditLog.hasHistory(directory: dir) {
+            guard rename(logPath, logPath + ".reset-\(stamp)") == 0 else { throw LockError(.io, DurableFile.errnoText("rename", logPath)) }
+            note += "; the audit key was missing, so the old log was set aside as audit.log.reset-\(stamp) and a new chain begins"
         }
+        let key = try AuditLog.openKey(configuration.auditKeyPath, history: AuditLog.hasHistory(directory: dir))
+        let store = StateStore(directory: dir, auditKey: key)
         let mode = try configuration.initialClock()
         let start = VirtualClock(mode).now()
-        let audit = try AuditLog(directory: dir)
+        let audit = try AuditLog(directory: dir, key: key)
         let entry = try audit.append([AuditEntry(seq: 0, time: start, event: AuditEntry.lockResetEvent,
-                                                 detail: "state started afresh (\(old == nil ? "state.json was missing" : "previous state set aside")): \(reason)")])[0]
+                                                 detail: "state started afresh (\(note)): \(reason)")])[0]
         var state = PersistedLockState(engine: EngineState(clock: TrustedClock(trustedAt: start)), clock: mode)
         state.auditHead = audit.head
         try store.save(state)

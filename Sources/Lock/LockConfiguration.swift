@@ -58,11 +58,14 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
     public var ble: BLE?
     /// Bounds on each transaction (absent: `TransactionLimits()` defaults).
     public var transaction: TransactionLimits?
+    /// The audit (and state) HMAC key file; absent = `STATE/audit.key`. Keep it off the state
+    /// directory's disk so that whoever can rewrite the state cannot also re-sign it.
+    public var auditKeyFile: String?
     /// The directory relative paths are resolved against (not stored in the file).
     public var baseDirectory: String = "."
 
     enum CodingKeys: String, CodingKey {
-        case model, firmware, reader, trustedIssuers, policy, stateDirectory, clock, nfc, ble, transaction
+        case model, firmware, reader, trustedIssuers, policy, stateDirectory, clock, nfc, ble, transaction, auditKeyFile
     }
 
     public init(model: String, firmware: String, reader: Reader, trustedIssuers: [String], policy: LockPolicy = LockPolicy(),
@@ -84,6 +87,7 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
         nfc = try c.decodeIfPresent(NFC.self, forKey: .nfc)
         ble = try c.decodeIfPresent(BLE.self, forKey: .ble)
         transaction = try c.decodeIfPresent(TransactionLimits.self, forKey: .transaction)
+        auditKeyFile = try c.decodeIfPresent(String.self, forKey: .auditKeyFile)
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -98,6 +102,7 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
         try c.encodeIfPresent(nfc, forKey: .nfc)
         try c.encodeIfPresent(ble, forKey: .ble)
         try c.encodeIfPresent(transaction, forKey: .transaction)
+        try c.encodeIfPresent(auditKeyFile, forKey: .auditKeyFile)
     }
 
     /// Reads and checks a configuration file; every problem names the file and the field.
@@ -125,6 +130,9 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
     public func resolve(_ p: String) -> String { p.hasPrefix("/") ? p : baseDirectory + "/" + p }
 
     public var stateDirectoryPath: String { resolve(stateDirectory) }
+
+    /// The audit key file: `auditKeyFile`, or `audit.key` in the state directory.
+    public var auditKeyPath: String { auditKeyFile.map(resolve) ?? stateDirectoryPath + "/" + AuditLog.keyFileName }
 
     public func readerIdentity() throws(LockError) -> ReaderIdentity {
         guard let g = Hex.decode(reader.groupID), g.count == 16 else {

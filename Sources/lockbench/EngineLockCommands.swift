@@ -257,16 +257,26 @@ struct AuditCommand: ParsableCommand {
         abstract: "Show and verify a lock's audit log (JSON lines, HMAC-chained).",
         subcommands: [Show.self, Verify.self, Acknowledge.self, Burst.self])
 
-    /// The log checked against the head the lock recorded in its state (when there is one).
-    static func verify(_ dir: String) throws -> AuditLog.Verification {
-        let head = (try? StateStore(directory: dir).load())??.auditHead
-        do { return try AuditLog.verify(directory: dir, expectedHead: head) } catch { throw UserError(message: error.description) }
+    /// The log checked against the head the lock recorded in its (authenticated) state, when
+    /// there is one. A state file that does not verify is reported, not believed.
+    static func verify(_ dir: String, keyFile: String?) throws -> AuditLog.Verification {
+        let keyPath = keyFile ?? dir + "/" + AuditLog.keyFileName
+        var head: AuditHead?
+        if let data = FileManager.default.contents(atPath: keyPath), data.count == 32 {
+            let key = Array(data)
+            do { head = try StateStore(directory: dir, auditKey: key).load()?.auditHead } catch {
+                throw UserError(message: error.description, code: ExitCodes.negative)
+            }
+        }
+        do { return try AuditLog.verify(directory: dir, expectedHead: head, keyFile: keyPath) } catch { throw UserError(message: error.description) }
     }
 
-    static func directory(config: String?, stateDir: String?) throws -> String {
-        if let stateDir { return stateDir }
+    /// The state directory and the audit key file, from --config or --state-dir.
+    static func directory(config: String?, stateDir: String?) throws -> (String, String?) {
+        if let stateDir { return (stateDir, nil) }
         guard let config else { throw ValidationError("give --config FILE or --state-dir DIR") }
-        return try LockConfigOption.load(config).stateDirectoryPath
+        let c = try LockConfigOption.load(config)
+        return (c.stateDirectoryPath, c.auditKeyPath)
     }
 
     struct Show: ParsableCommand {
@@ -275,8 +285,8 @@ struct AuditCommand: ParsableCommand {
         @Option(name: .customLong("state-dir"), help: ArgumentHelp("Or the state directory itself.", valueName: "dir")) var stateDir: String?
         @Option(help: "Only the last N entries.") var last: Int?
         func run() throws {
-            let dir = try AuditCommand.directory(config: config, stateDir: stateDir)
-            let v = try AuditCommand.verify(dir)
+            let (dir, keyFile) = try AuditCommand.directory(config: config, stateDir: stateDir)
+            let v = try AuditCommand.verify(dir, keyFile: keyFile)
             let (entries, damage) = (v.entries, v.damage)
             let e = JSONEncoder()
             e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -304,8 +314,8 @@ struct AuditCommand: ParsableCommand {
         }
 
         func run() throws {
-            let dir = try AuditCommand.directory(config: config, stateDir: stateDir)
-            let v = try AuditCommand.verify(dir)
+            let (dir, keyFile) = try AuditCommand.directory(config: config, stateDir: stateDir)
+            let v = try AuditCommand.verify(dir, keyFile: keyFile)
             let damage = v.damage
             let unacknowledged = v.unacknowledgedDamage.map { "seq \($0.seq) at \($0.time): \($0.detail ?? "")" }
             let r = Report(entries: v.entries.count, intact: v.isClean, damage: damage?.kind.rawValue, line: damage?.line,

@@ -96,4 +96,17 @@ final class KeyAndStateSafetyEndToEndTests: XCTestCase {
         XCTAssertTrue(last.contains("\"decision\":\"lock_reset\"") && last.contains("state disk replaced"), last)
         try lb(["audit", "verify", "--config", "demo/lock.json"])
     }
+
+    /// §2.9: an edited state file stops the lock (exit 2, with the way out) instead of being believed.
+    func testAnEditedStateFileIsRefused() throws {
+        try lb(["demo", "--directory", "demo"])
+        let url = dir.appendingPathComponent("demo/state/state.json")
+        let text = try String(contentsOf: url, encoding: .utf8)
+        try text.replacingOccurrences(of: "\"trusted\":true", with: "\"trusted\":false").write(to: url, atomically: false, encoding: .utf8)
+        let refused = try lb(["clock", "show", "--config", "demo/lock.json"], expect: 2)
+        XCTAssertTrue(refused.stderr.contains("does not verify") && refused.stderr.contains("lockbench lock reset"), refused.stderr)
+        XCTAssertEqual(try lb(["audit", "verify", "--config", "demo/lock.json"], expect: 1).stderr.contains("does not verify"), true)
+        try lb(["lock", "reset", "--config", "demo/lock.json", "--reason", "state edited"])
+        try lb(["audit", "verify", "--config", "demo/lock.json"])
+    }
 }

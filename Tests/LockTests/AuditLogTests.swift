@@ -180,7 +180,7 @@ final class AuditLogTests: XCTestCase {
 final class StateStoreTests: XCTestCase {
     func testAtomicSaveAndLoad() throws {
         let dir = temporaryDirectory(self)
-        let store = StateStore(directory: dir)
+        let store = StateStore(directory: dir, auditKey: Array(repeating: 9, count: 32))
         XCTAssertNil(try store.load())
         var s = PersistedLockState(engine: EngineState(clock: TrustedClock(trustedAt: Date(timeIntervalSince1970: 100))), clock: .frozen(Date(timeIntervalSince1970: 100)))
         s.fastCache = Data([1, 2, 3])
@@ -195,8 +195,34 @@ final class StateStoreTests: XCTestCase {
         XCTAssertThrowsError(try store.load()) { XCTAssertEqual(($0 as? LockError)?.code, .corruptState) }
     }
 
+    /// §2.9: the state is authenticated with the audit key; an edit, another key, or an
+    /// unauthenticated (old-format) file is refused with the way out in the message.
+    func testStateIsAuthenticated() throws {
+        let dir = temporaryDirectory(self)
+        let store = StateStore(directory: dir, auditKey: Array(repeating: 9, count: 32))
+        var s = PersistedLockState(engine: EngineState(clock: TrustedClock(trustedAt: Date(timeIntervalSince1970: 100))), clock: .frozen(Date(timeIntervalSince1970: 100)))
+        s.engine.revocationLists = RevocationLists(["ab": IssuerRevocationList(serial: 9, issued: Date(timeIntervalSince1970: 50), entries: [])])
+        try store.save(s)
+        let url = URL(fileURLWithPath: dir + "/state.json")
+        let good = try String(contentsOf: url, encoding: .utf8)
+        XCTAssertTrue(good.hasPrefix("{\"mac\":\""), good)
+        func assertRefused(_ text: String, _ store: StateStore, mentioning: String, line: UInt = #line) throws {
+            try text.write(to: url, atomically: false, encoding: .utf8)
+            XCTAssertThrowsError(try store.load(), line: line) {
+                XCTAssertEqual(($0 as? LockError)?.code, .corruptState, line: line)
+                XCTAssertTrue("\($0)".contains(mentioning) && "\($0)".contains("lockbench lock reset"), "\($0)", line: line)
+            }
+        }
+        try assertRefused(good.replacingOccurrences(of: "\"serial\":9", with: "\"serial\":0"), store, mentioning: "does not verify")
+        try assertRefused(good, StateStore(directory: dir, auditKey: Array(repeating: 8, count: 32)), mentioning: "does not verify")
+        let body = String(good[good.range(of: "\"state\":")!.upperBound...].dropLast(2))
+        try assertRefused(body, store, mentioning: "not an authenticated")
+        try good.write(to: url, atomically: false, encoding: .utf8)
+        XCTAssertEqual(try store.load(), s)
+    }
+
     func testWriteIntoMissingDirectoryIsAnIOError() {
-        XCTAssertThrowsError(try StateStore(directory: "/nonexistent/lockbench").save(
+        XCTAssertThrowsError(try StateStore(directory: "/nonexistent/lockbench", auditKey: Array(repeating: 1, count: 32)).save(
             PersistedLockState(engine: EngineState(clock: TrustedClock(trustedAt: Date())), clock: .running(offset: 0)))) {
             XCTAssertEqual(($0 as? LockError)?.code, .io)
         }

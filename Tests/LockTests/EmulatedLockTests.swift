@@ -155,10 +155,12 @@ final class EmulatedLockTests: XCTestCase {
         let dir = temporaryDirectory(self)
         let path = try makeConfig(dir)
         try EmulatedLock(configuration: LockConfiguration.load(path: path)).flush()
-        let statePath = dir + "/state/state.json"
-        var json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: statePath))) as! [String: Any]
-        json["clock"] = ["frozen": ["_0": 1e300]]
-        try JSONSerialization.data(withJSONObject: json).write(to: URL(fileURLWithPath: statePath))
+        // A state file with a valid MAC whose clock no date can be (e.g. saved by an older LockBench).
+        let key = try AuditLog.openKey(dir + "/state/audit.key", history: true)
+        let store = StateStore(directory: dir + "/state", auditKey: key)
+        var state = try XCTUnwrap(store.load())
+        state.clock = .frozen(Date(timeIntervalSince1970: 1e300))
+        try store.save(state)
         XCTAssertThrowsError(try EmulatedLock(configuration: LockConfiguration.load(path: path))) {
             XCTAssertEqual(($0 as? LockError)?.code, .corruptState, "\($0)")
             XCTAssertTrue("\($0)".contains("clock set"), "\($0)")

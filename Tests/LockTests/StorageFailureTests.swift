@@ -221,3 +221,37 @@ final class LockDamageTests: XCTestCase {
         XCTAssertTrue(v.entries.last?.detail?.contains("disk replaced") ?? false)
     }
 }
+
+/// Issue 9 §2.9: the audit key may live outside the state directory; the state is authenticated
+/// with it, so editing state.json (say, to drop a revocation list) stops the lock instead of
+/// letting a revoked phone in.
+final class AuthenticatedStateTests: XCTestCase {
+    let base = LockFixture()
+
+    func testAuditKeyOutsideTheStateDirectoryAndAnEditedStateIsRefused() throws {
+        let dir = temporaryDirectory(self)
+        var config = try LockConfiguration.load(path: try base.makeConfig(dir))
+        config.auditKeyFile = "keys/door.audit.key"
+        var lock: EmulatedLock? = try EmulatedLock(configuration: config)
+        XCTAssertTrue(lock!.decide(base.presentation([try base.document()])).isGrant)
+        let entry = try RevocationEntry(publicKeyHash: RevocationEntry.hash(credentialPublicKey: Primitives.point(of: base.credential)), expiry: base.t0.addingTimeInterval(86_400))
+        var p = base.presentation()
+        p.revocationDocuments = [RevocationDocument.issue(revocation: RevocationData(serial: 1, entries: [entry]), issued: base.t0.addingTimeInterval(-60),
+                                                          expiry: base.t0.addingTimeInterval(86_400), issuerKey: base.issuer).encoded()]
+        XCTAssertEqual(lock!.decide(p).denyReason, .revoked)
+        lock = nil
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/state/audit.key"))
+        XCTAssertEqual((try FileManager.default.attributesOfItem(atPath: dir + "/keys/door.audit.key")[.posixPermissions] as? NSNumber)?.intValue, 0o600)
+        XCTAssertEqual(try AuditLog.verify(directory: dir + "/state", expectedHead: nil, keyFile: dir + "/keys/door.audit.key").entries.count, 3)
+        // Drop the revocation list from state.json by hand.
+        let url = URL(fileURLWithPath: dir + "/state/state.json")
+        let text = try String(contentsOf: url, encoding: .utf8)
+        let edited = text.replacingOccurrences(of: #""serial":1"#, with: #""serial":0"#)
+        XCTAssertNotEqual(edited, text)
+        try edited.write(to: url, atomically: false, encoding: .utf8)
+        XCTAssertThrowsError(try EmulatedLock(configuration: config)) {
+            XCTAssertEqual(($0 as? LockError)?.code, .corruptState)
+            XCTAssertTrue("\($0)".contains("does not verify"), "\($0)")
+        }
+    }
+}
