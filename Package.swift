@@ -5,6 +5,7 @@
 import PackageDescription
 
 let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto")
+let cryptoExtras: Target.Dependency = .product(name: "_CryptoExtras", package: "swift-crypto")
 let argumentParser: Target.Dependency = .product(name: "ArgumentParser", package: "swift-argument-parser")
 
 let package = Package(
@@ -22,10 +23,10 @@ let package = Package(
         // Foundation: bytes, hex, incremental framing, the APDU seam between radios and protocol.
         .target(name: "ByteCore"),
         // Wire codecs: CBOR, COSE, BER-TLV, ISO 7816-4 APDUs.
-        .target(name: "Codecs", dependencies: ["ByteCore", crypto]),
+        .target(name: "Codecs", dependencies: ["ByteCore", crypto, cryptoExtras]),
         // Firmware certification tables, version ordering, verdicts, audits. The shipped tables
         // are firmware-tables/*.csv, compiled in at build time by the EmbedFirmwareTables plugin.
-        .target(name: "Certification", plugins: ["EmbedFirmwareTables"]),
+        .target(name: "Certification", dependencies: ["ByteCore"], plugins: ["EmbedFirmwareTables"]),
         .executableTarget(name: "embed-firmware-tables", path: "Sources/embed-firmware-tables"),
         .plugin(name: "EmbedFirmwareTables", capability: .buildTool(), dependencies: ["embed-firmware-tables"]),
         // Documents, trust, policy, and the grant/deny decision.
@@ -50,20 +51,28 @@ let package = Package(
             "LockRuntime", "Certification", "NFC", "BLE", argumentParser,
         ]),
         .executableTarget(name: "lockbench-bench", dependencies: [
-            "LockRuntime", "Certification", "AccessProtocol", "OfflineUnlock", "Codecs", crypto,
+            "LockRuntime", "Certification", "AccessProtocol", "OfflineUnlock", "Codecs", "LockBenchTestSupport", crypto,
         ]),
 
+        // What the tests share: paths, the lockbench process runner, the fuzz runner, fixtures,
+        // the in-memory link and the virtual-controller launcher. Test doubles live here, not in
+        // the production modules.
+        .target(name: "LockBenchTestSupport", dependencies: [
+            "ByteCore", "Codecs", "OfflineUnlock", "BLE", crypto,
+        ], path: "Tests/LockBenchTestSupport"),
+
         .testTarget(name: "ByteCoreTests", dependencies: ["ByteCore"]),
-        .testTarget(name: "CodecsTests", dependencies: ["Codecs", "ByteCore", crypto]),
-        .testTarget(name: "CertificationTests", dependencies: ["Certification"]),
-        .testTarget(name: "OfflineUnlockTests", dependencies: ["OfflineUnlock", "Codecs", "ByteCore", crypto]),
-        .testTarget(name: "AccessProtocolTests", dependencies: ["AccessProtocol", "OfflineUnlock", "Codecs", "ByteCore", crypto]),
-        .testTarget(name: "LockTests", dependencies: ["Lock", "AccessProtocol", "OfflineUnlock", "ByteCore"]),
-        .testTarget(name: "NFCTests", dependencies: ["NFC", "VirtualPN532", "ByteCore"]),
-        .testTarget(name: "BLETests", dependencies: ["BLE", "ByteCore"]),
-        .testTarget(name: "LockRuntimeTests", dependencies: ["LockRuntime", "AccessProtocol", "OfflineUnlock", "Lock", "NFC", "VirtualPN532", "ByteCore", "Codecs", crypto]),
+        .testTarget(name: "CodecsTests", dependencies: ["Codecs", "ByteCore", "LockBenchTestSupport", crypto]),
+        .testTarget(name: "CertificationTests", dependencies: ["Certification", "LockBenchTestSupport"]),
+        .testTarget(name: "OfflineUnlockTests", dependencies: ["OfflineUnlock", "Codecs", "ByteCore", "LockBenchTestSupport", crypto]),
+        .testTarget(name: "AccessProtocolTests", dependencies: ["AccessProtocol", "OfflineUnlock", "Codecs", "ByteCore", "LockBenchTestSupport", crypto]),
+        // AuditCrashTests kills a `lockbench audit burst` child mid-append: it runs the binary.
+        .testTarget(name: "LockTests", dependencies: ["Lock", "AccessProtocol", "OfflineUnlock", "ByteCore", "LockBenchTestSupport", "lockbench"]),
+        .testTarget(name: "NFCTests", dependencies: ["NFC", "VirtualPN532", "ByteCore", "LockBenchTestSupport"]),
+        .testTarget(name: "BLETests", dependencies: ["BLE", "ByteCore", "LockBenchTestSupport"]),
+        .testTarget(name: "LockRuntimeTests", dependencies: ["LockRuntime", "AccessProtocol", "OfflineUnlock", "Lock", "NFC", "VirtualPN532", "ByteCore", "Codecs", "LockBenchTestSupport", crypto]),
         // Whole-program tests: run the built `lockbench` binary as a user would.
-        .testTarget(name: "EndToEndTests", dependencies: ["lockbench", "LockRuntime"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["lockbench", "LockRuntime", "LockBenchTestSupport"]),
     ],
     swiftLanguageModes: [.v5]
 )

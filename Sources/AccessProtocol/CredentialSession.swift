@@ -38,13 +38,35 @@ public struct CredentialFaults: OptionSet, Sendable, Hashable {
     public static let skipReaderCheck = CredentialFaults(rawValue: 1 << 5)
     /// Flip a bit of the step-up ENVELOPE response ciphertext.
     public static let corruptEnvelope = CredentialFaults(rawValue: 1 << 6)
+    /// AUTH0 answer with the device key under tag `88` instead of `86` (nfc_rdr_neg_auth0_wrong_value).
+    public static let auth0WrongTag = CredentialFaults(rawValue: 1 << 7)
+    /// AUTH0 answer with an extra unknown tag `AA 03 010203` (nfc_rdr_neg_auth0_extra_tag): a
+    /// tolerant reader accepts it.
+    public static let auth0ExtraTag = CredentialFaults(rawValue: 1 << 8)
+    /// AUTH1 answer with the device signature under tag `88` instead of `9E` (nfc_rdr_neg_auth1_wrong_value).
+    public static let auth1WrongSignatureTag = CredentialFaults(rawValue: 1 << 9)
+    /// AUTH1 answer with an extra unknown tag `AA 03 010203` (nfc_rdr_neg_auth1_extra_tag): a
+    /// tolerant reader accepts it.
+    public static let auth1ExtraTag = CredentialFaults(rawValue: 1 << 10)
 
     public static let names: [(String, CredentialFaults)] = [
         ("wrong-signature", .wrongSignature), ("corrupt-ciphertext", .corruptCiphertext),
         ("replay-ephemeral", .replayEphemeralKey), ("malformed-auth0", .malformedAuth0),
         ("strip-versions", .stripVersions), ("skip-reader-check", .skipReaderCheck),
-        ("corrupt-envelope", .corruptEnvelope),
+        ("corrupt-envelope", .corruptEnvelope), ("auth0-wrong-tag", .auth0WrongTag), ("auth0-extra-tag", .auth0ExtraTag),
+        ("auth1-wrong-signature-tag", .auth1WrongSignatureTag), ("auth1-extra-tag", .auth1ExtraTag),
     ]
+
+    /// The unknown tag the extra-tag faults add (the public test harness's `UNKNOWN_TAG`).
+    public static let extraTag = TLV(0xAA, [0x01, 0x02, 0x03])
+}
+
+/// Whether the credential needs the step-up SELECT before ENVELOPE (signaling bitmap bit 2).
+public enum StepUpSelectPolicy: String, Sendable, CaseIterable {
+    /// Bit 2 clear; ENVELOPE is accepted with or without the SELECT (the public reference device).
+    case optional
+    /// Bit 2 set; ENVELOPE without the SELECT is refused `6985`.
+    case required
 }
 
 /// How a credential behaves.
@@ -67,15 +89,21 @@ public struct CredentialConfiguration {
     public var responseChunk: Int
     public var fastCapacity: Int
     public var faults: CredentialFaults
-    /// `91 14` / `92 14` timestamps (ASCII `YYYY-MM-DDTHH:MM:SSZ`) or 20 zero bytes.
-    public var credentialTimestamp: [UInt8]
-    public var revocationTimestamp: [UInt8]
+    /// `91 14` / `92 14` timestamps (ASCII `YYYY-MM-DDTHH:MM:SSZ`) or 20 zero bytes; nil = the tag
+    /// is not sent in the AUTH1 answer (the FAST cryptogram then carries zeros).
+    public var credentialTimestamp: [UInt8]?
+    public var revocationTimestamp: [UInt8]?
+    /// Announce and enforce the step-up SELECT (bitmap bit 2).
+    public var stepUpSelect: StepUpSelectPolicy
+    /// The mailbox the reader may read and write in EXCHANGE; nil = none (reads answer `6A82`).
+    public var mailbox: Mailbox?
 
     public init(signingKey: P256.Signing.PrivateKey, trustedReaders: [TrustedReader], accessDocuments: [[UInt8]] = [],
                 revocationDocuments: [[UInt8]] = [], versions: [UInt16] = [ProtocolVersion.v1_0], interface: RadioInterface = .nfc, strictLe: Bool = true,
                 responseChunk: Int = ResponseChainer.defaultChunk, fastCapacity: Int = 16, faults: CredentialFaults = [],
-                credentialTimestamp: [UInt8] = Auth1ResponsePlaintext.zeroTimestamp,
-                revocationTimestamp: [UInt8] = Auth1ResponsePlaintext.zeroTimestamp) {
+                credentialTimestamp: [UInt8]? = Auth1ResponsePlaintext.zeroTimestamp,
+                revocationTimestamp: [UInt8]? = Auth1ResponsePlaintext.zeroTimestamp,
+                stepUpSelect: StepUpSelectPolicy = .optional, mailbox: Mailbox? = nil) {
         self.signingKey = signingKey
         self.trustedReaders = trustedReaders
         self.accessDocuments = accessDocuments
@@ -88,12 +116,20 @@ public struct CredentialConfiguration {
         self.faults = faults
         self.credentialTimestamp = credentialTimestamp
         self.revocationTimestamp = revocationTimestamp
+        self.stepUpSelect = stepUpSelect
+        self.mailbox = mailbox
     }
 
-    var signaling: SignalingBitmap {
+    /// The `5E` bitmap: documents held, step-up SELECT required, mailbox state.
+    public var signaling: SignalingBitmap {
         var s: SignalingBitmap = []
         if !accessDocuments.isEmpty { s.insert(.accessDocumentAvailable) }
         if !revocationDocuments.isEmpty { s.insert(.revocationDocumentAvailable) }
+        if stepUpSelect == .required { s.insert(.stepUpSelectRequired) }
+        if let mailbox {
+            s.formUnion([.mailboxReadable, .mailboxWritable])
+            if mailbox.hasData { s.insert(.mailboxHasData) }
+        }
         return s
     }
 }
@@ -134,6 +170,8 @@ public final class CredentialSession: APDUResponder {
 
     private var state: State = .idle
     private var stepUpSelected = false
+    /// The step-up channel, opened by the step-up SELECT or (when the SELECT is optional) by the
+    /// first ENVELOPE.
     private var stepUpChannel: SecureChannel?
     private var assembler = CommandAssembler()
     private var chainer: ResponseChainer
@@ -149,6 +187,12 @@ public final class CredentialSession: APDUResponder {
         self.publicKey = key.publicBytes
         self.chainer = ResponseChainer(chunk: configuration.responseChunk)
     }
+
+    /// The mailbox operations of the last EXCHANGE, and which channel it arrived on.
+    public private(set) var lastMailboxOperations: [MailboxOperation] = []
+    public private(set) var lastExchangeChannel: ExchangeChannel?
+
+    public enum ExchangeChannel: String, Sendable { case expedited, stepUp = "step-up" }
 
     public func reset() {
         state = .idle
@@ -233,8 +277,7 @@ public final class CredentialSession: APDUResponder {
         }
         if c.data == AID.stepUp {
             guard case .authenticated(_, let sk?) = state else { return ([], .conditionsNotSatisfied) }
-            let keys = KeySchedule.stepUpKeys(stepUpSK: sk)
-            stepUpChannel = SecureChannel(role: .device, readerKey: keys.reader, deviceKey: keys.device)
+            if stepUpChannel == nil { stepUpChannel = Self.stepUpChannel(sk) }
             stepUpSelected = true
             return (StepUpSelectResponse.encoded(), .success)
         }
@@ -281,7 +324,10 @@ public final class CredentialSession: APDUResponder {
         if configuration.faults.contains(.malformedAuth0) {
             return ([0x86, 0x41, 0x04, 0x01], .success)
         }
-        return (Auth0Response(deviceEphemeralKey: ephemeralPublic, cryptogram: cryptogram).encoded(), .success)
+        var answer = Auth0Response(deviceEphemeralKey: ephemeralPublic, cryptogram: cryptogram).encoded()
+        if configuration.faults.contains(.auth0WrongTag) { answer[0] = 0x88 }
+        if configuration.faults.contains(.auth0ExtraTag) { answer += CredentialFaults.extraTag.encoded() }
+        return (answer, .success)
     }
 
     private func auth1(_ c: CommandAPDU) -> ([UInt8], StatusWord) {
@@ -314,14 +360,23 @@ public final class CredentialSession: APDUResponder {
         let plaintext = Auth1ResponsePlaintext(identity: identity, signature: signer(toSign), signaling: configuration.signaling,
                                                credentialTimestamp: configuration.credentialTimestamp,
                                                revocationTimestamp: configuration.revocationTimestamp)
+        var plain = plaintext.encoded()
+        if configuration.faults.contains(.auth1WrongSignatureTag), var t = try? TLV.parseAll(plain) {
+            for i in t.indices where t[i].tag == Tag.Auth1.signature { t[i].tag = 0x88 }
+            plain = t.encoded()
+        }
+        if configuration.faults.contains(.auth1ExtraTag) { plain += CredentialFaults.extraTag.encoded() }
         var sealed: [UInt8]
-        do { sealed = try channel.seal(plaintext.encoded()) } catch { return ([], .executionError) }
+        do { sealed = try channel.seal(plain) } catch { return ([], .executionError) }
         if configuration.faults.contains(.corruptCiphertext) { sealed[0] ^= 0x01 }
         fastCache.store(KeySchedule.persistentKey(k: k, context: ctx, credentialKey: publicKey), for: ctx.readerID)
         state = .authenticated(channel: channel, stepUpSK: keys.stepUpSK)
         return (sealed, .success)
     }
 
+    /// EXCHANGE arrives on the expedited channel, or — after a step-up — on either channel (the
+    /// public reference device expects the step-up one; other readers use the expedited one). The
+    /// answer goes back on the channel the command came on.
     private func exchange(_ c: CommandAPDU) -> ([UInt8], StatusWord) {
         var channel: SecureChannel
         var stepUpSK: [UInt8]? = nil
@@ -336,14 +391,41 @@ public final class CredentialSession: APDUResponder {
         default:
             return ([], .conditionsNotSatisfied)
         }
-        let plain: [UInt8]
-        do { plain = try channel.open(c.data) } catch {
+        var plain: [UInt8]? = nil
+        var onStepUp = false
+        if var su = stepUpChannel, su.lastReceivedCounter > 0, let p = try? su.open(c.data) {
+            plain = p
+            stepUpChannel = su
+            onStepUp = true
+        } else if let p = try? channel.open(c.data) {
+            plain = p
+        }
+        guard let plain else {
             state = .done
             return ([], .incorrectSecureMessaging)
         }
-        if let message = try? ExchangeCommandPlaintext(parsing: plain) { lastReaderStatus = message.readerStatus }
+        lastExchangeChannel = onStepUp ? .stepUp : .expedited
+        var answer = ExchangeResponsePlaintext(status: .incorrectData)
+        if let message = try? ExchangeCommandPlaintext(parsing: plain) {
+            lastReaderStatus = message.readerStatus
+            lastMailboxOperations = message.mailbox
+            if message.mailbox.isEmpty {
+                answer = ExchangeResponsePlaintext()
+            } else if let mailbox = configuration.mailbox {
+                answer = mailbox.apply(message.mailbox)
+            } else {
+                answer = ExchangeResponsePlaintext(status: .fileNotFound)
+            }
+        }
         let sealed: [UInt8]
-        do { sealed = try channel.seal(ExchangeResponsePlaintext.success) } catch { return ([], .executionError) }
+        do {
+            if onStepUp, var su = stepUpChannel {
+                sealed = try su.seal(answer.encoded())
+                stepUpChannel = su
+            } else {
+                sealed = try channel.seal(answer.encoded())
+            }
+        } catch { return ([], .executionError) }
         state = .authenticated(channel: channel, stepUpSK: stepUpSK)
         return (sealed, .success)
     }
@@ -355,7 +437,10 @@ public final class CredentialSession: APDUResponder {
     }
 
     private func envelope(_ c: CommandAPDU) -> ([UInt8], StatusWord) {
-        guard stepUpSelected, var channel = stepUpChannel else { return ([], .conditionsNotSatisfied) }
+        guard case .authenticated(_, let sk?) = state else { return ([], .conditionsNotSatisfied) }
+        // Without bit 2 the reader may skip the step-up SELECT (the public reference device allows it).
+        if !stepUpSelected && configuration.stepUpSelect == .required { return ([], .conditionsNotSatisfied) }
+        var channel = stepUpChannel ?? Self.stepUpChannel(sk)
         let request: DeviceRequest
         do {
             let tlv = try TLV.parse(c.data)
@@ -379,5 +464,10 @@ public final class CredentialSession: APDUResponder {
         if configuration.faults.contains(.corruptEnvelope) { sealed[sealed.count - 1] ^= 0x01 }
         stepUpChannel = channel
         return (StepUpEnvelope.wrapResponse(sealed), .success)
+    }
+
+    private static func stepUpChannel(_ stepUpSK: [UInt8]) -> SecureChannel {
+        let keys = KeySchedule.stepUpKeys(stepUpSK: stepUpSK)
+        return SecureChannel(role: .device, readerKey: keys.reader, deviceKey: keys.device)
     }
 }

@@ -50,7 +50,7 @@ public struct TranscriptContext: Equatable, Sendable {
         s += Array(label.rawValue.utf8)
         s += readerID
         s.append(interfaceByte)
-        s += [0x5C, 0x02, UInt8(version >> 8), UInt8(version & 0xFF)]
+        s += [0x5C, 0x02] + version.bigEndianBytes
         s += ProtocolCrypto.x(readerEphemeralKey)
         s += transactionID
         s.append(flags)
@@ -131,7 +131,7 @@ public enum KeySchedule {
     /// (2 bytes each) ‖ selected version, info "BleSKReader" / "BleSKDevice", 32).
     public static func bleKeys(bleSK: [UInt8], supportedVersions: [UInt16], selected: UInt16) -> (reader: [UInt8], device: [UInt8]) {
         var salt: [UInt8] = []
-        for v in supportedVersions + [selected] { salt += [UInt8(v >> 8), UInt8(v & 0xFF)] }
+        for v in supportedVersions + [selected] { salt.appendUInt16BE(v) }
         return (ProtocolCrypto.hkdf(bleSK, salt: salt, info: Array("BleSKReader".utf8), count: 32),
                 ProtocolCrypto.hkdf(bleSK, salt: salt, info: Array("BleSKDevice".utf8), count: 32))
     }

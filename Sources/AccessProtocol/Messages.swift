@@ -89,16 +89,30 @@ public struct SignalingBitmap: OptionSet, Sendable, Hashable {
     public static let revocationDocumentAvailable = SignalingBitmap(rawValue: 1 << 1)
     public static let stepUpSelectRequired = SignalingBitmap(rawValue: 1 << 2)
     public static let mailboxHasData = SignalingBitmap(rawValue: 1 << 3)
+    public static let mailboxReadable = SignalingBitmap(rawValue: 1 << 4)
+    public static let mailboxWritable = SignalingBitmap(rawValue: 1 << 5)
+
+    /// `5E 02` value.
+    public var bytes: [UInt8] { [UInt8(rawValue >> 8), UInt8(rawValue & 0xFF)] }
 }
 
-/// Reader status codes sent in EXCHANGE `97 02`.
+/// Reader status codes sent in EXCHANGE `97 02` (names after the public reference device's
+/// `ReaderStatus`).
 public enum ReaderStatus {
     public static let keyNotFound: UInt16 = 0x0001
     public static let keyExpired: UInt16 = 0x0002
     public static let keyNotTrusted: UInt16 = 0x0003
     public static let badSignature: UInt16 = 0x0004
+    /// Invalid data format.
     public static let badData: UInt16 = 0x0006
+    /// Invalid data content.
+    public static let badDataContent: UInt16 = 0x0007
+    public static let statusWordError: UInt16 = 0x0020
+    public static let noKeySlot: UInt16 = 0x0021
+    public static let noPublicKey: UInt16 = 0x0022
+    public static let noSignature: UInt16 = 0x0023
     public static let accessRights: UInt16 = 0x0025
+    public static let hardware: UInt16 = 0x0026
     public static let secured: UInt16 = 0x0100
     public static let unsecured: UInt16 = 0x0101
     public static let jammed: UInt16 = 0x0102
@@ -130,11 +144,11 @@ public struct SelectResponse: Equatable, Sendable {
 
     func proprietary() -> TLV {
         var children = [TLV(Tag.FCI.type, [0x00, 0x00]),
-                        TLV(Tag.FCI.versions, versions.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] })]
+                        TLV(Tag.FCI.versions, versions.flatMap(\.bigEndianBytes))]
         if let maxCommand, let maxResponse {
             children.append(TLV(Tag.FCI.capabilities, children: [
-                TLV(Tag.FCI.integer, [UInt8(maxCommand >> 8), UInt8(maxCommand & 0xFF)]),
-                TLV(Tag.FCI.integer, [UInt8(maxResponse >> 8), UInt8(maxResponse & 0xFF)]),
+                TLV(Tag.FCI.integer, maxCommand.bigEndianBytes),
+                TLV(Tag.FCI.integer, maxResponse.bigEndianBytes),
             ]))
         }
         if let vendor { children.append(TLV(Tag.FCI.vendor, vendor)) }
@@ -146,13 +160,16 @@ public struct SelectResponse: Equatable, Sendable {
     }
 
     public init(parsing data: [UInt8]) throws(TLVError) {
-        let fci = try TLV.parse(data)
-        guard fci.tag == Tag.FCI.template else { throw TLVError(.unexpectedTag, "SELECT response is not a 6F template") }
-        let inner = try fci.children()
-        aid = try inner.require(Tag.FCI.aid)
+        let top = try TLV.parseFields(data)
+        guard top.count == 1, let fci = top.first, fci.tag == Tag.FCI.template else {
+            throw TLVError(.unexpectedTag, "SELECT response is not one 6F template")
+        }
+        let inner = try TLV.parseFields(fci.value)
+        // 84 is not needed to verify anything (the A5 bytes are bound into the keys): optional.
+        aid = inner.first(Tag.FCI.aid)?.value ?? []
         guard let prop = inner.first(Tag.FCI.proprietary) else { throw TLVError(.missingTag, "A5 missing from FCI") }
         proprietaryTLV = prop.encoded()
-        let fields = try prop.children()
+        let fields = try TLV.parseFields(prop.value)
         let v = try fields.require(Tag.FCI.versions)
         guard !v.isEmpty, v.count % 2 == 0 else { throw TLVError(.badLength, "5C holds \(v.count) bytes, not 2 per version") }
         versions = stride(from: 0, to: v.count, by: 2).map { UInt16(v[$0]) << 8 | UInt16(v[$0 + 1]) }
@@ -207,7 +224,7 @@ public struct Auth0Command: Equatable, Sendable {
 
     public func encoded() -> [UInt8] {
         var t = [TLV(Tag.Auth0.flags, [flags]), TLV(Tag.Auth0.policy, [policy]),
-                 TLV(Tag.Auth0.version, [UInt8(version >> 8), UInt8(version & 0xFF)]),
+                 TLV(Tag.Auth0.version, version.bigEndianBytes),
                  TLV(Tag.Auth0.readerEphemeralKey, readerEphemeralKey),
                  TLV(Tag.Auth0.transactionID, transactionID), TLV(Tag.Auth0.readerID, readerID)]
         if let vendorExtension { t.append(TLV(Tag.Auth0.vendorExtension, vendorExtension)) }
@@ -216,13 +233,10 @@ public struct Auth0Command: Equatable, Sendable {
 
     public var apdu: CommandAPDU { CommandAPDU(cla: 0x80, ins: Instruction.auth0, data: encoded(), le: 256) }
 
+    /// Every field but `B1` is required (each is bound into the keys or the signatures); they are
+    /// read in any order and unknown tags are skipped. LockBench *sends* them in the order above.
     public init(parsing data: [UInt8]) throws(TLVError) {
-        let t = try TLV.parseAll(data)
-        let order: [UInt32] = [Tag.Auth0.flags, Tag.Auth0.policy, Tag.Auth0.version, Tag.Auth0.readerEphemeralKey,
-                               Tag.Auth0.transactionID, Tag.Auth0.readerID]
-        guard t.count >= order.count, zip(t, order).allSatisfy({ $0.tag == $1 }) else {
-            throw TLVError(.unexpectedTag, "AUTH0 fields must be 41 42 5C 87 4C 4D in this order")
-        }
+        let t = try TLV.parseFields(data)
         flags = try t.require(Tag.Auth0.flags, length: 1)[0]
         policy = try t.require(Tag.Auth0.policy, length: 1)[0]
         let v = try t.require(Tag.Auth0.version, length: 2)
@@ -251,7 +265,7 @@ public struct Auth0Response: Equatable, Sendable {
     }
 
     public init(parsing data: [UInt8]) throws(TLVError) {
-        let t = try TLV.parseAll(data)
+        let t = try TLV.parseFields(data)
         deviceEphemeralKey = try t.require(Tag.Auth0.deviceEphemeralKey, length: 65)
         cryptogram = t.first(Tag.Auth0.cryptogram) == nil ? nil : try t.require(Tag.Auth0.cryptogram, length: 64)
     }
@@ -283,7 +297,7 @@ public struct Auth1Command: Equatable, Sendable {
     public var apdu: CommandAPDU { CommandAPDU(cla: 0x80, ins: Instruction.auth1, data: encoded(), le: 256) }
 
     public init(parsing data: [UInt8]) throws(TLVError) {
-        let t = try TLV.parseAll(data)
+        let t = try TLV.parseFields(data)
         flags = try t.require(Tag.Auth1.flags, length: 1)[0]
         signature = try t.require(Tag.Auth1.signature, length: 64)
         certificate = t.first(Tag.Auth1.certificate)?.value
@@ -291,7 +305,13 @@ public struct Auth1Command: Equatable, Sendable {
 }
 
 /// AUTH1 response plaintext: `5A 41 key | 4E 08 slot, 9E 40 device signature, [4B mailbox],
-/// 5E 02 signaling, 91 14 credential timestamp, 92 14 revocation timestamp`.
+/// [5E 02 signaling], [91 14 credential timestamp], [92 14 revocation timestamp]`.
+///
+/// Required are the tags without which the transaction cannot be verified: the identity (`5A` or
+/// `4E`) and the device signature `9E`. The public reference device sends `5A 9E 5E` only; others
+/// send `91` only with an access document and `92` only with a revocation document. An absent
+/// `5E` is an empty bitmap, an absent timestamp is "none"; a present one of the wrong length is
+/// refused; unknown tags are skipped.
 public struct Auth1ResponsePlaintext: Equatable, Sendable {
     public enum Identity: Equatable, Sendable {
         case publicKey([UInt8])
@@ -301,14 +321,14 @@ public struct Auth1ResponsePlaintext: Equatable, Sendable {
     public var signature: [UInt8]
     public var mailbox: [UInt8]?
     public var signaling: SignalingBitmap
-    /// ASCII `YYYY-MM-DDTHH:MM:SSZ`, or 20 zero bytes.
-    public var credentialTimestamp: [UInt8]
-    public var revocationTimestamp: [UInt8]
+    /// ASCII `YYYY-MM-DDTHH:MM:SSZ`, or 20 zero bytes; nil when absent (not sent).
+    public var credentialTimestamp: [UInt8]?
+    public var revocationTimestamp: [UInt8]?
 
     public static let zeroTimestamp = [UInt8](repeating: 0, count: 20)
 
     public init(identity: Identity, signature: [UInt8], mailbox: [UInt8]? = nil, signaling: SignalingBitmap,
-                credentialTimestamp: [UInt8] = zeroTimestamp, revocationTimestamp: [UInt8] = zeroTimestamp) {
+                credentialTimestamp: [UInt8]? = zeroTimestamp, revocationTimestamp: [UInt8]? = zeroTimestamp) {
         self.identity = identity
         self.signature = signature
         self.mailbox = mailbox
@@ -325,14 +345,14 @@ public struct Auth1ResponsePlaintext: Equatable, Sendable {
         }
         t.append(TLV(Tag.Auth1.signature, signature))
         if let mailbox { t.append(TLV(Tag.Auth1.mailbox, mailbox)) }
-        t.append(TLV(Tag.Auth1.signaling, [UInt8(signaling.rawValue >> 8), UInt8(signaling.rawValue & 0xFF)]))
-        t.append(TLV(Tag.Auth1.credentialTimestamp, credentialTimestamp))
-        t.append(TLV(Tag.Auth1.revocationTimestamp, revocationTimestamp))
+        t.append(TLV(Tag.Auth1.signaling, signaling.bytes))
+        if let credentialTimestamp { t.append(TLV(Tag.Auth1.credentialTimestamp, credentialTimestamp)) }
+        if let revocationTimestamp { t.append(TLV(Tag.Auth1.revocationTimestamp, revocationTimestamp)) }
         return t.encoded()
     }
 
     public init(parsing data: [UInt8]) throws(TLVError) {
-        let t = try TLV.parseAll(data)
+        let t = try TLV.parseFields(data)
         if t.first(Tag.Auth1.credentialKey) != nil {
             identity = .publicKey(try t.require(Tag.Auth1.credentialKey, length: 65))
         } else if t.first(Tag.Auth1.keySlot) != nil {
@@ -342,61 +362,187 @@ public struct Auth1ResponsePlaintext: Equatable, Sendable {
         }
         signature = try t.require(Tag.Auth1.signature, length: 64)
         mailbox = t.first(Tag.Auth1.mailbox)?.value
-        let s = try t.require(Tag.Auth1.signaling, length: 2)
-        signaling = SignalingBitmap(rawValue: UInt16(s[0]) << 8 | UInt16(s[1]))
-        credentialTimestamp = try t.require(Tag.Auth1.credentialTimestamp, length: 20)
-        revocationTimestamp = try t.require(Tag.Auth1.revocationTimestamp, length: 20)
+        if t.first(Tag.Auth1.signaling) != nil {
+            let s = try t.require(Tag.Auth1.signaling, length: 2)
+            signaling = SignalingBitmap(rawValue: UInt16(s[0]) << 8 | UInt16(s[1]))
+        } else {
+            signaling = []
+        }
+        credentialTimestamp = try t.optional(Tag.Auth1.credentialTimestamp, length: 20)
+        revocationTimestamp = try t.optional(Tag.Auth1.revocationTimestamp, length: 20)
     }
 
     /// `5E 02 bitmap ‖ 91 14 ts ‖ 92 14 ts`: the FAST cryptogram's plaintext.
-    public static func cryptogramPlaintext(signaling: SignalingBitmap, credentialTimestamp: [UInt8],
-                                           revocationTimestamp: [UInt8]) -> [UInt8] {
-        [TLV(Tag.Auth1.signaling, [UInt8(signaling.rawValue >> 8), UInt8(signaling.rawValue & 0xFF)]),
-         TLV(Tag.Auth1.credentialTimestamp, credentialTimestamp),
-         TLV(Tag.Auth1.revocationTimestamp, revocationTimestamp)].encoded()
+    /// The cryptogram always carries both timestamps (zeros when there is none), as the public
+    /// reference device's does.
+    public static func cryptogramPlaintext(signaling: SignalingBitmap, credentialTimestamp: [UInt8]?,
+                                           revocationTimestamp: [UInt8]?) -> [UInt8] {
+        [TLV(Tag.Auth1.signaling, signaling.bytes),
+         TLV(Tag.Auth1.credentialTimestamp, credentialTimestamp ?? zeroTimestamp),
+         TLV(Tag.Auth1.revocationTimestamp, revocationTimestamp ?? zeroTimestamp)].encoded()
     }
 }
 
 // MARK: - EXCHANGE
 
-/// EXCHANGE plaintext as LockBench sends it: `97 02 reader status` (no mailbox operations, no
-/// notify, no URSK request). Parsing accepts the other tags of ALIRO-FACTS and ignores them.
-public struct ExchangeCommandPlaintext: Equatable, Sendable {
-    public var readerStatus: UInt16?
+/// One mailbox operation inside EXCHANGE `BA { … }`.
+public enum MailboxOperation: Equatable, Sendable {
+    /// `87 04 offset(2) ‖ length(2)`: answered `length(2) ‖ data`.
+    case read(offset: UInt16, length: UInt16)
+    /// `8A L offset(2) ‖ data`.
+    case write(offset: UInt16, data: [UInt8])
+    /// `95 05 offset(2) ‖ length(2) ‖ value`: fill `length` bytes with `value`.
+    case set(offset: UInt16, length: UInt16, value: UInt8)
 
-    public init(readerStatus: UInt16?) { self.readerStatus = readerStatus }
+    var tlv: TLV {
+        switch self {
+        case .read(let o, let l): return TLV(Tag.Exchange.read, be16(o) + be16(l))
+        case .write(let o, let d): return TLV(Tag.Exchange.write, be16(o) + d)
+        case .set(let o, let l, let v): return TLV(Tag.Exchange.set, be16(o) + be16(l) + [v])
+        }
+    }
+
+    var isRead: Bool { if case .read = self { return true } else { return false } }
+}
+
+func be16(_ v: UInt16) -> [UInt8] { [UInt8(v >> 8), UInt8(v & 0xFF)] }
+func be16(_ b: [UInt8], at i: Int) -> UInt16 { UInt16(b[i]) << 8 | UInt16(b[i + 1]) }
+
+/// EXCHANGE command plaintext, in the order strict devices expect:
+/// `[BA { [8C 01 atomic], 87 04 read…, 8A write…, 95 05 set… }] [AE notify] [97 02 status] [98 00]`.
+/// LockBench sends the mailbox operations its lock configuration lists (reads, then writes, then
+/// sets) and `97 02`. Parsing reads every tag, skips unknown ones, and refuses a known tag of the
+/// wrong length.
+public struct ExchangeCommandPlaintext: Equatable, Sendable {
+    public var atomic: Bool?
+    public var mailbox: [MailboxOperation]
+    /// `AE` value, raw (LockBench sends none).
+    public var notify: [UInt8]?
+    public var readerStatus: UInt16?
+    public var urskRequest: Bool
+
+    public init(readerStatus: UInt16?, mailbox: [MailboxOperation] = [], atomic: Bool? = nil, notify: [UInt8]? = nil,
+                urskRequest: Bool = false) {
+        self.readerStatus = readerStatus
+        self.mailbox = mailbox
+        self.atomic = atomic
+        self.notify = notify
+        self.urskRequest = urskRequest
+    }
+
+    /// The mailbox operations in the order they are sent: reads, writes, sets.
+    public var orderedMailbox: [MailboxOperation] {
+        mailbox.filter(\.isRead) + mailbox.filter { if case .write = $0 { return true } else { return false } }
+            + mailbox.filter { if case .set = $0 { return true } else { return false } }
+    }
+
+    public var reads: Int { mailbox.filter(\.isRead).count }
 
     public func encoded() -> [UInt8] {
-        guard let readerStatus else { return [] }
-        return TLV(Tag.Exchange.readerStatus, [UInt8(readerStatus >> 8), UInt8(readerStatus & 0xFF)]).encoded()
+        var t: [TLV] = []
+        if !mailbox.isEmpty || atomic != nil {
+            var ops: [TLV] = []
+            if let atomic { ops.append(TLV(Tag.Exchange.atomic, [atomic ? 0x01 : 0x00])) }
+            ops += orderedMailbox.map(\.tlv)
+            t.append(TLV(Tag.Exchange.mailboxOperations, children: ops))
+        }
+        if let notify { t.append(TLV(Tag.Exchange.notify, notify)) }
+        if let readerStatus { t.append(TLV(Tag.Exchange.readerStatus, be16(readerStatus))) }
+        if urskRequest { t.append(TLV(Tag.Exchange.urskRequest, [])) }
+        return t.encoded()
     }
 
     public init(parsing data: [UInt8]) throws(TLVError) {
-        let t = try TLV.parseAll(data)
-        if t.first(Tag.Exchange.readerStatus) != nil {
-            let s = try t.require(Tag.Exchange.readerStatus, length: 2)
-            readerStatus = UInt16(s[0]) << 8 | UInt16(s[1])
-        } else {
-            readerStatus = nil
+        let t = try TLV.parseFields(data)
+        readerStatus = try t.optional(Tag.Exchange.readerStatus, length: 2).map { be16($0, at: 0) }
+        notify = t.first(Tag.Exchange.notify)?.value
+        urskRequest = t.first(Tag.Exchange.urskRequest) != nil
+        atomic = nil
+        mailbox = []
+        guard let ba = t.first(Tag.Exchange.mailboxOperations) else { return }
+        for op in try TLV.parseFields(ba.value) {
+            switch op.tag {
+            case Tag.Exchange.atomic:
+                guard op.value.count == 1 else { throw TLVError(.badLength, "8C (atomic) holds \(op.value.count) bytes, not 1") }
+                atomic = op.value[0] != 0
+            case Tag.Exchange.read:
+                guard op.value.count == 4 else { throw TLVError(.badLength, "87 (mailbox read) holds \(op.value.count) bytes, not 4") }
+                mailbox.append(.read(offset: be16(op.value, at: 0), length: be16(op.value, at: 2)))
+            case Tag.Exchange.write:
+                guard op.value.count >= 2 else { throw TLVError(.badLength, "8A (mailbox write) holds \(op.value.count) bytes, fewer than the 2-byte offset") }
+                mailbox.append(.write(offset: be16(op.value, at: 0), data: Array(op.value[2...])))
+            case Tag.Exchange.set:
+                guard op.value.count == 5 else { throw TLVError(.badLength, "95 (mailbox set) holds \(op.value.count) bytes, not 5") }
+                mailbox.append(.set(offset: be16(op.value, at: 0), length: be16(op.value, at: 2), value: op.value[4]))
+            default:
+                continue
+            }
         }
     }
 }
 
-/// EXCHANGE response plaintext with no mailbox reads: `00 02 90 00` (2-byte length ‖ status).
-public enum ExchangeResponsePlaintext {
+/// EXCHANGE response plaintext: for each mailbox read `length(2) ‖ data`, then `00 02 SS SS`
+/// (the status of the whole command). A failed command answers the status alone.
+public struct ExchangeResponsePlaintext: Equatable, Sendable {
+    public var reads: [[UInt8]]
+    public var status: StatusWord
+
+    /// No reads, `9000`: `00 02 90 00`.
     public static let success: [UInt8] = [0x00, 0x02, 0x90, 0x00]
+
+    public init(reads: [[UInt8]] = [], status: StatusWord = .success) {
+        self.reads = reads
+        self.status = status
+    }
+
+    public func encoded() -> [UInt8] {
+        reads.flatMap { be16(UInt16($0.count)) + $0 } + [0x00, 0x02] + be16(status.rawValue)
+    }
+
+    /// Parses an answer to a command that carried `reads` mailbox reads.
+    public init(parsing data: [UInt8], reads expected: Int) throws(TLVError) {
+        if data.count == 4, data[0] == 0, data[1] == 2, expected > 0, data[2] != 0x90 || data[3] != 0 {
+            // A failed command: the status alone.
+            reads = []
+            status = StatusWord(data[2], data[3])
+            return
+        }
+        var i = 0
+        var out: [[UInt8]] = []
+        for n in 0..<expected {
+            guard data.count - i >= 2 else { throw TLVError(.truncatedValue, "EXCHANGE answer ends before read \(n + 1)'s length") }
+            let len = Int(be16(data, at: i))
+            guard data.count - i - 2 >= len else {
+                throw TLVError(.truncatedValue, "EXCHANGE answer: read \(n + 1) announces \(len) bytes, \(data.count - i - 2) left")
+            }
+            out.append(Array(data[(i + 2)..<(i + 2 + len)]))
+            i += 2 + len
+        }
+        guard data.count - i == 4, data[i] == 0x00, data[i + 1] == 0x02 else {
+            throw TLVError(.badLength, "EXCHANGE answer must end in 00 02 SS SS after \(expected) read(s); \(data.count - i) byte(s) left at offset \(i)")
+        }
+        reads = out
+        status = StatusWord(data[i + 2], data[i + 3])
+    }
 }
 
 // MARK: - CONTROL FLOW
 
 /// CONTROL FLOW data: `41 01 S1, 42 01 S2 [, 43 { B5 … }]`. LockBench sends S1 = 00 (the
-/// transaction failed) and S2 = 27 after an authentication/secure-channel failure, 00 otherwise.
+/// transaction finished with failure) and S2 = 27 when no protocol version is in common, 00 (no
+/// information) otherwise — as the public test plan expects (`nfc_rdr_neg_sel_rsp_no_common_expedited_protocol_version`,
+/// `nfc_rdr_neg_auth0_wrong_value`).
 public struct ControlFlow: Equatable, Sendable {
     public var s1: UInt8
     public var s2: UInt8
     public var info: [UInt8]?
 
-    public static let authenticationFailure: UInt8 = 0x27
+    /// S1: the transaction finished with failure.
+    public static let finishedWithFailure: UInt8 = 0x00
+    /// S2: no information.
+    public static let noInformation: UInt8 = 0x00
+    /// S2: protocol version not supported.
+    public static let protocolVersionNotSupported: UInt8 = 0x27
 
     public init(s1: UInt8 = 0x00, s2: UInt8, info: [UInt8]? = nil) {
         self.s1 = s1
@@ -414,7 +560,7 @@ public struct ControlFlow: Equatable, Sendable {
     public var apdu: CommandAPDU { CommandAPDU(cla: 0x80, ins: Instruction.controlFlow, data: encoded(), le: nil) }
 
     public init(parsing data: [UInt8]) throws(TLVError) {
-        let t = try TLV.parseAll(data)
+        let t = try TLV.parseFields(data)
         s1 = try t.require(Tag.ControlFlow.s1, length: 1)[0]
         s2 = try t.require(Tag.ControlFlow.s2, length: 1)[0]
         info = t.first(Tag.ControlFlow.info)?.value

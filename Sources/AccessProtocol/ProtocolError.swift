@@ -4,7 +4,7 @@ import OfflineUnlock
 
 /// One error type for the access protocol layer: a stable code, a human reason, and the deny
 /// reason the reader reports for it.
-public struct ProtocolError: Error, Equatable, CustomStringConvertible, Sendable {
+public struct ProtocolError: CodedError, Equatable, CustomStringConvertible, Sendable {
     public enum Code: String, Sendable {
         case malformed = "protocol.malformed"
         case badStatus = "protocol.bad_status"
@@ -25,7 +25,6 @@ public struct ProtocolError: Error, Equatable, CustomStringConvertible, Sendable
         self.reason = reason
     }
 
-    public var description: String { "\(code.rawValue): \(reason)" }
 
     static func from(_ error: TLVError, _ what: String) -> ProtocolError {
         ProtocolError(.malformed, "\(what): \(error)")

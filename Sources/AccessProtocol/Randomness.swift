@@ -32,8 +32,7 @@ public final class SeededRandom: RandomSource {
     public func bytes(_ count: Int) -> [UInt8] {
         while buffer.count < count {
             var block = seed
-            block += [UInt8(counter >> 24), UInt8(truncatingIfNeeded: counter >> 16),
-                      UInt8(truncatingIfNeeded: counter >> 8), UInt8(truncatingIfNeeded: counter)]
+            block.appendUInt32BE(counter)
             buffer += Array(SHA256.hash(data: block))
             counter += 1
         }

@@ -33,6 +33,24 @@ public struct ReaderIdentity {
 /// swift-crypto (random k); test vectors inject recorded signatures.
 public typealias MessageSigner = ([UInt8]) -> [UInt8]
 
+/// When the reader sends the step-up SELECT (`A000000909ACCE5502`) before ENVELOPE.
+public enum StepUpSelectMode: String, Sendable, Codable, CaseIterable {
+    /// Only when the AUTH1 answer's signaling bitmap sets bit 2 (the public reference device
+    /// leaves it clear and answers the SELECT `6D00`).
+    case whenAsked = "when-asked"
+    /// Every time (for credentials built to expect it whatever their bitmap says).
+    case always
+}
+
+/// The channel of the closing EXCHANGE after a step-up.
+public enum StepUpExchangeChannel: String, Sendable, Codable, CaseIterable {
+    /// StepUpSKReader / StepUpSKDevice, counters continuing after ENVELOPE: what the public
+    /// reference device accepts (it refuses the expedited one with `6988`).
+    case stepUp = "step-up"
+    /// ExpeditedSKReader / ExpeditedSKDevice, for credentials built the other way.
+    case expedited
+}
+
 /// How a reader runs transactions.
 public struct ReaderConfiguration {
     public var identity: ReaderIdentity
@@ -47,10 +65,16 @@ public struct ReaderConfiguration {
     public var commandChunk: Int
     /// The reader status sent in EXCHANGE after a grant (0101 unsecured: the door opened).
     public var grantStatus: UInt16
+    public var stepUpSelect: StepUpSelectMode
+    public var stepUpExchange: StepUpExchangeChannel
+    /// Mailbox operations sent in every closing EXCHANGE that reports a decision.
+    public var mailbox: [MailboxOperation]
 
     public init(identity: ReaderIdentity, supportedVersions: [UInt16] = [ProtocolVersion.v1_0],
                 interface: RadioInterface = .nfc, policy: UInt8 = 0x01, useFast: Bool = true,
-                commandChunk: Int = CommandAPDU.maxShortData, grantStatus: UInt16 = ReaderStatus.unsecured) {
+                commandChunk: Int = CommandAPDU.maxShortData, grantStatus: UInt16 = ReaderStatus.unsecured,
+                stepUpSelect: StepUpSelectMode = .whenAsked, stepUpExchange: StepUpExchangeChannel = .stepUp,
+                mailbox: [MailboxOperation] = []) {
         self.identity = identity
         self.supportedVersions = supportedVersions
         self.interface = interface
@@ -58,6 +82,9 @@ public struct ReaderConfiguration {
         self.useFast = useFast
         self.commandChunk = commandChunk
         self.grantStatus = grantStatus
+        self.stepUpSelect = stepUpSelect
+        self.stepUpExchange = stepUpExchange
+        self.mailbox = mailbox
     }
 
     /// `5E` on NFC and the socket transport (NFC-shaped APDUs), `C3` on BLE.
@@ -80,6 +107,19 @@ public struct TransactionResult: Sendable, Equatable {
     public var deviceEphemeralKey: [UInt8]?
     /// Every APDU on the wire, in order (commands and responses), for transcripts and logs.
     public var transcript: [TranscriptEntry]
+    /// The lock answered `decide` (the decision is the lock's; otherwise the protocol or the
+    /// transport ended the transaction before any decision).
+    public var decided: Bool = false
+    /// The link failed after the decision: the lock decided and acted, but the credential never
+    /// heard the answer (`acknowledged` is false). The transport's error.
+    public var linkLostAfterDecision: String? = nil
+    /// The reader status the closing EXCHANGE carried (nil: CONTROL FLOW or nothing was sent).
+    public var readerStatus: UInt16? = nil
+    /// The mailbox operations the closing EXCHANGE carried, the data each read returned, and the
+    /// status the credential gave them (nil when no operation was sent or no answer opened).
+    public var mailboxOperations: [MailboxOperation] = []
+    public var mailboxReads: [[UInt8]] = []
+    public var mailboxStatus: UInt16? = nil
 }
 
 public struct TranscriptEntry: Sendable, Equatable {
@@ -94,8 +134,31 @@ public struct TranscriptEntry: Sendable, Equatable {
 public enum ReaderAction: Sendable, Equatable {
     /// Send this command APDU and feed the response to `received(_:at:)`.
     case transmit([UInt8])
+    /// The credential is authenticated (and its documents are in): the lock decides and acts,
+    /// then answers with `decided(_:)`. Nothing has been told to the credential yet.
+    case decide(Presentation)
     /// The transaction is over.
     case complete(TransactionResult)
+}
+
+/// The lock's answer to `decide`: what it decided and the reader status the closing EXCHANGE
+/// carries (for a grant, the bolt's real state after acting; for a denial, the status of the
+/// layer that refused).
+public struct Resolution: Sendable, Equatable {
+    public var decision: Decision
+    public var readerStatus: UInt16
+
+    public init(decision: Decision, readerStatus: UInt16) {
+        self.decision = decision
+        self.readerStatus = readerStatus
+    }
+
+    /// An engine's decision with no lock behind it (tests, benchmarks): a grant reports
+    /// `grantStatus`, a denial the engine reason's status.
+    public init(engine decision: Decision, grantStatus: UInt16 = ReaderStatus.unsecured) {
+        self.init(decision: decision,
+                  readerStatus: decision.isGrant ? grantStatus : ReaderSession.readerStatus(for: decision.denyReason))
+    }
 }
 
 /// The lock side of one transaction, as a pure value: no I/O and no clock; time comes in as an
@@ -110,6 +173,7 @@ public struct ReaderSession {
         case auth1(TranscriptContext)
         case stepUpSelect
         case envelope
+        case deciding
         case exchange
         case controlFlow
         case done
@@ -126,13 +190,18 @@ public struct ReaderSession {
     }
 
     public let configuration: ReaderConfiguration
-    private let decider: AccessDecider
+    /// Does the lock need this credential's documents? A read of the lock's state, no effect.
+    private let wantsStepUp: ([UInt8]) -> Bool
     private let random: RandomSource
     private let signer: MessageSigner
     private var fastCache: FastCache
     private let replayGuard: ReplayGuard
 
     private var step: Step = .start
+    /// The AUTH1 answer asked for the step-up SELECT (bitmap bit 2).
+    private var stepUpSelectAsked = false
+    /// The channel the closing EXCHANGE went out on (its answer opens under it).
+    private var closing: SecureChannel?
     // Link layer: the rest of a command chain, and the response chain being assembled.
     private var pendingParts: [CommandAPDU] = []
     private var assembler = ResponseAssembler()
@@ -145,13 +214,12 @@ public struct ReaderSession {
     private var channel: SecureChannel?
     private var stepUpChannel: SecureChannel?
     private var stepUpSK: [UInt8]?
-    private var pendingDecision: Decision?
     private var startedAt: Date?
 
-    public init(configuration: ReaderConfiguration, decider: AccessDecider, fastCache: FastCache = FastCache(),
+    public init(configuration: ReaderConfiguration, wantsStepUp: @escaping ([UInt8]) -> Bool, fastCache: FastCache = FastCache(),
                 replayGuard: ReplayGuard = ReplayGuard(), random: RandomSource = SystemRandom(), signer: MessageSigner? = nil) {
         self.configuration = configuration
-        self.decider = decider
+        self.wantsStepUp = wantsStepUp
         self.fastCache = fastCache
         self.replayGuard = replayGuard
         self.random = random
@@ -203,22 +271,35 @@ public struct ReaderSession {
         return handle(whole, at: time)
     }
 
-    /// Aborts the transaction (the transport failed); no further APDU is sent.
+    /// Aborts the transaction (the transport failed); no further APDU is sent. Before the lock
+    /// decided, the transaction is denied for the transport; after, the lock's decision stands
+    /// (it has acted and recorded it) and the result says the credential never heard it.
     public mutating func abort(_ detail: String) -> TransactionResult {
         step = .done
-        if pendingDecision == nil || !(pendingDecision?.isGrant ?? false) {
+        if result.decided {
+            result.acknowledged = false
+            result.linkLostAfterDecision = detail
+        } else {
             result.decision = .deny(.malformedInput, detail: "transport: \(detail)")
-        } else if let d = pendingDecision {
-            result.decision = d
+            result.learnedPersistentKey = nil
         }
         return result
+    }
+
+    /// The lock's answer to `.decide`: the closing EXCHANGE carries its reader status.
+    public mutating func decided(_ resolution: Resolution) -> ReaderAction {
+        guard case .deciding = step else { return .complete(result) }
+        result.decision = resolution.decision
+        result.decided = true
+        if !resolution.decision.isGrant || result.fast { result.learnedPersistentKey = nil }
+        return close(ExchangeCommandPlaintext(readerStatus: resolution.readerStatus, mailbox: configuration.mailbox))
     }
 
     // MARK: - Steps
 
     private mutating func handle(_ response: ResponseAPDU, at time: Date) -> ReaderAction {
         switch step {
-        case .start, .done:
+        case .start, .done, .deciding:
             return .complete(result)
         case .select:
             return selected(response)
@@ -227,18 +308,30 @@ public struct ReaderSession {
         case .auth1(let ctx):
             return auth1Answered(response, ctx)
         case .stepUpSelect:
-            guard response.status == .success else {
-                return fail(.malformedInput, "step-up SELECT answered \(response.status)")
+            // Sent although the bitmap did not ask for it (configured "always"): a credential that
+            // does not know the SELECT (the public reference device answers 6D00) still gets ENVELOPE.
+            guard response.status == .success || !stepUpSelectAsked else {
+                return failOnChannel(.malformedInput, "step-up SELECT answered \(response.status)", status: ReaderStatus.statusWordError)
             }
             return sendEnvelope()
         case .envelope:
             return envelopeAnswered(response)
         case .exchange:
             result.acknowledged = response.status == .success
-            if result.acknowledged, var ch = channel {
+            if result.acknowledged, var ch = closing {
                 // The response must open under the device key and the next device counter.
-                result.acknowledged = (try? ch.open(response.data)) != nil
-                channel = ch
+                if let plain = try? ch.open(response.data) {
+                    let reads = result.mailboxOperations.filter(\.isRead).count
+                    if let answer = try? ExchangeResponsePlaintext(parsing: plain, reads: reads) {
+                        if !result.mailboxOperations.isEmpty {
+                            result.mailboxReads = answer.reads
+                            result.mailboxStatus = answer.status.rawValue
+                        }
+                    }
+                } else {
+                    result.acknowledged = false
+                }
+                closing = ch
             }
             step = .done
             return .complete(result)
@@ -262,7 +355,7 @@ public struct ReaderSession {
         guard let version = configuration.supportedVersions.first(where: { fci.versions.contains($0) }) else {
             return fail(.unsupportedVersion,
                         "credential offers \(fci.versions.map(versionText)), reader speaks \(configuration.supportedVersions.map(versionText))",
-                        s2: 0x00)
+                        s2: ControlFlow.protocolVersionNotSupported)
         }
         result.version = version
         let eph = random.ephemeralKey()
@@ -307,7 +400,7 @@ public struct ReaderSession {
             for entry in fastCache.all {
                 let keys = KeySchedule.fastKeys(persistent: entry.persistent, context: ctx, credentialKey: entry.key)
                 guard KeySchedule.openCryptogram(keys, cryptogram) != nil else { continue }
-                if decider.wantsStepUp(credentialPublicKey: entry.key) { break }  // documents needed: go standard
+                if wantsStepUp(entry.key) { break }  // documents needed: go standard
                 fastCache.touch(entry.key)
                 result.fast = true
                 result.credentialPublicKey = entry.key
@@ -350,33 +443,49 @@ public struct ReaderSession {
             }
             return fail(.secureChannelFailure, "AUTH1 response: \(error)")
         }
+        // The expedited channel exists from here on: every failure is told in EXCHANGE with a
+        // reader status, not in CONTROL FLOW (nfc_rdr_neg_auth1_wrong_value,
+        // nfc_rdr_neg_auth1_wrong_ud_signature).
+        channel = ch
         let answer: Auth1ResponsePlaintext
         do {
+            let tlvs = try TLV.parseFields(plain)
+            if tlvs.first(Tag.Auth1.signature) == nil {
+                return failOnChannel(.malformedInput, "AUTH1 response plaintext: device signature (9E) missing", status: ReaderStatus.noSignature)
+            }
+            if tlvs.first(Tag.Auth1.credentialKey) == nil {
+                let what = tlvs.first(Tag.Auth1.keySlot) == nil ? "neither 5A nor 4E" : "a key slot (4E)"
+                return failOnChannel(.malformedInput, "AUTH1 response carries \(what); the reader asked for the public key (5A)",
+                                     status: ReaderStatus.noPublicKey)
+            }
             answer = try Auth1ResponsePlaintext(parsing: plain)
         } catch {
-            return fail(.malformedInput, "AUTH1 response plaintext: \(error)")
+            return failOnChannel(.malformedInput, "AUTH1 response plaintext: \(error)", status: ReaderStatus.badData)
         }
         guard case .publicKey(let credentialKey) = answer.identity else {
-            return fail(.malformedInput, "AUTH1 response carries a key slot; the reader asked for the public key (5A)")
+            return failOnChannel(.malformedInput, "AUTH1 response carries a key slot; the reader asked for the public key (5A)",
+                                 status: ReaderStatus.noPublicKey)
         }
         guard credentialKey.first == 0x04 else {
-            return fail(.malformedInput, "AUTH1 response: credential key is not an uncompressed point")
+            return failOnChannel(.malformedInput, "AUTH1 response: credential key is not an uncompressed point", status: ReaderStatus.badDataContent)
         }
         result.credentialPublicKey = credentialKey
         guard ProtocolCrypto.verify(answer.signature, over: ctx.signedData(reader: false), publicKey: credentialKey) else {
             if !ProtocolCrypto.isPoint(credentialKey) {
-                return fail(.malformedInput, "AUTH1 response: credential key is not a P-256 point")
+                return failOnChannel(.malformedInput, "AUTH1 response: credential key is not a P-256 point", status: ReaderStatus.badDataContent)
             }
-            return fail(.badCredentialSignature, "device signature over the AUTH1 transcript does not verify with the credential key")
+            return failOnChannel(.badCredentialSignature, "device signature over the AUTH1 transcript does not verify with the credential key",
+                                 status: ReaderStatus.badSignature)
         }
-        channel = ch
         stepUpSK = keys.stepUpSK
         result.learnedPersistentKey = KeySchedule.persistentKey(k: sharedK, context: ctx, credentialKey: credentialKey)
         let presentation = Presentation(credentialPublicKey: credentialKey, transactionID: ctx.transactionID,
                                         interface: configuration.interface, protocolVersion: ctx.version, fast: false)
-        if decider.wantsStepUp(credentialPublicKey: credentialKey) {
+        if wantsStepUp(credentialKey) {
             result.stepUp = true
             pendingPresentation = presentation
+            stepUpSelectAsked = answer.signaling.contains(.stepUpSelectRequired)
+            guard stepUpSelectAsked || configuration.stepUpSelect == .always else { return sendEnvelope() }
             step = .stepUpSelect
             return send(Commands.select(AID.stepUp), "SELECT step-up")
         }
@@ -386,59 +495,83 @@ public struct ReaderSession {
     private var pendingPresentation: Presentation?
 
     private mutating func sendEnvelope() -> ReaderAction {
-        guard let stepUpSK else { return fail(.malformedInput, "step-up without keys") }
+        guard let stepUpSK else { return failOnChannel(.malformedInput, "step-up without keys", status: ReaderStatus.badData) }
         let keys = KeySchedule.stepUpKeys(stepUpSK: stepUpSK)
         var ch = SecureChannel(role: .reader, readerKey: keys.reader, deviceKey: keys.device)
         let request = DeviceRequest.standard.encoded()
         let sealed: [UInt8]
-        do { sealed = try ch.seal(request) } catch { return fail(.secureChannelFailure, "\(error)") }
+        do { sealed = try ch.seal(request) } catch { return failOnChannel(.secureChannelFailure, "\(error)", status: ReaderStatus.badData) }
         stepUpChannel = ch
         step = .envelope
         return send(Commands.envelope(StepUpEnvelope.wrap(sealed)), "ENVELOPE")
     }
 
     private mutating func envelopeAnswered(_ response: ResponseAPDU) -> ReaderAction {
-        guard response.status == .success else { return fail(.malformedInput, "ENVELOPE answered \(response.status)") }
+        guard response.status == .success else {
+            return failOnChannel(.malformedInput, "ENVELOPE answered \(response.status)", status: ReaderStatus.statusWordError)
+        }
         guard var ch = stepUpChannel, var presentation = pendingPresentation else {
-            return fail(.malformedInput, "ENVELOPE answer out of sequence")
+            return failOnChannel(.malformedInput, "ENVELOPE answer out of sequence", status: ReaderStatus.badData)
         }
         let sealed: [UInt8]
         do {
             sealed = try StepUpEnvelope.unwrap(response.data)
         } catch {
-            return fail(.malformedInput, "ENVELOPE response: \(error)")
+            return failOnChannel(.malformedInput, "ENVELOPE response: \(error)", status: ReaderStatus.badData)
         }
         let plain: [UInt8]
-        do { plain = try ch.open(sealed) } catch { return fail(.secureChannelFailure, "ENVELOPE response: \(error)") }
+        do { plain = try ch.open(sealed) } catch {
+            return failOnChannel(.secureChannelFailure, "ENVELOPE response: \(error)", status: ReaderStatus.badData)
+        }
         stepUpChannel = ch
         let documents: DeviceResponse
         do {
             documents = try DeviceResponse(parsing: plain)
         } catch {
-            return fail(.malformedInput, "DeviceResponse: \(error)")
+            return failOnChannel(.malformedInput, "DeviceResponse: \(error)", status: ReaderStatus.badData)
         }
         presentation.accessDocuments = documents.accessDocuments
         presentation.revocationDocuments = documents.revocationDocuments
         return decideAndClose(presentation)
     }
 
-    /// Asks the engine, then tells the credential through EXCHANGE (secure channel up).
+    /// Hands the presentation to the lock; `decided(_:)` then tells the credential through
+    /// EXCHANGE (secure channel up).
     private mutating func decideAndClose(_ presentation: Presentation) -> ReaderAction {
-        let decision = decider.decide(presentation)
-        result.decision = decision
-        if !decision.isGrant || presentation.fast { result.learnedPersistentKey = nil }
-        let status = decision.isGrant ? configuration.grantStatus : ReaderSession.readerStatus(for: decision.denyReason)
-        guard var ch = channel else { return .complete(result) }
+        step = .deciding
+        pendingParts = []
+        return .decide(presentation)
+    }
+
+    /// Sends the closing EXCHANGE: on the step-up channel after a step-up whose answer opened
+    /// (unless configured expedited), else on the expedited channel.
+    private mutating func close(_ message: ExchangeCommandPlaintext) -> ReaderAction {
+        let onStepUp = configuration.stepUpExchange == .stepUp && (stepUpChannel?.lastReceivedCounter ?? 0) > 0
+        guard var ch = onStepUp ? stepUpChannel : channel else { step = .done; return .complete(result) }
         let sealed: [UInt8]
         do {
-            sealed = try ch.seal(ExchangeCommandPlaintext(readerStatus: status).encoded())
+            sealed = try ch.seal(message.encoded())
         } catch {
             step = .done
             return .complete(result)
         }
-        channel = ch
+        if onStepUp { stepUpChannel = ch } else { channel = ch }
+        closing = ch
+        result.readerStatus = message.readerStatus
+        result.mailboxOperations = message.orderedMailbox
         step = .exchange
         return send(Commands.exchange(sealed), "EXCHANGE")
+    }
+
+    /// Denies for a protocol reason once the secure channel exists, and tells the credential with
+    /// an EXCHANGE carrying a failure reader status (no mailbox operations).
+    private mutating func failOnChannel(_ reason: DenyReason, _ detail: String, status: UInt16) -> ReaderAction {
+        guard channel != nil else { return fail(reason, detail) }
+        result.decision = .deny(reason, detail: detail)
+        result.learnedPersistentKey = nil
+        pendingParts = []
+        assembler = ResponseAssembler()
+        return close(ExchangeCommandPlaintext(readerStatus: status))
     }
 
     /// The EXCHANGE reader status LockBench sends for an engine deny.
@@ -455,13 +588,13 @@ public struct ReaderSession {
     }
 
     /// Denies for a protocol reason and tells the credential with CONTROL FLOW.
-    private mutating func fail(_ reason: DenyReason, _ detail: String, s2: UInt8 = ControlFlow.authenticationFailure) -> ReaderAction {
+    private mutating func fail(_ reason: DenyReason, _ detail: String, s2: UInt8 = ControlFlow.noInformation) -> ReaderAction {
         result.decision = .deny(reason, detail: detail)
         result.learnedPersistentKey = nil
         pendingParts = []
         assembler = ResponseAssembler()
         step = .controlFlow
-        return send(ControlFlow(s1: 0x00, s2: s2).apdu, "CONTROL FLOW")
+        return send(ControlFlow(s1: ControlFlow.finishedWithFailure, s2: s2).apdu, "CONTROL FLOW")
     }
 
     // MARK: - Link layer

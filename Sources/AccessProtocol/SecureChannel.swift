@@ -28,8 +28,7 @@ public struct SecureChannel: Equatable, Sendable {
     }
 
     public static func iv(prefix: [UInt8], counter: UInt32) -> [UInt8] {
-        prefix + [UInt8(counter >> 24), UInt8(truncatingIfNeeded: counter >> 16),
-                  UInt8(truncatingIfNeeded: counter >> 8), UInt8(truncatingIfNeeded: counter)]
+        prefix + counter.bigEndianBytes
     }
 
     public mutating func seal(_ plaintext: [UInt8]) throws(ProtocolError) -> [UInt8] {

@@ -37,14 +37,15 @@ public struct DeviceRequest: Equatable, Sendable {
 
     public func encoded() -> [UInt8] { cbor().encoded() }
 
+    /// Keys in either spelling (`"1"` or `1`); unknown keys are skipped.
     public init(parsing bytes: [UInt8]) throws(CBORError) {
         let m = try CBOR.decode(bytes).asMap("DeviceRequest")
-        version = try m.required("1", "DeviceRequest version").asText("DeviceRequest version")
+        version = try m.numbered(1)?.asText("DeviceRequest version") ?? "1.0"
         var types: [String] = []
-        for item in try m.required("2", "DeviceRequest docRequests").asArray("DeviceRequest docRequests") {
+        for item in try m.requiredNumbered(2, "DeviceRequest docRequests").asArray("DeviceRequest docRequests") {
             let request = try item.asMap("DocRequest")
-            let items = try request.required("1", "DocRequest itemsRequest").embeddedItem().asMap("ItemsRequest")
-            types.append(try items.required("5", "ItemsRequest docType").asText("ItemsRequest docType"))
+            let items = try request.requiredNumbered(1, "DocRequest itemsRequest").embeddedItem().asMap("ItemsRequest")
+            types.append(try items.requiredNumbered(5, "ItemsRequest docType").asText("ItemsRequest docType"))
         }
         docTypes = types
     }
@@ -54,11 +55,14 @@ public struct DeviceRequest: Equatable, Sendable {
 ///
 ///     DeviceResponse = { "1": "1.0", "2": [ Document ], "3": status }
 ///
-/// Each `Document` is carried as the credential holds it (CBOR, `"5"` = docType); the reader
-/// sorts them into access and revocation documents and hands them to the engine unchanged.
+/// Each `Document` travels **verbatim**: the credential splices the bytes it holds into the array
+/// and the reader keeps the bytes of each array item exactly as they arrived (digests and the
+/// issuer's signature are over those bytes; a re-encoding would also lose integer map keys or
+/// another encoder's key order). Keys are read in either spelling (`"1"` or `1`); only `"2"` is
+/// needed to verify anything, so `"1"` and `"3"` may be absent and unknown keys are skipped.
 public struct DeviceResponse: Equatable, Sendable {
     public var version: String
-    /// Each Document, CBOR-encoded.
+    /// Each Document, as its bytes.
     public var documents: [[UInt8]]
     public var status: Int
 
@@ -68,22 +72,40 @@ public struct DeviceResponse: Equatable, Sendable {
         self.status = status
     }
 
+    /// Deterministic map `{"1": version, "2": [documents…], "3": status}` with each document's
+    /// bytes copied in unchanged; a document that is not one well-formed CBOR item is refused.
     public func encoded() throws(CBORError) -> [UInt8] {
-        var docs: [CBOR] = []
-        for d in documents { docs.append(try CBOR.decode(d)) }
-        return CBOR.map(["1": .text(version), "2": .array(docs), "3": .int(status)]).encoded()
+        var out = CBOR.mapHead(3)
+        out += CBOR.text("1").encoded() + CBOR.text(version).encoded()
+        out += CBOR.text("2").encoded() + CBOR.arrayHead(documents.count)
+        for d in documents {
+            _ = try CBOR.decode(d)
+            out += d
+        }
+        out += CBOR.text("3").encoded() + CBOR.int(status).encoded()
+        return out
     }
 
     public init(parsing bytes: [UInt8]) throws(CBORError) {
-        let m = try CBOR.decode(bytes).asMap("DeviceResponse")
-        version = try m.required("1", "DeviceResponse version").asText("DeviceResponse version")
-        status = try m.required("3", "DeviceResponse status").asInt("DeviceResponse status")
-        documents = try (m["2"]?.asArray("DeviceResponse documents") ?? []).map { $0.encoded() }
+        var version = "1.0", status = 0, documents: [[UInt8]] = []
+        for entry in try CBOR.rawMapEntries(bytes) {
+            switch entry.key {
+            case .text("1"), .unsigned(1): version = try entry.value.asText("DeviceResponse version")
+            case .text("3"), .unsigned(3): status = try entry.value.asInt("DeviceResponse status")
+            case .text("2"), .unsigned(2):
+                _ = try entry.value.asArray("DeviceResponse documents")
+                documents = try CBOR.rawArrayItems(entry.raw)
+            default: continue
+            }
+        }
+        self.version = version
+        self.status = status
+        self.documents = documents
     }
 
-    /// The docType (`"5"`) of an encoded Document, nil when it has none.
+    /// The docType (`"5"` or `5`) of an encoded Document, nil when it has none.
     public static func docType(of document: [UInt8]) -> String? {
-        (try? CBOR.decode(document))?.mapValue?["5"]?.textValue
+        (try? CBOR.decode(document))?.mapValue?.numbered(5)?.textValue
     }
 
     public var accessDocuments: [[UInt8]] { documents.filter { DeviceResponse.docType(of: $0) == DocType.access } }

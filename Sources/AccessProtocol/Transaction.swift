@@ -23,6 +23,15 @@ public struct TransactionOutcome: Sendable, Equatable {
     public var timings: Timings
     /// Every APDU exchanged, in order.
     public var transcript: [TranscriptEntry]
+    /// The reader status the closing EXCHANGE told the credential (nil: CONTROL FLOW or none).
+    public var readerStatus: UInt16? = nil
+    /// What the closing EXCHANGE did with the credential's mailbox (nil: no operation sent).
+    public var mailbox: MailboxRecord? = nil
+    /// The lock answered `decide`: `decision` is the lock's own (else the protocol or the
+    /// transport ended the transaction first, and the lock records it as such).
+    public var decided: Bool = false
+    /// The link failed after the lock decided and acted: the credential never heard the answer.
+    public var linkLostAfterDecision: String? = nil
 
     public struct Timings: Sendable, Equatable {
         /// Wall time of the whole transaction, seconds.
@@ -35,6 +44,47 @@ public struct TransactionOutcome: Sendable, Equatable {
 
     public var reason: DenyReason? { decision.denyReason }
     public var granted: Bool { decision.isGrant }
+}
+
+/// The mailbox part of a closing EXCHANGE, for outcomes and logs: each operation in words, the
+/// data each read returned (hex), and the status the credential answered.
+public struct MailboxRecord: Sendable, Equatable, Encodable {
+    /// `read 0+8`, `write 0: 0102`, `set 4+2=ff`.
+    public var operations: [String]
+    /// Hex of each read's data, in order.
+    public var reads: [String]
+    /// The credential's status for the operations (`9000`), nil when its answer did not open.
+    public var status: String?
+
+    init?(_ r: TransactionResult) {
+        guard !r.mailboxOperations.isEmpty else { return nil }
+        operations = r.mailboxOperations.map(MailboxRecord.describe)
+        reads = r.mailboxReads.map(Hex.encode)
+        status = r.mailboxStatus.map { String(format: "%04X", $0) }
+    }
+
+    public static func describe(_ op: MailboxOperation) -> String {
+        switch op {
+        case .read(let o, let l): return "read \(o)+\(l)"
+        case .write(let o, let d): return "write \(o): \(Hex.encode(d))"
+        case .set(let o, let l, let v): return "set \(o)+\(l)=\(String(format: "%02x", v))"
+        }
+    }
+
+    /// `mailbox: read 0+8 → 0102…; write 0: aa; status 9000`
+    public var line: String {
+        var readIndex = 0
+        var parts: [String] = []
+        for op in operations {
+            if op.hasPrefix("read"), readIndex < reads.count {
+                parts.append("\(op) → \(reads[readIndex])")
+                readIndex += 1
+            } else {
+                parts.append(op)
+            }
+        }
+        return "mailbox: " + parts.joined(separator: "; ") + "; status \(status ?? "not heard")"
+    }
 }
 
 /// The lock's reader: identity, engine, FAST cache and replay memory across transactions.
@@ -60,21 +110,28 @@ public final class LockReader {
         self.signer = signer
     }
 
-    public func makeSession(interface: RadioInterface? = nil, decider: AccessDecider? = nil) -> ReaderSession {
+    /// A session from this reader's configuration and memory, for `interface` when given.
+    public func makeSession(interface: RadioInterface? = nil) -> ReaderSession {
+        let decider = self.decider
         var c = configuration
         if let interface { c.interface = interface }
-        return ReaderSession(configuration: c, decider: decider ?? self.decider, fastCache: fastCache, replayGuard: replayGuard,
-                             random: random, signer: signer)
+        return ReaderSession(configuration: c, wantsStepUp: { decider.wantsStepUp(credentialPublicKey: $0) },
+                             fastCache: fastCache, replayGuard: replayGuard, random: random, signer: signer)
     }
 
-    /// Runs one transaction to completion. Transport errors end it as a deny (malformed input,
-    /// detail "transport: …") unless a grant was already decided; going past `limits` ends it as
-    /// a deny `transaction_limit` (unless a grant was already decided).
-    public func runTransaction(over link: APDUTransceiver, at time: Date) -> TransactionOutcome {
+    /// Runs one transaction to completion. `resolve` answers the session's `decide` (the lock
+    /// decides and acts); without it the decider's decision is sent as is (tests, benchmarks).
+    /// Transport errors before the decision end it as a deny (malformed input, detail
+    /// "transport: …"); after it, the decision stands and `linkLostAfterDecision` says so. Going
+    /// past `limits` before the decision ends it as a deny `transaction_limit`.
+    public func runTransaction(over link: APDUTransceiver, at time: Date,
+                               resolve: ((Presentation) -> Resolution)? = nil) -> TransactionOutcome {
         let started = DispatchTime.now().uptimeNanoseconds
+        let decider = self.decider, grantStatus = configuration.grantStatus
+        let answer = resolve ?? { Resolution(engine: decider.decide($0), grantStatus: grantStatus) }
         // The session lives only inside `drive`, so applying its result below mutates this
         // reader's caches in place instead of copying them (they are shared copy-on-write).
-        let run = Self.drive(makeSession(), over: link, at: time, limits: limits)
+        let run = Self.drive(makeSession(), over: link, at: time, limits: limits, resolve: answer)
         apply(run.result)
         return Self.outcome(run, interface: configuration.interface, at: time, started: started)
     }
@@ -97,13 +154,16 @@ public final class LockReader {
                                   version: result.version, fast: result.fast, stepUp: result.stepUp,
                                   acknowledged: result.acknowledged, interface: interface, at: time,
                                   timings: .init(total: total, transport: Double(transportNanos) / 1e9, commands: commands),
-                                  transcript: result.transcript)
+                                  transcript: result.transcript, readerStatus: result.readerStatus, mailbox: MailboxRecord(result),
+                                  decided: result.decided, linkLostAfterDecision: result.linkLostAfterDecision)
     }
 
     /// Drives `initial` over `link` until it completes, the transport fails, or the transaction
-    /// goes past `limits`. Touches nothing shared: several radios may drive sessions at once.
+    /// goes past `limits` (the session knows nothing of them). Touches nothing shared: several
+    /// radios may drive sessions at once; `resolve` is where the lock decides.
     public static func drive(_ initial: ReaderSession, over link: APDUTransceiver, at time: Date,
-                             limits: TransactionLimits = TransactionLimits()) -> Run {
+                             limits: TransactionLimits = TransactionLimits(),
+                             resolve: (Presentation) -> Resolution) -> Run {
         var session = initial
         var transportNanos: UInt64 = 0
         var usage = TransactionLimits.Usage(started: DispatchTime.now().uptimeNanoseconds)
@@ -112,10 +172,12 @@ public final class LockReader {
             switch action {
             case .complete(let r):
                 return Run(result: r, transportNanos: transportNanos, commands: usage.commands)
+            case .decide(let presentation):
+                action = session.decided(resolve(presentation))
             case .transmit(let command):
                 if let exceeded = limits.exceeded(by: usage, now: DispatchTime.now().uptimeNanoseconds) {
                     var r = session.abort("transaction limit: \(exceeded)")
-                    if !r.decision.isGrant { r.decision = .deny(.transactionLimit, detail: "transaction cut off: \(exceeded)") }
+                    if !r.decided { r.decision = .deny(.transactionLimit, detail: "transaction cut off: \(exceeded)") }
                     return Run(result: r, transportNanos: transportNanos, commands: usage.commands)
                 }
                 usage.commands += 1
@@ -144,20 +206,5 @@ public final class LockReader {
                 fastCache.touch(key)
             }
         }
-    }
-}
-
-/// An in-memory APDU link: the reader's transceiver hands each command straight to a responder.
-/// For tests and the benchmark; radios provide their own transceivers.
-public final class InMemoryLink: APDUTransceiver {
-    public let responder: APDUResponder
-    /// Optional tap: sees every command and may rewrite the response (a man in the middle).
-    public var tap: ((_ command: [UInt8], _ response: [UInt8]) -> [UInt8])?
-
-    public init(_ responder: APDUResponder) { self.responder = responder }
-
-    public func transceive(_ command: [UInt8]) throws -> [UInt8] {
-        let response = responder.respond(to: command)
-        return tap?(command, response) ?? response
     }
 }

@@ -1,4 +1,5 @@
 import ByteCore
+import Foundation
 
 /// The lock's BLE identity per ALIRO-FACTS (BLE): service `FFF2`, its two characteristics, the
 /// advertisement's service data and the frames on the credit-based channel.
@@ -18,7 +19,7 @@ public enum AliroBLE {
     /// The SPSM characteristic's value.
     public static func spsmValue(psm: UInt16) -> [UInt8] {
         var v = [UInt8]()
-        v.be16(psm)
+        v.appendUInt16BE(psm)
         return v + [0x02] + protocolVersion
     }
 
@@ -39,7 +40,8 @@ public enum AliroBLE {
 
 /// The `FFF2` service data the lock advertises (ALIRO-FACTS BLE): `(notify<<3)|advVersion`,
 /// tx power, group id [0:8], sub id [0:2], 4-byte expiry, `00`, 7-byte rotating tag. The tag is
-/// AES-ECB under the group resolving key — computed by the protocol layer and passed in here.
+/// AES-ECB under the group resolving key; the BLE layer has no crypto, so the key's block
+/// function is passed in (`rotate`).
 public struct AliroAdvertisement: Equatable, Sendable {
     public var notify: Bool = false
     public var advertisingVersion: UInt8 = 1
@@ -50,6 +52,55 @@ public struct AliroAdvertisement: Equatable, Sendable {
     public var tag: [UInt8] = [UInt8](repeating: 0, count: 7)
 
     public init() {}
+
+    /// Decodes the 24-byte service data (the advertisement's `FFF2` service data after the UUID);
+    /// nil when it is shorter. Bytes after the tag are ignored (a later version may add some).
+    public init?(serviceData d: [UInt8]) {
+        guard d.count >= 24 else { return nil }
+        notify = d[0] & 0x08 != 0
+        advertisingVersion = d[0] & 0x07
+        txPower = Int8(bitPattern: d[1])
+        groupID = Array(d[2..<10])
+        subID = Array(d[10..<12])
+        expiry = Array(d[12..<16])
+        tag = Array(d[17..<24])
+    }
+
+    /// Decodes the advertisement from advertising data (AD structures); nil without `FFF2` service data.
+    public init?(advertisingData: [UInt8]) {
+        guard let d = AdvertisingData.serviceData(AliroBLE.serviceUUID, in: advertisingData) else { return nil }
+        self.init(serviceData: d)
+    }
+
+    /// The block the rotating tag encrypts: `00×6 ‖ address ‖ expiry` — the address most
+    /// significant byte first (as printed), the expiry as advertised.
+    public static func tagBlock(address: BLEAddress, expiry: [UInt8]) -> [UInt8] {
+        [UInt8](repeating: 0, count: 6) + address.bytes.reversed() + Array((expiry + [0, 0, 0, 0]).prefix(4))
+    }
+
+    /// The expiry LockBench advertises: the end of the current `window` (Unix seconds, big-endian),
+    /// windows counted from 1970-01-01; clamped to the 32-bit range.
+    public static func expiry(at now: Date, window: TimeInterval) -> [UInt8] {
+        let w = max(1, window.isFinite ? window : 1)
+        let t = now.timeIntervalSince1970
+        let end = t.isFinite ? ((t / w).rounded(.down) + 1) * w : 0
+        let v = UInt32(clamping: Int64(max(0, min(end, Double(UInt32.max)))))
+        return [UInt8(v >> 24), UInt8(truncatingIfNeeded: v >> 16), UInt8(truncatingIfNeeded: v >> 8), UInt8(truncatingIfNeeded: v)]
+    }
+
+    /// The expiry as a date.
+    public var expiryDate: Date {
+        let e = (expiry + [0, 0, 0, 0]).prefix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        return Date(timeIntervalSince1970: TimeInterval(e))
+    }
+
+    /// Fills expiry and tag for `address` at `now`: expiry = the end of the current window,
+    /// tag = `cipher(00×6 ‖ address ‖ expiry)[0:7]`, `cipher` being AES-128 under the group
+    /// resolving key (one 16-byte block, ECB).
+    public mutating func rotate(address: BLEAddress, now: Date, window: TimeInterval, cipher: ([UInt8]) -> [UInt8]) {
+        expiry = Self.expiry(at: now, window: window)
+        tag = Array((cipher(Self.tagBlock(address: address, expiry: expiry)) + [UInt8](repeating: 0, count: 7)).prefix(7))
+    }
 
     /// The 24-byte service data payload (after the UUID).
     public var serviceData: [UInt8] {
@@ -66,7 +117,7 @@ public struct AliroAdvertisement: Equatable, Sendable {
     /// the scan response (which Bumble's virtual controller never sends).
     public var advertisingData: [UInt8] {
         AdvertisingData.structure(AdvertisingData.flags, [0x06])
-            + AdvertisingData.structure(AdvertisingData.serviceData16, [UInt8(AliroBLE.serviceUUID & 0xFF), UInt8(AliroBLE.serviceUUID >> 8)] + serviceData)
+            + AdvertisingData.structure(AdvertisingData.serviceData16, AliroBLE.serviceUUID.littleEndianBytes + serviceData)
     }
 
     public static func scanResponse(name: String) -> [UInt8] {
@@ -106,7 +157,7 @@ public struct AliroFrame: Equatable, Sendable {
 
     public var encoded: [UInt8] {
         var out: [UInt8] = [type, id]
-        out.be16(UInt16(payload.count))
+        out.appendUInt16BE(UInt16(payload.count))
         return out + payload
     }
 

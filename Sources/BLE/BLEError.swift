@@ -1,6 +1,8 @@
+import ByteCore
+
 /// The BLE layer's one error type: a stable code tests match on, a human reason, and the
 /// source site that raised it (swift-asn1 `Errors.swift` shape).
-public struct BLEError: Error, CustomStringConvertible, Equatable {
+public struct BLEError: CodedError, CustomStringConvertible, Equatable {
     public enum Code: String, Sendable {
         /// `--ble` value not understood.
         case badTransportSpec
@@ -36,6 +38,8 @@ public struct BLEError: Error, CustomStringConvertible, Equatable {
         case notFound
         /// A virtual controller (Bumble, RootCanal) is not installed or did not start.
         case controllerUnavailable
+        /// A device address given by the user is not a valid static random address.
+        case badAddress
     }
 
     public let code: Code

@@ -80,6 +80,53 @@ public final class BLEPhoneSession {
     }
 }
 
+/// Which advertising lock a phone connects to.
+public enum LockTarget: Equatable, Sendable {
+    /// A reader the phone knows: its group id, and its sub id to pick one reader of the group.
+    public struct Reader: Equatable, Sendable {
+        public var groupID: [UInt8]
+        public var subID: [UInt8]?
+        public init(groupID: [UInt8], subID: [UInt8]? = nil) {
+            self.groupID = groupID
+            self.subID = subID
+        }
+    }
+    /// The first lock advertising `FFF2`.
+    case any
+    /// The lock with this device address (the type is not compared: the bytes identify it).
+    case address(BLEAddress)
+    /// A lock whose advertisement carries one of these readers' group id [0:8] (and sub id [0:2]
+    /// when given) — the prefixes ALIRO-FACTS puts in the service data.
+    case readers([Reader])
+
+    /// Whether an advertising report is this target.
+    public func matches(_ report: AdvertisingReport) -> Bool {
+        switch self {
+        case .any:
+            if AdvertisingData.serviceData(AliroBLE.serviceUUID, in: report.data) != nil { return true }
+            return AdvertisingData.parse(report.data).contains { $0.type == AdvertisingData.completeList16 && $0.data.count >= 2
+                && UInt16($0.data[0]) | UInt16($0.data[1]) << 8 == AliroBLE.serviceUUID }
+        case .address(let a):
+            return report.address.bytes == a.bytes && LockTarget.any.matches(report)
+        case .readers(let readers):
+            guard let ad = AliroAdvertisement(advertisingData: report.data) else { return false }
+            return readers.contains { r in
+                ad.groupID == Array(r.groupID.prefix(8)) && (r.subID.map { ad.subID == Array($0.prefix(2)) } ?? true)
+            }
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .any: return "any lock advertising FFF2"
+        case .address(let a): return "the lock at \(a)"
+        case .readers(let rs):
+            return "a lock of reader " + rs.map { Hex.encode(Array($0.groupID.prefix(8))) + ($0.subID.map { "/" + Hex.encode(Array($0.prefix(2))) } ?? "") }
+                .joined(separator: " or ")
+        }
+    }
+}
+
 /// The virtual phone (central): scans for a lock advertising `FFF2`, connects, discovers, reads
 /// the SPSM, opens the credit-based channel and runs the credential side (an `APDUResponder`).
 public final class BLEPhone {
@@ -90,7 +137,12 @@ public final class BLEPhone {
         public var scanTimeout: TimeInterval = 5
         public var connectTimeout: TimeInterval = 5
         public var responseTimeout: TimeInterval = 5
-        public var addressSeed: UInt64 = 0x5068_6F6E_65
+        /// Seed of the phone's static random address where the controller has none (Bumble):
+        /// random per phone, as phones' private addresses are, so that phones sharing a link
+        /// do not collide (Bumble's link routes by address).
+        public var addressSeed = UInt64.random(in: 1...UInt64.max)
+        /// Which lock to connect to when several advertise.
+        public var target: LockTarget = .any
         public var log: BLELogger = { _ in }
 
         public init(transport: TransportSpec) { self.transport = transport }
@@ -126,12 +178,14 @@ public final class BLEPhone {
         capture?.flush()
     }
 
-    /// Scans for a lock (service data or service list with `FFF2`) and connects.
+    /// Scans for the target lock (`configuration.target`) and connects.
     public func connectToLock() throws(BLEError) -> BLEPhoneSession {
-        let report = try host.scan(timeout: configuration.scanTimeout) { r in
-            if AdvertisingData.serviceData(AliroBLE.serviceUUID, in: r.data) != nil { return true }
-            return AdvertisingData.parse(r.data).contains { $0.type == AdvertisingData.completeList16 && $0.data.count >= 2
-                && UInt16($0.data[0]) | UInt16($0.data[1]) << 8 == AliroBLE.serviceUUID }
+        let target = configuration.target
+        let report: AdvertisingReport
+        do {
+            report = try host.scan(timeout: configuration.scanTimeout) { target.matches($0) }
+        } catch where error.code == .notFound {
+            throw BLEError(.notFound, "BLE scan: no \(target.description) within \(configuration.scanTimeout) s")
         }
         let connection = try host.connect(to: report.address, timeout: configuration.connectTimeout)
         return BLEPhoneSession(connection: connection, responseTimeout: configuration.responseTimeout)

@@ -16,6 +16,10 @@ public final class BLEConnection {
     var attServer: ATTServer
     public private(set) var isOpen = true
     public private(set) var disconnectReason: UInt8?
+    /// Set when the host's idle rules disconnect this link (so it is dropped once).
+    var isBeingDropped = false
+    /// Since when the link has had no credit-based channel open (nil while one is).
+    private var channelFreeSince: Date?
 
     private var channels: [UInt16: L2CAPChannel] = [:]
     private var nextCID = L2CAPChannelID.firstDynamic
@@ -41,7 +45,21 @@ public final class BLEConnection {
         self.peer = complete.peer
         self.interval = complete.interval
         self.connectedAt = Date()
+        self.channelFreeSince = connectedAt
         self.attServer = ATTServer(database: host.database)
+    }
+
+    /// Open credit-based channels (cond held).
+    var openChannels: [L2CAPChannel] { channels.values.filter(\.isOpen) }
+
+    /// Cond held: since when no credit-based channel has been open, or nil while one is.
+    func idleSince(now: Date) -> Date? {
+        if openChannels.isEmpty {
+            if channelFreeSince == nil { channelFreeSince = now }
+        } else {
+            channelFreeSince = nil
+        }
+        return channelFreeSince
     }
 
     // MARK: inbound (cond held)
@@ -310,6 +328,8 @@ public final class L2CAPChannel {
     var state: CreditChannelState
     private var inbox: [[UInt8]] = []
     public private(set) var isOpen = true
+    /// When an SDU segment last went either way (cond held): the host's channel idle rule.
+    var lastTraffic = Date()
 
     init(connection: BLEConnection, psm: UInt16, state: CreditChannelState) {
         self.connection = connection
@@ -326,6 +346,7 @@ public final class L2CAPChannel {
 
     // cond held:
     func receivedKFrame(_ payload: [UInt8]) {
+        lastTraffic = Date()
         do {
             let (sdu, grant) = try state.receive(payload)
             if let sdu { inbox.append(sdu) }
@@ -346,6 +367,7 @@ public final class L2CAPChannel {
         cond.lock()
         defer { cond.unlock() }
         guard isOpen, connection.isOpen else { throw BLEError(.channelClosed, "L2CAP channel 0x\(String(state.localCID, radix: 16)) is closed") }
+        lastTraffic = Date()
         connection.send(try state.send(sdu))
     }
 

@@ -18,6 +18,15 @@ public final class BLEHost {
         public var open: () throws(BLEError) -> HCITransport
         /// Seed for the static random address used when the controller's BD_ADDR is zero.
         public var addressSeed: UInt64
+        /// A static random address to use whatever the controller's BD_ADDR (LE_Set_Random_Address,
+        /// own address type random); nil = the public address, or the seeded one when it is zero.
+        public var staticAddress: BLEAddress?
+        /// Peripheral role: a link that has no L2CAP credit-based channel open for this long is
+        /// disconnected (a GATT browser or a crashed app would otherwise hold it); nil = never.
+        public var linkIdleTimeout: TimeInterval?
+        /// Peripheral role: a credit-based channel with nothing sent or received for this long is
+        /// closed and its link disconnected; nil = never.
+        public var channelIdleTimeout: TimeInterval?
         /// Attribute table served to every connection.
         public var services: [ServiceDefinition]
         public var log: BLELogger
@@ -78,6 +87,10 @@ public final class BLEHost {
     var onConnected: ((BLEConnection) -> Void)?
     var onDisconnected: ((BLEConnection, UInt8) -> Void)?
     var onTransportLost: (() -> Void)?
+    /// A link dropped by the idle rules: (connection, why). Same rules as the hooks above.
+    var onIdleDrop: ((BLEConnection, String) -> Void)?
+    /// Every timer tick (about 10 per second) while running.
+    var onTick: (() -> Void)?
 
     private var supervisor: Thread?
     private var ticker: Thread?
@@ -259,7 +272,8 @@ public final class BLEHost {
         for p in pending { p.completion?(.transportLost) }
         for c in connections.values { c.closed(reason: 0x08) }
         connections = [:]
-        onTransportLost?()
+        // A stop closes the transport too; only an unexpected end is a loss.
+        if !stopped { onTransportLost?() }
     }
 
     // MARK: initialisation
@@ -280,7 +294,10 @@ public final class BLEHost {
         }
         var address = BLEAddress(type: 0, bytes: [UInt8](repeating: 0, count: 6))
         if let rp = try? command(.readBDADDR), rp.count >= 7 { address.bytes = Array(rp[1..<7]) }
-        if address.bytes.allSatisfy({ $0 == 0 }) {
+        if let fixed = configuration.staticAddress {
+            address = fixed
+            try command(.leSetRandomAddress(address.bytes))
+        } else if address.bytes.allSatisfy({ $0 == 0 }) {
             address = BLEAddress.staticRandom(seed: configuration.addressSeed)
             try command(.leSetRandomAddress(address.bytes))
         }
@@ -385,6 +402,8 @@ public final class BLEHost {
         cond.lock()
         defer { cond.unlock() }
         let now = Date()
+        dropIdleLinks(now: now)
+        onTick?()
         let expired = commandsInFlight.filter { ($0.sentAt.map { now.timeIntervalSince($0) } ?? 0) > configuration.commandTimeout }
         guard !expired.isEmpty else { return }
         commandsInFlight.removeAll { p in expired.contains { $0.sentAt == p.sentAt && $0.command == p.command } }
@@ -392,6 +411,32 @@ public final class BLEHost {
         for p in expired { p.completion?(.timeout) }
         pumpCommands()
         cond.broadcast()
+    }
+
+    /// With `cond` held: the idle rules of the peripheral role (`linkIdleTimeout`,
+    /// `channelIdleTimeout`); each link is dropped once (`Disconnect`, reason 0x13).
+    private func dropIdleLinks(now: Date) {
+        guard configuration.linkIdleTimeout != nil || configuration.channelIdleTimeout != nil else { return }
+        for c in connections.values where c.role == 1 && c.isOpen && !c.isBeingDropped {
+            var why: String?
+            if let limit = configuration.channelIdleTimeout,
+               let quiet = c.openChannels.first(where: { now.timeIntervalSince($0.lastTraffic) > limit }) {
+                why = "nothing on L2CAP channel 0x\(String(quiet.state.localCID, radix: 16)) (PSM 0x\(String(quiet.psm, radix: 16))) for \(Self.seconds(limit))"
+                for ch in c.openChannels { ch.closedByPeer() }
+            } else if let limit = configuration.linkIdleTimeout, let since = c.idleSince(now: now), now.timeIntervalSince(since) > limit {
+                why = "no L2CAP channel opened within \(Self.seconds(limit))"
+            }
+            guard let why else { continue }
+            c.isBeingDropped = true
+            log("BLE: dropping \(c.peer): \(why)")
+            submit(.disconnect(handle: c.handle, reason: 0x13))
+            onIdleDrop?(c, why)
+            cond.broadcast()
+        }
+    }
+
+    static func seconds(_ t: TimeInterval) -> String {
+        t == t.rounded() ? "\(Int(t)) s" : String(format: "%.1f s", t)
     }
 
     // MARK: ACL
@@ -560,6 +605,14 @@ public final class BLEHost {
     }
 
     func server(for psm: UInt16) -> (mtu: UInt16, mps: UInt16, credits: UInt16, accept: (L2CAPChannel) -> Void)? { psmServers[psm] }
+
+    /// Disconnects every link (reason 0x13) and waits up to `timeout` for them to go.
+    public func disconnectAll(timeout: TimeInterval) {
+        cond.lock()
+        for c in connections.values where c.isOpen { submit(.disconnect(handle: c.handle, reason: 0x13)) }
+        cond.unlock()
+        _ = wait(timeout: timeout) { self.connections.isEmpty }
+    }
 
     /// Number of live connections.
     public var connectionCount: Int { cond.lock(); defer { cond.unlock() }; return connections.count }

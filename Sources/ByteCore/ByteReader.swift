@@ -34,6 +34,14 @@ public struct ByteReader {
         return UInt16(b[b.startIndex + 1]) << 8 | UInt16(b[b.startIndex])
     }
 
+    public mutating func readUInt32BE() -> UInt32? { readBytes(4).map { $0.reduce(0) { $0 << 8 | UInt32($1) } } }
+    public mutating func readUInt32LE() -> UInt32? { readBytes(4).map { $0.reversed().reduce(0) { $0 << 8 | UInt32($1) } } }
+    public mutating func readUInt64BE() -> UInt64? { readBytes(8).map { $0.reduce(0) { $0 << 8 | UInt64($1) } } }
+    public mutating func readUInt64LE() -> UInt64? { readBytes(8).map { $0.reversed().reduce(0) { $0 << 8 | UInt64($1) } } }
+
+    /// `count` bytes as an array, or nil when fewer remain.
+    public mutating func readArray(_ count: Int) -> [UInt8]? { readBytes(count).map(Array.init) }
+
     public mutating func readRest() -> ArraySlice<UInt8> {
         defer { offset = bytes.endIndex }
         return bytes[offset...]

@@ -1,9 +1,11 @@
 // The one error type of the Certification layer: a stable code, a human reason, and the place
 // (file and line) in the table or inventory that is wrong.
 
+import ByteCore
+
 /// An error found while loading certification tables, reading an inventory, or parsing a version.
 /// Tests match on `code`; users read `description` (`file:line: reason`).
-public struct CertificationError: Error, Equatable, CustomStringConvertible, Sendable {
+public struct CertificationError: CodedError, Equatable, CustomStringConvertible, Sendable {
     /// Stable identifiers, one per kind of mistake.
     public enum Code: String, Sendable, CaseIterable {
         // Files and CSV framing.

@@ -273,4 +273,20 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
 
     /// Writes the state now (on a clean stop).
     public func flush() throws(LockError) { try mutate {} }
+
+    /// Secures an unsecured bolt at once and writes the state (a clean stop must not leave the
+    /// door open until a relock that would never run). Returns whether the bolt was unsecured.
+    @discardableResult
+    public func secureNow() throws(LockError) -> Bool {
+        mutex.lock(); defer { mutex.unlock() }
+        let now = clock.now()
+        guard case .unsecured = bolt.state(at: now) else {
+            bolt.handle(.tick, at: now)
+            try persist()
+            return false
+        }
+        bolt.handle(.secureNow, at: now)
+        try persist()
+        return true
+    }
 }

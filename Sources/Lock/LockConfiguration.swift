@@ -1,4 +1,4 @@
-import struct AccessProtocol.TransactionLimits
+import AccessProtocol
 import ByteCore
 import Codecs
 import Crypto
@@ -18,7 +18,9 @@ import OfflineUnlock
 ///   "stateDirectory": "state",
 ///   "clock": "2026-03-02T09:00:00Z",
 ///   "nfc": { "connstring": "pn532_uart:/dev/ttyUSB0" },
-///   "ble": { "transport": "tcp:127.0.0.1:9000" }
+///   "ble": { "transport": "tcp:127.0.0.1:9000" },
+///   "protocol": { "stepUpSelect": "when-asked", "stepUpExchange": "step-up",
+///                 "mailbox": [{ "op": "read", "offset": 0, "length": 8 }] }
 /// }
 /// ```
 public struct LockConfiguration: Codable, Equatable, Sendable {
@@ -41,7 +43,130 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
     public struct BLE: Codable, Equatable, Sendable {
         /// `hci0`, `uart:/dev/ttyUSB0`, `tcp:HOST:PORT`, `unix:PATH`; absent = no BLE.
         public var transport: String?
+        /// The lock's static random address (`C3:12:34:56:78:9A`); absent = derived from the reader
+        /// identity (docs/ble.md). Checked where the BLE layer parses it (`lock run`).
+        public var address: String?
+        /// A link with no access-protocol channel open for this long is dropped.
+        public var idleTimeout: TimeInterval = 5
+        /// A channel with no traffic for this long is closed and its link dropped.
+        public var transactionTimeout: TimeInterval = 10
+        /// The group resolving key (16 bytes, 32 hex digits) the advertisement's rotating tag is
+        /// computed under; absent = derived from the reader group id (docs/ble.md).
+        public var groupResolvingKey: String?
+        /// How long one rotating tag (and its expiry) lives.
+        public var tagRotation: TimeInterval = 900
+
         public init(transport: String? = nil) { self.transport = transport }
+
+        enum CodingKeys: String, CodingKey { case transport, address, idleTimeout, transactionTimeout, groupResolvingKey, tagRotation }
+
+        public init(from decoder: Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            func duration(_ k: CodingKeys) throws -> TimeInterval? {
+                guard let s = try c.decodeIfPresent(String.self, forKey: k) else { return nil }
+                guard let d = DurationText.parse(s), d > 0, d <= 86_400 * 7 else {
+                    throw DecodingError.dataCorruptedError(forKey: k, in: c, debugDescription: "\"\(s)\" is not a duration like 5s, 10s, 15m (more than 0, at most 7d)")
+                }
+                return d
+            }
+            transport = try c.decodeIfPresent(String.self, forKey: .transport)
+            address = try c.decodeIfPresent(String.self, forKey: .address)
+            if let v = try duration(.idleTimeout) { idleTimeout = v }
+            if let v = try duration(.transactionTimeout) { transactionTimeout = v }
+            if let v = try duration(.tagRotation) { tagRotation = v }
+            groupResolvingKey = try c.decodeIfPresent(String.self, forKey: .groupResolvingKey)
+            if let k = groupResolvingKey, Hex.decode(k)?.count != 16 {
+                throw DecodingError.dataCorruptedError(forKey: .groupResolvingKey, in: c, debugDescription: "must be 32 hex digits (16 bytes), got \"\(k)\"")
+            }
+        }
+
+        public func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encodeIfPresent(transport, forKey: .transport)
+            try c.encodeIfPresent(address, forKey: .address)
+            try c.encode(DurationText.format(idleTimeout), forKey: .idleTimeout)
+            try c.encode(DurationText.format(transactionTimeout), forKey: .transactionTimeout)
+            try c.encodeIfPresent(groupResolvingKey, forKey: .groupResolvingKey)
+            try c.encode(DurationText.format(tagRotation), forKey: .tagRotation)
+        }
+    }
+
+    /// How the reader meets credentials built differently (docs/protocol.md "Optional elements").
+    public struct ProtocolOptions: Codable, Equatable, Sendable {
+        /// `when-asked` (default): the step-up SELECT only when the AUTH1 bitmap sets bit 2; `always`.
+        public var stepUpSelect: StepUpSelectMode
+        /// `step-up` (default): the closing EXCHANGE after a step-up on the step-up channel; `expedited`.
+        public var stepUpExchange: StepUpExchangeChannel
+        /// Mailbox operations sent in every closing EXCHANGE that reports a decision.
+        public var mailbox: [MailboxStep]
+
+        public init(stepUpSelect: StepUpSelectMode = .whenAsked, stepUpExchange: StepUpExchangeChannel = .stepUp,
+                    mailbox: [MailboxStep] = []) {
+            self.stepUpSelect = stepUpSelect; self.stepUpExchange = stepUpExchange; self.mailbox = mailbox
+        }
+
+        public init(from decoder: Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            stepUpSelect = try c.decodeIfPresent(StepUpSelectMode.self, forKey: .stepUpSelect) ?? .whenAsked
+            stepUpExchange = try c.decodeIfPresent(StepUpExchangeChannel.self, forKey: .stepUpExchange) ?? .stepUp
+            mailbox = try c.decodeIfPresent([MailboxStep].self, forKey: .mailbox) ?? []
+            guard mailbox.count <= Self.maxMailboxSteps else {
+                throw DecodingError.dataCorruptedError(forKey: .mailbox, in: c,
+                    debugDescription: "at most \(Self.maxMailboxSteps) mailbox operations, got \(mailbox.count)")
+            }
+            let size = ExchangeCommandPlaintext(readerStatus: 0, mailbox: mailbox.map(\.operation)).encoded().count
+            guard size <= Self.maxExchangePlaintext else {
+                throw DecodingError.dataCorruptedError(forKey: .mailbox, in: c,
+                    debugDescription: "the mailbox operations make a \(size)-byte EXCHANGE; at most \(Self.maxExchangePlaintext)")
+            }
+        }
+
+        public static let maxMailboxSteps = 32
+        public static let maxExchangePlaintext = 1024
+    }
+
+    /// One mailbox operation as the configuration writes it:
+    /// `{"op": "read", "offset": 0, "length": 8}`, `{"op": "write", "offset": 0, "data": "HEX"}`,
+    /// `{"op": "set", "offset": 0, "length": 4, "value": 255}`.
+    public struct MailboxStep: Codable, Equatable, Sendable {
+        public var operation: MailboxOperation
+
+        public init(_ operation: MailboxOperation) { self.operation = operation }
+
+        enum CodingKeys: String, CodingKey { case op, offset, length, data, value }
+
+        public init(from decoder: Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            let op = try c.decode(String.self, forKey: .op)
+            let offset = try c.decode(UInt16.self, forKey: .offset)
+            switch op {
+            case "read": operation = .read(offset: offset, length: try c.decode(UInt16.self, forKey: .length))
+            case "write":
+                let text = try c.decode(String.self, forKey: .data)
+                guard let data = Hex.decode(text), data.count <= 0xFFFF - 2 else {
+                    throw DecodingError.dataCorruptedError(forKey: .data, in: c, debugDescription: "data must be hex digits, got \"\(text)\"")
+                }
+                operation = .write(offset: offset, data: data)
+            case "set":
+                operation = .set(offset: offset, length: try c.decode(UInt16.self, forKey: .length),
+                                 value: try c.decode(UInt8.self, forKey: .value))
+            default:
+                throw DecodingError.dataCorruptedError(forKey: .op, in: c, debugDescription: "op must be read, write or set, got \"\(op)\"")
+            }
+        }
+
+        public func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            switch operation {
+            case .read(let o, let l):
+                try c.encode("read", forKey: .op); try c.encode(o, forKey: .offset); try c.encode(l, forKey: .length)
+            case .write(let o, let d):
+                try c.encode("write", forKey: .op); try c.encode(o, forKey: .offset); try c.encode(Hex.encode(d), forKey: .data)
+            case .set(let o, let l, let v):
+                try c.encode("set", forKey: .op); try c.encode(o, forKey: .offset); try c.encode(l, forKey: .length)
+                try c.encode(v, forKey: .value)
+            }
+        }
     }
 
     public var model: String
@@ -56,6 +181,8 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
     public var clock: String?
     public var nfc: NFC?
     public var ble: BLE?
+    /// Optional-element behaviour; absent = the defaults.
+    public var `protocol`: ProtocolOptions
     /// Bounds on each transaction (absent: `TransactionLimits()` defaults).
     public var transaction: TransactionLimits?
     /// The audit (and state) HMAC key file; absent = `STATE/audit.key`. Keep it off the state
@@ -65,13 +192,15 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
     public var baseDirectory: String = "."
 
     enum CodingKeys: String, CodingKey {
-        case model, firmware, reader, trustedIssuers, policy, stateDirectory, clock, nfc, ble, transaction, auditKeyFile
+        case model, firmware, reader, trustedIssuers, policy, stateDirectory, clock, nfc, ble, `protocol`, transaction, auditKeyFile
     }
 
     public init(model: String, firmware: String, reader: Reader, trustedIssuers: [String], policy: LockPolicy = LockPolicy(),
-                stateDirectory: String, clock: String? = nil, nfc: NFC? = nil, ble: BLE? = nil, baseDirectory: String = ".") {
+                stateDirectory: String, clock: String? = nil, nfc: NFC? = nil, ble: BLE? = nil,
+                protocol options: ProtocolOptions = ProtocolOptions(), baseDirectory: String = ".") {
         self.model = model; self.firmware = firmware; self.reader = reader; self.trustedIssuers = trustedIssuers
         self.policy = policy; self.stateDirectory = stateDirectory; self.clock = clock; self.nfc = nfc; self.ble = ble
+        self.protocol = options
         self.baseDirectory = baseDirectory
     }
 
@@ -86,6 +215,7 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
         clock = try c.decodeIfPresent(String.self, forKey: .clock)
         nfc = try c.decodeIfPresent(NFC.self, forKey: .nfc)
         ble = try c.decodeIfPresent(BLE.self, forKey: .ble)
+        `protocol` = try c.decodeIfPresent(ProtocolOptions.self, forKey: .protocol) ?? ProtocolOptions()
         transaction = try c.decodeIfPresent(TransactionLimits.self, forKey: .transaction)
         auditKeyFile = try c.decodeIfPresent(String.self, forKey: .auditKeyFile)
     }
@@ -101,6 +231,7 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
         try c.encodeIfPresent(clock, forKey: .clock)
         try c.encodeIfPresent(nfc, forKey: .nfc)
         try c.encodeIfPresent(ble, forKey: .ble)
+        if self.protocol != ProtocolOptions() { try c.encode(self.protocol, forKey: .protocol) }
         try c.encodeIfPresent(transaction, forKey: .transaction)
         try c.encodeIfPresent(auditKeyFile, forKey: .auditKeyFile)
     }
@@ -134,7 +265,7 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
     /// The audit key file: `auditKeyFile`, or `audit.key` in the state directory.
     public var auditKeyPath: String { auditKeyFile.map(resolve) ?? stateDirectoryPath + "/" + AuditLog.keyFileName }
 
-    public func readerIdentity() throws(LockError) -> ReaderIdentity {
+    public func readerIdentity() throws(LockError) -> OfflineUnlock.ReaderIdentity {
         guard let g = Hex.decode(reader.groupID), g.count == 16 else {
             throw LockError(.invalidIdentity, "reader.groupID must be 32 hex digits (16 bytes), got \"\(reader.groupID)\"")
         }

@@ -1,5 +1,7 @@
+import ByteCore
+
 /// Why the lock could not load or store something. Tests match on `code`.
-public struct LockError: Error, Equatable, CustomStringConvertible, Sendable {
+public struct LockError: CodedError, Equatable, CustomStringConvertible, Sendable {
     public enum Code: String, Sendable, CaseIterable {
         /// A file could not be read, written, synced or renamed (errno in the reason).
         case io = "lock.io"
@@ -21,7 +23,6 @@ public struct LockError: Error, Equatable, CustomStringConvertible, Sendable {
     public init(_ code: Code, _ reason: String, file: String = #fileID, line: Int = #line) {
         self.code = code; self.reason = reason; self.file = file; self.line = line
     }
-    public var description: String { "\(code.rawValue): \(reason)" }
     public static func == (a: LockError, b: LockError) -> Bool { a.code == b.code && a.reason == b.reason }
 }
 

@@ -21,6 +21,7 @@ public struct LockEvent: Encodable, Sendable {
     public var fast: Bool?
     public var stepUp: Bool?
     public var milliseconds: Double?
+    public var mailbox: MailboxRecord?
 
     public init(time: Date = Date(), kind: Kind, radio: RadioInterface? = nil, message: String) {
         self.time = time
@@ -39,6 +40,7 @@ public struct LockEvent: Encodable, Sendable {
         fast = outcome.fast
         stepUp = outcome.stepUp
         milliseconds = (outcome.timings.total * 10_000).rounded() / 10
+        mailbox = outcome.mailbox
     }
 
     /// `2026-03-02T09:00:00Z nfc GRANTED credential=… tx=… fast step-up 12.3 ms`
@@ -51,6 +53,7 @@ public struct LockEvent: Encodable, Sendable {
         if fast == true { parts.append("fast") }
         if stepUp == true { parts.append("step-up") }
         if let milliseconds { parts.append("\(milliseconds) ms") }
+        if let mailbox { parts.append(mailbox.line) }
         if let detail { parts.append("— \(detail)") }
         return parts.joined(separator: " ")
     }

@@ -1,7 +1,9 @@
 import AccessProtocol
 import BLE
 import ByteCore
+import Codecs
 import Foundation
+import Lock
 import NFC
 import VirtualPN532
 
@@ -31,6 +33,9 @@ public final class LockRunner {
     private let btsnoop: String?
     /// Called with every finished transaction (after its event), for tests and the demo.
     public var onOutcome: ((TransactionOutcome) -> Void)?
+    /// The BLE address (`lock run --address`), over the configuration's `ble.address` and the
+    /// address derived from the reader identity.
+    public var bleAddress: BLEAddress?
 
     public init(service: LockService, nfc: NFCSource?, ble: String?, btsnoop: String? = nil,
                 emit: @escaping (LockEvent) -> Void) {
@@ -60,12 +65,20 @@ public final class LockRunner {
         }
     }
 
+    /// Stops the radios, then secures the bolt (after any transaction in progress) and writes
+    /// the state, so a stop inside the relock window does not leave the door open.
     public func stop() {
         nfcLoop?.stop()
         bleLock?.stop()
         virtualReader?.stop()
+        var note = ""
+        do {
+            if try service.secureForStop() { note = " (it was unsecured: secured on stop)" }
+        } catch {
+            emit(LockEvent(kind: .warning, message: "cannot record the bolt secured on stop: \(error)"))
+        }
         service.flush()
-        emit(LockEvent(kind: .stopped, message: "lock stopped; bolt \(service.lock.boltName)"))
+        emit(LockEvent(kind: .stopped, message: "lock stopped; bolt \(service.lock.boltName)" + note))
     }
 
     // MARK: NFC
@@ -108,8 +121,18 @@ public final class LockRunner {
         var config = BLELock.Configuration(transport: try TransportSpec(parsing: spec))
         config.btsnoop = btsnoop
         let ids = try service.configuration.readerIdentity()
+        let settings = service.configuration.ble ?? LockConfiguration.BLE()
         config.advertisement.groupID = ids.groupID
         config.advertisement.subID = ids.subID
+        config.address = try bleAddress ?? settings.address.map { text throws(BLEError) in try BLEAddress(staticRandom: text) }
+            ?? BLEIdentity.address(groupID: ids.groupID, subID: ids.subID)
+        config.idleTimeout = settings.idleTimeout
+        config.transactionTimeout = settings.transactionTimeout
+        let key = settings.groupResolvingKey.flatMap(Hex.decode) ?? BLEIdentity.groupResolvingKey(groupID: ids.groupID)
+        config.tagCipher = { block in BLEIdentity.tag(key: key, block: block) }
+        config.tagWindow = settings.tagRotation
+        let clock = service.lock.clock
+        config.now = { clock.now() }
         let lock = try BLELock(configuration: config) { [weak self] session in
             guard let self else { return }
             let outcome = self.service.transact(over: session, interface: .ble)
@@ -134,6 +157,7 @@ extension BLELockEvent {
         case .connected(let a): return "phone connected: \(a)"
         case .transactionFinished(let a, let n): return "transaction with \(a) finished after \(n) APDUs"
         case .disconnected(let a, let r): return "phone disconnected: \(a) (reason 0x\(String(r, radix: 16)))"
+        case .dropped(let a, let why): return "dropped idle link \(a): \(why)"
         case .controllerLost: return "controller lost; reconnecting"
         }
     }

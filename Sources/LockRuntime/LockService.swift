@@ -1,6 +1,7 @@
 import AccessProtocol
 import ByteCore
 import Certification
+import Dispatch
 import Foundation
 import Lock
 import OfflineUnlock
@@ -17,8 +18,10 @@ public final class LockService: @unchecked Sendable {
     public let reader: LockReader
     /// The model and firmware against the certification tables; wallet (ECP) polling only when certified.
     public let certification: Verdict
-    /// Guards `reader`'s memory (FAST cache, replay guard) — never held while APDUs are exchanged.
-    private let mutex = NSLock()
+    /// Guards `reader`'s memory (FAST cache, replay guard) and `inFlight` — never held while APDUs
+    /// are exchanged.
+    private let mutex = NSCondition()
+    private var inFlight = 0
 
     public init(configuration: LockConfiguration, tables: CertificationTables = .builtIn()) throws {
         self.configuration = configuration
@@ -28,7 +31,10 @@ public final class LockService: @unchecked Sendable {
         let ids = try configuration.readerIdentity()
         let identity = AccessProtocol.ReaderIdentity(signingKey: lock.readerSigningKey, groupID: ids.groupID, subID: ids.subID)
         let versions = configuration.policy.supportedProtocolVersions.sorted(by: >)
-        reader = LockReader(configuration: ReaderConfiguration(identity: identity, supportedVersions: versions),
+        let options = configuration.protocol
+        reader = LockReader(configuration: ReaderConfiguration(identity: identity, supportedVersions: versions,
+                                                               stepUpSelect: options.stepUpSelect, stepUpExchange: options.stepUpExchange,
+                                                               mailbox: options.mailbox.map(\.operation)),
                             decider: lock, fastCache: saved.fast, replayGuard: saved.replay)
         reader.limits = configuration.transaction ?? TransactionLimits()
     }
@@ -45,25 +51,38 @@ public final class LockService: @unchecked Sendable {
     public func transact(over link: APDUTransceiver, interface: RadioInterface) -> TransactionOutcome {
         let started = DispatchTime.now().uptimeNanoseconds
         try? lock.tick()
-        let recorder = RecordingDecider(lock)
         let now = lock.clock.now()
         mutex.lock()
-        let session = reader.makeSession(interface: interface, decider: recorder)
+        inFlight += 1
+        let session = reader.makeSession(interface: interface)
         let limits = reader.limits
         mutex.unlock()
-        // The long part: no lock-wide mutex (the decision inside takes the lock's own, briefly).
-        let run = LockReader.drive(session, over: link, at: now, limits: limits)
+        // The long part, with no lock-wide mutex: only the decision takes the lock's own, briefly.
+        let run = LockReader.drive(session, over: link, at: now, limits: limits) { [lock] presentation in
+            Resolution(engine: lock.decide(presentation))
+        }
         let outcome = LockReader.outcome(run, interface: interface, at: now, started: started)
-        if !recorder.decided, case .deny(let reason, let detail) = outcome.decision {
+        if !outcome.decided, case .deny(let reason, let detail) = outcome.decision {
             lock.recordProtocolFailure(reason, detail: detail, transactionID: Hex.decode(outcome.transactionID) ?? [],
                                        interface: interface)
         }
         mutex.lock()
         reader.apply(run.result)
         let memory = ReaderMemory(fast: reader.fastCache, replay: reader.replayGuard)
+        inFlight -= 1
+        mutex.broadcast()
         mutex.unlock()
         if let blob = try? JSONEncoder().encode(memory), blob != lock.fastCache { lock.stageFastCache(blob) }
         return outcome
+    }
+
+    /// A clean stop: waits for a transaction in progress, secures the bolt if a grant left it
+    /// unsecured, and writes the state. Returns whether the bolt had to be secured.
+    @discardableResult
+    public func secureForStop() throws(LockError) -> Bool {
+        mutex.lock(); defer { mutex.unlock() }
+        while inFlight > 0 { mutex.wait() }
+        return try lock.secureNow()
     }
 
     /// Writes what the reader learnt since the last decision (on a clean stop).
@@ -90,20 +109,4 @@ public struct LockServiceError: Error, CustomStringConvertible {
 struct ReaderMemory: Codable {
     var fast = FastCache()
     var replay = ReplayGuard()
-}
-
-/// Passes decisions through to the lock and notes that the engine was asked, so a denial the
-/// protocol produced on its own is recorded exactly once.
-/// One per transaction.
-final class RecordingDecider: AccessDecider {
-    let lock: EmulatedLock
-    var decided = false
-    init(_ lock: EmulatedLock) { self.lock = lock }
-
-    func wantsStepUp(credentialPublicKey: [UInt8]) -> Bool { lock.wantsStepUp(credentialPublicKey: credentialPublicKey) }
-
-    func decide(_ presentation: Presentation) -> Decision {
-        decided = true
-        return lock.decide(presentation)
-    }
 }

@@ -88,7 +88,7 @@ public struct TargetInfo: Equatable, Sendable, CustomStringConvertible {
     public var isISODEP: Bool { sak & 0x20 != 0 }
 
     public var description: String {
-        "UID \(uid.hex) ATQA \([UInt8(atqa >> 8), UInt8(atqa & 0xFF)].hex) SAK \([sak].hex)" + (ats.isEmpty ? "" : " ATS \(ats.hex)")
+        "UID \(uid.hex) ATQA \(atqa.bigEndianBytes.hex) SAK \([sak].hex)" + (ats.isEmpty ? "" : " ATS \(ats.hex)")
     }
 
     init(_ target: nfc_target) {

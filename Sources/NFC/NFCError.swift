@@ -1,6 +1,8 @@
+import ByteCore
+
 /// The one error type of the NFC layer: a stable code to match on, a reason that says what to
 /// do about it, the libnfc error code when there is one, and the source site.
-public struct NFCError: Error, CustomStringConvertible, Equatable, Sendable {
+public struct NFCError: CodedError, CustomStringConvertible, Equatable, Sendable {
     public enum Code: String, Sendable, Equatable, CaseIterable {
         /// `nfc_init` failed (out of memory, unreadable configuration).
         case contextUnavailable

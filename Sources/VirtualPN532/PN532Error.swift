@@ -1,6 +1,8 @@
+import ByteCore
+
 /// The one error type of the virtual PN532: a stable code to match on, a human reason that says
 /// what to do, and the source site that raised it.
-public struct PN532Error: Error, CustomStringConvertible, Equatable {
+public struct PN532Error: CodedError, CustomStringConvertible, Equatable {
     public enum Code: String, Sendable, Equatable {
         /// posix_openpt/grantpt/unlockpt/ptsname or opening the slave failed.
         case ptyUnavailable
@@ -28,7 +30,6 @@ public struct PN532Error: Error, CustomStringConvertible, Equatable {
         self.line = line
     }
 
-    public var description: String { "\(code.rawValue): \(reason)" }
 
     public static func == (a: PN532Error, b: PN532Error) -> Bool { a.code == b.code && a.reason == b.reason }
 }

@@ -1,3 +1,5 @@
+import ByteCore
+
 /// The PN532 serial frame layer (PN532 User Manual §6.2.1), host ↔ chip. Bytes only: no
 /// command semantics (those are in `PN532Chip`).
 ///
@@ -24,8 +26,11 @@ public enum PN532Wire {
         let dcs = UInt8(truncatingIfNeeded: 0 &- payload.reduce(0 as UInt8, &+))
         var out: [UInt8] = [0x00, 0x00, 0xFF]
         if payload.count > 255 {
-            let m = UInt8(payload.count >> 8), l = UInt8(payload.count & 0xFF)
-            out += [0xFF, 0xFF, m, l, 0 &- (m &+ l)]
+            let length = UInt16(payload.count).bigEndianBytes
+            let lcs: UInt8 = 0 &- (length[0] &+ length[1])
+            out += [0xFF, 0xFF]
+            out += length
+            out.append(lcs)
         } else {
             out += [UInt8(payload.count), 0 &- UInt8(payload.count)]
         }
@@ -42,8 +47,12 @@ public enum PN532Wire {
         let payload = [hostToChip, code] + data
         guard forceExtended, payload.count <= 255 else { return frame(tfi: hostToChip, body: [code] + data) }
         let dcs = UInt8(truncatingIfNeeded: 0 &- payload.reduce(0 as UInt8, &+))
-        let m = UInt8(payload.count >> 8), l = UInt8(payload.count & 0xFF)
-        return [0x00, 0x00, 0xFF, 0xFF, 0xFF, m, l, 0 &- (m &+ l)] + payload + [dcs, 0x00]
+        let length = UInt16(payload.count).bigEndianBytes
+        let lcs: UInt8 = 0 &- (length[0] &+ length[1])
+        var out: [UInt8] = [0x00, 0x00, 0xFF, 0xFF, 0xFF]
+        out += length
+        out.append(lcs)
+        return out + payload + [dcs, 0x00]
     }
 }
 
@@ -65,11 +74,13 @@ public enum PN532HostFrame: Equatable, Sendable {
     }
 }
 
-/// Incremental decoder for host → chip frames: feed bytes as they arrive (one at a time, in
-/// batches, split anywhere), take frames out with `next()`, which returns nil for "need more
-/// bytes". Anything before a `00 FF` start code (the `55 55 00…` wake-up preamble, postambles,
-/// line noise) is skipped.
-public struct PN532FrameDecoder {
+/// Incremental decoder for host → chip frames (a `FrameDecoder`): feed bytes as they arrive (one
+/// at a time, in batches, split anywhere), take frames out with `next()`, which returns nil for
+/// "need more bytes". Anything before a `00 FF` start code (the `55 55 00…` wake-up preamble,
+/// postambles, line noise) is skipped; a bad frame is a `.malformed` frame, never an error.
+public struct PN532FrameDecoder: FrameDecoder {
+    public typealias Failure = Never
+
     private enum State: Equatable {
         /// Looking for `00 FF`.
         case hunting
@@ -81,59 +92,52 @@ public struct PN532FrameDecoder {
         case body(length: Int)
     }
 
-    private var buffer: [UInt8] = []
-    private var position = 0
+    private var buffer = FrameBuffer()
     private var state: State = .hunting
 
     public init() {}
 
     /// Bytes buffered but not yet decoded into a frame.
-    public var bufferedByteCount: Int { buffer.count - position }
+    public var bufferedByteCount: Int { buffer.count }
 
-    public mutating func feed<S: Sequence>(_ bytes: S) where S.Element == UInt8 {
-        if position > 4096 && position * 2 > buffer.count {
-            buffer.removeFirst(position)
-            position = 0
-        }
-        buffer.append(contentsOf: bytes)
-    }
+    public mutating func feed<S: Sequence>(_ bytes: S) where S.Element == UInt8 { buffer.append(bytes) }
 
     /// The next complete frame, or nil when more bytes are needed.
     public mutating func next() -> PN532HostFrame? {
         while true {
-            let available = buffer.count - position
+            let available = buffer.count
             switch state {
             case .hunting:
                 guard available >= 2 else { return nil }
-                if buffer[position] == 0x00 && buffer[position + 1] == 0xFF {
-                    position += 2
+                if buffer[0] == 0x00 && buffer[1] == 0xFF {
+                    buffer.consume(2)
                     state = .header
                 } else {
-                    position += 1
+                    buffer.consume(1)
                 }
             case .header:
                 guard available >= 2 else { return nil }
-                let a = buffer[position], b = buffer[position + 1]
+                let a = buffer[0], b = buffer[1]
                 switch (a, b) {
                 case (0x00, 0xFF):
-                    position += 2; state = .hunting; return .ack
+                    buffer.consume(2); state = .hunting; return .ack
                 case (0xFF, 0x00):
-                    position += 2; state = .hunting; return .nack
+                    buffer.consume(2); state = .hunting; return .nack
                 case (0xFF, 0xFF):
-                    position += 2; state = .extendedLength
+                    buffer.consume(2); state = .extendedLength
                 case (0x01, 0xFF):
                     guard available >= 4 else { return nil }
-                    position += 4; state = .hunting; return .errorFrame
+                    buffer.consume(4); state = .hunting; return .errorFrame
                 default:
-                    position += 2
+                    buffer.consume(2)
                     guard a &+ b == 0 else { state = .hunting; return .malformed(.lengthChecksum) }
                     guard a > 0 else { state = .hunting; return .malformed(.empty) }
                     state = .body(length: Int(a))
                 }
             case .extendedLength:
                 guard available >= 3 else { return nil }
-                let m = buffer[position], l = buffer[position + 1], lcs = buffer[position + 2]
-                position += 3
+                let m = buffer[0], l = buffer[1], lcs = buffer[2]
+                buffer.consume(3)
                 guard m &+ l &+ lcs == 0 else { state = .hunting; return .malformed(.lengthChecksum) }
                 let length = Int(m) << 8 | Int(l)
                 guard length > 0 else { state = .hunting; return .malformed(.empty) }
@@ -141,9 +145,9 @@ public struct PN532FrameDecoder {
                 state = .body(length: length)
             case .body(let length):
                 guard available >= length + 1 else { return nil }
-                let payload = Array(buffer[position..<position + length])
-                let dcs = buffer[position + length]
-                position += length + 1
+                let payload = buffer.take(length)
+                let dcs = buffer[0]
+                buffer.consume(1)
                 state = .hunting
                 guard payload.reduce(dcs, &+) == 0 else { return .malformed(.dataChecksum) }
                 guard payload[0] == PN532Wire.hostToChip else { return .malformed(.unexpectedTFI) }

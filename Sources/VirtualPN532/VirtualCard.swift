@@ -36,7 +36,7 @@ public final class VirtualCard {
         guard atqa & 0x00C0 == sizeBits else {
             let size = ["single-size", "double-size", "triple-size", "invalid"][Int((atqa & 0xC0) >> 6)]
             let fixed = (atqa & ~0x00C0) | sizeBits
-            throw PN532Error(.invalidCard, "ATQA \([UInt8(atqa >> 8), UInt8(atqa & 0xFF)].hex) says a \(size) UID but the UID has \(uid.count) bytes (use \([UInt8(fixed >> 8), UInt8(fixed & 0xFF)].hex))")
+            throw PN532Error(.invalidCard, "ATQA \(atqa.bigEndianBytes.hex) says a \(size) UID but the UID has \(uid.count) bytes (use \([UInt8(fixed >> 8), UInt8(fixed & 0xFF)].hex))")
         }
         guard sak & 0x20 != 0, sak & 0x04 == 0 else {
             throw PN532Error(.invalidCard, "SAK must have bit 0x20 (ISO-DEP) and not 0x04 (UID not complete)")
@@ -54,6 +54,6 @@ public final class VirtualCard {
     /// Target data as InListPassiveTarget / InAutoPoll report it after `Tg`:
     /// ATQA (MSB first) ‖ SAK ‖ UID length ‖ UID ‖ [ATS with its length byte].
     func targetData(includeATS: Bool) -> [UInt8] {
-        [UInt8(atqa >> 8), UInt8(atqa & 0xFF), sak, UInt8(uid.count)] + uid + (includeATS ? ats : [])
+        atqa.bigEndianBytes + [sak, UInt8(uid.count)] + uid + (includeATS ? ats : [])
     }
 }

@@ -1,6 +1,7 @@
 import AccessProtocol
 import ByteCore
 import Foundation
+import LockBenchTestSupport
 import LockRuntime
 import NFC
 import OfflineUnlock

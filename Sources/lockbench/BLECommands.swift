@@ -73,12 +73,22 @@ struct BLELockCommand: ParsableCommand {
     @Option(help: "Exit with an environment error when the controller is not up within this many seconds.")
     var startTimeout: Double = 10
 
+    @Option(help: ArgumentHelp("Advertise from this static random address (most significant byte first) instead of the controller's.", valueName: "C3:12:34:56:78:9A"))
+    var address: String?
+
+    func validate() throws {
+        if let address {
+            do { _ = try BLEAddress(staticRandom: address) } catch { throw ValidationError("--address: \(error.reason)") }
+        }
+    }
+
     func run() throws {
         var config = BLELock.Configuration(transport: ble.spec)
         config.btsnoop = ble.btsnoop
         config.name = name
         config.psm = psm
         config.log = ble.logger
+        config.address = address.flatMap { try? BLEAddress(staticRandom: $0) }
         let done = DispatchSemaphore(value: 0)
         let countLock = NSLock()
         var finished = 0, granted = 0
@@ -126,6 +136,11 @@ struct BLEPhoneCommand: ParsableCommand {
         access/revocation documents (--document, repeatable), trusting the reader named by
         --trust-reader (NAME.reader.json from `lockbench key reader`, or the lock's
         configuration). Without --key it answers LockBench's echo flow (`lockbench ble lock`).
+
+        When several locks advertise, the phone connects to the one it is told to: --lock-address
+        names it by address; otherwise a phone with --trust-reader picks a lock whose
+        advertisement carries that reader's group id (and sub id, from a reader identity or a lock
+        configuration), and a phone without one takes the first lock it hears.
         Exit codes: 0 granted, 1 denied, 3 no controller / no lock found.
         """
     )
@@ -140,6 +155,22 @@ struct BLEPhoneCommand: ParsableCommand {
     @Option(help: "Run this many transactions in a row.")
     var count = 1
 
+    @Option(name: .customLong("lock-address"), help: ArgumentHelp("Connect to the lock with this address (as the lock prints it, e.g. C3:12:34:56:78:9A).", valueName: "address"))
+    var lockAddress: String?
+
+    func validate() throws {
+        if let lockAddress {
+            do { _ = try BLEAddress(parsing: lockAddress) } catch { throw ValidationError("--lock-address: \(error.reason)") }
+        }
+    }
+
+    /// The lock to connect to: --lock-address, else the trusted readers' ids, else any lock.
+    private func target() throws -> LockTarget {
+        if let lockAddress { return .address(try BLEAddress(parsing: lockAddress)) }
+        let readers = try phone.trustReader.compactMap { path in try SoftwarePhone.readerIDs(path, group: phone.readerGroup) }
+        return readers.isEmpty ? .any : .readers(readers.map { LockTarget.Reader(groupID: $0.group, subID: $0.sub) })
+    }
+
     /// The credential's responder: the access protocol's credential session, or the echo credential.
     private func responder() throws -> APDUResponder {
         try phone.makeSession(interface: .ble) ?? EchoCredential(refuse: refuse)
@@ -151,6 +182,7 @@ struct BLEPhoneCommand: ParsableCommand {
         var config = BLEPhone.Configuration(transport: ble.spec)
         config.btsnoop = ble.btsnoop
         config.log = ble.logger
+        do { config.target = try target() } catch let e as UserError { throw fail(e.message, code: e.code) }
         let phone: BLEPhone
         do {
             phone = try BLEPhone(configuration: config)
@@ -178,4 +210,19 @@ struct BLEPhoneCommand: ParsableCommand {
 func fail(_ message: String, code: Int32) -> ExitCode {
     FileHandle.standardError.write(Data("Error: \(message)\n".utf8))
     return ExitCode(code)
+}
+
+extension SoftwarePhone {
+    /// The group id and (when the file names one) sub id of a reader the phone trusts: a reader
+    /// identity or a lock configuration gives both, a key PEM with --reader-group the group only.
+    static func readerIDs(_ path: String, group: String?) throws -> (group: [UInt8], sub: [UInt8]?)? {
+        if let (identity, _) = try? ReaderIdentityFile.load(path) {
+            return (try KeyFiles.id16(identity.groupID, flag: "\(path) groupID"), try KeyFiles.id16(identity.subID, flag: "\(path) subID"))
+        }
+        if let config = try? LockConfiguration.load(path: path), let ids = try? config.readerIdentity() {
+            return (ids.groupID, ids.subID)
+        }
+        if let group = group.flatMap(Hex.decode), group.count == 16 { return (group, nil) }
+        return nil
+    }
 }

@@ -1,5 +1,6 @@
 import AccessProtocol
 import ArgumentParser
+import BLE
 import ByteCore
 import Codecs
 import Foundation
@@ -78,9 +79,14 @@ struct LockRun: ParsableCommand {
           status                              print the bolt state
           quit                                stop the lock
         BLE: --ble hci0 | uart:/dev/ttyACM0:1000000 | tcp:HOST:PORT | unix:PATH (see docs/ble.md).
+        The lock advertises from a static random address derived from its reader identity, so
+        every lock on a link has its own; --address (or ble.address in the configuration) sets
+        another. A phone that connects and opens no channel within ble.idleTimeout (5 s), or
+        leaves a channel silent for ble.transactionTimeout (10 s), is disconnected.
 
         One line per event; --json prints one JSON object per line (kind: started, radio,
-        granted, denied, warning, stopped). SIGINT or SIGTERM stops the lock cleanly; every
+        granted, denied, warning, stopped). SIGINT or SIGTERM stops the lock cleanly: the radios
+        stop, a bolt still unsecured after a grant is secured and the state written, and every
         acknowledged decision is already fsynced in the audit log.
         """
     )
@@ -96,10 +102,15 @@ struct LockRun: ParsableCommand {
     @Option(help: ArgumentHelp("Write the BLE HCI traffic to this btsnoop file.", valueName: "file"))
     var btsnoop: String?
 
+    @Option(help: ArgumentHelp("The lock's BLE static random address, most significant byte first (overrides the configuration's ble.address and the address derived from the reader identity).", valueName: "C3:12:34:56:78:9A"))
+    var address: String?
+
     @Flag(help: "One JSON object per event line.")
     var json = false
 
     func run() throws {
+        // Bad input is refused before the state directory is taken.
+        let bleAddress = try Self.address(flag: address, configured: try LockConfigOption.load(config.path).ble?.address, file: config.path)
         let service = try openLockService(config.path)
         let nfcSpec = nfc ?? service.configuration.nfc.map { $0.connstring ?? "virtual" }
         let bleSpec = ble ?? service.configuration.ble?.transport
@@ -110,6 +121,7 @@ struct LockRun: ParsableCommand {
             output.lock(); defer { output.unlock() }
             emitLine(json ? event.json : event.line)
         }
+        runner.bleAddress = bleAddress
         do { try runner.start() } catch {
             throw UserError(message: "cannot start the lock: \(error)", code: ExitCodes.environment)
         }
@@ -122,6 +134,17 @@ struct LockRun: ParsableCommand {
         Thread.detachNewThread { while let line = readLine() { console.handle(line) } }
         finished.wait()
         withExtendedLifetime(signals) { runner.stop() }
+    }
+}
+
+extension LockRun {
+    /// `--address`, else the configuration's `ble.address`, parsed; a bad one is a usage error
+    /// saying where it came from. nil = derive from the reader identity.
+    static func address(flag: String?, configured: String?, file: String) throws -> BLEAddress? {
+        guard let text = flag ?? configured else { return nil }
+        do { return try BLEAddress(staticRandom: text) } catch {
+            throw UserError(message: (flag != nil ? "--address: " : "\(file): ble.address: ") + error.reason, code: ExitCodes.usage)
+        }
     }
 }
 

@@ -146,6 +146,9 @@ struct LockTransact: ParsableCommand {
         var totalMs: Double
         var transportMs: Double
         var commands: Int
+        /// The reader status the closing EXCHANGE carried, 4 hex digits.
+        var readerStatus: String?
+        var mailbox: MailboxRecord?
         var apdus: [String]?
     }
 
@@ -175,6 +178,7 @@ struct LockTransact: ParsableCommand {
                          acknowledged: outcome.acknowledged, lock: service.lock.boltName, time: RFC3339.format(outcome.at),
                          totalMs: (outcome.timings.total * 1e5).rounded() / 100,
                          transportMs: (outcome.timings.transport * 1e5).rounded() / 100, commands: outcome.timings.commands,
+                         readerStatus: outcome.readerStatus.map { String(format: "%04X", $0) }, mailbox: outcome.mailbox,
                          apdus: transcript ? outcome.transcript.map { "\($0.direction.rawValue) \($0.label): \(Hex.encode($0.bytes))" } : nil)
         if case .deny(let reason, let detail) = outcome.decision {
             out.reason = reason.rawValue
@@ -189,6 +193,7 @@ struct LockTransact: ParsableCommand {
             } else {
                 print("deny \(out.reason!): \(out.detail!)")
             }
+            if let mailbox = outcome.mailbox { print("  \(mailbox.line)") }
             for line in out.apdus ?? [] { print("  \(line)") }
         }
         if !outcome.granted { throw ExitCode(ExitCodes.negative) }

@@ -28,13 +28,25 @@ struct PhoneOptions: ParsableArguments {
     @Option(name: .customLong("fault"), help: ArgumentHelp("Misbehave on purpose, to test a lock's denials (repeatable): \(CredentialFaults.names.map(\.0).joined(separator: ", ")).", valueName: "name"))
     var faults: [String] = []
 
+    @Option(name: .customLong("step-up-select"),
+            help: ArgumentHelp("Whether the phone needs the step-up SELECT before ENVELOPE. 'optional' (the default, as the public reference device) leaves bit 2 of the AUTH1 signaling bitmap clear and accepts ENVELOPE with or without the SELECT; 'required' sets bit 2 and refuses ENVELOPE without it (6985).", valueName: "required|optional"))
+    var stepUpSelect: String = StepUpSelectPolicy.optional.rawValue
+
+    @Option(name: .customLong("mailbox"),
+            help: ArgumentHelp("A file holding the phone's mailbox (its bytes, at most 65536). The lock reads and writes it in EXCHANGE when its configuration lists mailbox operations; what the lock writes is saved back to the file.", valueName: "file"))
+    var mailbox: String?
+
     /// Whether a phone was described (some commands fall back to a test card without one).
     var isGiven: Bool { key != nil }
 
     func validate() throws {
+        guard StepUpSelectPolicy(rawValue: stepUpSelect) != nil else {
+            throw ValidationError("--step-up-select must be 'required' or 'optional', got '\(stepUpSelect)'")
+        }
         guard key != nil else {
-            if !documents.isEmpty || !trustReader.isEmpty || readerGroup != nil || !faults.isEmpty {
-                throw ValidationError("--document, --trust-reader, --reader-group and --fault describe a phone: give its --key too")
+            if !documents.isEmpty || !trustReader.isEmpty || readerGroup != nil || !faults.isEmpty || mailbox != nil
+                || stepUpSelect != StepUpSelectPolicy.optional.rawValue {
+                throw ValidationError("--document, --trust-reader, --reader-group, --fault, --mailbox and --step-up-select describe a phone: give its --key too")
             }
             return
         }
@@ -64,14 +76,17 @@ struct PhoneOptions: ParsableArguments {
     func makeSession(interface: RadioInterface = .nfc, versions: [UInt16] = [ProtocolVersion.v1_0]) throws -> CredentialSession? {
         guard let key else { return nil }
         return try SoftwarePhone.make(key: key, documents: documents, trusting: try trustedReaders(), faults: faultSet,
-                                      interface: interface, versions: versions)
+                                      interface: interface, versions: versions,
+                                      stepUpSelect: StepUpSelectPolicy(rawValue: stepUpSelect) ?? .optional,
+                                      mailbox: try mailbox.map(SoftwarePhone.mailbox))
     }
 }
 
 /// A software phone from files, for the phone commands and the `lock run` tap console.
 enum SoftwarePhone {
     static func make(key: String, documents: [String], trusting readers: [TrustedReader], faults: CredentialFaults = [],
-                     interface: RadioInterface = .nfc, versions: [UInt16] = [ProtocolVersion.v1_0]) throws -> CredentialSession {
+                     interface: RadioInterface = .nfc, versions: [UInt16] = [ProtocolVersion.v1_0],
+                     stepUpSelect: StepUpSelectPolicy = .optional, mailbox: Mailbox? = nil) throws -> CredentialSession {
         let signingKey = try KeyFiles.privateKey(key, what: "credential key")
         var access = [[UInt8]](), revocation = [[UInt8]]()
         for path in documents {
@@ -84,7 +99,20 @@ enum SoftwarePhone {
         }
         return CredentialSession(configuration: CredentialConfiguration(
             signingKey: signingKey, trustedReaders: readers, accessDocuments: access, revocationDocuments: revocation,
-            versions: versions, interface: interface, faults: faults))
+            versions: versions, interface: interface, faults: faults, stepUpSelect: stepUpSelect, mailbox: mailbox))
+    }
+
+    /// The mailbox held in `path`; what a lock writes into it is saved back (atomically).
+    static func mailbox(_ path: String) throws -> Mailbox {
+        let bytes = try KeyFiles.readBytes(path, what: "mailbox")
+        let mailbox: Mailbox
+        do { mailbox = try Mailbox(bytes) } catch { throw UserError(message: "--mailbox \(path): \(error.reason)") }
+        mailbox.onChange = { content in
+            do { try Data(content).write(to: URL(fileURLWithPath: path), options: .atomic) } catch {
+                FileHandle.standardError.write(Data("lockbench: cannot save the mailbox to \(path): \(error)\n".utf8))
+            }
+        }
+        return mailbox
     }
 
     /// A reader identity file, a lock configuration, or a reader key PEM (with `group`) → the
@@ -116,9 +144,11 @@ enum SoftwarePhone {
     static func summary(_ session: CredentialSession) -> String {
         let c = session.configuration
         let faults = CredentialFaults.names.filter { c.faults.contains($0.1) }.map(\.0)
+        let extras = (c.stepUpSelect == .required ? ", step-up SELECT required" : "")
+            + (c.mailbox.map { ", mailbox of \($0.bytes.count) bytes" } ?? "")
         return "credential: key \(session.publicKey.hex.prefix(16))…, \(c.accessDocuments.count) access and "
             + "\(c.revocationDocuments.count) revocation documents, trusts reader group "
-            + c.trustedReaders.map { $0.groupID.hex }.joined(separator: ",")
+            + c.trustedReaders.map { $0.groupID.hex }.joined(separator: ",") + extras
             + (faults.isEmpty ? "" : "; faults: \(faults.joined(separator: ", "))")
     }
 }

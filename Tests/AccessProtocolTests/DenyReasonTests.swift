@@ -2,6 +2,7 @@ import ByteCore
 import Codecs
 import Crypto
 import Foundation
+import LockBenchTestSupport
 import OfflineUnlock
 import XCTest
 @testable import AccessProtocol
@@ -80,9 +81,10 @@ final class DenyReasonTests: XCTestCase {
         XCTAssertEqual(credential.lastReaderStatus, ReaderStatus.keyExpired)
         let refused = Fixture.credential(trusting: Fixture.otherReaderKey)
         XCTAssertEqual(run(refused).reason, .badReaderSignature)
-        XCTAssertEqual(refused.lastControlFlow, ControlFlow(s1: 0, s2: ControlFlow.authenticationFailure))
+        // The public test plan: S2 27 only for "protocol version not supported", 00 otherwise.
+        XCTAssertEqual(refused.lastControlFlow, ControlFlow(s1: 0, s2: ControlFlow.noInformation))
         let old = Fixture.credential(versions: [0x0200])
         XCTAssertEqual(run(old).reason, .unsupportedVersion)
-        XCTAssertEqual(old.lastControlFlow, ControlFlow(s1: 0, s2: 0))
+        XCTAssertEqual(old.lastControlFlow, ControlFlow(s1: 0, s2: ControlFlow.protocolVersionNotSupported))
     }
 }

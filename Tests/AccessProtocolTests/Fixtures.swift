@@ -2,22 +2,23 @@ import ByteCore
 import Codecs
 import Crypto
 import Foundation
+import LockBenchTestSupport
 import OfflineUnlock
 @testable import AccessProtocol
 
 /// Fixed keys, ids and times for protocol tests, and the real offline-unlock engine as decider.
 enum Fixture {
-    static func key(_ byte: UInt8) -> P256.Signing.PrivateKey { try! Primitives.signingPrivateKey(raw: Array(repeating: byte, count: 32)) }
+    static func key(_ byte: UInt8) -> P256.Signing.PrivateKey { TestFixtures.key(byte) }
     static let readerKey = key(0x51)
     static let otherReaderKey = key(0x52)
     static let credentialKey = key(0x53)
     static let otherCredentialKey = key(0x54)
     static let issuerKey = key(0x55)
     static let otherIssuerKey = key(0x56)
-    static let groupID = [UInt8](repeating: 0xA1, count: 16)
-    static let subID = [UInt8](repeating: 0xB1, count: 16)
+    static let groupID = TestFixtures.groupID
+    static let subID = TestFixtures.subID
     /// A Monday, 09:00 UTC.
-    static let time = RFC3339.parse("2026-03-02T09:00:00Z")!
+    static let time = TestFixtures.monday
 
     static var identity: AccessProtocol.ReaderIdentity { .init(signingKey: readerKey, groupID: groupID, subID: subID) }
 
@@ -37,18 +38,15 @@ enum Fixture {
                                readers: [ReaderRule]? = nil, schedules: [WeeklySchedule] = [],
                                from: Date = time.addingTimeInterval(-3600), until: Date = time.addingTimeInterval(8 * 3600),
                                signed: Date? = nil, by issuer: P256.Signing.PrivateKey = issuerKey) -> [UInt8] {
-        let data = try! AccessData(id: Array(id.utf8), readers: readers ?? [try! ReaderRule(groupID: groupID)], schedules: schedules)
-        return try! AccessDocument.issue(access: data, credentialPublicKey: key.publicBytes,
-                                         validity: .init(signed: signed ?? from, validFrom: from, validUntil: until),
-                                         issuerKey: issuer).encoded()
+        TestFixtures.accessDocument(credentialPublicKey: key.publicBytes, id: Array(id.utf8), readers: readers,
+                                    schedules: schedules, from: from, until: until, signed: signed, issuer: issuer)
     }
 
     static func revocationDocument(revoking key: P256.Signing.PrivateKey = credentialKey, serial: UInt64 = 1) -> [UInt8] {
         let entry = try! RevocationEntry(publicKeyHash: RevocationEntry.hash(credentialPublicKey: key.publicBytes),
                                          expiry: time.addingTimeInterval(30 * 86_400))
-        return RevocationDocument.issue(revocation: RevocationData(serial: serial, entries: [entry]),
-                                        issued: time.addingTimeInterval(-60), expiry: time.addingTimeInterval(30 * 86_400),
-                                        issuerKey: issuerKey).encoded()
+        return TestFixtures.revocationDocument(serial: serial, entries: [entry], issued: time.addingTimeInterval(-60),
+                                               expiry: time.addingTimeInterval(30 * 86_400), issuer: issuerKey)
     }
 
     static func credential(trusting key: P256.Signing.PrivateKey = readerKey, versions: [UInt16] = [ProtocolVersion.v1_0],

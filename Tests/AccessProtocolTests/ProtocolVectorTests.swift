@@ -2,6 +2,7 @@ import ByteCore
 import Codecs
 import Crypto
 import Foundation
+import LockBenchTestSupport
 import OfflineUnlock
 import XCTest
 @testable import AccessProtocol
@@ -265,8 +266,14 @@ final class ProtocolVectorTests: XCTestCase {
                     value("envelope.device_request (step-up reader counter 1)", DeviceRequest.standard.encoded())
                     value("envelope.device_response (step-up device counter 1)", try! DeviceResponse(documents: [inputs.accessDocument]).encoded())
                 }
-                value("exchange.command_plaintext (reader counter 1)", ExchangeCommandPlaintext(readerStatus: ReaderStatus.unsecured).encoded())
-                value("exchange.response_plaintext (device counter 2)", ExchangeResponsePlaintext.success)
+                if title.hasPrefix("Step") {
+                    // After a step-up the closing EXCHANGE runs on the step-up channel (§10).
+                    value("exchange.command_plaintext (step-up reader counter 2)", ExchangeCommandPlaintext(readerStatus: ReaderStatus.unsecured).encoded())
+                    value("exchange.response_plaintext (step-up device counter 2)", ExchangeResponsePlaintext.success)
+                } else {
+                    value("exchange.command_plaintext (reader counter 1)", ExchangeCommandPlaintext(readerStatus: ReaderStatus.unsecured).encoded())
+                    value("exchange.response_plaintext (device counter 2)", ExchangeResponsePlaintext.success)
+                }
             }
             line("```")
             line()

@@ -15,30 +15,30 @@ final class SocketTransportTests: XCTestCase {
             var out: [[UInt8]] = []
             var i = 0
             while i < stream.count {
-                d.append(stream[i..<min(i + batch, stream.count)])
+                d.feed(stream[i..<min(i + batch, stream.count)])
                 i += batch
-                while let f = try d.nextFrame() { out.append(f) }
+                while let f = try d.next() { out.append(f) }
             }
             XCTAssertEqual(out, apdus, "batch \(batch)")
         }
         var d = APDUStreamDecoder(framing: .length, kind: .response)
-        d.append([0xFF, 0xFF])
-        XCTAssertThrowsError(try d.nextFrame())
+        d.feed([0xFF, 0xFF])
+        XCTAssertThrowsError(try d.next())
     }
 
     func testRawFramingWaitsForShortReadsOfACommand() throws {
         let auth0 = [UInt8](repeating: 0x80, count: 4) + [10] + [UInt8](repeating: 1, count: 10) + [0x00]
         var d = APDUStreamDecoder(framing: .raw, kind: .command)
         for b in auth0.prefix(auth0.count - 1) {
-            d.append([b])
-            if d.buffered >= 4 && d.buffered < 15 && d.buffered != 4 && d.buffered != 5 { XCTAssertNil(try d.nextFrame()) }
-            if d.buffered == 15 { XCTAssertNotNil(try d.nextFrame()) }
+            d.feed([b])
+            if d.buffered >= 4 && d.buffered < 15 && d.buffered != 4 && d.buffered != 5 { XCTAssertNil(try d.next()) }
+            if d.buffered == 15 { XCTAssertNotNil(try d.next()) }
         }
         var r = APDUStreamDecoder(framing: .raw, kind: .response)
-        r.append([0x90])
-        XCTAssertNil(try r.nextFrame())
-        r.append([0x00])
-        XCTAssertEqual(try r.nextFrame(), [0x90, 0x00])
+        r.feed([0x90])
+        XCTAssertNil(try r.next())
+        r.feed([0x00])
+        XCTAssertEqual(try r.next(), [0x90, 0x00])
     }
 
     // MARK: Real sockets on loopback

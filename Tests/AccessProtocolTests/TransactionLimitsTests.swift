@@ -2,6 +2,7 @@ import ByteCore
 import Codecs
 import Dispatch
 import Foundation
+import LockBenchTestSupport
 import OfflineUnlock
 import XCTest
 @testable import AccessProtocol

@@ -2,6 +2,7 @@ import ByteCore
 import Codecs
 import Crypto
 import Foundation
+import LockBenchTestSupport
 import OfflineUnlock
 import XCTest
 @testable import AccessProtocol
@@ -95,7 +96,8 @@ final class TransactionTests: XCTestCase {
         XCTAssertTrue(outcome.stepUp)
         XCTAssertEqual(decider.presentations.last?.accessDocuments, [access])
         XCTAssertEqual(decider.presentations.last?.revocationDocuments, [revocation])
-        XCTAssertEqual(labels(outcome), ["SELECT", "AUTH0", "AUTH1", "SELECT step-up", "ENVELOPE", "GET RESPONSE", "GET RESPONSE", "GET RESPONSE", "EXCHANGE"])
+        // No step-up SELECT: the credential's bitmap leaves bit 2 clear (InteropRegressionTests).
+        XCTAssertEqual(labels(outcome), ["SELECT", "AUTH0", "AUTH1", "ENVELOPE", "GET RESPONSE", "GET RESPONSE", "GET RESPONSE", "EXCHANGE"])
     }
 
     func testStepUpRequestIsChainedWhenTheReaderChunksSmall() {
@@ -124,6 +126,33 @@ final class TransactionTests: XCTestCase {
             signingKey: Fixture.credentialKey, trustedReaders: [TrustedReader(groupID: Fixture.groupID, publicKey: Fixture.readerKey.publicBytes)],
             accessDocuments: [Fixture.accessDocument()], interface: .ble))
         XCTAssertTrue(LockReader(configuration: config, decider: Fixture.engine()).runTransaction(over: InMemoryLink(bleCredential), at: Fixture.time).granted)
+    }
+
+    /// Issue 9 item 3: the link drops after the lock decided (the closing EXCHANGE never gets an
+    /// answer). The outcome is what the lock decided and did, and separately that the phone never
+    /// heard it.
+    func testLinkLostAfterTheDecisionKeepsTheDecision() {
+        final class DropsExchange: APDUTransceiver {
+            struct Lost: Error {}
+            let inner: InMemoryLink
+            init(_ c: CredentialSession) { inner = InMemoryLink(c) }
+            func transceive(_ command: [UInt8]) throws -> [UInt8] {
+                if command.count > 1, command[1] == Instruction.exchange { throw Lost() }
+                return try inner.transceive(command)
+            }
+        }
+        let decider = RecordingDecider(Fixture.engine())
+        let outcome = lock(decider).runTransaction(over: DropsExchange(Fixture.credential()), at: Fixture.time)
+        XCTAssertTrue(outcome.granted, "\(outcome.decision)")
+        XCTAssertTrue(outcome.decided)
+        XCTAssertFalse(outcome.acknowledged)
+        XCTAssertEqual(outcome.linkLostAfterDecision, "Lost()")
+        XCTAssertEqual(decider.presentations.count, 1)
+        // Before the decision a lost link is still the transport's denial.
+        final class Gone: APDUTransceiver { func transceive(_ c: [UInt8]) throws -> [UInt8] { throw DropsExchange.Lost() } }
+        let early = lock().runTransaction(over: Gone(), at: Fixture.time)
+        XCTAssertFalse(early.decided)
+        XCTAssertNil(early.linkLostAfterDecision)
     }
 
     func testTransportFailureIsADeny() {

@@ -15,7 +15,7 @@ final class ATTServerTests: XCTestCase {
         return ATTServer(database: GATTDatabase(services: services))
     }
 
-    private func h(_ v: UInt16) -> [UInt8] { var o = [UInt8](); o.le16(v); return o }
+    private func h(_ v: UInt16) -> [UInt8] { var o = [UInt8](); o.appendUInt16LE(v); return o }
 
     /// Handles: 1 GAP, 2-3 name, 4-5 appearance, 6 GATT, 7-8 service changed, 9 CCCD,
     /// 10 FFF2, 11-12 SPSM, 13-14 version, 15 battery, 16-17 notify char, 18 CCCD.

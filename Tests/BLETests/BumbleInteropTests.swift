@@ -1,6 +1,7 @@
 import BLE
 import ByteCore
 import Foundation
+import LockBenchTestSupport
 import XCTest
 
 /// Runs the Bumble-host phone script (Tests/BLETests/python/bumble_phone.py) against a port.
@@ -72,22 +73,35 @@ final class BumbleInteropTests: XCTestCase {
         XCTAssertEqual(result["ok"] as? Bool, true, "\(result)")
         lock.stop()
 
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/tshark")
-        p.arguments = ["-r", path, "-V"]
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        XCTAssertEqual(p.terminationStatus, 0)
+        let (status, text) = try tshark(["-r", path, "-V"])
+        XCTAssertEqual(status, 0)
         XCTAssertFalse(text.localizedCaseInsensitiveContains("malformed"), "tshark found malformed frames")
         XCTAssertTrue(text.contains("Bluetooth Attribute Protocol"))
         XCTAssertTrue(text.contains("Bluetooth L2CAP Protocol"))
         XCTAssertTrue(text.contains("LE Credit Based Connection Request"))
         XCTAssertTrue(text.contains("Read By Group Type Response"))
         XCTAssertTrue(text.contains("LE Set Advertising Data"))
+
+        // Dated now, as Wireshark shows it (the 2000-based offset dated captures 2056).
+        let (fieldsStatus, epochs) = try tshark(["-r", path, "-T", "fields", "-e", "frame.time_epoch"])
+        XCTAssertEqual(fieldsStatus, 0)
+        let times = epochs.split(separator: "\n").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+        XCTAssertGreaterThan(times.count, 20, epochs)
+        let now = Date().timeIntervalSince1970
+        for t in times { XCTAssertLessThan(abs(t - now), 120, "frame.time_epoch \(t) is not now (\(now))") }
+    }
+
+    private func tshark(_ arguments: [String]) throws -> (Int32, String) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/tshark")
+        p.arguments = arguments
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        return (p.terminationStatus, text)
     }
 }
 

@@ -1,3 +1,4 @@
+import LockBenchTestSupport
 import XCTest
 
 /// Short libFuzzer runs over what a controller and its peers send the BLE host (recipe:

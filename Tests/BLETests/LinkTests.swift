@@ -1,6 +1,7 @@
 @testable import BLE
 import ByteCore
 import Foundation
+import LockBenchTestSupport
 import XCTest
 
 /// L2CAP signaling, SMP refusal and GATT over a real Bumble link between the Swift lock and the
@@ -11,7 +12,8 @@ final class LinkTests: XCTestCase {
 
     private func connect() throws -> BLEPhoneSession {
         let controllers = try bumbleControllers()
-        lock = try startLock(on: controllers.spec(0), transaction: { _ in Thread.sleep(forTimeInterval: 30) })
+        lock = try startLock(on: controllers.spec(0), configure: { $0.echoPSM = AliroBLE.echoPSM },
+                             transaction: { _ in Thread.sleep(forTimeInterval: 30) })
         phone = try startPhone(on: controllers.spec(1))
         return try phone.connectToLock()
     }
@@ -66,8 +68,8 @@ final class LinkTests: XCTestCase {
         let long = (0..<300).map { UInt8(truncatingIfNeeded: $0 * 3) }
         for (i, chunk) in stride(from: 0, to: long.count, by: 90).enumerated() {
             var req: [UInt8] = [ATTOpcode.prepareWriteRequest]
-            req.le16(chars[1].valueHandle)
-            req.le16(UInt16(chunk))
+            req.appendUInt16LE(chars[1].valueHandle)
+            req.appendUInt16LE(UInt16(chunk))
             req += long[chunk..<min(long.count, chunk + 90)]
             XCTAssertEqual(try session.connection.attRequest(req), [ATTOpcode.prepareWriteResponse] + req.dropFirst(), "chunk \(i)")
         }

@@ -1,6 +1,7 @@
 import BLE
 import ByteCore
 import Foundation
+import LockBenchTestSupport
 import XCTest
 
 /// (b) The Swift lock and the Swift virtual phone over Bumble's virtual controllers.

@@ -3,30 +3,6 @@ import Foundation
 import XCTest
 
 extension XCTestCase {
-    /// `count` Bumble controllers on one link (VirtualControllers; more than two through
-    /// python/controllers.py), stopped at teardown.
-    func bumbleControllers(count: Int = 2) throws -> VirtualControllers {
-        let script = count > 2 ? URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("python/controllers.py").path : nil
-        return try controllers { () throws(BLEError) in try VirtualControllers.bumble(count: count, script: script) }
-    }
-
-    /// Android's RootCanal (`pip install rootcanal==1.10.0`): one controller per TCP connection on
-    /// its HCI port, LE Enhanced Connection Complete, public addresses, 27-byte ACL fragments and
-    /// real connection intervals; stopped at teardown.
-    func rootCanal() throws -> VirtualControllers {
-        try controllers { () throws(BLEError) in try VirtualControllers.rootCanal() }
-    }
-
-    private func controllers(_ start: () throws(BLEError) -> VirtualControllers) throws -> VirtualControllers {
-        do {
-            let controllers = try start()
-            addTeardownBlock { controllers.stop() }
-            return controllers
-        } catch {
-            throw MissingTool("\(error)")
-        }
-    }
-
     /// The Swift lock on `spec`, started and advertising, logging as "lock"; stopped at teardown.
     func startLock(on spec: String, configure: (inout BLELock.Configuration) -> Void = { _ in },
                    onEvent: ((BLELockEvent) -> Void)? = nil, transaction: @escaping BLELock.Transaction = EchoFlow.lockTransaction(),
@@ -67,11 +43,4 @@ final class TestLog: @unchecked Sendable {
         }
     }
     var all: [String] { lock.withLock { lines } }
-}
-
-/// A tool the README installs is missing or did not start: a failure, never a skip, so CI cannot
-/// pass without having run the test (.ci/run installs every tool).
-struct MissingTool: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description + " — install what the README lists" }
 }

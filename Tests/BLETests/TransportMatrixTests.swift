@@ -2,6 +2,7 @@ import BLE
 import ByteCore
 import Foundation
 import Glibc
+import LockBenchTestSupport
 import XCTest
 
 /// The other two transports against Bumble's controllers: the lock on a serial line (Bumble's

@@ -140,7 +140,9 @@ final class TransportSpecTests: XCTestCase {
         XCTAssertEqual(BTSnoopTransport.fileHeader, Array("btsnoop".utf8) + [0, 0, 0, 0, 1, 0, 0, 0x03, 0xEA])
         let rec = BTSnoopTransport.record(H4Packet(.event, [0x0E, 0x01, 0x01]), received: true, microsecondsSince1970: 0)
         XCTAssertEqual(Array(rec[0..<16]), [0, 0, 0, 4, 0, 0, 0, 4, 0, 0, 0, 3, 0, 0, 0, 0])
-        XCTAssertEqual(Array(rec[16..<24]), [0x00, 0xE0, 0x3A, 0xB4, 0x4A, 0x67, 0x60, 0x00])
+        // The btsnoop epoch offset Wireshark subtracts: 0x00DCDDB30F2F8000 µs = 719 540 days.
+        XCTAssertEqual(Array(rec[16..<24]), [0x00, 0xDC, 0xDD, 0xB3, 0x0F, 0x2F, 0x80, 0x00])
+        XCTAssertEqual(BTSnoopTransport.epochOffset, 719_540 * 86_400 * 1_000_000)
         XCTAssertEqual(Array(rec[24...]), [0x04, 0x0E, 0x01, 0x01])
         let sent = BTSnoopTransport.record(H4Packet(.acl, [1, 0, 0, 0]), received: false, microsecondsSince1970: 1)
         XCTAssertEqual(Array(sent[8..<12]), [0, 0, 0, 0])

@@ -1,17 +1,11 @@
 import Foundation
+import LockBenchTestSupport
 import XCTest
 @testable import Certification
 
 enum Fixtures {
     /// The repository root (the folder holding Package.swift).
-    static let repositoryRoot: URL = {
-        var url = URL(fileURLWithPath: #filePath)
-        while url.path != "/" {
-            url.deleteLastPathComponent()
-            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) { return url }
-        }
-        fatalError("Package.swift not found above \(#filePath)")
-    }()
+    static var repositoryRoot: URL { Repository.root }
 
     static var tablesDirectory: String { repositoryRoot.appendingPathComponent("firmware-tables").path }
 

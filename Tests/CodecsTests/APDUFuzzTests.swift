@@ -1,3 +1,4 @@
+import LockBenchTestSupport
 import XCTest
 
 /// Short libFuzzer runs over the TLV and APDU parsers (recipe: docs/fuzzing.md).

@@ -1,4 +1,5 @@
 import Foundation
+import LockBenchTestSupport
 import XCTest
 
 /// (a) with the real engine: `lockbench lock run --ble` on one Bumble controller, Bumble's own
@@ -64,12 +65,7 @@ final class BLEBumbleEndToEndTests: XCTestCase {
         guard probe.status == 0 else { throw MissingTool("python3 cryptography is not installed") }
         let r = try python(["protocol_credential.py", "--self-test"])
         XCTAssertEqual(r.status, 0, r.stdout)
-        XCTAssertTrue(r.stdout.contains("Step-up transaction: 7 responses, 0 different"), r.stdout)
+        // Six: no step-up SELECT, the credential's bitmap leaves bit 2 clear (docs/protocol.md §9).
+        XCTAssertTrue(r.stdout.contains("Step-up transaction: 6 responses, 0 different"), r.stdout)
     }
-}
-
-/// A tool the README installs is missing: a failure, never a skip (.ci/run installs every tool).
-struct MissingTool: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description + " — install what the README lists" }
 }

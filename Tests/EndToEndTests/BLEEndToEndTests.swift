@@ -1,6 +1,7 @@
 import BLE
 import Foundation
 import Glibc
+import LockBenchTestSupport
 import XCTest
 
 /// `lockbench ble lock` and `lockbench ble phone` as a user runs them, over Bumble's controllers.

@@ -1,5 +1,6 @@
 import BLE
 import Foundation
+import LockBenchTestSupport
 import XCTest
 
 /// `lockbench demo` in a temporary directory, its lock running (`lock run --ble … --json`) on the
@@ -18,12 +19,6 @@ struct DemoLockOnBLE {
 }
 
 extension XCTestCase {
-    /// Two Bumble controllers (VirtualControllers), stopped at teardown; not installed or not
-    /// starting is a MissingTool failure.
-    func bumbleControllers() throws -> VirtualControllers {
-        do { let c = try VirtualControllers.bumble(); addTeardownBlock { c.stop() }; return c } catch { throw MissingTool("\(error)") }
-    }
-
     /// The demo site's lock on BLE, terminated at teardown.
     func startDemoLockOnBLE() throws -> DemoLockOnBLE {
         let dir = try LockBenchProcess.temporaryDirectory(self)

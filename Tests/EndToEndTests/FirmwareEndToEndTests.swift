@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
+import LockBenchTestSupport
 import XCTest
 
 /// `lockbench firmware …` as a user runs it: verdicts, exit codes, formats, table lookup.

@@ -1,4 +1,5 @@
 import Foundation
+import LockBenchTestSupport
 import XCTest
 
 /// Issue 9 §2.11 and §3.12, as a user meets them: private keys refused when others can read them

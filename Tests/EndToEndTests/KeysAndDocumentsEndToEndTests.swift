@@ -1,4 +1,5 @@
 import Foundation
+import LockBenchTestSupport
 import XCTest
 
 /// The key, document, config, decide, clock and audit commands, run as a user runs them.

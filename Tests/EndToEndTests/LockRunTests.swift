@@ -1,4 +1,5 @@
 import Foundation
+import LockBenchTestSupport
 import XCTest
 
 /// The main job as a user runs it: `lockbench demo`, and `lockbench lock run` on a virtual reader
@@ -113,65 +114,4 @@ final class LockRunTests: XCTestCase {
         lock.process.waitUntilExit()
         XCTAssertEqual(lock.process.terminationStatus, 0)
     }
-}
-
-/// A `lockbench` process talked to line by line.
-final class InteractiveProcess {
-    let process = Process()
-    private let input = Pipe()
-    private let output = Pipe()
-    private var buffer = ""
-    private var lines: [String] = []
-    private let condition = NSCondition()
-
-    init(_ arguments: [String], currentDirectory: URL? = nil) throws {
-        process.executableURL = LockBenchProcess.binary
-        process.arguments = arguments
-        if let currentDirectory { process.currentDirectoryURL = currentDirectory }
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = output
-        output.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            guard let self else { return }
-            let data = handle.availableData
-            self.condition.lock()
-            self.buffer += String(decoding: data, as: UTF8.self)
-            while let nl = self.buffer.firstIndex(of: "\n") {
-                self.lines.append(String(self.buffer[..<nl]))
-                self.buffer = String(self.buffer[self.buffer.index(after: nl)...])
-            }
-            self.condition.broadcast()
-            self.condition.unlock()
-        }
-        try process.run()
-    }
-
-    func send(_ line: String) { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }
-
-    /// The first line not yet consumed that contains `text`; earlier lines are consumed too.
-    func waitForLine(containing text: String, timeout: TimeInterval = 15) throws -> String {
-        let deadline = Date().addingTimeInterval(timeout)
-        condition.lock(); defer { condition.unlock() }
-        while true {
-            if let i = lines.firstIndex(where: { $0.contains(text) }) {
-                let line = lines[i]
-                lines.removeFirst(i + 1)
-                return line
-            }
-            if !condition.wait(until: deadline) {
-                throw LineTimeout(expected: text, seen: lines.suffix(5))
-            }
-        }
-    }
-
-    func terminate() {
-        if process.isRunning { process.terminate(); process.waitUntilExit() }
-        output.fileHandleForReading.readabilityHandler = nil
-    }
-}
-
-struct LineTimeout: Error, CustomStringConvertible {
-    var expected: String
-    var seen: ArraySlice<String>
-    var description: String { "no line containing '\(expected)'; last lines: \(seen.joined(separator: " | "))" }
 }

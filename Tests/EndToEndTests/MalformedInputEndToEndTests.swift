@@ -1,5 +1,6 @@
 import Codecs
 import Foundation
+import LockBenchTestSupport
 import XCTest
 
 /// Issue 9 §1.6 and §3.14: the inputs that trapped the binary (exit 132 with a backtrace) — durations

@@ -1,4 +1,5 @@
 import Foundation
+import LockBenchTestSupport
 import XCTest
 
 /// `lockbench nfc …` and `lockbench doctor` run as a user would, against libnfc's own tools.

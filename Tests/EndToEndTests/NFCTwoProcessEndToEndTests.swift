@@ -1,4 +1,5 @@
 import Foundation
+import LockBenchTestSupport
 import XCTest
 
 /// A lock and its reader in separate processes, as on a bench with a USB reader: `lockbench nfc

@@ -1,4 +1,5 @@
 import Foundation
+import LockBenchTestSupport
 import XCTest
 
 /// The README's walkthrough, run as written: if a flag in it changes, this fails.

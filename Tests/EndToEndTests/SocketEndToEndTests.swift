@@ -1,4 +1,5 @@
 import Foundation
+import LockBenchTestSupport
 import XCTest
 
 /// Two `lockbench` processes on loopback: `credential serve` (the phone) and `lock transact` (the
@@ -98,6 +99,44 @@ final class SocketEndToEndTests: XCTestCase {
         let audit = try lb(["audit", "show", "--config", "door.lock.json"]).stdout
         XCTAssertEqual(audit.components(separatedBy: "grant").count - 1, 3, audit)
         XCTAssertTrue(audit.contains("socket"), audit)
+    }
+
+    /// Issue 8 §1: a phone that asks for the step-up SELECT (`--step-up-select required`) and
+    /// holds a mailbox (`--mailbox FILE`), a lock whose configuration reads and writes it.
+    func testStepUpSelectAndMailboxAcrossTheCommandLine() throws {
+        try makeSite()
+        let configURL = dir.appendingPathComponent("door.lock.json")
+        var config = try JSONSerialization.jsonObject(with: Data(contentsOf: configURL)) as! [String: Any]
+        config["protocol"] = ["mailbox": [["op": "read", "offset": 0, "length": 8],
+                                          ["op": "write", "offset": 8, "data": "aabb"]]]
+        try JSONSerialization.data(withJSONObject: config).write(to: configURL)
+        let mailbox = dir.appendingPathComponent("mailbox.bin")
+        try Data(Array(0..<16)).write(to: mailbox)
+        let port = try serve(["--step-up-select", "required", "--mailbox", "mailbox.bin", "--once"])
+        let out = try transact(port, expect: 0, ["--transcript"])
+        XCTAssertEqual(out["decision"] as? String, "grant", "\(out)")
+        XCTAssertEqual(out["readerStatus"] as? String, "0101")
+        let box = out["mailbox"] as? [String: Any]
+        XCTAssertEqual(box?["reads"] as? [String], ["0001020304050607"], "\(out)")
+        XCTAssertEqual(box?["status"] as? String, "9000")
+        XCTAssertEqual(box?["operations"] as? [String], ["read 0+8", "write 8: aabb"])
+        // Bit 2 was set, so the lock sent the step-up SELECT.
+        XCTAssertTrue((out["apdus"] as? [String] ?? []).contains { $0.hasPrefix("C SELECT step-up: 00a4040009a000000909acce5502") }, "\(out)")
+        // What the lock wrote is in the phone's file.
+        XCTAssertEqual(Array(try Data(contentsOf: mailbox)), Array(0..<8) + [0xAA, 0xBB] + Array(10..<16))
+        // Without the flag the lock skips the SELECT (bit 2 clear).
+        try newLock("plain")
+        let port2 = try serve(["--once"])
+        let plain = try transact(port2, lock: "plain", expect: 0, ["--transcript"])
+        XCTAssertFalse((plain["apdus"] as? [String] ?? []).contains { $0.hasPrefix("C SELECT step-up") }, "\(plain)")
+        XCTAssertNil(plain["mailbox"])
+        // A bad value is a usage error, and a bad mailbox operation names the field.
+        try lb(["credential", "serve", "--key", "alice.key.pem", "--trust-reader", "door.reader.json", "--step-up-select", "maybe"], expect: 2)
+        config["protocol"] = ["mailbox": [["op": "erase", "offset": 0]]]
+        try JSONSerialization.data(withJSONObject: config).write(to: configURL)
+        let bad = try LockBenchProcess.run(["config", "check", "--config", "door.lock.json"], currentDirectory: dir)
+        XCTAssertNotEqual(bad.status, 0)
+        XCTAssertTrue((bad.stdout + bad.stderr).contains("op must be read, write or set"), bad.stderr)
     }
 
     func testLengthFramingAndHumanOutput() throws {

@@ -2,6 +2,7 @@ import AccessProtocol
 import ByteCore
 import Dispatch
 import Foundation
+import LockBenchTestSupport
 import Lock
 import LockRuntime
 import XCTest

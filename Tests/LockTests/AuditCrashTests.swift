@@ -1,20 +1,13 @@
 import Foundation
 @testable import Lock
+import LockBenchTestSupport
 import XCTest
 
 /// Kills a process with SIGKILL in the middle of a burst of audit appends and checks that every
 /// entry it acknowledged is on disk and the chain verifies. The child is the built `lockbench`
 /// (hidden `audit burst` subcommand), which prints "ack N" after entry N is fsynced.
 final class AuditCrashTests: XCTestCase {
-    static let binary: URL = {
-        var dir = Bundle.main.bundleURL
-        for _ in 0..<3 {
-            let candidate = dir.appendingPathComponent("lockbench")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            dir.deleteLastPathComponent()
-        }
-        fatalError("lockbench binary not found near \(Bundle.main.bundleURL.path); run `swift build` first")
-    }()
+    static var binary: URL { LockBenchProcess.binary }
 
     /// Starts a burst, waits for `killAfter` acknowledgements, SIGKILLs it, returns every ack seen.
     func burstAndKill(_ dir: String, killAfter: Int) throws -> [UInt64] {
@@ -51,7 +44,7 @@ final class AuditCrashTests: XCTestCase {
     }
 
     func testEveryAcknowledgedEntrySurvivesSIGKILL() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         var previous: UInt64 = 0
         for round in 0..<3 {
             let acks = try burstAndKill(dir, killAfter: 150 + 100 * round)

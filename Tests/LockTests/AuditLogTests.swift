@@ -1,15 +1,9 @@
 import ByteCore
 import Foundation
 @testable import Lock
+import LockBenchTestSupport
 import OfflineUnlock
 import XCTest
-
-func temporaryDirectory(_ test: XCTestCase) -> String {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("lockbench-lock-\(UUID().uuidString)").path
-    try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    test.addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
-    return path
-}
 
 final class AuditLogTests: XCTestCase {
     let t0 = Date(timeIntervalSince1970: 1_772_442_000)
@@ -27,7 +21,7 @@ final class AuditLogTests: XCTestCase {
     var logPath: (String) -> String { { $0 + "/audit.log" } }
 
     func testAppendVerifyReopen() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         let log = try fill(dir, 5)
         XCTAssertEqual(log.head.seq, 5)
         let (entries, damage) = try AuditLog.verify(directory: dir)
@@ -54,7 +48,7 @@ final class AuditLogTests: XCTestCase {
     }
 
     func testTruncatedTailIsReportedCutAndLoggingContinues() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         _ = try fill(dir, 4)
         var bytes = try Data(contentsOf: URL(fileURLWithPath: logPath(dir)))
         bytes.removeLast(30)
@@ -79,7 +73,7 @@ final class AuditLogTests: XCTestCase {
     }
 
     func testEditedEntryBreaksTheChainFromThere() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         _ = try fill(dir, 5)
         var text = try String(contentsOfFile: logPath(dir), encoding: .utf8)
         text = text.replacingOccurrences(of: "\"decision\":\"deny\",\"detail\":\"expired", with: "\"decision\":\"grant\",\"detail\":\"expired", options: [], range: nil)
@@ -92,7 +86,7 @@ final class AuditLogTests: XCTestCase {
     }
 
     func testDeletedOrReorderedLinesAreDetected() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         _ = try fill(dir, 4)
         var lines = try String(contentsOfFile: logPath(dir), encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: true)
         lines.remove(at: 1)
@@ -102,7 +96,7 @@ final class AuditLogTests: XCTestCase {
     }
 
     func testWholeEntriesCutFromTheEndAreNoticedAgainstTheHead() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         let log = try fill(dir, 4)
         let head = log.head
         let lines = try String(contentsOfFile: logPath(dir), encoding: .utf8).split(separator: "\n")
@@ -113,7 +107,7 @@ final class AuditLogTests: XCTestCase {
     }
 
     func testForeignKeyFailsFromTheFirstLine() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         _ = try fill(dir, 2)
         try Data(repeating: 7, count: 32).write(to: URL(fileURLWithPath: dir + "/audit.key"))
         XCTAssertEqual(try AuditLog.verify(directory: dir).damage?.line, 1)
@@ -122,7 +116,7 @@ final class AuditLogTests: XCTestCase {
     // MARK: Issue 9 §2.8: damage is not hidden
 
     func testDeletingTheLastEntryIsDamageAgainstTheRecordedHead() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         let head = try fill(dir, 4).head
         let lines = try String(contentsOfFile: logPath(dir), encoding: .utf8).split(separator: "\n")
         try (lines.prefix(3).joined(separator: "\n") + "\n").write(toFile: logPath(dir), atomically: false, encoding: .utf8)
@@ -133,7 +127,7 @@ final class AuditLogTests: XCTestCase {
 
     func testAnEmptiedOrDeletedLogIsDamage() throws {
         for delete in [false, true] {
-            let dir = temporaryDirectory(self)
+            let dir = try temporaryDirectory("lockbench-lock").path
             let head = try fill(dir, 3).head
             if delete { try FileManager.default.removeItem(atPath: logPath(dir)) } else { try Data().write(to: URL(fileURLWithPath: logPath(dir))) }
             let v = try AuditLog.verify(directory: dir, expectedHead: head)
@@ -147,7 +141,7 @@ final class AuditLogTests: XCTestCase {
     }
 
     func testAReplacedLogWithTheSameLengthIsDamage() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         let head = try fill(dir, 3).head
         try FileManager.default.removeItem(atPath: logPath(dir))
         let other = try AuditLog(directory: dir)        // same key, a new history of 3 entries
@@ -156,7 +150,7 @@ final class AuditLogTests: XCTestCase {
     }
 
     func testSequenceNumbersAreNeverReused() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         let head = try fill(dir, 4).head
         let lines = try String(contentsOfFile: logPath(dir), encoding: .utf8).split(separator: "\n")
         try (lines.prefix(2).joined(separator: "\n") + "\n").write(toFile: logPath(dir), atomically: false, encoding: .utf8)
@@ -166,7 +160,7 @@ final class AuditLogTests: XCTestCase {
     }
 
     func testAMissingKeyWithAHistoryIsRefusedNotReplaced() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         _ = try fill(dir, 2)
         try FileManager.default.removeItem(atPath: dir + "/audit.key")
         XCTAssertThrowsError(try AuditLog(directory: dir)) {
@@ -179,7 +173,7 @@ final class AuditLogTests: XCTestCase {
 
 final class StateStoreTests: XCTestCase {
     func testAtomicSaveAndLoad() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         let store = StateStore(directory: dir, auditKey: Array(repeating: 9, count: 32))
         XCTAssertNil(try store.load())
         var s = PersistedLockState(engine: EngineState(clock: TrustedClock(trustedAt: Date(timeIntervalSince1970: 100))), clock: .frozen(Date(timeIntervalSince1970: 100)))
@@ -198,7 +192,7 @@ final class StateStoreTests: XCTestCase {
     /// §2.9: the state is authenticated with the audit key; an edit, another key, or an
     /// unauthenticated (old-format) file is refused with the way out in the message.
     func testStateIsAuthenticated() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         let store = StateStore(directory: dir, auditKey: Array(repeating: 9, count: 32))
         var s = PersistedLockState(engine: EngineState(clock: TrustedClock(trustedAt: Date(timeIntervalSince1970: 100))), clock: .frozen(Date(timeIntervalSince1970: 100)))
         s.engine.revocationLists = RevocationLists(["ab": IssuerRevocationList(serial: 9, issued: Date(timeIntervalSince1970: 50), entries: [])])

@@ -4,6 +4,7 @@ import Crypto
 import Foundation
 @testable import Lock
 import OfflineUnlock
+import LockBenchTestSupport
 import XCTest
 
 /// A lock built from real files: configuration, reader key, issuer key; documents issued with the
@@ -20,7 +21,7 @@ final class EmulatedLockTests: XCTestCase {
     func presentation(_ docs: [[UInt8]] = []) -> Presentation { fixture.presentation(docs) }
 
     func testConfigurationRoundTripAndErrors() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         let path = try makeConfig(dir)
         let c = try LockConfiguration.load(path: path)
         XCTAssertEqual(c.model, "NDE")
@@ -44,8 +45,58 @@ final class EmulatedLockTests: XCTestCase {
         }
     }
 
+    /// The `ble` section: defaults, durations as text, a bad group resolving key or duration named.
+    func testBLESettingsDefaultsDurationsAndErrors() throws {
+        let dir = try temporaryDirectory("lockbench-lock").path
+        _ = try makeConfig(dir)
+        func load(_ ble: String) throws -> LockConfiguration {
+            try Data(#"{"model":"NDE","firmware":"1","reader":{"signingKey":"reader.key.pem","groupID":"\#(Hex.encode(group))","subID":"\#(Hex.encode(sub))"},"ble":\#(ble)}"#.utf8)
+                .write(to: URL(fileURLWithPath: dir + "/ble.json"))
+            return try LockConfiguration.load(path: dir + "/ble.json")
+        }
+        let defaults = try XCTUnwrap(load(#"{"transport":"tcp:127.0.0.1:9"}"#).ble)
+        XCTAssertEqual(defaults.idleTimeout, 5)
+        XCTAssertEqual(defaults.transactionTimeout, 10)
+        XCTAssertEqual(defaults.tagRotation, 900)
+        XCTAssertNil(defaults.address)
+        XCTAssertNil(defaults.groupResolvingKey)
+        let set = try XCTUnwrap(load(#"{"address":"C3:12:34:56:78:9A","idleTimeout":"2s","transactionTimeout":"1m","tagRotation":"1h","groupResolvingKey":"000102030405060708090a0b0c0d0e0f"}"#).ble)
+        XCTAssertEqual(set.address, "C3:12:34:56:78:9A")
+        XCTAssertEqual(set.idleTimeout, 2)
+        XCTAssertEqual(set.transactionTimeout, 60)
+        XCTAssertEqual(set.tagRotation, 3600)
+        let again = try JSONDecoder().decode(LockConfiguration.BLE.self, from: try JSONEncoder().encode(set))
+        XCTAssertEqual(again, set)
+        XCTAssertThrowsError(try load(#"{"groupResolvingKey":"00"}"#)) {
+            XCTAssertEqual(($0 as? LockError)?.code, .invalidConfiguration)
+            XCTAssertTrue("\($0)".contains("ble.groupResolvingKey") && "\($0)".contains("32 hex digits"), "\($0)")
+        }
+        XCTAssertThrowsError(try load(#"{"idleTimeout":"0s"}"#)) {
+            XCTAssertTrue("\($0)".contains("ble.idleTimeout"), "\($0)")
+        }
+        XCTAssertThrowsError(try load(#"{"transactionTimeout":"soon"}"#)) {
+            XCTAssertTrue("\($0)".contains("ble.transactionTimeout"), "\($0)")
+        }
+    }
+
+    /// A stop inside the relock window secures the bolt and writes it; a secured bolt stays so.
+    func testSecureNowClosesAnUnsecuredBoltAndPersistsIt() throws {
+        let dir = try temporaryDirectory("lockbench-lock").path
+        let path = try makeConfig(dir)
+        var lock: EmulatedLock? = try EmulatedLock(configuration: LockConfiguration.load(path: path))
+        XCTAssertFalse(try lock!.secureNow(), "already secured")
+        XCTAssertTrue(lock!.decide(presentation([try document()])).isGrant)
+        XCTAssertEqual(lock!.boltName, "unsecured")
+        XCTAssertTrue(try lock!.secureNow())
+        XCTAssertEqual(lock!.boltName, "secured")
+        lock = nil
+        let again = try EmulatedLock(configuration: LockConfiguration.load(path: path))
+        XCTAssertEqual(again.boltState, .secured)
+        XCTAssertEqual(try AuditLog.verify(directory: dir + "/state").entries.count, 1, "the stop adds no audit line")
+    }
+
     func testDecisionsMoveTheBoltAuditAndPersist() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         let path = try makeConfig(dir)
         var lock: EmulatedLock? = try EmulatedLock(configuration: LockConfiguration.load(path: path))
         XCTAssertTrue(lock!.wantsStepUp(credentialPublicKey: Primitives.point(of: credential)))
@@ -72,7 +123,7 @@ final class EmulatedLockTests: XCTestCase {
     }
 
     func testClockControls() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         let lock = try EmulatedLock(configuration: LockConfiguration.load(path: try makeConfig(dir)))
         XCTAssertTrue(lock.decide(presentation([try document()])).isGrant)
         try lock.setClock(t0.addingTimeInterval(-3600), trusted: false)
@@ -90,7 +141,7 @@ final class EmulatedLockTests: XCTestCase {
     }
 
     func testStorageFailureDeniesAndKeepsTheBoltSecured() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         let lock = try EmulatedLock(configuration: LockConfiguration.load(path: try makeConfig(dir)))
         // Make the state file's directory unwritable for the atomic rename.
         try FileManager.default.setAttributes([.posixPermissions: 0o500], ofItemAtPath: dir + "/state")
@@ -117,7 +168,7 @@ final class EmulatedLockTests: XCTestCase {
 
     /// §1.1: every revocation list change is an audit entry, written before the decision's own.
     func testRevocationListChangesAreAudited() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         let lock = try EmulatedLock(configuration: LockConfiguration.load(path: try makeConfig(dir)))
         XCTAssertTrue(lock.decide(presentation([try document()])).isGrant)
         let entry = try RevocationEntry(publicKeyHash: RevocationEntry.hash(credentialPublicKey: Primitives.point(of: credential)), expiry: t0.addingTimeInterval(86_400))
@@ -137,7 +188,7 @@ final class EmulatedLockTests: XCTestCase {
 
     /// §1.6/§3.14: a clock moved beyond year 9999 is refused (nothing saved), not trapped on.
     func testClockCannotBeMovedOutOfRange() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         let path = try makeConfig(dir)
         var lock: EmulatedLock? = try EmulatedLock(configuration: LockConfiguration.load(path: path))
         for seconds in [1e300, -1e300, .infinity, 300_000_000_000] {
@@ -152,7 +203,7 @@ final class EmulatedLockTests: XCTestCase {
     /// §3.14: a state file holding a time no date can be (written by an older LockBench) is
     /// refused as corrupt with the way out in the message.
     func testStateWithAnImpossibleTimeIsRefused() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         let path = try makeConfig(dir)
         try EmulatedLock(configuration: LockConfiguration.load(path: path)).flush()
         // A state file with a valid MAC whose clock no date can be (e.g. saved by an older LockBench).
@@ -169,7 +220,7 @@ final class EmulatedLockTests: XCTestCase {
 
     /// §3.14: every policy value is bounded when the configuration is read.
     func testConfigurationRefusesUnboundedPolicy() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         _ = try makeConfig(dir)
         let base = #"{"model":"NDE","firmware":"1","reader":{"signingKey":"reader.key.pem","groupID":"\#(Hex.encode(group))","subID":"\#(Hex.encode(sub))"},"policy":"#
         let cases: [(String, String)] = [

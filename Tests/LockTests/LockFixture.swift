@@ -2,16 +2,17 @@ import ByteCore
 import Codecs
 import Crypto
 import Foundation
+import LockBenchTestSupport
 @testable import Lock
 import OfflineUnlock
 
 /// A lock built from real files (configuration, reader key, issuer key) with a frozen clock, and
 /// the documents and presentations its tests hand it.
 struct LockFixture {
-    let t0 = RFC3339.parse("2026-03-02T09:00:00Z")!
+    let t0 = TestFixtures.monday
     let issuer = P256.Signing.PrivateKey()
     let credential = P256.Signing.PrivateKey()
-    let group = [UInt8](repeating: 0xA1, count: 16), sub = [UInt8](repeating: 0xB1, count: 16)
+    let group = TestFixtures.groupID, sub = TestFixtures.subID
 
     func makeConfig(_ dir: String, policy: LockPolicy = LockPolicy()) throws -> String {
         let reader = P256.Signing.PrivateKey()
@@ -27,10 +28,8 @@ struct LockFixture {
     }
 
     func document(until: TimeInterval = 8 * 3600) throws -> [UInt8] {
-        try AccessDocument.issue(access: AccessData(id: [0xD1], readers: [ReaderRule(groupID: group)]),
-                                 credentialPublicKey: Primitives.point(of: credential),
-                                 validity: .init(signed: t0.addingTimeInterval(-60), validFrom: t0.addingTimeInterval(-60), validUntil: t0.addingTimeInterval(until)),
-                                 issuerKey: issuer).encoded()
+        TestFixtures.accessDocument(credentialPublicKey: Primitives.point(of: credential), id: [0xD1],
+                                    from: t0.addingTimeInterval(-60), until: t0.addingTimeInterval(until), issuer: issuer)
     }
 
     func presentation(_ docs: [[UInt8]] = []) -> Presentation {

@@ -13,7 +13,7 @@ final class PrivateKeyFileTests: XCTestCase {
     }
 
     func testWrittenOwnerOnlyEvenOverAStaleWideTemporaryFile() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         let path = dir + "/k.key.pem"
         // A temporary file left behind by a crash, world-writable: it must not be reused.
         FileManager.default.createFile(atPath: path + ".tmp", contents: Data("stale".utf8), attributes: [.posixPermissions: 0o666])
@@ -28,7 +28,7 @@ final class PrivateKeyFileTests: XCTestCase {
     }
 
     func testRefusedWhenGroupOrOthersMayReadIt() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         let path = dir + "/k.key.pem"
         try PrivateKeyFile.write(P256.Signing.PrivateKey(), to: path)
         for wide in [0o644, 0o640, 0o604, 0o660] {
@@ -76,7 +76,7 @@ final class PrivateKeyFileTests: XCTestCase {
     }
 
     func testOpenSSLP256KeysAreReadWithTheSamePublicKey() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         let pkcs8 = try key("p256.pem", dir, [["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", "p256.pem"]])
         let sec1 = try key("sec1.pem", dir, [["ecparam", "-name", "prime256v1", "-genkey", "-out", "sec1.pem"]])   // EC PARAMETERS + EC PRIVATE KEY
         for path in [pkcs8, sec1] {
@@ -86,7 +86,7 @@ final class PrivateKeyFileTests: XCTestCase {
     }
 
     func testSecp256k1KeysAreRefused() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         let pkcs8 = try key("k1.pem", dir, [["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:secp256k1", "-out", "k1.pem"]])
         let sec1 = try key("k1sec1.pem", dir, [["ecparam", "-name", "secp256k1", "-genkey", "-noout", "-out", "k1sec1.pem"]])
         assertRefused(pkcs8, mentioning: "secp256k1")
@@ -94,7 +94,7 @@ final class PrivateKeyFileTests: XCTestCase {
     }
 
     func testExplicitCurveParametersAreRefused() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         let sec1 = try key("explicit.pem", dir, [["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-param_enc", "explicit", "-out", "explicit.pem"]])
         let pkcs8 = try key("explicit8.pem", dir, [["pkcs8", "-topk8", "-nocrypt", "-in", "explicit.pem", "-out", "explicit8.pem"]])
         assertRefused(sec1, mentioning: "explicit curve parameters")

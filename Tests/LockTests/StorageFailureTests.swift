@@ -53,7 +53,7 @@ final class StorageFailureTests: XCTestCase {
     }
 
     func testAnAuditLineCutShortIsRolledBackAndTheTapDenied() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         _ = try base.makeConfig(dir)
         let disk = FillingDisk()
         var lock: EmulatedLock! = try open(dir, disk)
@@ -74,7 +74,7 @@ final class StorageFailureTests: XCTestCase {
     }
 
     func testAStateWriteThatFailsTakesTheAuditEntryBack() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         _ = try base.makeConfig(dir)
         let disk = FillingDisk()
         let lock = try open(dir, disk)
@@ -93,7 +93,7 @@ final class StorageFailureTests: XCTestCase {
     }
 
     func testAFailedFsyncIsRolledBack() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         _ = try base.makeConfig(dir)
         let disk = FillingDisk()
         let lock = try open(dir, disk)
@@ -109,7 +109,7 @@ final class StorageFailureTests: XCTestCase {
     /// The reproduction: a real 64 KiB tmpfs that fills up (root only: `mount`).
     func testOnAFullTmpfs() throws {
         guard getuid() == 0 else { return XCTFail("this test mounts a 64 KiB tmpfs and must run as root (CI does)") }
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         let mnt = dir + "/small"
         try FileManager.default.createDirectory(atPath: mnt, withIntermediateDirectories: true)
         XCTAssertEqual(try run("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", mnt]), 0)
@@ -163,7 +163,7 @@ final class LockDamageTests: XCTestCase {
     let base = LockFixture()
 
     func testDamageStaysReportedUntilAcknowledged() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         let path = try base.makeConfig(dir)
         var lock: EmulatedLock? = try EmulatedLock(configuration: LockConfiguration.load(path: path))
         XCTAssertTrue(lock!.decide(base.presentation([try base.document()])).isGrant)
@@ -196,7 +196,7 @@ final class LockDamageTests: XCTestCase {
     }
 
     func testMissingStateWithAHistoryRefusesUntilReset() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         let path = try base.makeConfig(dir)
         var lock: EmulatedLock? = try EmulatedLock(configuration: LockConfiguration.load(path: path))
         XCTAssertTrue(lock!.decide(base.presentation([try base.document()])).isGrant)
@@ -229,7 +229,7 @@ final class AuthenticatedStateTests: XCTestCase {
     let base = LockFixture()
 
     func testAuditKeyOutsideTheStateDirectoryAndAnEditedStateIsRefused() throws {
-        let dir = temporaryDirectory(self)
+        let dir = try temporaryDirectory("lockbench-lock").path
         var config = try LockConfiguration.load(path: try base.makeConfig(dir))
         config.auditKeyFile = "keys/door.audit.key"
         var lock: EmulatedLock? = try EmulatedLock(configuration: config)

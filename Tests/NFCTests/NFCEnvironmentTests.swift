@@ -1,25 +1,14 @@
 import Foundation
+import LockBenchTestSupport
 import XCTest
 @testable import NFC
 
 /// The machine checks behind `lockbench doctor` and the open-failure advice, on fake /sys and
 /// /proc trees, plus the udev files and install script shipped in udev/.
 final class NFCEnvironmentTests: XCTestCase {
-    static let repository: URL = {
-        var url = URL(fileURLWithPath: #filePath)
-        while url.path != "/" {
-            url.deleteLastPathComponent()
-            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) { return url }
-        }
-        fatalError("Package.swift not found")
-    }()
+    static var repository: URL { Repository.root }
 
-    private func temporaryDirectory() throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("lockbench-env-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
-        return path
-    }
+    private func temporaryPath() throws -> String { try temporaryDirectory("lockbench-env").path }
 
     private func fakeUSBDevice(_ sysfs: String, _ name: String, vendor: String, product: String, driver: String?) throws {
         let dir = "\(sysfs)/\(name)"
@@ -34,7 +23,7 @@ final class NFCEnvironmentTests: XCTestCase {
     }
 
     func testFindsKnownReadersOnTheBusAndTheirKernelDriver() throws {
-        let sysfs = try temporaryDirectory()
+        let sysfs = try temporaryPath()
         try fakeUSBDevice(sysfs, "1-1", vendor: "072f", product: "2200", driver: nil)
         try fakeUSBDevice(sysfs, "1-2", vendor: "04cc", product: "2533", driver: "pn533_usb")
         try fakeUSBDevice(sysfs, "1-3", vendor: "1d6b", product: "0002", driver: "hub")  // not a reader
@@ -47,7 +36,7 @@ final class NFCEnvironmentTests: XCTestCase {
     }
 
     func testOpenFailureAdviceForUSBReaders() throws {
-        let sysfs = try temporaryDirectory()
+        let sysfs = try temporaryPath()
         let none = NFCEnvironment.diagnoseOpenFailure(connstring: "acr122_usb", sysfs: sysfs)
         XCTAssertEqual(none.code, .noDevice)
         XCTAssertTrue(none.reason.contains("pn53x_usb") && none.reason.contains("pn532_uart:/dev/ttyUSB0"), none.reason)
@@ -78,7 +67,7 @@ final class NFCEnvironmentTests: XCTestCase {
     }
 
     func testConflictingModulesFromProcModules() throws {
-        let dir = try temporaryDirectory()
+        let dir = try temporaryPath()
         let path = "\(dir)/modules"
         try "pn533_usb 20480 0 - Live 0x0\npn533 45056 1 pn533_usb, Live 0x0\nnfc 135168 1 pn533, Live 0x0\next4 1 0 - Live 0x0\n"
             .write(toFile: path, atomically: true, encoding: .utf8)
@@ -116,7 +105,7 @@ final class NFCEnvironmentTests: XCTestCase {
     }
 
     func testInstallScriptIsIdempotentAndUninstalls() throws {
-        let root = try temporaryDirectory()
+        let root = try temporaryPath()
         let (first, out1) = try install(["--root", root])
         XCTAssertEqual(first, 0, out1)
         XCTAssertTrue(out1.contains("udev rules (group plugdev for ACR122U, PN533, SCL3711, …) installed"), out1)

@@ -1,3 +1,4 @@
+import LockBenchTestSupport
 import XCTest
 
 /// A short libFuzzer run over the virtual PN532 (recipe: docs/fuzzing.md): the host → chip byte

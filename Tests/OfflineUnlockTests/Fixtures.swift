@@ -2,17 +2,18 @@ import ByteCore
 import Codecs
 import Crypto
 import Foundation
+import LockBenchTestSupport
 @testable import OfflineUnlock
 import XCTest
 
 /// Fixed keys and times for engine tests.
 struct Fixture {
-    static let t0 = RFC3339.parse("2026-03-02T09:00:00Z")!   // a Monday
-    let issuer = try! Primitives.signingPrivateKey(raw: Array(repeating: 0x11, count: 32))
-    let otherIssuer = try! Primitives.signingPrivateKey(raw: Array(repeating: 0x22, count: 32))
-    let credential = try! Primitives.signingPrivateKey(raw: Array(repeating: 0x33, count: 32))
-    let otherCredential = try! Primitives.signingPrivateKey(raw: Array(repeating: 0x44, count: 32))
-    let reader = ReaderIdentity(groupID: Array(repeating: 0xA1, count: 16), subID: Array(repeating: 0xB1, count: 16))
+    static let t0 = TestFixtures.monday
+    let issuer = TestFixtures.key(0x11)
+    let otherIssuer = TestFixtures.key(0x22)
+    let credential = TestFixtures.key(0x33)
+    let otherCredential = TestFixtures.key(0x44)
+    let reader = ReaderIdentity(groupID: TestFixtures.groupID, subID: TestFixtures.subID)
     var policy = LockPolicy()
 
     var credentialKey: [UInt8] { Primitives.point(of: credential) }
@@ -26,17 +27,13 @@ struct Fixture {
                         schedules: [WeeklySchedule] = [], from: Date = Fixture.t0.addingTimeInterval(-3600),
                         until: Date = Fixture.t0.addingTimeInterval(8 * 3600), signed: Date? = nil,
                         by issuerKey: P256.Signing.PrivateKey? = nil) -> [UInt8] {
-        let rules = readers ?? [try! ReaderRule(groupID: reader.groupID)]
-        let data = try! AccessData(id: id, readers: rules, schedules: schedules)
-        return try! AccessDocument.issue(access: data, credentialPublicKey: key ?? credentialKey,
-                                         validity: .init(signed: signed ?? from, validFrom: from, validUntil: until),
-                                         issuerKey: issuerKey ?? issuer).encoded()
+        TestFixtures.accessDocument(credentialPublicKey: key ?? credentialKey, id: id, readers: readers ?? [try! ReaderRule(groupID: reader.groupID)],
+                                    schedules: schedules, from: from, until: until, signed: signed, issuer: issuerKey ?? issuer)
     }
 
     func revocationDocument(serial: UInt64, entries: [RevocationEntry], issued: Date = Fixture.t0.addingTimeInterval(-60),
                             expiry: Date = Fixture.t0.addingTimeInterval(30 * 86_400), by issuerKey: P256.Signing.PrivateKey? = nil) -> [UInt8] {
-        RevocationDocument.issue(revocation: RevocationData(serial: serial, entries: entries), issued: issued,
-                                 expiry: expiry, issuerKey: issuerKey ?? issuer).encoded()
+        TestFixtures.revocationDocument(serial: serial, entries: entries, issued: issued, expiry: expiry, issuer: issuerKey ?? issuer)
     }
 
     static var tidCounter: UInt8 = 0

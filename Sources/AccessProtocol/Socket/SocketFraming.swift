@@ -15,14 +15,15 @@ public enum SocketFraming: String, Sendable, CaseIterable {
     case length
 }
 
-/// Incremental decoder for APDUs arriving on a stream: feed bytes as they come, take frames out.
-/// Returns nil for "need more bytes" (STYLE §2); tested byte by byte and in batches.
-public struct APDUStreamDecoder: Sendable {
+/// Incremental decoder for APDUs arriving on a stream (a `FrameDecoder`): feed bytes as they
+/// come, take frames out. Returns nil for "need more bytes" (STYLE §2); tested byte by byte and
+/// in batches.
+public struct APDUStreamDecoder: FrameDecoder, Sendable {
     public enum Kind: Sendable { case command, response }
 
     public let framing: SocketFraming
     public let kind: Kind
-    private var buffer: [UInt8] = []
+    private var buffer = FrameBuffer()
     /// The largest frame accepted (a short APDU is at most 261 / 258 bytes).
     public static let maxFrame = 4096
 
@@ -33,27 +34,27 @@ public struct APDUStreamDecoder: Sendable {
 
     public var buffered: Int { buffer.count }
 
-    public mutating func append<C: Collection>(_ bytes: C) where C.Element == UInt8 { buffer += bytes }
+    public mutating func feed<S: Sequence>(_ bytes: S) where S.Element == UInt8 { buffer.append(bytes) }
 
     /// The next complete frame, nil when more bytes are needed.
     ///
     /// In raw mode a frame is "everything buffered", once it is long enough to be a whole APDU;
     /// call it after each `recv`.
-    public mutating func nextFrame() throws(ProtocolError) -> [UInt8]? {
+    public mutating func next() throws(ProtocolError) -> [UInt8]? {
         switch framing {
         case .length:
             guard buffer.count >= 2 else { return nil }
             let n = Int(buffer[0]) << 8 | Int(buffer[1])
             guard n <= APDUStreamDecoder.maxFrame else { throw ProtocolError(.malformed, "frame length \(n) exceeds \(APDUStreamDecoder.maxFrame)") }
             guard buffer.count >= 2 + n else { return nil }
-            let frame = Array(buffer[2..<2 + n])
-            buffer.removeFirst(2 + n)
-            return frame
+            buffer.consume(2)
+            return buffer.take(n)
         case .raw:
             guard buffer.count <= APDUStreamDecoder.maxFrame else { throw ProtocolError(.malformed, "more than \(APDUStreamDecoder.maxFrame) bytes without a frame boundary") }
-            guard APDUStreamDecoder.couldBeComplete(buffer, kind) else { return nil }
-            defer { buffer = [] }
-            return buffer
+            let bytes = buffer.all
+            guard APDUStreamDecoder.couldBeComplete(bytes, kind) else { return nil }
+            buffer.consume(bytes.count)
+            return bytes
         }
     }
 
@@ -75,7 +76,7 @@ public struct APDUStreamDecoder: Sendable {
     public static func frame(_ apdu: [UInt8], _ framing: SocketFraming) -> [UInt8] {
         switch framing {
         case .raw: return apdu
-        case .length: return [UInt8(apdu.count >> 8), UInt8(apdu.count & 0xFF)] + apdu
+        case .length: return UInt16(apdu.count).bigEndianBytes + apdu
         }
     }
 }

@@ -12,7 +12,7 @@ struct APDUStream {
     mutating func next(timeoutMilliseconds: Int32) throws(ProtocolError) -> [UInt8]? {
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(timeoutMilliseconds, 0)) * 1_000_000
         while true {
-            if let frame = try decoder.nextFrame() {
+            if let frame = try decoder.next() {
                 guard decoder.framing == .raw, quietMilliseconds > 0 else { return frame }
                 // Raw mode with a quiet window: more bytes within it belong to the same APDU.
                 var whole = frame
@@ -34,7 +34,7 @@ struct APDUStream {
                 if decoder.buffered == 0 { return nil }
                 throw ProtocolError(.transport, "connection closed inside an APDU (\(decoder.buffered) bytes buffered)")
             }
-            decoder.append(bytes)
+            decoder.feed(bytes)
         }
     }
 }

@@ -58,7 +58,7 @@ public struct BLEUUID: Hashable, Sendable, CustomStringConvertible {
 
     static let base: [UInt8] = [0xFB, 0x34, 0x9B, 0x5F, 0x80, 0x00, 0x00, 0x80, 0x00, 0x10, 0x00, 0x00]
 
-    public init(_ short: UInt16) { bytes = [UInt8(short & 0xFF), UInt8(short >> 8)] }
+    public init(_ short: UInt16) { bytes = short.littleEndianBytes }
 
     /// From wire bytes (2 or 16); a 128-bit UUID on the Bluetooth base shrinks to 16 bits.
     public init?(wire: [UInt8]) {
@@ -80,7 +80,7 @@ public struct BLEUUID: Hashable, Sendable, CustomStringConvertible {
     public var long: [UInt8] { is16Bit ? BLEUUID.base + bytes + [0, 0] : bytes }
 
     public var description: String {
-        if let s = short { return Hex.encode([UInt8(s >> 8), UInt8(s & 0xFF)]).uppercased() }
+        if let s = short { return Hex.encode(s.bigEndianBytes).uppercased() }
         let h = Hex.encode(bytes.reversed()).uppercased()
         let c = Array(h)
         return String(c[0..<8]) + "-" + String(c[8..<12]) + "-" + String(c[12..<16]) + "-" + String(c[16..<20]) + "-" + String(c[20..<32])
@@ -105,14 +105,14 @@ public enum GATTUUID {
 enum ATTPDU {
     static func error(request: UInt8, handle: UInt16, code: UInt8) -> [UInt8] {
         var out: [UInt8] = [ATTOpcode.errorResponse, request]
-        out.le16(handle)
+        out.appendUInt16LE(handle)
         out.append(code)
         return out
     }
 
     static func withHandle(_ op: UInt8, _ handle: UInt16, _ rest: [UInt8] = []) -> [UInt8] {
         var out: [UInt8] = [op]
-        out.le16(handle)
+        out.appendUInt16LE(handle)
         return out + rest
     }
 }

@@ -75,7 +75,7 @@ public struct ATTServer {
     private static func u16(_ p: [UInt8], _ at: Int) -> UInt16 { UInt16(p[at]) | UInt16(p[at + 1]) << 8 }
 
     private func value(of a: Attribute) -> [UInt8] {
-        if a.kind == .cccd { var v = [UInt8](); v.le16(cccd[a.handle] ?? 0); return v }
+        if a.kind == .cccd { var v = [UInt8](); v.appendUInt16LE(cccd[a.handle] ?? 0); return v }
         return a.value
     }
 
@@ -83,7 +83,7 @@ public struct ATTServer {
         let clientMTU = Int(ATTServer.u16(p, 1))
         mtu = max(23, min(clientMTU, maxMTU))
         var out: [UInt8] = [ATTOpcode.exchangeMTUResponse]
-        out.le16(UInt16(maxMTU))
+        out.appendUInt16LE(UInt16(maxMTU))
         return out
     }
 
@@ -107,7 +107,7 @@ public struct ATTServer {
             guard f == format else { break }
             let size = 2 + a.type.bytes.count
             guard 2 + items.count + size <= mtu else { break }
-            items.le16(a.handle)
+            items.appendUInt16LE(a.handle)
             items += a.type.bytes
         }
         guard format != 0 else { return ATTPDU.error(request: p[0], handle: r.0, code: ATTErrorCode.attributeNotFound) }
@@ -123,8 +123,8 @@ public struct ATTServer {
             let matches = a.kind == .serviceDeclaration ? BLEUUID(wire: a.value) == wanted : value(of: a) == Array(p[7...])
             guard matches else { continue }
             guard out.count + 4 <= mtu else { break }
-            out.le16(a.handle)
-            out.le16(a.kind == .serviceDeclaration ? a.groupEnd : a.handle)
+            out.appendUInt16LE(a.handle)
+            out.appendUInt16LE(a.kind == .serviceDeclaration ? a.groupEnd : a.handle)
         }
         return out.count > 1 ? out : ATTPDU.error(request: p[0], handle: r.0, code: ATTErrorCode.attributeNotFound)
     }
@@ -144,7 +144,7 @@ public struct ATTServer {
             let v = Array(value(of: a).prefix(min(mtu - 4, 253)))
             if itemLength == 0 { itemLength = 2 + v.count }
             guard 2 + v.count == itemLength, 2 + items.count + itemLength <= mtu else { break }
-            items.le16(a.handle)
+            items.appendUInt16LE(a.handle)
             items += v
         }
         guard itemLength > 0 else { return ATTPDU.error(request: p[0], handle: r.0, code: ATTErrorCode.attributeNotFound) }
@@ -180,8 +180,8 @@ public struct ATTServer {
         for a in inRange(r) where a.type == type {
             if itemLength == 0 { itemLength = 4 + a.value.count }
             guard 4 + a.value.count == itemLength, 2 + items.count + itemLength <= mtu else { break }
-            items.le16(a.handle)
-            items.le16(a.groupEnd)
+            items.appendUInt16LE(a.handle)
+            items.appendUInt16LE(a.groupEnd)
             items += a.value
         }
         guard itemLength > 0 else { return ATTPDU.error(request: p[0], handle: r.0, code: ATTErrorCode.attributeNotFound) }

@@ -36,7 +36,7 @@ public struct GATTClient {
     @discardableResult
     public func exchangeMTU(_ mtu: UInt16 = 247) throws(BLEError) -> Int {
         var pdu: [UInt8] = [ATTOpcode.exchangeMTURequest]
-        pdu.le16(mtu)
+        pdu.appendUInt16LE(mtu)
         guard let r = try request(pdu, expecting: ATTOpcode.exchangeMTUResponse), r.count >= 3 else { return 23 }
         let m = max(23, min(Int(mtu), Int(UInt16(r[1]) | UInt16(r[2]) << 8)))
         connection.setClientMTU(m)
@@ -49,7 +49,7 @@ public struct GATTClient {
         var start: UInt16 = 1
         while start != 0 {
             var pdu: [UInt8] = [ATTOpcode.readByGroupTypeRequest]
-            pdu.le16(start); pdu.le16(0xFFFF); pdu += GATTUUID.primaryService.bytes
+            pdu.appendUInt16LE(start); pdu.appendUInt16LE(0xFFFF); pdu += GATTUUID.primaryService.bytes
             guard let r = try request(pdu, expecting: ATTOpcode.readByGroupTypeResponse), r.count >= 2 else { break }
             let len = Int(r[1])
             guard len >= 6 else { throw BLEError(.malformedPacket, "GATT: bad service list item length \(len)") }
@@ -75,7 +75,7 @@ public struct GATTClient {
         var start: UInt16 = 1
         while start != 0 {
             var pdu: [UInt8] = [ATTOpcode.findByTypeValueRequest]
-            pdu.le16(start); pdu.le16(0xFFFF); pdu.le16(0x2800); pdu += uuid.bytes
+            pdu.appendUInt16LE(start); pdu.appendUInt16LE(0xFFFF); pdu.appendUInt16LE(0x2800); pdu += uuid.bytes
             guard let r = try request(pdu, expecting: ATTOpcode.findByTypeValueResponse), r.count >= 5 else { break }
             var i = 1
             var last: UInt16 = 0xFFFF
@@ -98,7 +98,7 @@ public struct GATTClient {
         var start = service.start
         while start <= service.end {
             var pdu: [UInt8] = [ATTOpcode.readByTypeRequest]
-            pdu.le16(start); pdu.le16(service.end); pdu += GATTUUID.characteristic.bytes
+            pdu.appendUInt16LE(start); pdu.appendUInt16LE(service.end); pdu += GATTUUID.characteristic.bytes
             guard let r = try request(pdu, expecting: ATTOpcode.readByTypeResponse), r.count >= 2 else { break }
             let len = Int(r[1])
             guard len >= 7 else { throw BLEError(.malformedPacket, "GATT: bad characteristic item length \(len)") }
@@ -130,7 +130,7 @@ public struct GATTClient {
         var chunk = value.count
         while chunk == mtu - 1 && value.count < 512 {
             var rest = [UInt8]()
-            rest.le16(UInt16(value.count))
+            rest.appendUInt16LE(UInt16(value.count))
             guard let b = try request(ATTPDU.withHandle(ATTOpcode.readBlobRequest, handle, rest), expecting: ATTOpcode.readBlobResponse) else { break }
             chunk = b.count - 1
             value += b.dropFirst()

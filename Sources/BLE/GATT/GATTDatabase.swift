@@ -67,7 +67,7 @@ public final class GATTDatabase {
             for c in service.characteristics {
                 let valueHandle = handle + 1
                 var decl: [UInt8] = [c.properties.rawValue]
-                decl.le16(valueHandle)
+                decl.appendUInt16LE(valueHandle)
                 decl += c.uuid.bytes
                 attributes.append(Attribute(handle: handle, type: GATTUUID.characteristic, kind: .characteristicDeclaration, value: decl,
                                             readable: true, writable: false, groupEnd: 0, valueHandle: valueHandle, onWrite: nil))
@@ -104,7 +104,7 @@ public final class GATTDatabase {
     /// GAP (device name, appearance) and GATT (service changed, indicate) services, first.
     public static func standardServices(deviceName: String, appearance: UInt16 = 0x0000) -> [ServiceDefinition] {
         var app = [UInt8]()
-        app.le16(appearance)
+        app.appendUInt16LE(appearance)
         return [
             ServiceDefinition(uuid: GATTUUID.genericAccess, characteristics: [
                 CharacteristicDefinition(uuid: GATTUUID.deviceName, properties: .read, value: Array(deviceName.utf8)),

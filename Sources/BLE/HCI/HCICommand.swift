@@ -99,25 +99,25 @@ public enum HCICommand: Equatable, Sendable {
     public var parameters: [UInt8] {
         var p = [UInt8]()
         switch self {
-        case .disconnect(let h, let r): p.le16(h); p.append(r)
-        case .setEventMask(let m), .leSetEventMask(let m): p.le64(m)
+        case .disconnect(let h, let r): p.appendUInt16LE(h); p.append(r)
+        case .setEventMask(let m), .leSetEventMask(let m): p.appendUInt64LE(m)
         case .reset, .readBufferSize, .readBDADDR, .leReadBufferSize, .leCreateConnectionCancel: break
         case .leSetRandomAddress(let a): p += a
         case .leSetAdvertisingParameters(let mn, let mx, let t, let own, let map):
-            p.le16(mn); p.le16(mx); p += [t, own, 0]; p += [UInt8](repeating: 0, count: 6); p += [map, 0]
+            p.appendUInt16LE(mn); p.appendUInt16LE(mx); p += [t, own, 0]; p += [UInt8](repeating: 0, count: 6); p += [map, 0]
         case .leSetAdvertisingData(let d), .leSetScanResponseData(let d):
             p.append(UInt8(d.count)); p += d; p += [UInt8](repeating: 0, count: max(0, 31 - d.count))
         case .leSetAdvertisingEnable(let e): p.append(e ? 1 : 0)
         case .leSetScanParameters(let active, let interval, let window, let own):
-            p.append(active ? 1 : 0); p.le16(interval); p.le16(window); p += [own, 0]
+            p.append(active ? 1 : 0); p.appendUInt16LE(interval); p.appendUInt16LE(window); p += [own, 0]
         case .leSetScanEnable(let e, let f): p += [e ? 1 : 0, f ? 1 : 0]
         case .leCreateConnection(let peer, let own, let mn, let mx, let lat, let to):
-            p.le16(0x0010); p.le16(0x0010); p.append(0); p.append(peer.type); p += peer.bytes; p.append(own)
-            p.le16(mn); p.le16(mx); p.le16(lat); p.le16(to); p.le16(0); p.le16(0)
+            p.appendUInt16LE(0x0010); p.appendUInt16LE(0x0010); p.append(0); p.append(peer.type); p += peer.bytes; p.append(own)
+            p.appendUInt16LE(mn); p.appendUInt16LE(mx); p.appendUInt16LE(lat); p.appendUInt16LE(to); p.appendUInt16LE(0); p.appendUInt16LE(0)
         case .leConnectionUpdate(let h, let mn, let mx, let lat, let to),
              .leRemoteConnParamRequestReply(let h, let mn, let mx, let lat, let to):
-            p.le16(h); p.le16(mn); p.le16(mx); p.le16(lat); p.le16(to); p.le16(0); p.le16(0)
-        case .leLTKRequestNegativeReply(let h): p.le16(h)
+            p.appendUInt16LE(h); p.appendUInt16LE(mn); p.appendUInt16LE(mx); p.appendUInt16LE(lat); p.appendUInt16LE(to); p.appendUInt16LE(0); p.appendUInt16LE(0)
+        case .leLTKRequestNegativeReply(let h): p.appendUInt16LE(h)
         case .unknown(_, let params): p = params
         }
         return p
@@ -127,7 +127,7 @@ public enum HCICommand: Equatable, Sendable {
     public var encoded: [UInt8] {
         let params = parameters
         var out = [UInt8]()
-        out.le16(opcode)
+        out.appendUInt16LE(opcode)
         out.append(UInt8(params.count))
         return out + params
     }
@@ -149,8 +149,8 @@ public enum HCICommand: Equatable, Sendable {
         case HCIOpcode.disconnect:
             guard let h = r.readUInt16LE(), let reason = r.readUInt8() else { return nil }
             return done(.disconnect(handle: h, reason: reason))
-        case HCIOpcode.setEventMask: return r.readLE64().flatMap { done(.setEventMask($0)) }
-        case HCIOpcode.leSetEventMask: return r.readLE64().flatMap { done(.leSetEventMask($0)) }
+        case HCIOpcode.setEventMask: return r.readUInt64LE().flatMap { done(.setEventMask($0)) }
+        case HCIOpcode.leSetEventMask: return r.readUInt64LE().flatMap { done(.leSetEventMask($0)) }
         case HCIOpcode.reset: return done(.reset)
         case HCIOpcode.readBufferSize: return done(.readBufferSize)
         case HCIOpcode.readBDADDR: return done(.readBDADDR)

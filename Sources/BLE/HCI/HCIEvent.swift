@@ -40,6 +40,13 @@ public struct AdvertisingReport: Equatable, Sendable {
     public var address: BLEAddress
     public var data: [UInt8]
     public var rssi: Int8
+
+    public init(eventType: UInt8, address: BLEAddress, data: [UInt8], rssi: Int8) {
+        self.eventType = eventType
+        self.address = address
+        self.data = data
+        self.rssi = rssi
+    }
 }
 
 /// One LE Extended Advertising Report entry (§7.7.65.13).
@@ -131,38 +138,38 @@ public enum HCIEvent: Equatable, Sendable {
         let code: UInt8
         switch self {
         case .disconnectionComplete(let s, let h, let r):
-            code = HCIEventCode.disconnectionComplete; p.append(s); p.le16(h); p.append(r)
+            code = HCIEventCode.disconnectionComplete; p.append(s); p.appendUInt16LE(h); p.append(r)
         case .commandComplete(let n, let op, let rp):
-            code = HCIEventCode.commandComplete; p.append(n); p.le16(op); p += rp
+            code = HCIEventCode.commandComplete; p.append(n); p.appendUInt16LE(op); p += rp
         case .commandStatus(let s, let n, let op):
-            code = HCIEventCode.commandStatus; p += [s, n]; p.le16(op)
+            code = HCIEventCode.commandStatus; p += [s, n]; p.appendUInt16LE(op)
         case .hardwareError(let c):
             code = HCIEventCode.hardwareError; p.append(c)
         case .numberOfCompletedPackets(let list):
             code = HCIEventCode.numberOfCompletedPackets; p.append(UInt8(list.count))
-            for c in list { p.le16(c.handle); p.le16(c.count) }
+            for c in list { p.appendUInt16LE(c.handle); p.appendUInt16LE(c.count) }
         case .leConnectionComplete(let c):
-            code = HCIEventCode.leMeta; p += [c.subevent, c.status]; p.le16(c.handle); p += [c.role, c.peer.type]; p += c.peer.bytes
+            code = HCIEventCode.leMeta; p += [c.subevent, c.status]; p.appendUInt16LE(c.handle); p += [c.role, c.peer.type]; p += c.peer.bytes
             if c.subevent != LESubevent.connectionComplete { p += c.localRPA; p += c.peerRPA }
-            p.le16(c.interval); p.le16(c.latency); p.le16(c.supervisionTimeout); p.append(c.clockAccuracy)
-            if c.subevent == LESubevent.enhancedConnectionCompleteV2 { p.append(c.advertisingHandle); p.le16(c.syncHandle) }
+            p.appendUInt16LE(c.interval); p.appendUInt16LE(c.latency); p.appendUInt16LE(c.supervisionTimeout); p.append(c.clockAccuracy)
+            if c.subevent == LESubevent.enhancedConnectionCompleteV2 { p.append(c.advertisingHandle); p.appendUInt16LE(c.syncHandle) }
         case .leAdvertisingReport(let reports):
             code = HCIEventCode.leMeta; p += [LESubevent.advertisingReport, UInt8(reports.count)]
             for r in reports { p += [r.eventType, r.address.type]; p += r.address.bytes; p.append(UInt8(r.data.count)); p += r.data; p.append(UInt8(bitPattern: r.rssi)) }
         case .leExtendedAdvertisingReport(let reports):
             code = HCIEventCode.leMeta; p += [LESubevent.extendedAdvertisingReport, UInt8(reports.count)]
             for r in reports {
-                p.le16(r.eventType); p.append(r.address.type); p += r.address.bytes
+                p.appendUInt16LE(r.eventType); p.append(r.address.type); p += r.address.bytes
                 p += [r.primaryPHY, r.secondaryPHY, r.sid, UInt8(bitPattern: r.txPower), UInt8(bitPattern: r.rssi)]
-                p.le16(r.periodicInterval); p.append(r.directAddress.type); p += r.directAddress.bytes
+                p.appendUInt16LE(r.periodicInterval); p.append(r.directAddress.type); p += r.directAddress.bytes
                 p.append(UInt8(r.data.count)); p += r.data
             }
         case .leConnectionUpdateComplete(let s, let h, let i, let l, let t):
-            code = HCIEventCode.leMeta; p += [LESubevent.connectionUpdateComplete, s]; p.le16(h); p.le16(i); p.le16(l); p.le16(t)
+            code = HCIEventCode.leMeta; p += [LESubevent.connectionUpdateComplete, s]; p.appendUInt16LE(h); p.appendUInt16LE(i); p.appendUInt16LE(l); p.appendUInt16LE(t)
         case .leLTKRequest(let h, let rand, let ediv):
-            code = HCIEventCode.leMeta; p.append(LESubevent.ltkRequest); p.le16(h); p.le64(rand); p.le16(ediv)
+            code = HCIEventCode.leMeta; p.append(LESubevent.ltkRequest); p.appendUInt16LE(h); p.appendUInt64LE(rand); p.appendUInt16LE(ediv)
         case .leRemoteConnParamRequest(let h, let mn, let mx, let l, let t):
-            code = HCIEventCode.leMeta; p.append(LESubevent.remoteConnParamRequest); p.le16(h); p.le16(mn); p.le16(mx); p.le16(l); p.le16(t)
+            code = HCIEventCode.leMeta; p.append(LESubevent.remoteConnParamRequest); p.appendUInt16LE(h); p.appendUInt16LE(mn); p.appendUInt16LE(mx); p.appendUInt16LE(l); p.appendUInt16LE(t)
         case .leUnknown(let s, let params):
             code = HCIEventCode.leMeta; p.append(s); p += params
         case .unknown(let c, let params):
@@ -258,7 +265,7 @@ public enum HCIEvent: Equatable, Sendable {
             guard let s = r.readUInt8(), let h = r.readUInt16LE(), let i = r.readUInt16LE(), let l = r.readUInt16LE(), let t = r.readUInt16LE(), r.isAtEnd else { return nil }
             return .leConnectionUpdateComplete(status: s, handle: h & 0x0FFF, interval: i, latency: l, timeout: t)
         case LESubevent.ltkRequest:
-            guard let h = r.readUInt16LE(), let rand = r.readLE64(), let ediv = r.readUInt16LE(), r.isAtEnd else { return nil }
+            guard let h = r.readUInt16LE(), let rand = r.readUInt64LE(), let ediv = r.readUInt16LE(), r.isAtEnd else { return nil }
             return .leLTKRequest(handle: h & 0x0FFF, random: rand, ediv: ediv)
         case LESubevent.remoteConnParamRequest:
             guard let h = r.readUInt16LE(), let mn = r.readUInt16LE(), let mx = r.readUInt16LE(), let l = r.readUInt16LE(), let t = r.readUInt16LE(), r.isAtEnd else { return nil }

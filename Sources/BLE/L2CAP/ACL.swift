@@ -18,8 +18,8 @@ public struct ACLPacket: Equatable, Sendable {
 
     public var encoded: [UInt8] {
         var out = [UInt8]()
-        out.le16(handle & 0x0FFF | UInt16(boundary.rawValue) << 12)
-        out.le16(UInt16(data.count))
+        out.appendUInt16LE(handle & 0x0FFF | UInt16(boundary.rawValue) << 12)
+        out.appendUInt16LE(UInt16(data.count))
         return out + data
     }
 
@@ -60,8 +60,8 @@ public struct L2CAPFrame: Equatable, Sendable {
 
     public var encoded: [UInt8] {
         var out = [UInt8]()
-        out.le16(UInt16(payload.count))
-        out.le16(cid)
+        out.appendUInt16LE(UInt16(payload.count))
+        out.appendUInt16LE(cid)
         return out + payload
     }
 }

@@ -44,7 +44,7 @@ public struct CreditChannelState {
         }
         let mps = max(3, Int(remoteMPS))
         var first: [UInt8] = []
-        first.le16(UInt16(sdu.count))
+        first.appendUInt16LE(UInt16(sdu.count))
         var i = min(sdu.count, mps - 2)
         pending.append(first + sdu[0..<i])
         while i < sdu.count {

@@ -57,21 +57,21 @@ public enum SignalingCommand: Equatable, Sendable {
         var d = [UInt8]()
         let code: UInt8
         switch self {
-        case .commandReject(_, let reason, let data): code = Code.commandReject; d.le16(reason); d += data
-        case .disconnectionRequest(_, let dc, let sc): code = Code.disconnectionRequest; d.le16(dc); d.le16(sc)
-        case .disconnectionResponse(_, let dc, let sc): code = Code.disconnectionResponse; d.le16(dc); d.le16(sc)
+        case .commandReject(_, let reason, let data): code = Code.commandReject; d.appendUInt16LE(reason); d += data
+        case .disconnectionRequest(_, let dc, let sc): code = Code.disconnectionRequest; d.appendUInt16LE(dc); d.appendUInt16LE(sc)
+        case .disconnectionResponse(_, let dc, let sc): code = Code.disconnectionResponse; d.appendUInt16LE(dc); d.appendUInt16LE(sc)
         case .connectionParameterUpdateRequest(_, let mn, let mx, let l, let t):
-            code = Code.connectionParameterUpdateRequest; d.le16(mn); d.le16(mx); d.le16(l); d.le16(t)
-        case .connectionParameterUpdateResponse(_, let r): code = Code.connectionParameterUpdateResponse; d.le16(r)
+            code = Code.connectionParameterUpdateRequest; d.appendUInt16LE(mn); d.appendUInt16LE(mx); d.appendUInt16LE(l); d.appendUInt16LE(t)
+        case .connectionParameterUpdateResponse(_, let r): code = Code.connectionParameterUpdateResponse; d.appendUInt16LE(r)
         case .leCreditConnectionRequest(_, let psm, let sc, let mtu, let mps, let cr):
-            code = Code.leCreditConnectionRequest; d.le16(psm); d.le16(sc); d.le16(mtu); d.le16(mps); d.le16(cr)
+            code = Code.leCreditConnectionRequest; d.appendUInt16LE(psm); d.appendUInt16LE(sc); d.appendUInt16LE(mtu); d.appendUInt16LE(mps); d.appendUInt16LE(cr)
         case .leCreditConnectionResponse(_, let dc, let mtu, let mps, let cr, let r):
-            code = Code.leCreditConnectionResponse; d.le16(dc); d.le16(mtu); d.le16(mps); d.le16(cr); d.le16(r)
-        case .flowControlCredit(_, let cid, let cr): code = Code.flowControlCredit; d.le16(cid); d.le16(cr)
+            code = Code.leCreditConnectionResponse; d.appendUInt16LE(dc); d.appendUInt16LE(mtu); d.appendUInt16LE(mps); d.appendUInt16LE(cr); d.appendUInt16LE(r)
+        case .flowControlCredit(_, let cid, let cr): code = Code.flowControlCredit; d.appendUInt16LE(cid); d.appendUInt16LE(cr)
         case .unknown(let c, _, let data): code = c; d = data
         }
         var out: [UInt8] = [code, identifier]
-        out.le16(UInt16(d.count))
+        out.appendUInt16LE(UInt16(d.count))
         return out + d
     }
 

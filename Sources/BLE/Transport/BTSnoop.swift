@@ -7,8 +7,11 @@ public final class BTSnoopTransport: HCITransport {
     private let inner: HCITransport
     private let writer: BTSnoopWriter
 
-    /// Microseconds from 0000-01-01 to 1970-01-01 (the btsnoop epoch offset).
-    static let epochOffset: UInt64 = 0x00E0_3AB4_4A67_6000
+    /// Microseconds from the btsnoop epoch ("year 0 AD", as Symbian counts it: 719 540 days
+    /// before 1970-01-01) to 1970-01-01 — the value Wireshark's btsnoop reader subtracts
+    /// (the test reads `frame.time_epoch` back with tshark). 0x00E03AB44A676000, used before,
+    /// is 30 years more and dated captures 2056.
+    static let epochOffset: UInt64 = 0x00DC_DDB3_0F2F_8000
 
     public init(wrapping inner: HCITransport, path: String) throws(BLEError) {
         self.inner = inner

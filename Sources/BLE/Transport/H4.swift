@@ -23,9 +23,9 @@ public struct H4Packet: Equatable, Sendable {
     public var bytes: [UInt8] { [type.rawValue] + payload }
 }
 
-/// Incremental H4 decoder: feed bytes as they arrive, take out whole packets; `next()` returns
-/// nil for "need more bytes" (swift-nio `SingleStepByteToMessageDecoder` shape).
-public struct H4Decoder {
+/// Incremental H4 decoder (a `FrameDecoder`): feed bytes as they arrive, take out whole packets;
+/// `next()` returns nil for "need more bytes" (swift-nio `SingleStepByteToMessageDecoder` shape).
+public struct H4Decoder: FrameDecoder {
     private enum State {
         /// Waiting for the packet-type byte.
         case type
@@ -36,21 +36,14 @@ public struct H4Decoder {
     }
 
     private var state = State.type
-    private var buffer: [UInt8] = []
-    private var start = 0
+    private var buffer = FrameBuffer()
 
     public init() {}
 
     /// Bytes received but not yet part of a returned packet.
-    public var pendingByteCount: Int { buffer.count - start }
+    public var pendingByteCount: Int { buffer.count }
 
-    public mutating func feed<C: Collection>(_ bytes: C) where C.Element == UInt8 {
-        if start > 4096 && start * 2 > buffer.count {
-            buffer.removeFirst(start)
-            start = 0
-        }
-        buffer.append(contentsOf: bytes)
-    }
+    public mutating func feed<S: Sequence>(_ bytes: S) where S.Element == UInt8 { buffer.append(bytes) }
 
     /// The next whole packet, nil when more bytes are needed; throws on an unknown type byte
     /// (the stream cannot be resynchronised after that).
@@ -58,12 +51,12 @@ public struct H4Decoder {
         while true {
             switch state {
             case .type:
-                guard pendingByteCount >= 1 else { return nil }
-                let raw = buffer[start]
+                guard buffer.count >= 1 else { return nil }
+                let raw = buffer[0]
                 guard let type = H4PacketType(rawValue: raw) else {
                     throw BLEError(.malformedPacket, "H4: unknown packet type 0x\([raw].hex)")
                 }
-                start += 1
+                buffer.consume(1)
                 let headerLength: Int
                 switch type {
                 case .command, .sco: headerLength = 3
@@ -72,23 +65,19 @@ public struct H4Decoder {
                 }
                 state = .header(type, headerLength: headerLength)
             case .header(let type, let headerLength):
-                guard pendingByteCount >= headerLength else { return nil }
-                let h = start
+                guard buffer.count >= headerLength else { return nil }
                 let parameterLength: Int
                 switch type {
-                case .command, .sco: parameterLength = Int(buffer[h + 2])
-                case .acl: parameterLength = Int(buffer[h + 2]) | Int(buffer[h + 3]) << 8
-                case .iso: parameterLength = (Int(buffer[h + 2]) | Int(buffer[h + 3]) << 8) & 0x3FFF
-                case .event: parameterLength = Int(buffer[h + 1])
+                case .command, .sco: parameterLength = Int(buffer[2])
+                case .acl: parameterLength = Int(buffer[2]) | Int(buffer[3]) << 8
+                case .iso: parameterLength = (Int(buffer[2]) | Int(buffer[3]) << 8) & 0x3FFF
+                case .event: parameterLength = Int(buffer[1])
                 }
                 state = .body(type, total: headerLength + parameterLength)
             case .body(let type, let total):
-                guard pendingByteCount >= total else { return nil }
-                let packet = H4Packet(type, Array(buffer[start..<start + total]))
-                start += total
+                guard buffer.count >= total else { return nil }
                 state = .type
-                if start == buffer.count { buffer.removeAll(keepingCapacity: true); start = 0 }
-                return packet
+                return H4Packet(type, buffer.take(total))
             }
         }
     }

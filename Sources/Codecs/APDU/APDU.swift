@@ -11,7 +11,7 @@ import ByteCore
 // Extended lengths (Lc 00 followed by two bytes) are refused with `extendedLength`.
 
 /// One error type for the APDU layer: a stable code, a reason, and where it applies.
-public struct APDUError: Error, Equatable, CustomStringConvertible, Sendable {
+public struct APDUError: CodedError, Equatable, CustomStringConvertible, Sendable {
     public enum Code: String, Sendable {
         /// Fewer than 4 header bytes (command) or 2 status bytes (response).
         case truncated = "apdu.truncated"
@@ -36,7 +36,6 @@ public struct APDUError: Error, Equatable, CustomStringConvertible, Sendable {
         self.reason = reason
     }
 
-    public var description: String { "\(code.rawValue): \(reason)" }
 }
 
 /// SW1 SW2, with the values LockBench uses named after ISO/IEC 7816-4 §5.6 (Table 5/6).

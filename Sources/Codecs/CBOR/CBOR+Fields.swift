@@ -35,6 +35,16 @@ extension CBOR {
 }
 
 extension Dictionary where Key == CBOR, Value == CBOR {
+    /// A numbered field under either spelling of its key: text `"1"` or integer `1` (ALIRO-FACTS
+    /// writes both; other encoders pick either).
+    public func numbered(_ n: Int) -> CBOR? { self[.text(String(n))] ?? self[.int(n)] }
+
+    /// The numbered field, or `missingField` naming `what`.
+    public func requiredNumbered(_ n: Int, _ what: String) throws(CBORError) -> CBOR {
+        guard let v = numbered(n) else { throw CBORError(.missingField, "\(what) (key \(n) or \"\(n)\") is missing") }
+        return v
+    }
+
     /// The value at `key`, or `missingField` naming `what`.
     public func required(_ key: CBOR, _ what: String) throws(CBORError) -> CBOR {
         guard let v = self[key] else { throw CBORError(.missingField, "\(what) (key \(key.diagnostic)) is missing") }

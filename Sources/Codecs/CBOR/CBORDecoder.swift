@@ -196,6 +196,80 @@ public struct CBORDecoder {
     }
 }
 
+extension CBORDecoder {
+    /// Reads the head of a definite-length array (major 4) or map (major 5) at the start and
+    /// returns its count; anything else is `unexpectedType`.
+    fileprivate mutating func containerHead(major expected: UInt8, _ what: String) throws(CBORError) -> Int {
+        let headAt = index
+        let initial = try byte()
+        guard initial >> 5 == expected else {
+            throw CBORError(.unexpectedType, "\(what): expected \(expected == 4 ? "array" : "map")", offset: headAt)
+        }
+        let n = try argument(initial & 0x1F, headAt: headAt)
+        // Every item takes at least one byte.
+        guard n <= UInt64(bytes.count - index) else {
+            throw CBORError(.truncated, "\(what): \(n) items in \(bytes.count - index) byte(s)", offset: headAt)
+        }
+        return Int(n)
+    }
+
+    /// One whole item (validated like `decode`), as the bytes it occupies.
+    fileprivate mutating func rawItem() throws(CBORError) -> (CBOR, ArraySlice<UInt8>) {
+        let start = index
+        let item = try decodeItem(depth: 1)
+        return (item, bytes[start..<index])
+    }
+
+    fileprivate func finished() throws(CBORError) {
+        guard index == bytes.count else {
+            throw CBORError(.trailingBytes, "\(bytes.count - index) byte(s) after the item", offset: index)
+        }
+    }
+}
+
+extension CBOR {
+    /// The entries of the map that fills `bytes`, each value as the exact bytes it arrived in
+    /// (so an embedded document is passed on verbatim, never re-encoded).
+    public static func rawMapEntries(_ bytes: [UInt8], options: CBORDecoder.Options = .init())
+        throws(CBORError) -> [(key: CBOR, value: CBOR, raw: [UInt8])] {
+        var d = CBORDecoder(bytes, options: options)
+        let n = try d.containerHead(major: 5, "map")
+        var out: [(key: CBOR, value: CBOR, raw: [UInt8])] = []
+        for _ in 0..<n {
+            let (key, _) = try d.rawItem()
+            guard !out.contains(where: { $0.key == key }) else { throw CBORError(.duplicateMapKey, "map key \(key) repeated") }
+            let (value, raw) = try d.rawItem()
+            out.append((key, value, Array(raw)))
+        }
+        try d.finished()
+        return out
+    }
+
+    /// The items of the array that fills `bytes`, each as the exact bytes it arrived in.
+    public static func rawArrayItems(_ bytes: [UInt8], options: CBORDecoder.Options = .init()) throws(CBORError) -> [[UInt8]] {
+        var d = CBORDecoder(bytes, options: options)
+        let n = try d.containerHead(major: 4, "array")
+        var out: [[UInt8]] = []
+        for _ in 0..<n { out.append(Array(try d.rawItem().1)) }
+        try d.finished()
+        return out
+    }
+
+    /// Writes an array head for `count` items (the caller appends the items' bytes).
+    public static func arrayHead(_ count: Int) -> [UInt8] {
+        var out: [UInt8] = []
+        writeHead(major: 4, UInt64(count), &out)
+        return out
+    }
+
+    /// Writes a map head for `count` entries.
+    public static func mapHead(_ count: Int) -> [UInt8] {
+        var out: [UInt8] = []
+        writeHead(major: 5, UInt64(count), &out)
+        return out
+    }
+}
+
 extension CBOR {
     /// Decodes exactly one item filling all of `bytes`.
     public static func decode<C: Collection>(_ bytes: C, options: CBORDecoder.Options = .init()) throws(CBORError) -> CBOR

@@ -1,3 +1,4 @@
+import ByteCore
 /// Deterministic encoding (RFC 8949 §4.2.1 "Core Deterministic Encoding Requirements"):
 /// - integers, lengths and tags in their shortest form;
 /// - definite lengths only;
@@ -54,31 +55,31 @@ extension CBOR {
         case 24...0xFF: out.append(m | 24); out.append(UInt8(value))
         case 0x100...0xFFFF:
             out.append(m | 25)
-            out.append(UInt8(value >> 8)); out.append(UInt8(value & 0xFF))
+            out.appendUInt16BE(UInt16(value))
         case 0x1_0000...0xFFFF_FFFF:
             out.append(m | 26)
-            for s in stride(from: 24, through: 0, by: -8) { out.append(UInt8((value >> UInt64(s)) & 0xFF)) }
+            out.appendUInt32BE(UInt32(value))
         default:
             out.append(m | 27)
-            for s in stride(from: 56, through: 0, by: -8) { out.append(UInt8((value >> UInt64(s)) & 0xFF)) }
+            out.appendUInt64BE(value)
         }
     }
 
     static func writeFloat(_ d: Double, _ out: inout [UInt8]) {
         if d.isNaN { out.append(contentsOf: [0xF9, 0x7E, 0x00]); return }
         if let h = Half.bits(exactly: d) {
-            out.append(0xF9); out.append(UInt8(h >> 8)); out.append(UInt8(h & 0xFF)); return
+            out.append(0xF9); out.appendUInt16BE(h); return
         }
         let f = Float(d)
         if Double(f) == d {
             let b = f.bitPattern
             out.append(0xFA)
-            for s in stride(from: 24, through: 0, by: -8) { out.append(UInt8((b >> UInt32(s)) & 0xFF)) }
+            out.appendUInt32BE(b)
             return
         }
         let b = d.bitPattern
         out.append(0xFB)
-        for s in stride(from: 56, through: 0, by: -8) { out.append(UInt8((b >> UInt64(s)) & 0xFF)) }
+        out.appendUInt64BE(b)
     }
 }
 

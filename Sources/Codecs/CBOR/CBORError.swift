@@ -1,6 +1,8 @@
+import ByteCore
+
 /// Why bytes are not acceptable CBOR. Tests match on `code`; `reason` is for people;
 /// `offset` is the byte position in the input where decoding stopped.
-public struct CBORError: Error, Equatable, CustomStringConvertible, Sendable {
+public struct CBORError: CodedError, Equatable, CustomStringConvertible, Sendable {
     /// Stable, machine-readable codes. The raw values never change once released.
     public enum Code: String, Sendable, CaseIterable {
         /// The input ended inside an item (or a count promises more items than bytes remain).

@@ -1,5 +1,7 @@
+import ByteCore
+
 /// Why a COSE structure (RFC 9052) was refused. Tests match on `code`.
-public struct CoseError: Error, Equatable, CustomStringConvertible, Sendable {
+public struct CoseError: CodedError, Equatable, CustomStringConvertible, Sendable {
     public enum Code: String, Sendable, CaseIterable {
         /// The bytes are not CBOR, or not the shape of the structure (the `cbor` error says why).
         case malformed = "cose.malformed"
@@ -34,7 +36,6 @@ public struct CoseError: Error, Equatable, CustomStringConvertible, Sendable {
         self.init(.malformed, "\(what): \(error)", cbor: error, file: file, line: line)
     }
 
-    public var description: String { "\(code.rawValue): \(reason)" }
 
     public static func == (a: CoseError, b: CoseError) -> Bool { a.code == b.code && a.reason == b.reason }
 }

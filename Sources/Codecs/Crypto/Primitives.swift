@@ -1,8 +1,10 @@
+import ByteCore
 import Crypto
 import Foundation
+import _CryptoExtras
 
 /// Why a cryptographic primitive refused its input. Tests match on `code`.
-public struct PrimitiveError: Error, Equatable, CustomStringConvertible, Sendable {
+public struct PrimitiveError: CodedError, Equatable, CustomStringConvertible, Sendable {
     public enum Code: String, Sendable, CaseIterable {
         /// A public key that is not a 65-byte uncompressed P-256 point on the curve, or bad SPKI.
         case invalidPublicKey = "crypto.invalid_public_key"
@@ -18,7 +20,6 @@ public struct PrimitiveError: Error, Equatable, CustomStringConvertible, Sendabl
     public var code: Code
     public var reason: String
     public init(_ code: Code, _ reason: String) { self.code = code; self.reason = reason }
-    public var description: String { "\(code.rawValue): \(reason)" }
 }
 
 /// Every cryptographic primitive LockBench uses, in one place, each with exactly the parameters
@@ -183,7 +184,7 @@ public enum Primitives {
         while out.count < length {
             var h = SHA256()
             h.update(data: z)
-            h.update(data: [UInt8(counter >> 24), UInt8(counter >> 16 & 0xFF), UInt8(counter >> 8 & 0xFF), UInt8(counter & 0xFF)])
+            h.update(data: counter.bigEndianBytes)
             h.update(data: sharedInfo)
             out.append(contentsOf: h.finalize())
             counter += 1
@@ -277,6 +278,21 @@ public enum Primitives {
             throw PrimitiveError(.unsupportedParameter, "AES-GCM nonce of \(nonce.count) bytes; LockBench uses 12")
         }
         return (SymmetricKey(data: key), n)
+    }
+
+    // MARK: AES-128, one block
+
+    /// AES-128 of one 16-byte block (ECB, no padding): the BLE advertisement's rotating tag
+    /// (ALIRO-FACTS BLE). FIPS-197 C.1 is its test vector.
+    public static func aes128Block(key: [UInt8], block: [UInt8]) throws(PrimitiveError) -> [UInt8] {
+        guard key.count == 16, block.count == 16 else {
+            throw PrimitiveError(.unsupportedParameter, "AES-128 block: key of \(key.count) and block of \(block.count) bytes; both must be 16")
+        }
+        var out = block
+        do { try AES.permute(&out, key: SymmetricKey(data: key)) } catch {
+            throw PrimitiveError(.unsupportedParameter, "AES-128 block failed: \(error)")
+        }
+        return out
     }
 
     // MARK: Hashes

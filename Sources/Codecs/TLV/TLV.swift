@@ -12,7 +12,7 @@ import ByteCore
 // Two phases, as STYLE §3: bytes → `TLV` (generic tree, on slices) → typed message (Messages.swift).
 
 /// A parse error with a stable code (tests match on `code`), a human reason and the byte offset.
-public struct TLVError: Error, Equatable, CustomStringConvertible, Sendable {
+public struct TLVError: CodedError, Equatable, CustomStringConvertible, Sendable {
     public enum Code: String, Sendable {
         /// The input ended inside a tag.
         case truncatedTag = "tlv.truncated_tag"
@@ -77,8 +77,8 @@ public struct TLV: Equatable, Hashable, Sendable {
     // MARK: Encoding
 
     public static func tagBytes(_ tag: UInt32) -> [UInt8] {
-        if tag > 0xFFFF { return [UInt8(tag >> 16), UInt8(truncatingIfNeeded: tag >> 8), UInt8(truncatingIfNeeded: tag)] }
-        if tag > 0xFF { return [UInt8(tag >> 8), UInt8(truncatingIfNeeded: tag)] }
+        if tag > 0xFFFF { return Array(tag.bigEndianBytes.dropFirst()) }
+        if tag > 0xFF { return UInt16(tag).bigEndianBytes }
         return [UInt8(tag)]
     }
 
@@ -86,7 +86,7 @@ public struct TLV: Equatable, Hashable, Sendable {
         precondition(count >= 0 && count <= 0xFFFF, "BER-TLV length out of range")
         if count < 0x80 { return [UInt8(count)] }
         if count <= 0xFF { return [0x81, UInt8(count)] }
-        return [0x82, UInt8(count >> 8), UInt8(count & 0xFF)]
+        return [0x82] + UInt16(count).bigEndianBytes
     }
 
     public func encoded() -> [UInt8] {
@@ -117,9 +117,22 @@ public struct TLV: Equatable, Hashable, Sendable {
         return out
     }
 
+    /// The top-level fields of a message from a peer. Unlike `parseAll`, constructed values are
+    /// not walked here (a known one is read with `children()` when used), so an unknown tag is
+    /// skipped whatever it holds: the public test plan sends `AA 03 010203`, constructed by its
+    /// tag byte but not TLV inside (`nfc_rdr_neg_auth0_extra_tag`).
+    public static func parseFields<C: Collection>(_ bytes: C) throws(TLVError) -> [TLV] where C.Element == UInt8 {
+        var reader = ByteReader(bytes)
+        var out: [TLV] = []
+        while !reader.isAtEnd {
+            out.append(try parseOne(&reader, depth: 0, maxDepth: defaultMaxDepth, walk: false))
+        }
+        return out
+    }
+
     /// Reads one TLV at the reader's position. Constructed values are walked (not kept as a tree)
-    /// so the depth limit and framing are checked on the whole input up front.
-    static func parseOne(_ reader: inout ByteReader, depth: Int, maxDepth: Int) throws(TLVError) -> TLV {
+    /// so the depth limit and framing are checked on the whole input up front (unless `walk` is false).
+    static func parseOne(_ reader: inout ByteReader, depth: Int, maxDepth: Int, walk: Bool = true) throws(TLVError) -> TLV {
         let start = reader.offset - reader.bytes.startIndex
         guard depth < maxDepth else { throw TLVError(.tooDeep, "nesting deeper than \(maxDepth)", offset: start) }
         guard let first = reader.readUInt8() else { throw TLVError(.truncatedTag, "no tag byte", offset: start) }
@@ -154,7 +167,7 @@ public struct TLV: Equatable, Hashable, Sendable {
         guard let value = reader.readBytes(length) else {
             throw TLVError(.truncatedValue, "value needs \(length) byte(s), \(reader.remaining) left", offset: valueOffset)
         }
-        if first & 0x20 != 0 {
+        if walk && first & 0x20 != 0 {
             var inner = ByteReader(value)
             while !inner.isAtEnd {
                 do {
@@ -183,5 +196,11 @@ extension Array where Element == TLV {
             throw TLVError(.badLength, "tag \(String(tag, radix: 16, uppercase: true)) has \(t.value.count) byte(s), expected \(length)")
         }
         return t.value
+    }
+
+    /// The value of an optional tag: nil when absent; a present one of the wrong length is refused.
+    public func optional(_ tag: UInt32, length: Int? = nil) throws(TLVError) -> [UInt8]? {
+        guard first(tag) != nil else { return nil }
+        return try require(tag, length: length)
     }
 }

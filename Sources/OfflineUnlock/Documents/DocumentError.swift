@@ -1,8 +1,9 @@
+import ByteCore
 import Codecs
 
 /// Why an access or revocation document was refused. Tests match on `code`; `denyReason` is what
 /// the engine reports for it.
-public struct DocumentError: Error, Equatable, CustomStringConvertible, Sendable {
+public struct DocumentError: CodedError, Equatable, CustomStringConvertible, Sendable {
     public enum Code: String, Sendable, CaseIterable {
         /// Not CBOR, or CBOR of the wrong shape (a field missing, a type wrong).
         case malformed = "document.malformed"
@@ -20,7 +21,6 @@ public struct DocumentError: Error, Equatable, CustomStringConvertible, Sendable
     public var code: Code
     public var reason: String
     public init(_ code: Code, _ reason: String) { self.code = code; self.reason = reason }
-    public var description: String { "\(code.rawValue): \(reason)" }
 
     init(_ e: CBORError, _ what: String) { self.init(.malformed, "\(what): \(e)") }
 

@@ -256,7 +256,7 @@ func parseDeviceKey(_ c: CBOR) throws(DocumentError) -> [UInt8] {
 }
 
 /// Looks a numbered field up by its text spelling ("1") and by its integer spelling (1).
-func lookup(_ m: [CBOR: CBOR], _ n: Int) -> CBOR? { m[.text(String(n))] ?? m[.int(n)] }
+func lookup(_ m: [CBOR: CBOR], _ n: Int) -> CBOR? { m.numbered(n) }
 
 func field(_ m: [CBOR: CBOR], _ n: Int, _ what: String) throws(CBORError) -> CBOR {
     guard let v = lookup(m, n) else { throw CBORError(.missingField, "\(what) (key \(n)) is missing") }

@@ -268,6 +268,7 @@ class ProtocolCredential:
         self.device_counter = 1
         self.step_up = None        # (sk_reader, sk_device) once derived
         self.step_up_selected = False
+        self.step_up_used = False  # an ENVELOPE was answered on the step-up channel
         self.chain = None          # (cla, ins, p1, p2, data) of a command chain in progress
         self.pending = b''         # response bytes not yet sent (response chaining)
         self.exchange_status = None
@@ -476,7 +477,8 @@ class ProtocolCredential:
 
     # §9 ENVELOPE
     def envelope(self, p1, p2, data):
-        if self.state != 'authenticated' or not self.step_up_selected:
+        # §9: the step-up SELECT is optional (bitmap bit 2 clear).
+        if self.state != 'authenticated':
             return SW_CONDITIONS
         try:
             items = tlv_parse(data)
@@ -507,6 +509,7 @@ class ProtocolCredential:
                 documents += self.revocation
         response = cbor_encode({'1': '1.0', '2': [Raw(d) for d in documents], '3': 0})
         sealed = gcm_seal(self.step_up[1], DEVICE_PREFIX, 1, response)
+        self.step_up_used = True
         self.log.append(f'envelope: {len(documents)} document(s) for {",".join(wanted)}')
         return self.chained(tlv('53', cbor_encode({'data': sealed})))
 
@@ -520,10 +523,21 @@ class ProtocolCredential:
             keys = self.keys
         else:
             return SW_CONDITIONS
-        try:
-            plaintext = gcm_open(keys[0], READER_PREFIX, self.reader_counter, data)
-        except InvalidTag:
-            return SW_SM
+        plaintext = None
+        if self.step_up_used:
+            # §10: after a step-up the closing EXCHANGE may come on the step-up channel (counters 2).
+            try:
+                plaintext = gcm_open(self.step_up[0], READER_PREFIX, 2, data)
+                keys = self.step_up
+                self.reader_counter, self.device_counter = 2, 2
+                self.log.append('exchange on the step-up channel')
+            except InvalidTag:
+                plaintext = None
+        if plaintext is None:
+            try:
+                plaintext = gcm_open(keys[0], READER_PREFIX, self.reader_counter, data)
+            except InvalidTag:
+                return SW_SM
         self.reader_counter += 1
         try:
             for tag, value in tlv_parse(plaintext):

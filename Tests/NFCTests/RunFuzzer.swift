@@ -1,1 +1,0 @@
-../Fuzz/XCTestSupport/RunFuzzer.swift
