@@ -8,7 +8,8 @@ case "audit": AuditBenchmark.main(rest)
 case "transaction": exit(TransactionBenchmark.run(rest))
 case "nfc": exit(NFCBenchmark.main(rest))
 case "ble": exit(BLEBenchmark.run(rest))
+case "durability": exit(DurabilityBenchmark.run(rest))
 default:
-    print("usage: lockbench-bench <audit|transaction|nfc|ble> [options]")
+    print("usage: lockbench-bench <audit|transaction|nfc|ble|durability> [options]")
     exit(2)
 }
