@@ -183,7 +183,7 @@ final class IdleLinkTests: XCTestCase {
     func testChannelWithNoTrafficIsClosedAfterTheTransactionTimeout() throws {
         let controllers = try bumbleControllers()
         let events = DropLog()
-        let lock = try startLock(on: controllers.spec(0), configure: { $0.transactionTimeout = 1.5; $0.idleTimeout = 30 },
+        let lock = try startLock(on: controllers.spec(0), configure: { $0.transactionTimeout = 1.5; $0.idleTimeout = 30; $0.echoPSM = AliroBLE.echoPSM },
                                  onEvent: { events.add($0) })
         let phone = try startPhone(on: controllers.spec(1))
 

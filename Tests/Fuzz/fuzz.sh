@@ -53,7 +53,12 @@ done
 deps=("$build"/ByteCore.build/*.o)
 [[ ${#deps[@]} -gt 0 ]] || { echo "fuzz.sh: no build products in $build; run 'swift build --target OfflineUnlock'" >&2; exit 3; }
 if [[ "$module" == Codecs ]] || grep -qE '^import (Codecs|Crypto)$' "${sources[@]}" "$entry"; then
-    deps+=("$build"/Crypto.build/*.o "$build"/CryptoBoringWrapper.build/*.o)
+    # _CryptoExtras (AES block permutation for the BLE rotating tag) and what it needs (SwiftASN1);
+    # swift-crypto 4 adds the XKCP objects (CXKCP, CXKCPShims) when present.
+    deps+=("$build"/Crypto.build/*.o "$build"/CryptoBoringWrapper.build/*.o "$build"/_CryptoExtras.build/*.o "$build"/SwiftASN1.build/*.o)
+    for extra in CXKCP CXKCPShims; do
+        [[ -d "$build/$extra.build" ]] && while IFS= read -r -d '' o; do deps+=("$o"); done < <(find "$build/$extra.build" -name '*.o' -print0)
+    done
     [[ "$module" != Codecs ]] && deps+=("$build"/Codecs.build/*.o)
     while IFS= read -r -d '' o; do deps+=("$o"); done < <(find "$build/CCryptoBoringSSL.build" "$build/CCryptoBoringSSLShims.build" -name '*.o' -print0)
     [[ ${#deps[@]} -gt 10 ]] || { echo "fuzz.sh: no swift-crypto build products in $build; run 'swift build --target OfflineUnlock'" >&2; exit 3; }
