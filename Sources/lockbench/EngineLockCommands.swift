@@ -333,7 +333,17 @@ struct AuditCommand: ParsableCommand {
 
     struct Acknowledge: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Acknowledge the damage a lock reported in its audit log (itself an audit entry).")
+            abstract: "Acknowledge the damage a lock reported in its audit log (itself an audit entry).",
+            discussion: """
+            When a lock opens a damaged audit log — a cut or edited tail, entries missing from the \
+            end, an emptied or deleted log — it sets the bad part aside, writes an audit_damage \
+            entry and keeps reporting it (at every `lock run` start, and as exit 1 from `audit \
+            verify`). Inspect the log and the set-aside audit.log.damaged-<time> file, then say \
+            what you found: your note becomes an audit_acknowledged entry and the reports stop.
+
+              lockbench audit acknowledge --config site/front-door.lock.json \\
+                  --note "tail lost in a power cut; checked against the export"
+            """)
         @OptionGroup var config: LockConfigOption
         @Option(help: ArgumentHelp("What you found and did, for the audit log.", valueName: "text")) var note: String
         func run() throws {
