@@ -11,8 +11,10 @@ public struct TransactionOutcome: Sendable, Equatable {
     public var credentialID: String?
     /// The credential's long-term public key (hex) when the protocol learnt it.
     public var credentialKey: String?
-    /// 16-byte transaction id (hex).
-    public var transactionID: String
+    /// The AUTH0 transaction id.
+    public var id: TransactionID
+    /// The transaction id as 32 hex digits.
+    public var transactionID: String { id.hex }
     public var version: UInt16?
     public var fast: Bool
     public var stepUp: Bool
@@ -32,6 +34,8 @@ public struct TransactionOutcome: Sendable, Equatable {
     public var decided: Bool = false
     /// The link failed after the lock decided and acted: the credential never heard the answer.
     public var linkLostAfterDecision: String? = nil
+    /// Why it was refused, by layer (nil for a grant). Outcomes and logs print `refusal.code`.
+    public var refusal: Refusal? = nil
 
     public struct Timings: Sendable, Equatable {
         /// Wall time of the whole transaction, seconds.
@@ -150,12 +154,13 @@ public final class LockReader {
         var credentialID: String? = nil
         if case .grant(let id) = result.decision { credentialID = id }
         return TransactionOutcome(decision: result.decision, credentialID: credentialID,
-                                  credentialKey: result.credentialPublicKey?.hex, transactionID: result.transactionID.hex,
+                                  credentialKey: result.credentialPublicKey?.hex, id: TransactionID(result.transactionID),
                                   version: result.version, fast: result.fast, stepUp: result.stepUp,
                                   acknowledged: result.acknowledged, interface: interface, at: time,
                                   timings: .init(total: total, transport: Double(transportNanos) / 1e9, commands: commands),
                                   transcript: result.transcript, readerStatus: result.readerStatus, mailbox: MailboxRecord(result),
-                                  decided: result.decided, linkLostAfterDecision: result.linkLostAfterDecision)
+                                  decided: result.decided, linkLostAfterDecision: result.linkLostAfterDecision,
+                                  refusal: result.lockRefusal ?? Refusal.attributing(result))
     }
 
     /// Drives `initial` over `link` until it completes, the transport fails, or the transaction

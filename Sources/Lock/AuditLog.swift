@@ -35,7 +35,9 @@ public struct AuditEntry: Codable, Equatable, Sendable {
     /// The 16-byte AUTH0 transaction id, hex.
     public var transaction: String
 
-    public init(seq: UInt64, time: Date, credential: String?, transport: RadioInterface, decision: Decision, transaction: [UInt8]) {
+    /// `reason` overrides the DenyReason's raw value for a reason of another layer (`jammed`).
+    public init(seq: UInt64, time: Date, credential: String?, transport: RadioInterface, decision: Decision, transaction: [UInt8],
+                reason: String? = nil) {
         self.seq = seq
         self.time = RFC3339.format(time)
         self.transport = transport.rawValue
@@ -44,7 +46,7 @@ public struct AuditEntry: Codable, Equatable, Sendable {
         case .grant(let id):
             self.decision = "grant"; self.credential = id; self.reason = nil; self.detail = nil
         case .deny(let r, let d):
-            self.decision = "deny"; self.credential = credential; self.reason = r.rawValue; self.detail = d
+            self.decision = "deny"; self.credential = credential; self.reason = reason ?? r.rawValue; self.detail = d
         }
     }
 
@@ -270,9 +272,9 @@ public final class AuditLog: @unchecked Sendable {
     /// Appends one entry and returns it once it is on disk.
     @discardableResult
     public func append(time: Date, credential: String?, transport: RadioInterface, decision: Decision,
-                       transaction: [UInt8]) throws(LockError) -> AuditEntry {
+                       transaction: [UInt8], reason: String? = nil) throws(LockError) -> AuditEntry {
         try append([AuditEntry(seq: 0, time: time, credential: credential, transport: transport,
-                               decision: decision, transaction: transaction)])[0]
+                               decision: decision, transaction: transaction, reason: reason)])[0]
     }
 
     /// Where the log ends now; `rollback(to:)` cuts it back there.

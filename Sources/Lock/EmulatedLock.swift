@@ -1,3 +1,4 @@
+import AccessProtocol
 import ByteCore
 import Codecs
 import Crypto
@@ -68,24 +69,48 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
         engine.wantsStepUp(credentialPublicKey: credentialPublicKey)
     }
 
+    /// The engine's decision as the lock acted on it (`apply(.presentation)`).
     public func decide(_ presentation: Presentation) -> Decision {
-        mutex.lock(); defer { mutex.unlock() }
-        let before = snapshot
-        let decision = engine.decide(presentation)
-        let now = clock.now()
-        if decision.isGrant { bolt.handle(.grant, at: now) }
-        let credential = credentialID(for: presentation)
-        let changes = engine.takeRevocationChanges()
-        return commit(decision, credential: credential, transaction: presentation.transactionID, interface: presentation.interface,
-                      at: now, revocationChanges: changes, restoring: before)
+        apply(.presentation(presentation)).decision
     }
 
     /// Records a transaction the protocol refused before asking the engine (bad signature,
-    /// secure-channel failure, malformed APDU…).
+    /// secure-channel failure, malformed APDU…): `apply(.refused)` with the protocol's reason.
     public func recordProtocolFailure(_ reason: DenyReason, detail: String, transactionID: [UInt8], interface: RadioInterface) {
+        let layer: Refusal.Layer = detail.hasPrefix("transport:") ? .transport : .protocol
+        _ = apply(.refused(Refusal(layer, reason, detail: detail), transaction: TransactionID(transactionID), interface: interface))
+    }
+
+    /// The one path from a transaction to the lock's action and its record: the engine decides
+    /// (unless the bolt is jammed: the lock refuses with its own reason), the bolt moves, the
+    /// audit entries (revocation list changes the decision made, then the decision) are appended
+    /// and fsynced and the state saved — all before this returns, i.e. before the credential hears
+    /// anything. What cannot be recorded is not acted on (`commit`).
+    public func apply(_ input: LockInput) -> LockOutcome {
         mutex.lock(); defer { mutex.unlock() }
-        _ = commit(.deny(reason, detail: detail), credential: nil, transaction: transactionID, interface: interface,
-                   at: clock.now(), restoring: snapshot)
+        let before = snapshot
+        let now = clock.now()
+        bolt.handle(.tick, at: now)
+        switch input {
+        case .refused(let refusal, let tid, let interface):
+            let reason = DenyReason(rawValue: refusal.code) ?? .malformedInput
+            return commit(.deny(reason, detail: refusal.detail), refusal: refusal, credential: nil, transaction: tid.bytes,
+                          interface: interface, at: now, restoring: before)
+        case .presentation(let p):
+            if case .jammed = bolt.state(at: now) {
+                let refusal = Refusal(layer: .lock, code: LockReason.jammed.rawValue,
+                                      detail: "the bolt is jammed: the lock cannot open until the jam is cleared")
+                return commit(.deny(.malformedInput, detail: refusal.detail), refusal: refusal,
+                              credential: credentialID(for: p), transaction: p.transactionID, interface: p.interface, at: now,
+                              restoring: before)
+            }
+            let decision = engine.decide(p)
+            if decision.isGrant { bolt.handle(.grant, at: now) }
+            var refusal: Refusal?
+            if case .deny(let reason, let detail) = decision { refusal = Refusal(.engine, reason, detail: detail) }
+            return commit(decision, refusal: refusal, credential: credentialID(for: p), transaction: p.transactionID,
+                          interface: p.interface, at: now, revocationChanges: engine.takeRevocationChanges(), restoring: before)
+        }
     }
 
     /// What a decision may change in memory, to put back when it cannot be recorded.
@@ -98,17 +123,19 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
         persisted = s.persisted
     }
 
-    /// Makes the decision durable — its audit entries (revocation list changes first, then the
-    /// decision; one write, one fsync) and the state it leads to — and only then returns it to be
-    /// acknowledged. When either cannot be written, nothing of it stays: the audit entries are
-    /// rolled back (the log never shows an outcome that did not happen), the engine, bolt and
-    /// state go back to `before`, and the answer is a deny `storage_failure`, itself recorded if
-    /// the disk still takes it.
-    private func commit(_ decision: Decision, credential: String?, transaction: [UInt8], interface: RadioInterface, at now: Date,
-                        revocationChanges: [RevocationChange] = [], restoring before: Snapshot) -> Decision {
+    /// Makes the outcome durable — its audit entries (one write, one fsync) and the state it leads
+    /// to — and only then returns it to be acknowledged. When either cannot be written, nothing of
+    /// it stays: the audit entries are rolled back (the log never shows an outcome that did not
+    /// happen), the engine, bolt and state go back to `before`, and the answer is the lock's own
+    /// refusal `storage_failure` (`storageFailure`).
+    private func commit(_ decision: Decision, refusal: Refusal?, credential: String?, transaction: [UInt8],
+                        interface: RadioInterface, at now: Date, revocationChanges: [RevocationChange] = [],
+                        restoring before: Snapshot) -> LockOutcome {
         let mark = audit.mark
+        let code = refusal?.layer == .lock ? refusal?.code : nil
         let drafts = revocationChanges.map { AuditEntry(seq: 0, time: now, revocationChange: $0, transport: interface, transaction: transaction) }
-            + [AuditEntry(seq: 0, time: now, credential: credential, transport: interface, decision: decision, transaction: transaction)]
+            + [AuditEntry(seq: 0, time: now, credential: credential, transport: interface, decision: decision, transaction: transaction,
+                          reason: code)]
         let entries: [AuditEntry]
         do { entries = try audit.append(drafts) } catch {
             return storageFailure(error, credential: credential, transaction: transaction, interface: interface, at: now, restoring: before)
@@ -120,20 +147,36 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
                                   interface: interface, at: now, restoring: before)
         }
         entries.forEach { onAudit?($0) }
-        return decision
+        return LockOutcome(decision: decision, refusal: refusal, bolt: bolt.state(at: now),
+                           readerStatus: status(decision, refusal, at: now), audit: entries.last)
     }
 
+    /// The decision could not be recorded: undo it, refuse with the lock's own reason
+    /// `storage_failure` (the decision's reason stays `malformed_input`, the detail starts with
+    /// "storage failure:"), and record that refusal if the disk still takes it — it changes no
+    /// state, so its entry is kept even if the state file cannot follow (the log may run ahead of
+    /// the head the state records, never behind it).
     private func storageFailure(_ error: LockError, credential: String?, transaction: [UInt8], interface: RadioInterface,
-                                at now: Date, restoring before: Snapshot) -> Decision {
+                                at now: Date, restoring before: Snapshot) -> LockOutcome {
         restore(before)
-        let deny = Decision.deny(.storageFailure, detail: "the lock could not record the transaction durably, so it did not act on it: \(error.reason)")
-        // The deny changes no state; its entry is kept even if the state file cannot follow (the
-        // log may run ahead of the head the state records, never behind it).
-        if let entries = try? audit.append([AuditEntry(seq: 0, time: now, credential: credential, transport: interface,
-                                                       decision: deny, transaction: transaction)]) {
-            entries.forEach { onAudit?($0) }
+        let detail = "storage failure: the lock could not record the transaction durably, so it did not act on it: \(error.reason)"
+        let refusal = Refusal(layer: .lock, code: LockReason.storageFailure.rawValue, detail: detail)
+        let decision = Decision.deny(.malformedInput, detail: detail)
+        let entry = try? audit.append([AuditEntry(seq: 0, time: now, credential: credential, transport: interface, decision: decision,
+                                                  transaction: transaction, reason: refusal.code)]).first
+        if let entry { onAudit?(entry) }
+        return LockOutcome(decision: decision, refusal: refusal, bolt: bolt.state(at: now),
+                           readerStatus: LockReason.storageFailure.readerStatus(bolt: bolt.readerStatus(at: now)), audit: entry)
+    }
+
+    /// The EXCHANGE status: a grant reports the bolt's real state after acting; a denial the
+    /// status of the layer that refused.
+    private func status(_ decision: Decision, _ refusal: Refusal?, at now: Date) -> UInt16 {
+        if decision.isGrant { return bolt.readerStatus(at: now) }
+        if refusal?.layer == .lock, let reason = refusal.flatMap({ LockReason(rawValue: $0.code) }) {
+            return reason.readerStatus(bolt: bolt.readerStatus(at: now))
         }
-        return deny
+        return ReaderSession.readerStatus(for: decision.denyReason)
     }
 
     private func credentialID(for p: Presentation) -> String? {

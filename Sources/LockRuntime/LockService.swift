@@ -46,8 +46,8 @@ public final class LockService: @unchecked Sendable {
     /// Certified for wallet credentials: the NFC loop sends the ECP access polling frame.
     public var walletPolling: Bool { certification.isCertified }
 
-    /// Runs one transaction over `link` at the lock's clock; records protocol-level denials (which
-    /// never reach the engine) in the audit log and stages what the reader learnt for the next state write.
+    /// Runs one transaction over `link` at the lock's clock, every outcome through `EmulatedLock.apply`,
+    /// and stages what the reader learnt for the next state write.
     public func transact(over link: APDUTransceiver, interface: RadioInterface) -> TransactionOutcome {
         let started = DispatchTime.now().uptimeNanoseconds
         try? lock.tick()
@@ -57,14 +57,16 @@ public final class LockService: @unchecked Sendable {
         let session = reader.makeSession(interface: interface)
         let limits = reader.limits
         mutex.unlock()
-        // The long part, with no lock-wide mutex: only the decision takes the lock's own, briefly.
+        // The long part, with no lock-wide mutex: only the lock's `apply` takes its own, briefly.
+        // One path into the lock for every outcome: the session's `decide` is answered by
+        // `apply(.presentation)` (the lock decides, acts and records before the phone hears);
+        // a transaction the protocol or the transport ended first is `apply(.refused)`.
         let run = LockReader.drive(session, over: link, at: now, limits: limits) { [lock] presentation in
-            Resolution(engine: lock.decide(presentation))
+            lock.apply(.presentation(presentation)).resolution
         }
         let outcome = LockReader.outcome(run, interface: interface, at: now, started: started)
-        if !outcome.decided, case .deny(let reason, let detail) = outcome.decision {
-            lock.recordProtocolFailure(reason, detail: detail, transactionID: Hex.decode(outcome.transactionID) ?? [],
-                                       interface: interface)
+        if !outcome.decided, let refusal = outcome.refusal {
+            _ = lock.apply(.refused(refusal, transaction: outcome.id, interface: interface))
         }
         mutex.lock()
         reader.apply(run.result)

@@ -25,9 +25,6 @@ public enum DenyReason: String, Codable, Sendable, CaseIterable {
     /// The transaction went past a bound of the lock's `TransactionLimits` (commands, response
     /// parts, bytes or time): a peer that never finishes is cut off.
     case transactionLimit = "transaction_limit"
-    /// The lock could not make its record of the transaction durable (a full or failing disk): it
-    /// does not act on a decision it cannot record, and says so.
-    case storageFailure = "storage_failure"
 }
 
 /// The engine's answer for one transaction.

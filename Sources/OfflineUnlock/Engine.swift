@@ -74,7 +74,7 @@ public struct DecisionCore: Sendable {
             let doc: RevocationDocument
             let issuer: String
             do {
-                doc = try RevocationDocument.decode(bytes)
+                doc = try RevocationDocument(parsing: bytes)
                 try doc.document.verify(trust: trust)
                 issuer = Hex.encode(doc.document.issuerKeyID ?? [])
             } catch {
@@ -93,7 +93,7 @@ public struct DecisionCore: Sendable {
             var parsed = [(AccessDocument, [UInt8])]()
             for bytes in p.accessDocuments {
                 do {
-                    let doc = try AccessDocument.decode(bytes)
+                    let doc = try AccessDocument(parsing: bytes)
                     try doc.document.verify(trust: trust)
                     parsed.append((doc, bytes))
                 } catch {
@@ -182,7 +182,7 @@ public struct DecisionCore: Sendable {
     }
 
     private func verify(cached bytes: [UInt8]) -> VerifiedDocuments.Verdict {
-        guard let doc = try? AccessDocument.decode(bytes), (try? doc.document.verify(trust: trust)) != nil else { return .rejected }
+        guard let doc = try? AccessDocument(parsing: bytes), (try? doc.document.verify(trust: trust)) != nil else { return .rejected }
         return .verified(doc)
     }
 

@@ -15,22 +15,9 @@ import OfflineUnlock
 /// A decision here is `EmulatedLock.decide` for a credential whose access document is cached
 /// (the engine's checks, the audit append and fsync, the atomic state rewrite), run with 1 and
 /// with 256 cached documents: the state rewrite grows with the cache, a journal would not.
-/// Medians over `--samples` decisions; point `--directory` at the disk you care about.
+/// Medians over `samples` decisions; point `directory` at the disk you care about.
 enum DurabilityBenchmark {
-    static func run(_ arguments: [String]) -> Int32 {
-        var samples = 200
-        var directory = FileManager.default.temporaryDirectory.path
-        var i = 0
-        while i < arguments.count {
-            switch arguments[i] {
-            case "--samples" where i + 1 < arguments.count: samples = max(10, Int(arguments[i + 1]) ?? samples); i += 1
-            case "--directory" where i + 1 < arguments.count: directory = arguments[i + 1]; i += 1
-            default:
-                print("usage: lockbench-bench durability [--samples N] [--directory DIR]")
-                return 2
-            }
-            i += 1
-        }
+    static func run(samples: Int, directory: String) -> Int32 {
         let dir = directory + "/lockbench-durability-\(UUID().uuidString.prefix(8))"
         defer { try? FileManager.default.removeItem(atPath: dir) }
         do {

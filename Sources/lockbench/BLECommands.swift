@@ -6,6 +6,7 @@ import Codecs
 import Foundation
 import Lock
 import OfflineUnlock
+import ReaderSeam
 
 /// `lockbench ble …` (owned by the BLE layer).
 let bleCommands: [ParsableCommand.Type] = [BLECommand.self]
@@ -94,16 +95,7 @@ struct BLELockCommand: ParsableCommand {
         var finished = 0, granted = 0
         let target = count
         let lock: BLELock
-        do {
-            lock = try BLELock(configuration: config, transaction: EchoFlow.lockTransaction { ok in
-                print(ok ? "granted" : "denied")
-                countLock.withLock {
-                    finished += 1
-                    if ok { granted += 1 }
-                    if target > 0 && finished == target { done.signal() }
-                }
-            })
-        } catch {
+        do { lock = try BLELock(configuration: config) } catch {
             throw fail(error.reason, code: ExitCodes.environment)
         }
         lock.onEvent = { event in
@@ -115,11 +107,22 @@ struct BLELockCommand: ParsableCommand {
             lock.stop()
             throw fail(error.reason, code: ExitCodes.environment)
         }
+        let loop = ReaderLoop(reader: lock, configuration: .init(maxConcurrent: 4), granted: { $0 },
+                              transaction: EchoFlow.lockTransaction { ok in
+            print(ok ? "granted" : "denied")
+            countLock.withLock {
+                finished += 1
+                if ok { granted += 1 }
+                if target > 0 && finished == target { done.signal() }
+            }
+        })
+        loop.start()
         if target == 0 {
             while true { Thread.sleep(forTimeInterval: 3600) }
         }
         done.wait()
         Thread.sleep(forTimeInterval: 0.2)
+        loop.stop()
         lock.stop()
         if countLock.withLock({ granted }) < target { throw ExitCode(ExitCodes.negative) }
     }

@@ -10,7 +10,7 @@ import Glibc
 struct DoctorCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "doctor",
-        abstract: "Check this machine for NFC readers, permissions, kernel drivers, libnfc configuration and Bluetooth.",
+        abstract: "Check this machine for NFC readers, permissions, kernel drivers, libnfc configuration, pcscd and Bluetooth.",
         discussion: """
         Each check is ok, warning (worth knowing, not blocking) or problem (with the command that \
         fixes it). Exit code 0 when there is no problem, 1 otherwise.
@@ -122,6 +122,7 @@ enum Doctor {
             : Check(id: "pty", title: "virtual reader", status: .problem, detail: "/dev/ptmx is not usable, so no pseudo-terminal for the virtual reader",
                     fix: "sudo mount -t devpts devpts /dev/pts   (in a container: run it with /dev/pts mounted)"))
 
+        checks += pcscChecks()
         checks += bluetoothChecks()
         return checks
     }

@@ -24,7 +24,7 @@ struct DocumentJSON: Encodable {
 
     init(file: String, bytes: [UInt8], trust: TrustStore?) throws {
         let doc: IssuedDocument
-        do { doc = try IssuedDocument.decode(bytes) } catch {
+        do { doc = try IssuedDocument(parsing: bytes) } catch {
             throw UserError(message: "\(file): not a LockBench document: \(error)")
         }
         self.file = file

@@ -3,6 +3,7 @@ import ByteCore
 import Codecs
 import Foundation
 import Lock
+import LockRuntime
 import OfflineUnlock
 
 /// Options shared by the commands that open a lock's configuration and state.
@@ -60,7 +61,7 @@ struct ConfigCommand: ParsableCommand {
         var relock: String = "5s"
         @Option(name: .customLong("utc-offset"), help: ArgumentHelp("Schedule time zone, minutes east of UTC.", valueName: "minutes"))
         var utcOffset: Int = 0
-        @Option(help: ArgumentHelp("libnfc connstring of a real reader (default: the virtual PN532).", valueName: "connstring"))
+        @Option(help: ArgumentHelp("NFC reader for `lock run`: a libnfc connstring or pcsc[:READER NAME] (default: the virtual PN532).", valueName: "reader"))
         var nfc: String?
         @Option(help: ArgumentHelp("BLE transport: hci0, uart:/dev/ttyUSB0, tcp:HOST:PORT, unix:PATH.", valueName: "transport"))
         var ble: String?
@@ -142,17 +143,6 @@ struct DecideCommand: ParsableCommand {
     @Flag(help: "Print the decision as JSON.")
     var json = false
 
-    struct Result: Encodable {
-        var decision: String
-        var reason: String?
-        var detail: String?
-        var credential: String?
-        var lock: String
-        var time: String
-        var auditSeq: UInt64
-        var stepUpWanted: Bool
-    }
-
     func run() throws {
         guard let v = ProtocolVersionText.parse(version) else { throw UserError(message: "--version \"\(version)\" is not like 1.0") }
         guard let iface = RadioInterface(rawValue: transport) else { throw UserError(message: "--transport must be nfc, ble or socket") }
@@ -163,17 +153,12 @@ struct DecideCommand: ParsableCommand {
         let p = Presentation(credentialPublicKey: key, transactionID: tid, interface: iface, protocolVersion: v, fast: false,
                              accessDocuments: try accessDoc.map { try KeyFiles.readBytes($0, what: "access document") },
                              revocationDocuments: try revocationDoc.map { try KeyFiles.readBytes($0, what: "revocation document") })
-        let d = lock.decide(p)
-        var r = Result(decision: d.isGrant ? "grant" : "deny", lock: lock.boltName, time: RFC3339.format(lock.clock.now()),
-                       auditSeq: lock.audit.head.seq, stepUpWanted: stepUp)
-        switch d {
-        case .grant(let id): r.credential = id
-        case .deny(let reason, let detail): r.reason = reason.rawValue; r.detail = detail
-        }
-        if json { print(KeyFiles.json(r)) } else {
-            print(d.isGrant ? "grant \(r.credential ?? "") — lock \(r.lock)" : "deny \(r.reason!): \(r.detail!)")
-        }
-        if !d.isGrant { throw ExitCode(ExitCodes.negative) }
+        // The same path as a transaction on a radio: the lock decides, acts and records.
+        let outcome = lock.apply(.presentation(p))
+        var report = OutcomeReport(outcome, presentation: p, bolt: lock.boltName, at: lock.clock.now())
+        report.stepUpWanted = stepUp
+        if json { print(KeyFiles.json(report)) } else { print(report.line) }
+        if !report.granted { throw ExitCode(ExitCodes.negative) }
     }
 }
 

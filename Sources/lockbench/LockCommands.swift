@@ -7,6 +7,7 @@ import Foundation
 import Lock
 import LockRuntime
 import OfflineUnlock
+import SocketTransport
 
 /// `lockbench lock run` (the main job) and `lockbench demo`.
 let lockCommands: [ParsableCommand.Type] = [LockCommand.self, DemoCommand.self]
@@ -70,7 +71,10 @@ struct LockRun: ParsableCommand {
           lockbench lock run --config lock.json --nfc pn532_uart:/dev/ttyUSB0
         or a virtual PN532 served by this process on a pseudo-terminal (CI, no hardware):
           lockbench lock run --config lock.json --nfc virtual
-        or a virtual reader served by another process, like a USB reader on a bench:
+        PC/SC: a CCID desk reader (ACR1252U, HID Omnikey, Identiv) through pcscd, the first one or by name
+          lockbench lock run --config lock.json --nfc pcsc
+          lockbench lock run --config lock.json --nfc "pcsc:Virtual PCD 00 00"
+        (`lockbench pcsc list` shows the names; docs/pcsc.md). Or a virtual reader served by another process, like a USB reader on a bench:
           lockbench nfc virtual-reader --link /tmp/reader --credential-key KEY.pem --document DOC.cbor --lock-config lock.json
           lockbench lock run --config lock.json --nfc pn532_uart:/tmp/reader
         With --nfc virtual, stdin takes commands that tap software phones on it:
@@ -83,6 +87,7 @@ struct LockRun: ParsableCommand {
         every lock on a link has its own; --address (or ble.address in the configuration) sets
         another. A phone that connects and opens no channel within ble.idleTimeout (5 s), or
         leaves a channel silent for ble.transactionTimeout (10 s), is disconnected.
+        Socket: --socket HOST:PORT taps a credential listening on TCP (`lockbench credential serve`), one connection per tap.
 
         One line per event; --json prints one JSON object per line (kind: started, radio,
         granted, denied, warning, stopped). SIGINT or SIGTERM stops the lock cleanly: the radios
@@ -93,11 +98,17 @@ struct LockRun: ParsableCommand {
 
     @OptionGroup var config: LockConfigOption
 
-    @Option(help: ArgumentHelp("NFC reader: a libnfc connstring, `virtual` or `virtual:LINKPATH` (overrides the configuration).", valueName: "connstring"))
+    @Option(help: ArgumentHelp("NFC reader: a libnfc connstring, `virtual` or `virtual:LINKPATH`, `pcsc` or `pcsc:READER NAME` (overrides the configuration).", valueName: "reader"))
     var nfc: String?
 
     @Option(help: ArgumentHelp("BLE controller transport (overrides the configuration).", valueName: "transport"))
     var ble: String?
+
+    @Option(help: ArgumentHelp("A credential listening on TCP (`lockbench credential serve`): one connection per tap, at most one a second.", valueName: "host:port"))
+    var socket: String?
+
+    @Option(help: ArgumentHelp("APDU framing with --socket: raw or length.", valueName: "framing"))
+    var framing: String = SocketFraming.raw.rawValue
 
     @Option(help: ArgumentHelp("Write the BLE HCI traffic to this btsnoop file.", valueName: "file"))
     var btsnoop: String?
@@ -108,16 +119,25 @@ struct LockRun: ParsableCommand {
     @Flag(help: "One JSON object per event line.")
     var json = false
 
+    func validate() throws {
+        if let socket { _ = try SocketCLI.address(socket, flag: "--socket") }
+        guard SocketFraming(rawValue: framing) != nil else { throw ValidationError("--framing must be raw or length") }
+    }
+
     func run() throws {
         // Bad input is refused before the state directory is taken.
         let bleAddress = try Self.address(flag: address, configured: try LockConfigOption.load(config.path).ble?.address, file: config.path)
         let service = try openLockService(config.path)
+        let socketReader = try socket.map { text -> SocketReader.Configuration in
+            let (host, port) = try SocketCLI.address(text, flag: "--socket")
+            return SocketReader.Configuration(host: host, port: port, framing: SocketFraming(rawValue: framing)!)
+        }
         let nfcSpec = nfc ?? service.configuration.nfc.map { $0.connstring ?? "virtual" }
         let bleSpec = ble ?? service.configuration.ble?.transport
         let json = self.json
         let output = NSLock()
         let runner = LockRunner(service: service, nfc: nfcSpec.map(LockRunner.NFCSource.init), ble: bleSpec,
-                                btsnoop: btsnoop) { event in
+                                socket: socketReader, btsnoop: btsnoop) { event in
             output.lock(); defer { output.unlock() }
             emitLine(json ? event.json : event.line)
         }

@@ -6,6 +6,8 @@ import Foundation
 import Lock
 import LockRuntime
 import OfflineUnlock
+import PCSC
+import SocketTransport
 
 /// `lockbench credential serve` and `lockbench lock transact`: a lock and a credential meeting
 /// over the plain TCP socket transport (docs/protocol.md "Socket transport").
@@ -30,6 +32,15 @@ struct CredentialServe: ParsableCommand {
               --trust-reader door.reader.json --port 5000 --once
 
         Prints `listening on HOST:PORT` when ready, then one line per transaction (JSON with --json).
+
+        With --vpicc HOST:PORT the credential is a card in a PC/SC reader instead: it connects \
+        to the virtual reader driver vpcd inside pcscd (package vsmartcard-vpcd; port 35963 is \
+        "Virtual PCD 00 00", 35964 "Virtual PCD 00 01"), which puts the card on that reader with \
+        a contactless ATR (3B 80 80 01 01). After each transaction (EXCHANGE or CONTROL FLOW \
+        answered) the card is pulled, and put back a second later unless --once is given. \
+        Then, for example, `lockbench lock run --config door.lock.json --nfc "pcsc:Virtual PCD \
+        00 00"` taps it (docs/pcsc.md).
+
         Faults make it misbehave on purpose, to test a lock's denials: \(CredentialFaults.names.map(\.0).joined(separator: ", ")).
         """)
 
@@ -46,10 +57,16 @@ struct CredentialServe: ParsableCommand {
     var versions: String = "1.0"
     @Flag(help: "One JSON object per line.")
     var json = false
+    @Option(help: ArgumentHelp("Be a card in pcscd's virtual reader: connect to vpcd at this address instead of listening.", valueName: "host:port"))
+    var vpicc: String?
+    @Option(help: ArgumentHelp("With --vpicc: seconds a tap may last before the card is pulled.", valueName: "seconds"))
+    var tapTimeout: Double = 30
 
     func validate() throws {
         guard SocketFraming(rawValue: framing) != nil else { throw ValidationError("--framing must be raw or length") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535") }
+        if let vpicc { _ = try SocketCLI.address(vpicc, flag: "--vpicc") }
+        guard tapTimeout.isFinite, tapTimeout > 0, tapTimeout <= 3600 else { throw ValidationError("--tap-timeout must be between 0 and 3600 seconds") }
         guard phone.isGiven else { throw ValidationError("--key: the credential's private key (PEM), from `lockbench key credential`") }
         _ = try SocketCLI.versions(versions, flag: "--versions")
     }
@@ -63,6 +80,7 @@ struct CredentialServe: ParsableCommand {
 
     func run() throws {
         let credential = try phone.makeSession(interface: .nfc, versions: try SocketCLI.versions(versions, flag: "--versions"))!
+        if let vpicc { return try serveAsCard(credential, vpcd: try SocketCLI.address(vpicc, flag: "--vpicc")) }
         let server: SocketCredentialServer
         do {
             server = try SocketCredentialServer(host: host, port: UInt16(port), framing: SocketFraming(rawValue: framing)!)
@@ -88,6 +106,68 @@ struct CredentialServe: ParsableCommand {
             }
         } while !once
         server.close()
+    }
+
+    /// `--vpicc`: the credential as a card in vpcd's reader, one tap per insertion.
+    private func serveAsCard(_ credential: CredentialSession, vpcd: (String, UInt16)) throws {
+        let watcher = TransactionEndWatcher(credential)
+        let card = VirtualICC(responder: watcher)
+        repeat {
+            watcher.arm()
+            do { try card.insert(host: vpcd.0, port: vpcd.1) } catch {
+                throw UserError(message: "cannot reach vpcd at \(vpcd.0):\(vpcd.1): \(error.reason). Is pcscd running with the virtual reader "
+                                + "driver (package vsmartcard-vpcd)? `lockbench pcsc list` should show \"Virtual PCD 00 00\".",
+                                code: ExitCodes.environment)
+            }
+            emitLine(json ? KeyFiles.compactJSON(["event": "inserted", "address": "\(vpcd.0):\(vpcd.1)"])
+                          : "card inserted in vpcd at \(vpcd.0):\(vpcd.1)")
+            let ended = watcher.waitForEnd(timeout: tapTimeout)
+            card.remove()
+            let served = Served(commands: watcher.commands,
+                                readerStatus: ended ? credential.lastReaderStatus.map { String(format: "%04X", $0) } : nil,
+                                controlFlow: ended ? credential.lastControlFlow.map { Hex.encode($0.encoded()) } : nil)
+            if json {
+                emitLine(KeyFiles.compactJSON(served))
+            } else {
+                emitLine((ended ? "transaction" : "no complete transaction within \(tapTimeout) s") + ": \(served.commands) command(s)"
+                         + (served.readerStatus.map { ", reader status \($0)" } ?? "")
+                         + (served.controlFlow.map { ", control flow \($0)" } ?? "") + "; card pulled")
+            }
+            if !once { Thread.sleep(forTimeInterval: 1) }
+        } while !once
+    }
+}
+
+/// Passes APDUs to the credential and notes when a transaction ended (EXCHANGE or CONTROL FLOW answered).
+final class TransactionEndWatcher: APDUResponder, @unchecked Sendable {
+    private let credential: CredentialSession
+    private let condition = NSCondition()
+    private var ended = false
+    private(set) var commands = 0
+
+    init(_ credential: CredentialSession) { self.credential = credential }
+
+    func arm() { condition.withLock { ended = false; commands = 0 } }
+
+    func respond(to command: [UInt8]) -> [UInt8] {
+        let response = credential.respond(to: command)
+        condition.withLock {
+            commands += 1
+            if command.count >= 2, command[1] == Instruction.exchange || command[1] == Instruction.controlFlow {
+                ended = true
+                condition.broadcast()
+            }
+        }
+        return response
+    }
+
+    func reset() { credential.reset() }
+
+    func waitForEnd(timeout: TimeInterval) -> Bool {
+        condition.lock(); defer { condition.unlock() }
+        let deadline = Date().addingTimeInterval(timeout)
+        while !ended { if !condition.wait(until: deadline) { return ended } }
+        return true
     }
 }
 
@@ -130,28 +210,6 @@ struct LockTransact: ParsableCommand {
         if let at { guard RFC3339.parse(at) != nil else { throw ValidationError("--at \"\(at)\" is not an ISO-8601 time like 2026-03-02T09:00:00Z") } }
     }
 
-    struct Output: Encodable {
-        var decision: String
-        var reason: String?
-        var detail: String?
-        var credential: String?
-        var credentialKey: String?
-        var transactionID: String
-        var version: String?
-        var fast: Bool
-        var stepUp: Bool
-        var acknowledged: Bool
-        var lock: String
-        var time: String
-        var totalMs: Double
-        var transportMs: Double
-        var commands: Int
-        /// The reader status the closing EXCHANGE carried, 4 hex digits.
-        var readerStatus: String?
-        var mailbox: MailboxRecord?
-        var apdus: [String]?
-    }
-
     func run() throws {
         let (host, port) = try SocketCLI.address(connect)
         let service = try openLockService(config.path)
@@ -172,29 +230,13 @@ struct LockTransact: ParsableCommand {
         let outcome = service.transact(over: link, interface: .socket)
         service.flush()  // one transaction per process: write what the reader learnt now
         link.close()
-        var out = Output(decision: outcome.granted ? "grant" : "deny", credential: outcome.credentialID,
-                         credentialKey: outcome.credentialKey, transactionID: outcome.transactionID,
-                         version: outcome.version.map(ProtocolVersionText.format), fast: outcome.fast, stepUp: outcome.stepUp,
-                         acknowledged: outcome.acknowledged, lock: service.lock.boltName, time: RFC3339.format(outcome.at),
-                         totalMs: (outcome.timings.total * 1e5).rounded() / 100,
-                         transportMs: (outcome.timings.transport * 1e5).rounded() / 100, commands: outcome.timings.commands,
-                         readerStatus: outcome.readerStatus.map { String(format: "%04X", $0) }, mailbox: outcome.mailbox,
-                         apdus: transcript ? outcome.transcript.map { "\($0.direction.rawValue) \($0.label): \(Hex.encode($0.bytes))" } : nil)
-        if case .deny(let reason, let detail) = outcome.decision {
-            out.reason = reason.rawValue
-            out.detail = detail
-        }
+        let report = OutcomeReport(outcome, bolt: service.lock.boltName, transcript: transcript)
         if json {
-            print(KeyFiles.json(out))
+            print(KeyFiles.json(report))
         } else {
-            let mode = outcome.fast ? "FAST" : outcome.stepUp ? "step-up" : "standard"
-            if outcome.granted {
-                print("grant \(out.credential ?? "") (\(mode), \(out.version ?? "?")) — lock \(out.lock), transaction \(out.transactionID)")
-            } else {
-                print("deny \(out.reason!): \(out.detail!)")
-            }
-            if let mailbox = outcome.mailbox { print("  \(mailbox.line)") }
-            for line in out.apdus ?? [] { print("  \(line)") }
+            print(report.line)
+            if let mailbox = report.mailbox { print("  \(mailbox.line)") }
+            for line in report.apdus ?? [] { print("  \(line)") }
         }
         if !outcome.granted { throw ExitCode(ExitCodes.negative) }
     }
@@ -202,9 +244,9 @@ struct LockTransact: ParsableCommand {
 
 enum SocketCLI {
     /// `host:port` → parts.
-    static func address(_ text: String) throws -> (String, UInt16) {
+    static func address(_ text: String, flag: String = "--connect") throws -> (String, UInt16) {
         guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]), port > 0 else {
-            throw ValidationError("--connect \"\(text)\" is not HOST:PORT, e.g. 127.0.0.1:5000")
+            throw ValidationError("\(flag) \"\(text)\" is not HOST:PORT, e.g. 127.0.0.1:5000")
         }
         return (String(text[..<colon]), port)
     }

@@ -53,7 +53,7 @@ struct TapConsole {
             case ("power-loss", 1): try lock.powerLoss()
             default: return say("usage: clock show | clock set 2026-03-02T09:00:00Z | clock advance 8h | clock power-loss")
             }
-            say("clock \(LockEvent.timeFormatter.string(from: lock.clock.now())) (\(lock.engine.state.clock.trusted ? "trusted" : "untrusted"))")
+            say("clock \(RFC3339.format(lock.clock.now())) (\(lock.engine.state.clock.trusted ? "trusted" : "untrusted"))")
         } catch {
             say("clock: \(error)")
         }

@@ -47,7 +47,7 @@ final class CBORVectorTests: XCTestCase {
         ]
         for (value, hex) in vectors {
             XCTAssertEqual(value.encoded().hex, hex, "\(value.diagnostic)")
-            let decoded = try CBOR.decode(Hex.decode(hex)!, options: .strict)
+            let decoded = try CBOR(parsing: Hex.decode(hex)!, options: .strict)
             if case .float(let d) = value, d.isNaN {
                 guard case .float(let e) = decoded, e.isNaN else { return XCTFail("NaN did not decode as NaN") }
             } else {
@@ -58,10 +58,10 @@ final class CBORVectorTests: XCTestCase {
 
     /// Non-shortest float forms from Appendix A decode to the same value in lenient mode.
     func testLongerFloatFormsDecodeLeniently() throws {
-        XCTAssertEqual(try CBOR.decode(Hex.decode("fa7f800000")!), .float(.infinity))
-        XCTAssertEqual(try CBOR.decode(Hex.decode("fb7ff0000000000000")!), .float(.infinity))
-        XCTAssertEqual(try CBOR.decode(Hex.decode("fa3fc00000")!), .float(1.5))
-        XCTAssertThrowsCode(.nonShortestEncoding, try CBOR.decode(Hex.decode("fa3fc00000")!, options: .strict))
+        XCTAssertEqual(try CBOR(parsing: Hex.decode("fa7f800000")!), .float(.infinity))
+        XCTAssertEqual(try CBOR(parsing: Hex.decode("fb7ff0000000000000")!), .float(.infinity))
+        XCTAssertEqual(try CBOR(parsing: Hex.decode("fa3fc00000")!), .float(1.5))
+        XCTAssertThrowsCode(.nonShortestEncoding, try CBOR(parsing: Hex.decode("fa3fc00000")!, options: .strict))
     }
 
     /// §4.2.1: keys sort by their encodings: 10, 100, -1, "z", "aa", [100], [-1], false.
@@ -80,7 +80,7 @@ final class CBORVectorTests: XCTestCase {
 final class CBORErrorTests: XCTestCase {
     func check(_ hex: String, _ code: CBORError.Code, options: CBORDecoder.Options = .init(),
                file: StaticString = #filePath, line: UInt = #line) {
-        XCTAssertThrowsCode(code, try CBOR.decode(Hex.decode(hex)!, options: options), file: file, line: line)
+        XCTAssertThrowsCode(code, try CBOR(parsing: Hex.decode(hex)!, options: options), file: file, line: line)
     }
 
     func testPreciseErrors() {
@@ -114,21 +114,21 @@ final class CBORErrorTests: XCTestCase {
     }
 
     func testLenientModeAcceptsNonDeterministicForms() throws {
-        XCTAssertEqual(try CBOR.decode(Hex.decode("1801")!), 1)
-        XCTAssertEqual(try CBOR.decode(Hex.decode("a2020001 00")!), [1: 0, 2: 0])
+        XCTAssertEqual(try CBOR(parsing: Hex.decode("1801")!), 1)
+        XCTAssertEqual(try CBOR(parsing: Hex.decode("a2020001 00")!), [1: 0, 2: 0])
     }
 
     func testDepthLimit() throws {
         let deep = [UInt8](repeating: 0x81, count: 40) + [0x00]
-        XCTAssertThrowsCode(.depthExceeded, try CBOR.decode(deep))
-        XCTAssertNoThrow(try CBOR.decode(deep, options: .init(maxDepth: 40)))
+        XCTAssertThrowsCode(.depthExceeded, try CBOR(parsing: deep))
+        XCTAssertNoThrow(try CBOR(parsing: deep, options: .init(maxDepth: 40)))
         let bomb = [UInt8](repeating: 0x81, count: 100_000) + [0x00]
-        XCTAssertThrowsCode(.depthExceeded, try CBOR.decode(bomb))
+        XCTAssertThrowsCode(.depthExceeded, try CBOR(parsing: bomb))
     }
 
     func testErrorCarriesOffsetAndStableCode() {
         do {
-            _ = try CBOR.decode(Hex.decode("83 01 02 1c")!)
+            _ = try CBOR(parsing: Hex.decode("83 01 02 1c")!)
             XCTFail("expected an error")
         } catch {
             XCTAssertEqual(error.code.rawValue, "cbor.reserved_additional_info")
@@ -143,8 +143,8 @@ final class CBORTagTests: XCTestCase {
         let date = Date(timeIntervalSince1970: 1_363_896_240)
         XCTAssertEqual(CBOR.dateTime(date).encoded().hex, "c074323031332d30332d32315432303a30343a30305a")
         XCTAssertEqual(CBOR.epoch(date).encoded().hex, "c11a514b67b0")
-        XCTAssertEqual(try CBOR.decode(CBOR.dateTime(date).encoded()).dateValue, date)
-        XCTAssertEqual(try CBOR.decode(Hex.decode("c1fb41d452d9ec200000")!).dateValue, Date(timeIntervalSince1970: 1363896240.5))
+        XCTAssertEqual(try CBOR(parsing: CBOR.dateTime(date).encoded()).dateValue, date)
+        XCTAssertEqual(try CBOR(parsing: Hex.decode("c1fb41d452d9ec200000")!).dateValue, Date(timeIntervalSince1970: 1363896240.5))
         XCTAssertEqual(RFC3339.parse("2013-03-21T21:04:00+01:00"), date)
         XCTAssertNil(RFC3339.parse("2013-02-30T00:00:00Z"))
         XCTAssertEqual(RFC3339.formatEpoch(-1), "1969-12-31T23:59:59Z")
@@ -156,7 +156,7 @@ final class CBORTagTests: XCTestCase {
         let wrapped = CBOR.embedded(inner)
         XCTAssertEqual(wrapped.encoded().prefix(2), [0xD8, 0x18])
         XCTAssertEqual(wrapped.embeddedBytes, inner.encoded())
-        XCTAssertEqual(try CBOR.decode(wrapped.encoded()).embeddedItem(), inner)
+        XCTAssertEqual(try CBOR(parsing: wrapped.encoded()).embeddedItem(), inner)
         XCTAssertThrowsCode(.unexpectedType, try CBOR.text("x").embeddedItem())
         XCTAssertThrowsCode(.trailingBytes, try CBOR.embedded(bytes: [0x01, 0x02]).embeddedItem())
     }
@@ -211,7 +211,7 @@ final class CBORPropertyTests: XCTestCase {
             let v = Self.randomValue(&rng)
             let bytes = v.encoded()
             let back: CBOR
-            do { back = try CBOR.decode(bytes, options: .strict) } catch {
+            do { back = try CBOR(parsing: bytes, options: .strict) } catch {
                 return XCTFail("case \(i): \(v.diagnostic) → \(bytes.hex): \(error)")
             }
             XCTAssertEqual(back, v, "case \(i): \(bytes.hex)")
@@ -225,7 +225,7 @@ final class CBORPropertyTests: XCTestCase {
         for _ in 0..<300 {
             let bytes = Self.randomValue(&rng).encoded()
             for cut in 0..<bytes.count {
-                XCTAssertThrowsError(try CBOR.decode(bytes[0..<cut]))
+                XCTAssertThrowsError(try CBOR(parsing: bytes[0..<cut]))
             }
         }
     }
@@ -237,7 +237,7 @@ final class CBORPropertyTests: XCTestCase {
             var bytes = Self.randomValue(&rng).encoded()
             let i = Int.random(in: 0..<bytes.count, using: &rng)
             bytes[i] = UInt8.random(in: 0...255, using: &rng)
-            _ = try? CBOR.decode(bytes)
+            _ = try? CBOR(parsing: bytes)
         }
     }
 }

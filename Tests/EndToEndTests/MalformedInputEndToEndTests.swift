@@ -107,10 +107,10 @@ final class MalformedInputEndToEndTests: XCTestCase {
     /// The document with its MSO's validUntil replaced (the issuer signature no longer verifies:
     /// `doc show` without `--issuer` decodes without checking it).
     static func replacingValidUntil(of bytes: [UInt8], with date: CBOR) throws -> [UInt8] {
-        var doc = try CBOR.decode(bytes).mapValue!
+        var doc = try CBOR(parsing: bytes).mapValue!
         var signed = doc["1"]!.mapValue!
         guard case .array(var auth) = signed["2"]!, case .bytes(let payload) = auth[2] else { throw CBORError(.unexpectedType, "issuerAuth") }
-        var mso = try CBOR.decode(try CBOR.decode(payload).embeddedBytes!).mapValue!
+        var mso = try CBOR(parsing: try CBOR(parsing: payload).embeddedBytes!).mapValue!
         var validity = mso["6"]!.mapValue!
         validity["3"] = date
         mso["6"] = .map(validity)

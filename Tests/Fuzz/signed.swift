@@ -48,7 +48,7 @@ private func checkState(_ state: EngineState) {
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzSignedDocument(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
-    guard let input = try? CBOR.decode(bytes), case .array(let parts) = input, parts.count >= 2 else { return 0 }
+    guard let input = try? CBOR(parsing: bytes), case .array(let parts) = input, parts.count >= 2 else { return 0 }
     let offset = parts.count > 2 ? Double(parts[2].intValue.map { max(-400 * 86_400, min(400 * 86_400, $0)) } ?? 0) : 0
     let now = t0.addingTimeInterval(offset)
     let document = signedDocument(element: parts[0], validity: parts[1])
@@ -60,7 +60,7 @@ public func fuzzSignedDocument(_ data: UnsafePointer<UInt8>, _ size: Int) -> CIn
     let decision = core.decide(p, state: &state, at: now)
     checkState(state)
     if decision.isGrant {
-        guard let doc = try? AccessDocument.decode(document) else { fatalError("granted an undecodable document") }
+        guard let doc = try? AccessDocument(parsing: document) else { fatalError("granted an undecodable document") }
         let v = doc.validity
         check(now >= v.validFrom.addingTimeInterval(-policy.clockLeeway), "granted before validFrom")
         check(now <= v.validUntil.addingTimeInterval(policy.clockLeeway), "granted after validUntil")

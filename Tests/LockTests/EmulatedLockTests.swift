@@ -152,10 +152,11 @@ final class EmulatedLockTests: XCTestCase {
             try? FileManager.default.removeItem(atPath: dir + "/state/state.json")
             try FileManager.default.createDirectory(atPath: dir + "/state/state.json.tmp", withIntermediateDirectories: true)
         }
-        let d = lock.decide(presentation([try document()]))
-        XCTAssertEqual(d.denyReason, .storageFailure, "\(d)")
-        guard case .deny(_, let detail) = d else { return XCTFail() }
-        XCTAssertTrue(detail.contains("could not record the transaction durably"), detail)
+        let outcome = lock.apply(.presentation(presentation([try document()])))
+        XCTAssertEqual(outcome.refusal?.layer, .lock)
+        XCTAssertEqual(outcome.refusal?.code, "storage_failure", "\(outcome)")
+        guard case .deny(_, let detail) = outcome.decision else { return XCTFail() }
+        XCTAssertTrue(detail.hasPrefix("storage failure:") && detail.contains("could not record the transaction durably"), detail)
         XCTAssertEqual(lock.boltName, "secured")
         // The grant that could not be saved is not in the log; the deny that was answered is.
         let (entries, damage) = try AuditLog.verify(directory: dir + "/state")

@@ -60,8 +60,8 @@ final class StorageFailureTests: XCTestCase {
         XCTAssertTrue(lock.decide(base.presentation([try base.document()])).isGrant)
         try lock.advanceClock(10)
         disk.budget = 100                                    // half an audit line
-        let d = lock.decide(base.presentation())
-        XCTAssertEqual(d.denyReason, .storageFailure, "\(d)")
+        let d = lock.apply(.presentation(base.presentation()))
+        XCTAssertEqual(d.refusal?.code, "storage_failure", "\(d)")
         XCTAssertEqual(lock.boltName, "secured")
         try assertLog(dir, ["grant"])
         // Space again: the same credential is granted, numbering follows on, nothing was lost.
@@ -79,8 +79,8 @@ final class StorageFailureTests: XCTestCase {
         let disk = FillingDisk()
         let lock = try open(dir, disk)
         disk.budget = 600                                    // the audit line fits, the state file does not
-        let d = lock.decide(base.presentation([try base.document()]))
-        XCTAssertEqual(d.denyReason, .storageFailure, "\(d)")
+        let d = lock.apply(.presentation(base.presentation([try base.document()])))
+        XCTAssertEqual(d.refusal?.code, "storage_failure", "\(d)")
         XCTAssertEqual(lock.boltName, "secured")
         try assertLog(dir, [])
         // The engine forgot the undone decision too: the document was not cached, the replay
@@ -98,8 +98,8 @@ final class StorageFailureTests: XCTestCase {
         let disk = FillingDisk()
         let lock = try open(dir, disk)
         disk.failingFsyncs = 1
-        let d = lock.decide(base.presentation([try base.document()]))
-        XCTAssertEqual(d.denyReason, .storageFailure, "\(d)")
+        let d = lock.apply(.presentation(base.presentation([try base.document()])))
+        XCTAssertEqual(d.refusal?.code, "storage_failure", "\(d)")
         // The deny itself was recorded (the disk took it), the grant was not.
         try assertLog(dir, ["deny storage_failure"])
         XCTAssertTrue(lock.decide(base.presentation([try base.document()])).isGrant)
@@ -117,26 +117,26 @@ final class StorageFailureTests: XCTestCase {
         var config = try LockConfiguration.load(path: try base.makeConfig(dir))
         config.stateDirectory = mnt + "/state"
         let lock = try EmulatedLock(configuration: config)
-        var answers = [Decision]()
-        answers.append(lock.decide(base.presentation([try base.document()])))
+        var answers = [LockOutcome]()
+        answers.append(lock.apply(.presentation(base.presentation([try base.document()]))))
         try lock.advanceClock(6)                             // relocked
         // Fill the disk with a file, leaving no room.
         let filler = FileHandle(forWritingAtPath: { FileManager.default.createFile(atPath: mnt + "/filler", contents: nil); return mnt + "/filler" }())!
         while (try? filler.write(contentsOf: Data(repeating: 0xEE, count: 512))) != nil {}
         while (try? filler.write(contentsOf: Data([0xEE]))) != nil {}
         try? filler.close()
-        for i in 0..<4 { try lock.advanceClockIfPossible(Double(i + 1)); answers.append(lock.decide(base.presentation())) }
-        XCTAssertTrue(answers[0].isGrant)
-        XCTAssertEqual(answers.dropFirst().map(\.denyReason), Array(repeating: .storageFailure, count: 4), "\(answers)")
+        for i in 0..<4 { try lock.advanceClockIfPossible(Double(i + 1)); answers.append(lock.apply(.presentation(base.presentation()))) }
+        XCTAssertTrue(answers[0].decision.isGrant)
+        XCTAssertEqual(answers.dropFirst().map(\.refusal?.code), Array(repeating: "storage_failure", count: 4), "\(answers)")
         XCTAssertEqual(lock.boltName, "secured")
         // Room again: taps are granted, and every answer is in the log exactly as given.
         try FileManager.default.removeItem(atPath: mnt + "/filler")
-        for _ in 0..<3 { answers.append(lock.decide(base.presentation())) }
-        XCTAssertTrue(answers.suffix(3).allSatisfy(\.isGrant), "\(answers)")
+        for _ in 0..<3 { answers.append(lock.apply(.presentation(base.presentation()))) }
+        XCTAssertTrue(answers.suffix(3).allSatisfy(\.decision.isGrant), "\(answers)")
         let (entries, damage) = try AuditLog.verify(directory: mnt + "/state")
         XCTAssertNil(damage)
         let grants = entries.filter { $0.decision == "grant" }.count
-        XCTAssertEqual(grants, answers.filter(\.isGrant).count, "the log's grants are exactly the grants answered")
+        XCTAssertEqual(grants, answers.filter(\.decision.isGrant).count, "the log's grants are exactly the grants answered")
         XCTAssertTrue(entries.allSatisfy { $0.decision == "grant" || $0.reason == "storage_failure" })
         XCTAssertEqual(entries.map(\.seq), (1...UInt64(entries.count)).map { $0 })
     }

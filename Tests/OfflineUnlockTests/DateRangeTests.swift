@@ -33,7 +33,7 @@ final class DateRangeTests: XCTestCase {
         for bad: CBOR in [.float(.nan), .float(.infinity), .float(-.infinity), .float(1e300), .float(-1e300),
                           .unsigned(UInt64.max), .negative(UInt64.max)] {
             let bytes = document(validity: validity(until: .tagged(CBOR.Tag.epochDateTime, bad)))
-            XCTAssertThrowsDocument(.malformed, try AccessDocument.decode(bytes))
+            XCTAssertThrowsDocument(.malformed, try AccessDocument(parsing: bytes))
             var state = EngineState(clock: TrustedClock(trustedAt: Fixture.t0))
             let d = f.core().decide(f.presentation(access: [bytes]), state: &state, at: Fixture.t0)
             XCTAssertEqual(d.denyReason, .malformedInput, "\(bad.diagnostic): \(d)")
@@ -43,7 +43,7 @@ final class DateRangeTests: XCTestCase {
     func testEpochDatesInRangeAreRead() throws {
         let until = Fixture.t0.addingTimeInterval(3600)
         let bytes = document(validity: validity(until: .epoch(until)))
-        XCTAssertEqual(try AccessDocument.decode(bytes).validity.validUntil, until)
+        XCTAssertEqual(try AccessDocument(parsing: bytes).validity.validUntil, until)
         var state = EngineState(clock: TrustedClock(trustedAt: Fixture.t0))
         XCTAssertTrue(f.core().decide(f.presentation(access: [bytes]), state: &state, at: Fixture.t0).isGrant)
         // Years 0000 and 9999 are the edges.

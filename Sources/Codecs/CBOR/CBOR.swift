@@ -136,7 +136,7 @@ extension CBOR {
         guard let b = embeddedBytes else {
             throw CBORError(.unexpectedType, "expected tag 24 around a byte string, found \(kindName)")
         }
-        return try CBOR.decode(b, options: options)
+        return try CBOR(parsing: b, options: options)
     }
 
     /// A short name of the item's kind, for error messages.

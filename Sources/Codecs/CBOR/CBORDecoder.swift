@@ -272,10 +272,10 @@ extension CBOR {
 
 extension CBOR {
     /// Decodes exactly one item filling all of `bytes`.
-    public static func decode<C: Collection>(_ bytes: C, options: CBORDecoder.Options = .init()) throws(CBORError) -> CBOR
+    public init<C: Collection>(parsing bytes: C, options: CBORDecoder.Options = .init()) throws(CBORError)
     where C.Element == UInt8 {
         var decoder = CBORDecoder(Array(bytes), options: options)
-        return try decoder.decodeOne()
+        self = try decoder.decodeOne()
     }
 }
 

@@ -155,6 +155,12 @@ public enum Primitives {
         return key.isValidSignature(sig, for: message)
     }
 
+    /// True when `bytes` is a 65-byte `04‖X‖Y` point on P-256.
+    public static func isPoint(_ bytes: [UInt8]) -> Bool { (try? agreementPublicKey(bytes)) != nil }
+
+    /// The X coordinate of a 65-byte uncompressed point (`04‖X‖Y`); the caller has checked the length.
+    public static func xCoordinate(_ point: [UInt8]) -> [UInt8] { Array(point[1..<33]) }
+
     /// Verifies a DER `ECDSA-Sig-Value` signature (strict DER); false for anything malformed.
     public static func verifyDER(signature: [UInt8], message: [UInt8], publicKey: [UInt8]) -> Bool {
         guard let key = try? signingPublicKey(publicKey),
@@ -318,4 +324,14 @@ public enum Primitives {
         var g = SystemRandomNumberGenerator()
         return (0..<count).map { _ in UInt8.random(in: 0...255, using: &g) }
     }
+}
+
+extension P256.KeyAgreement.PrivateKey {
+    /// `04‖X‖Y`.
+    public var publicBytes: [UInt8] { Primitives.point(of: self) }
+}
+
+extension P256.Signing.PrivateKey {
+    /// `04‖X‖Y`.
+    public var publicBytes: [UInt8] { Primitives.point(of: self) }
 }

@@ -61,10 +61,10 @@ public final class BLEPhoneSession {
             } catch where error.code == .channelClosed {
                 return (answered, nil)
             }
-            let frame = try AliroFrame(decoding: sdu)
+            let frame = try AliroFrame(parsing: sdu)
             switch (frame.type, frame.id) {
             case (AliroFrame.Kind.apdu, AliroFrame.ID.command):
-                try channel.send(AliroFrame.response(responder.respond(to: frame.payload)).encoded)
+                try channel.send(AliroFrame.response(responder.respond(to: frame.payload)).encoded())
                 answered += 1
             case (AliroFrame.Kind.notification, AliroFrame.ID.completed):
                 return (answered, frame.payload)
@@ -81,7 +81,7 @@ public final class BLEPhoneSession {
 }
 
 /// Which advertising lock a phone connects to.
-public enum LockTarget: Equatable, Sendable {
+public enum LockTarget: Equatable, Sendable, CustomStringConvertible {
     /// A reader the phone knows: its group id, and its sub id to pick one reader of the group.
     public struct Reader: Equatable, Sendable {
         public var groupID: [UInt8]

@@ -1,5 +1,5 @@
 import ByteCore
-import Codecs
+
 import Dispatch
 
 /// Reads whole APDUs from a socket with a decoder and a deadline.
@@ -9,7 +9,7 @@ struct APDUStream {
     let quietMilliseconds: Int32
 
     /// The next APDU; nil at a clean end of stream (no partial bytes buffered).
-    mutating func next(timeoutMilliseconds: Int32) throws(ProtocolError) -> [UInt8]? {
+    mutating func next(timeoutMilliseconds: Int32) throws(SocketError) -> [UInt8]? {
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(timeoutMilliseconds, 0)) * 1_000_000
         while true {
             if let frame = try decoder.next() {
@@ -24,15 +24,15 @@ struct APDUStream {
                 remaining = -1
             } else {
                 let now = DispatchTime.now().uptimeNanoseconds
-                guard now < deadline else { throw ProtocolError(.transport, "timed out waiting for an APDU") }
+                guard now < deadline else { throw SocketError(.transport, "timed out waiting for an APDU") }
                 remaining = Int32((deadline - now) / 1_000_000) + 1
             }
             guard let bytes = try socket.receive(timeoutMilliseconds: remaining) else {
-                throw ProtocolError(.transport, "timed out waiting for an APDU")
+                throw SocketError(.transport, "timed out waiting for an APDU")
             }
             if bytes.isEmpty {
                 if decoder.buffered == 0 { return nil }
-                throw ProtocolError(.transport, "connection closed inside an APDU (\(decoder.buffered) bytes buffered)")
+                throw SocketError(.transport, "connection closed inside an APDU (\(decoder.buffered) bytes buffered)")
             }
             decoder.feed(bytes)
         }
@@ -48,7 +48,7 @@ public final class SocketTransceiver: APDUTransceiver {
     public var timeoutMilliseconds: Int32
 
     public init(host: String, port: UInt16, framing: SocketFraming = .raw, timeoutMilliseconds: Int32 = 5000,
-                quietMilliseconds: Int32 = 0) throws(ProtocolError) {
+                quietMilliseconds: Int32 = 0) throws(SocketError) {
         socket = try TCPSocket.connect(host: host, port: port)
         self.framing = framing
         self.timeoutMilliseconds = timeoutMilliseconds
@@ -59,7 +59,7 @@ public final class SocketTransceiver: APDUTransceiver {
     public func transceive(_ command: [UInt8]) throws -> [UInt8] {
         try socket.sendAll(APDUStreamDecoder.frame(command, framing))
         guard let response = try stream.next(timeoutMilliseconds: timeoutMilliseconds) else {
-            throw ProtocolError(.transport, "the credential closed the connection")
+            throw SocketError(.transport, "the credential closed the connection")
         }
         return response
     }
@@ -81,7 +81,7 @@ public final class SocketCredentialServer {
     public static let defaultPort: UInt16 = 5000
 
     public init(host: String = "127.0.0.1", port: UInt16 = defaultPort, framing: SocketFraming = .raw,
-                quietMilliseconds: Int32 = 0) throws(ProtocolError) {
+                quietMilliseconds: Int32 = 0) throws(SocketError) {
         listener = try TCPSocket.listen(host: host, port: port)
         self.framing = framing
         self.quietMilliseconds = quietMilliseconds
@@ -91,7 +91,7 @@ public final class SocketCredentialServer {
 
     /// Accepts one connection and serves it to the end; returns the number of commands answered.
     @discardableResult
-    public func serveOne(_ responder: APDUResponder, log: ((_ command: [UInt8], _ response: [UInt8]) -> Void)? = nil) throws(ProtocolError) -> Int {
+    public func serveOne(_ responder: APDUResponder, log: ((_ command: [UInt8], _ response: [UInt8]) -> Void)? = nil) throws(SocketError) -> Int {
         let connection = try listener.accept()
         defer { connection.close() }
         responder.reset()
@@ -116,7 +116,7 @@ public final class SocketCredentialServer {
 
     /// Serves connections one after another, forever (or `limit` times).
     public func serve(_ responder: APDUResponder, limit: Int? = nil,
-                      log: ((_ command: [UInt8], _ response: [UInt8]) -> Void)? = nil) throws(ProtocolError) {
+                      log: ((_ command: [UInt8], _ response: [UInt8]) -> Void)? = nil) throws(SocketError) {
         var served = 0
         while limit.map({ served < $0 }) ?? true {
             try serveOne(responder, log: log)

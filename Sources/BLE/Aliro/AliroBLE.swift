@@ -155,13 +155,13 @@ public struct AliroFrame: Equatable, Sendable {
     public static func response(_ apdu: [UInt8]) -> AliroFrame { AliroFrame(type: Kind.apdu, id: ID.response, payload: apdu) }
     public static func completed(_ payload: [UInt8]) -> AliroFrame { AliroFrame(type: Kind.notification, id: ID.completed, payload: payload) }
 
-    public var encoded: [UInt8] {
+    public func encoded() -> [UInt8] {
         var out: [UInt8] = [type, id]
         out.appendUInt16BE(UInt16(payload.count))
         return out + payload
     }
 
-    public init(decoding sdu: [UInt8]) throws(BLEError) {
+    public init(parsing sdu: [UInt8]) throws(BLEError) {
         var r = ByteReader(sdu)
         guard let t = r.readUInt8(), let i = r.readUInt8(), let n = r.readUInt16BE(), let p = r.readArray(Int(n)) else {
             throw BLEError(.malformedPacket, "BLE frame: truncated (\(sdu.count) bytes)")

@@ -21,23 +21,23 @@ public final class TCPSocket {
         }
     }
 
-    static func error(_ call: String) -> ProtocolError {
-        ProtocolError(.transport, "\(call): \(String(cString: strerror(errno))) (errno \(errno))")
+    static func error(_ call: String) -> SocketError {
+        SocketError(.transport, "\(call): \(String(cString: strerror(errno))) (errno \(errno))")
     }
 
-    static func address(host: String, port: UInt16) throws(ProtocolError) -> sockaddr_in {
+    static func address(host: String, port: UInt16) throws(SocketError) -> sockaddr_in {
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = port.bigEndian
         let name = host == "localhost" ? "127.0.0.1" : host
         guard inet_pton(AF_INET, name, &addr.sin_addr) == 1 else {
-            throw ProtocolError(.transport, "inet_pton: \(host) is not an IPv4 address")
+            throw SocketError(.transport, "inet_pton: \(host) is not an IPv4 address")
         }
         return addr
     }
 
     /// Connects to host:port (IPv4 dotted quad or "localhost").
-    public static func connect(host: String, port: UInt16) throws(ProtocolError) -> TCPSocket {
+    public static func connect(host: String, port: UInt16) throws(SocketError) -> TCPSocket {
         var addr = try address(host: host, port: port)
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw error("socket") }
@@ -51,7 +51,7 @@ public final class TCPSocket {
     }
 
     /// Listens on host:port; port 0 picks a free port (see `localPort`).
-    public static func listen(host: String = "127.0.0.1", port: UInt16) throws(ProtocolError) -> TCPSocket {
+    public static func listen(host: String = "127.0.0.1", port: UInt16) throws(SocketError) -> TCPSocket {
         var addr = try address(host: host, port: port)
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw error("socket") }
@@ -75,7 +75,7 @@ public final class TCPSocket {
         return UInt16(bigEndian: addr.sin_port)
     }
 
-    public func accept() throws(ProtocolError) -> TCPSocket {
+    public func accept() throws(SocketError) -> TCPSocket {
         while true {
             let c = Glibc.accept(fd, nil, nil)
             if c >= 0 {
@@ -88,13 +88,23 @@ public final class TCPSocket {
         }
     }
 
+    /// Acknowledges at once instead of delaying the ACK (Linux TCP_QUICKACK; the kernel clears it
+    /// again, so call it after each receive). A peer that writes one message in two sends without
+    /// TCP_NODELAY (vpcd: length, then body) otherwise waits out Nagle against our delayed ACK, ~40 ms.
+    public func acknowledgeQuickly() {
+        #if os(Linux)
+        var one: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_QUICKACK, &one, socklen_t(MemoryLayout<Int32>.size))
+        #endif
+    }
+
     private func setNoDelay() {
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
     }
 
     /// Writes all bytes in one `send` where the kernel allows (one APDU per write).
-    public func sendAll(_ bytes: [UInt8]) throws(ProtocolError) {
+    public func sendAll(_ bytes: [UInt8]) throws(SocketError) {
         var offset = 0
         while offset < bytes.count {
             let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -108,7 +118,7 @@ public final class TCPSocket {
 
     /// Waits up to `timeoutMilliseconds` (-1: forever) for bytes; returns what one `recv` gives,
     /// an empty array at end of stream, nil on timeout.
-    public func receive(timeoutMilliseconds: Int32) throws(ProtocolError) -> [UInt8]? {
+    public func receive(timeoutMilliseconds: Int32) throws(SocketError) -> [UInt8]? {
         var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         while true {
             let r = poll(&p, 1, timeoutMilliseconds)

@@ -1,5 +1,5 @@
 import ByteCore
-import Codecs
+
 
 /// How APDUs are cut out of a TCP byte stream.
 ///
@@ -40,17 +40,17 @@ public struct APDUStreamDecoder: FrameDecoder, Sendable {
     ///
     /// In raw mode a frame is "everything buffered", once it is long enough to be a whole APDU;
     /// call it after each `recv`.
-    public mutating func next() throws(ProtocolError) -> [UInt8]? {
+    public mutating func next() throws(SocketError) -> [UInt8]? {
         switch framing {
         case .length:
             guard buffer.count >= 2 else { return nil }
             let n = Int(buffer[0]) << 8 | Int(buffer[1])
-            guard n <= APDUStreamDecoder.maxFrame else { throw ProtocolError(.malformed, "frame length \(n) exceeds \(APDUStreamDecoder.maxFrame)") }
+            guard n <= APDUStreamDecoder.maxFrame else { throw SocketError(.malformed, "frame length \(n) exceeds \(APDUStreamDecoder.maxFrame)") }
             guard buffer.count >= 2 + n else { return nil }
             buffer.consume(2)
             return buffer.take(n)
         case .raw:
-            guard buffer.count <= APDUStreamDecoder.maxFrame else { throw ProtocolError(.malformed, "more than \(APDUStreamDecoder.maxFrame) bytes without a frame boundary") }
+            guard buffer.count <= APDUStreamDecoder.maxFrame else { throw SocketError(.malformed, "more than \(APDUStreamDecoder.maxFrame) bytes without a frame boundary") }
             let bytes = buffer.all
             guard APDUStreamDecoder.couldBeComplete(bytes, kind) else { return nil }
             buffer.consume(bytes.count)
