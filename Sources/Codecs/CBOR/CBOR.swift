@@ -8,6 +8,10 @@ import Foundation
 ///   writes the deterministic order (RFC 8949 §4.2.1: keys sorted bytewise by their encoding).
 /// - Floats are decoded from half, single and double precision into `.float(Double)` and
 ///   encoded in the shortest of the three that keeps the value (RFC 8949 §4.2.2).
+///
+/// Equality follows the deterministic encoding: two floats are equal when they encode to the same
+/// bytes (every NaN is `f9 7e00`; `0.0` and `-0.0` differ), so a map cannot hold two NaN keys that
+/// would re-encode as a repeated key (a fuzzer finding).
 public indirect enum CBOR: Hashable, Sendable {
     case unsigned(UInt64)
     case negative(UInt64)
@@ -27,6 +31,41 @@ public indirect enum CBOR: Hashable, Sendable {
         value >= 0 ? .unsigned(UInt64(value)) : .negative(UInt64(-(value + 1)))
     }
     public static func int(_ value: Int64) -> CBOR { .int(Int(value)) }
+}
+
+extension CBOR {
+    public static func == (lhs: CBOR, rhs: CBOR) -> Bool {
+        switch (lhs, rhs) {
+        case let (.unsigned(a), .unsigned(b)), let (.negative(a), .negative(b)): return a == b
+        case let (.bytes(a), .bytes(b)): return a == b
+        case let (.text(a), .text(b)): return a == b
+        case let (.array(a), .array(b)): return a == b
+        case let (.map(a), .map(b)): return a == b
+        case let (.tagged(t, a), .tagged(u, b)): return t == u && a == b
+        case let (.simple(a), .simple(b)): return a == b
+        case let (.bool(a), .bool(b)): return a == b
+        case (.null, .null), (.undefined, .undefined): return true
+        case let (.float(a), .float(b)): return a.isNaN ? b.isNaN : a.bitPattern == b.bitPattern
+        default: return false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .unsigned(let v): hasher.combine(0); hasher.combine(v)
+        case .negative(let v): hasher.combine(1); hasher.combine(v)
+        case .bytes(let v): hasher.combine(2); hasher.combine(v)
+        case .text(let v): hasher.combine(3); hasher.combine(v)
+        case .array(let v): hasher.combine(4); hasher.combine(v)
+        case .map(let v): hasher.combine(5); hasher.combine(v)
+        case .tagged(let t, let v): hasher.combine(6); hasher.combine(t); hasher.combine(v)
+        case .simple(let v): hasher.combine(7); hasher.combine(v)
+        case .bool(let v): hasher.combine(8); hasher.combine(v)
+        case .null: hasher.combine(9)
+        case .undefined: hasher.combine(10)
+        case .float(let v): hasher.combine(11); hasher.combine(v.isNaN ? UInt64.max : v.bitPattern)
+        }
+    }
 }
 
 // MARK: - Literals
