@@ -61,14 +61,18 @@ let package = Package(
             "LockRuntime", "Certification", "ReaderSeam", "NFC", "PCSC", "BLE", "SocketTransport", "Conformance", argumentParser,
         ]),
         .executableTarget(name: "lockbench-bench", dependencies: [
-            "LockRuntime", "Certification", "AccessProtocol", "OfflineUnlock", "Codecs", "ReaderSeam", "PCSC", "VirtualPN532", "LockBenchTestSupport", crypto, argumentParser,
+            "LockRuntime", "Certification", "AccessProtocol", "OfflineUnlock", "Codecs", "ReaderSeam", "PCSC", "VirtualPN532", "LockBenchTestDoubles", crypto, argumentParser,
         ]),
 
-        // What the tests share: paths, the lockbench process runner, the fuzz runner, fixtures,
-        // the in-memory link and the virtual-controller launcher. Test doubles live here, not in
-        // the production modules.
+        // What the tests share: paths, the lockbench process runner, the fuzz runner and the
+        // virtual-controller launcher (XCTest), and, re-exported, the test doubles and fixtures
+        // (the in-memory link, fixed keys and documents; no XCTest, so the benchmark links them
+        // too). Test doubles live here, not in the production modules.
+        .target(name: "LockBenchTestDoubles", dependencies: [
+            "ByteCore", "Codecs", "OfflineUnlock", crypto,
+        ], path: "Tests/LockBenchTestDoubles"),
         .target(name: "LockBenchTestSupport", dependencies: [
-            "ByteCore", "Codecs", "OfflineUnlock", "BLE", crypto,
+            "LockBenchTestDoubles", "ByteCore", "BLE", "PCSC",
         ], path: "Tests/LockBenchTestSupport"),
 
         .testTarget(name: "ByteCoreTests", dependencies: ["ByteCore"]),

@@ -591,7 +591,7 @@ public struct ReaderSession {
         case .expired?, .notYetValid?, .validityTooLong?: return ReaderStatus.keyExpired
         case .untrustedIssuer?, .revoked?, .documentKeyMismatch?: return ReaderStatus.keyNotTrusted
         case .badReaderSignature?, .badCredentialSignature?, .digestMismatch?: return ReaderStatus.badSignature
-        case .malformedInput?, .secureChannelFailure?, .replay?, .unsupportedVersion?, .downgrade?: return ReaderStatus.badData
+        case .malformedInput?, .secureChannelFailure?, .replay?, .unsupportedVersion?, .downgrade?, .transactionLimit?: return ReaderStatus.badData
         case .wrongReader?, .outsideSchedule?, .clockUntrusted?, .clockRollback?: return ReaderStatus.accessRights
         }
     }
