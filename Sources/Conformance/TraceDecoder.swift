@@ -328,7 +328,9 @@ struct SessionState {
     static func value(_ t: TLV, _ context: Names.Context) -> String {
         let hex = t.value.count > 72 ? Array(t.value.prefix(72)).hex + "… (\(t.value.count) bytes)" : t.value.hex
         switch (context, t.tag) {
-        case (.auth1Plaintext, 0x5E), (.cryptogramPlaintext, 0x5E) where t.value.count == 2:
+        case (.auth1Plaintext, 0x5E), (.cryptogramPlaintext, 0x5E):
+            // A `where` would bind to the second pattern only: check the length for both.
+            guard t.value.count == 2 else { return "\(hex) (not 2 bytes)" }
             return "\(hex) (\(Names.signaling(UInt16(t.value[0]) << 8 | UInt16(t.value[1]))))"
         case (.auth1Plaintext, 0x91), (.auth1Plaintext, 0x92), (.cryptogramPlaintext, 0x91), (.cryptogramPlaintext, 0x92):
             if t.value.allSatisfy({ $0 == 0 }) { return "none (zeros)" }

@@ -1,6 +1,7 @@
 import AccessProtocol
 import ByteCore
-import Conformance
+import Codecs
+@testable import Conformance
 import LockBenchTestSupport
 import XCTest
 
@@ -96,13 +97,16 @@ final class TraceTests: XCTestCase {
     func testHostileTranscriptsAreRefusedWithTheLine() {
         XCTAssertEqual(try? Transcript(parsing: "> zz\n"), nil)
         do { _ = try Transcript(parsing: "# c\n> 00a4\n< nothex\n"); XCTFail() } catch {
-            XCTAssertEqual((error as? TraceError)?.line, 3)
+            XCTAssertEqual(error.line, 3)
         }
         XCTAssertThrowsError(try Transcript(parsing: "@secret x ephemeral-private 00"))
         XCTAssertThrowsError(try Transcript(parsing: "@secret 1 kpersistent 04 00"))
         XCTAssertThrowsError(try Transcript(parsing: "@reader-key 00 00"))
         XCTAssertThrowsError(try Transcript(parsing: "@session"))
         XCTAssertThrowsError(try Transcript(parsing: "> " + String(repeating: "00", count: Transcript.maxAPDUBytes + 1)))
+        // A signaling bitmap of the wrong length is named, not indexed past its end.
+        XCTAssertEqual(SessionState.value(TLV(0x5E, [0xFF]), .auth1Plaintext), "ff (not 2 bytes)")
+        XCTAssertEqual(SessionState.value(TLV(0x5E, []), .cryptogramPlaintext), " (not 2 bytes)")
         // Truncated or odd APDUs decode to words, never a crash.
         let t = try! Transcript(parsing: "> 80\n< 90\n> 80800000ff01\n< 6f\n")
         let out = TraceDecoder().render(t)
