@@ -183,7 +183,7 @@ public final class CredentialSession: APDUResponder {
         self.fastCache = fastCache ?? FastCache(capacity: configuration.fastCapacity)
         self.random = random
         let key = configuration.signingKey
-        self.signer = signer ?? { ProtocolCrypto.sign($0, with: key) }
+        self.signer = signer ?? { Primitives.sign($0, with: key) }
         self.publicKey = key.publicBytes
         self.chainer = ResponseChainer(chunk: configuration.responseChunk)
     }
@@ -289,7 +289,7 @@ public final class CredentialSession: APDUResponder {
         let cmd: Auth0Command
         do { cmd = try Auth0Command(parsing: c.data) } catch { return ([], .incorrectData) }
         guard configuration.versions.contains(cmd.version) else { return ([], .referencedDataNotFound) }
-        guard ProtocolCrypto.isPoint(cmd.readerEphemeralKey) else { return ([], .incorrectData) }
+        guard Primitives.isPoint(cmd.readerEphemeralKey) else { return ([], .incorrectData) }
         transactions += 1
         let ephemeral: P256.KeyAgreement.PrivateKey
         if configuration.faults.contains(.replayEphemeralKey), let old = replayedEphemeral {
@@ -342,13 +342,13 @@ public final class CredentialSession: APDUResponder {
         }
         ctx.readerGroupKey = reader.publicKey
         if !configuration.faults.contains(.skipReaderCheck),
-           !ProtocolCrypto.verify(cmd.signature, over: ctx.signedData(reader: true), publicKey: reader.publicKey) {
+           !Primitives.verifyRaw(signature: cmd.signature, message: ctx.signedData(reader: true), publicKey: reader.publicKey) {
             state = .done
             return ([], .securityStatusNotSatisfied)
         }
         let k: [UInt8]
         do {
-            k = KeySchedule.sharedK(z: try ProtocolCrypto.ecdh(a.ephemeral, ctx.readerEphemeralKey), transactionID: ctx.transactionID)
+            k = KeySchedule.sharedK(z: try Primitives.ecdh(privateKey: a.ephemeral, peerPublicKey: ctx.readerEphemeralKey), transactionID: ctx.transactionID)
         } catch {
             return ([], .incorrectData)
         }
@@ -356,7 +356,7 @@ public final class CredentialSession: APDUResponder {
         var channel = SecureChannel(role: .device, readerKey: keys.expeditedSKReader, deviceKey: keys.expeditedSKDevice)
         let toSign = configuration.faults.contains(.wrongSignature) ? Array("not the transcript".utf8) : ctx.signedData(reader: false)
         let identity: Auth1ResponsePlaintext.Identity = cmd.flags & Auth1Command.flagReturnPublicKey != 0
-            ? .publicKey(publicKey) : .keySlot(ProtocolCrypto.keySlot(publicKey))
+            ? .publicKey(publicKey) : .keySlot(KeySchedule.keySlot(publicKey))
         let plaintext = Auth1ResponsePlaintext(identity: identity, signature: signer(toSign), signaling: configuration.signaling,
                                                credentialTimestamp: configuration.credentialTimestamp,
                                                revocationTimestamp: configuration.revocationTimestamp)
@@ -443,7 +443,7 @@ public final class CredentialSession: APDUResponder {
         var channel = stepUpChannel ?? Self.stepUpChannel(sk)
         let request: DeviceRequest
         do {
-            let tlv = try TLV.parse(c.data)
+            let tlv = try TLV(parsing: c.data)
             guard tlv.tag == Tag.Envelope.data else { return ([], .incorrectData) }
             let sealed = try StepUpEnvelope.unwrap(c.data)
             let plain: [UInt8]

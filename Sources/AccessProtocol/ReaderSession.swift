@@ -69,6 +69,8 @@ public struct ReaderConfiguration {
     public var stepUpExchange: StepUpExchangeChannel
     /// Mailbox operations sent in every closing EXCHANGE that reports a decision.
     public var mailbox: [MailboxOperation]
+    /// Misbehaviour on purpose (conformance self-tests); none by default.
+    public var faults: ReaderFaults = []
 
     public init(identity: ReaderIdentity, supportedVersions: [UInt16] = [ProtocolVersion.v1_0],
                 interface: RadioInterface = .nfc, policy: UInt8 = 0x01, useFast: Bool = true,
@@ -113,6 +115,8 @@ public struct TransactionResult: Sendable, Equatable {
     /// The link failed after the decision: the lock decided and acted, but the credential never
     /// heard the answer (`acknowledged` is false). The transport's error.
     public var linkLostAfterDecision: String? = nil
+    /// The lock's own reason when it refused (set from the Resolution).
+    public var lockRefusal: Refusal? = nil
     /// The reader status the closing EXCHANGE carried (nil: CONTROL FLOW or nothing was sent).
     public var readerStatus: UInt16? = nil
     /// The mailbox operations the closing EXCHANGE carried, the data each read returned, and the
@@ -147,10 +151,13 @@ public enum ReaderAction: Sendable, Equatable {
 public struct Resolution: Sendable, Equatable {
     public var decision: Decision
     public var readerStatus: UInt16
+    /// The layered reason of a denial when it is not the engine's (a jammed bolt: `lock`).
+    public var refusal: Refusal?
 
-    public init(decision: Decision, readerStatus: UInt16) {
+    public init(decision: Decision, readerStatus: UInt16, refusal: Refusal? = nil) {
         self.decision = decision
         self.readerStatus = readerStatus
+        self.refusal = refusal
     }
 
     /// An engine's decision with no lock behind it (tests, benchmarks): a grant reports
@@ -224,7 +231,7 @@ public struct ReaderSession {
         self.replayGuard = replayGuard
         self.random = random
         let key = configuration.identity.signingKey
-        self.signer = signer ?? { ProtocolCrypto.sign($0, with: key) }
+        self.signer = signer ?? { Primitives.sign($0, with: key) }
         self.result = TransactionResult(decision: .deny(.malformedInput, detail: "transaction did not run"),
                                         transactionID: [], credentialPublicKey: nil, version: nil, fast: false,
                                         stepUp: false, acknowledged: false, learnedPersistentKey: nil,
@@ -291,6 +298,7 @@ public struct ReaderSession {
         guard case .deciding = step else { return .complete(result) }
         result.decision = resolution.decision
         result.decided = true
+        result.lockRefusal = resolution.refusal
         if !resolution.decision.isGrant || result.fast { result.learnedPersistentKey = nil }
         return close(ExchangeCommandPlaintext(readerStatus: resolution.readerStatus, mailbox: configuration.mailbox))
     }
@@ -412,7 +420,7 @@ public struct ReaderSession {
 
         // Standard: ECDH now, sign the transcript.
         do {
-            let z = try ProtocolCrypto.ecdh(p.readerEphemeral, answer.deviceEphemeralKey)
+            let z = try Primitives.ecdh(privateKey: p.readerEphemeral, peerPublicKey: answer.deviceEphemeralKey)
             let k = KeySchedule.sharedK(z: z, transactionID: p.transactionID)
             step = .auth1(ctx)
             sharedK = k
@@ -470,8 +478,9 @@ public struct ReaderSession {
             return failOnChannel(.malformedInput, "AUTH1 response: credential key is not an uncompressed point", status: ReaderStatus.badDataContent)
         }
         result.credentialPublicKey = credentialKey
-        guard ProtocolCrypto.verify(answer.signature, over: ctx.signedData(reader: false), publicKey: credentialKey) else {
-            if !ProtocolCrypto.isPoint(credentialKey) {
+        guard configuration.faults.contains(.acceptBadDeviceSignature)
+                || Primitives.verifyRaw(signature: answer.signature, message: ctx.signedData(reader: false), publicKey: credentialKey) else {
+            if !Primitives.isPoint(credentialKey) {
                 return failOnChannel(.malformedInput, "AUTH1 response: credential key is not a P-256 point", status: ReaderStatus.badDataContent)
             }
             return failOnChannel(.badCredentialSignature, "device signature over the AUTH1 transcript does not verify with the credential key",
@@ -582,7 +591,7 @@ public struct ReaderSession {
         case .expired?, .notYetValid?, .validityTooLong?: return ReaderStatus.keyExpired
         case .untrustedIssuer?, .revoked?, .documentKeyMismatch?: return ReaderStatus.keyNotTrusted
         case .badReaderSignature?, .badCredentialSignature?, .digestMismatch?: return ReaderStatus.badSignature
-        case .malformedInput?, .secureChannelFailure?, .replay?, .unsupportedVersion?, .downgrade?: return ReaderStatus.badData
+        case .malformedInput?, .secureChannelFailure?, .replay?, .unsupportedVersion?, .downgrade?, .transactionLimit?: return ReaderStatus.badData
         case .wrongReader?, .outsideSchedule?, .clockUntrusted?, .clockRollback?: return ReaderStatus.accessRights
         }
     }
@@ -608,6 +617,8 @@ public struct ReaderSession {
     }
 
     private mutating func transmitPart(_ part: CommandAPDU, label: String? = nil) -> ReaderAction {
+        var part = part
+        if configuration.faults.contains(.omitLe) { part.le = nil }
         let bytes = part.bytes
         lastLabel = label ?? currentLabel
         result.transcript.append(TranscriptEntry(direction: .command, bytes: bytes, label: lastLabel))

@@ -1,4 +1,5 @@
 import ByteCore
+import Codecs
 
 /// AES-256-GCM secure channel: 16-byte tag appended, no AAD. IV = 8-byte direction prefix
 /// (reader→device `00×8`, device→reader `00×7 01`) ‖ 4-byte big-endian counter starting at 1.
@@ -34,7 +35,10 @@ public struct SecureChannel: Equatable, Sendable {
     public mutating func seal(_ plaintext: [UInt8]) throws(ProtocolError) -> [UInt8] {
         guard sendCounter != 0 else { throw ProtocolError(.counterExhausted, "send counter exhausted") }
         let (key, prefix) = role == .reader ? (readerKey, SecureChannel.readerPrefix) : (deviceKey, SecureChannel.devicePrefix)
-        let out = ProtocolCrypto.seal(plaintext, key: key, iv: SecureChannel.iv(prefix: prefix, counter: sendCounter))
+        let out: [UInt8]
+        do { out = try Primitives.seal(key: key, nonce: SecureChannel.iv(prefix: prefix, counter: sendCounter), plaintext: plaintext) } catch {
+            preconditionFailure("AES-GCM seal with a 32-byte key and a 12-byte IV cannot fail: \(error)")
+        }
         sendCounter &+= 1
         return out
     }
@@ -52,7 +56,7 @@ public struct SecureChannel: Equatable, Sendable {
             throw ProtocolError(.counterReuse, "counter \(counter) already used (last accepted \(lastReceivedCounter))")
         }
         let (key, prefix) = role == .reader ? (deviceKey, SecureChannel.devicePrefix) : (readerKey, SecureChannel.readerPrefix)
-        guard let plain = ProtocolCrypto.open(sealed, key: key, iv: SecureChannel.iv(prefix: prefix, counter: counter)) else {
+        guard let plain = try? Primitives.open(key: key, nonce: SecureChannel.iv(prefix: prefix, counter: counter), sealed: sealed) else {
             throw ProtocolError(.decryptFailed, "AES-GCM tag did not verify (counter \(counter))")
         }
         lastReceivedCounter = counter

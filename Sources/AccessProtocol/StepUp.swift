@@ -39,7 +39,7 @@ public struct DeviceRequest: Equatable, Sendable {
 
     /// Keys in either spelling (`"1"` or `1`); unknown keys are skipped.
     public init(parsing bytes: [UInt8]) throws(CBORError) {
-        let m = try CBOR.decode(bytes).asMap("DeviceRequest")
+        let m = try CBOR(parsing: bytes).asMap("DeviceRequest")
         version = try m.numbered(1)?.asText("DeviceRequest version") ?? "1.0"
         var types: [String] = []
         for item in try m.requiredNumbered(2, "DeviceRequest docRequests").asArray("DeviceRequest docRequests") {
@@ -79,7 +79,7 @@ public struct DeviceResponse: Equatable, Sendable {
         out += CBOR.text("1").encoded() + CBOR.text(version).encoded()
         out += CBOR.text("2").encoded() + CBOR.arrayHead(documents.count)
         for d in documents {
-            _ = try CBOR.decode(d)
+            _ = try CBOR(parsing: d)
             out += d
         }
         out += CBOR.text("3").encoded() + CBOR.int(status).encoded()
@@ -105,7 +105,7 @@ public struct DeviceResponse: Equatable, Sendable {
 
     /// The docType (`"5"` or `5`) of an encoded Document, nil when it has none.
     public static func docType(of document: [UInt8]) -> String? {
-        (try? CBOR.decode(document))?.mapValue?.numbered(5)?.textValue
+        (try? CBOR(parsing: document))?.mapValue?.numbered(5)?.textValue
     }
 
     public var accessDocuments: [[UInt8]] { documents.filter { DeviceResponse.docType(of: $0) == DocType.access } }
@@ -126,8 +126,8 @@ public enum StepUpEnvelope {
 
     /// Sealed bytes out of `53 L {"data": …}`.
     public static func unwrap(_ data: [UInt8]) throws -> [UInt8] {
-        let tlv = try TLV.parse(data)
+        let tlv = try TLV(parsing: data)
         guard tlv.tag == Tag.Envelope.data else { throw TLVError(.unexpectedTag, "ENVELOPE data is not a 53 TLV") }
-        return try CBOR.decode(tlv.value).asMap("envelope").required("data", "envelope data").asBytes("envelope data")
+        return try CBOR(parsing: tlv.value).asMap("envelope").required("data", "envelope data").asBytes("envelope data")
     }
 }

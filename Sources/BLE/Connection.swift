@@ -104,7 +104,7 @@ public final class BLEConnection {
     }
 
     private func signal(_ command: SignalingCommand) {
-        host.sendFrame(L2CAPFrame(cid: L2CAPChannelID.leSignaling, payload: command.encoded), handle: handle)
+        host.sendFrame(L2CAPFrame(cid: L2CAPChannelID.leSignaling, payload: command.encoded()), handle: handle)
     }
 
     private func receivedSignaling(_ payload: [UInt8]) {

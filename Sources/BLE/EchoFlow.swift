@@ -29,12 +29,13 @@ public enum EchoFlow {
         }
     }
 
-    /// The lock's transaction closure for the echo flow.
-    public static func lockTransaction(rounds: Int = 2, decided: ((Bool) -> Void)? = nil) -> BLELock.Transaction {
+    /// The lock's transaction for the echo flow, for a reader loop over `BLELock`: true = grant
+    /// (the loop has the lock send `granted` or `denied` in the completed notification).
+    public static func lockTransaction(rounds: Int = 2, decided: ((Bool) -> Void)? = nil) -> (BLEReaderSession) -> Bool {
         { session in
             let ok = runReader(session, rounds: rounds)
-            session.completionPayload = ok ? granted : denied
             decided?(ok)
+            return ok
         }
     }
 }

@@ -378,7 +378,7 @@ public final class BLEHost {
             commandCredits -= 1
             commandsInFlight.append(p)
             do {
-                try t.send(H4Packet(.command, p.command.encoded))
+                try t.send(H4Packet(.command, p.command.encoded()))
             } catch {
                 log("BLE: send failed: \(error.reason)")
             }
@@ -444,7 +444,7 @@ public final class BLEHost {
     /// With `cond` held: sends one L2CAP frame on a connection, fragmented to the LE buffer size
     /// and paced by ACL credits.
     func sendFrame(_ frame: L2CAPFrame, handle: UInt16) {
-        aclQueue += ACLPacket.fragments(of: frame.encoded, handle: handle, maxLength: aclMaxLength)
+        aclQueue += ACLPacket.fragments(of: frame.encoded(), handle: handle, maxLength: aclMaxLength)
         pumpACL()
     }
 
@@ -455,7 +455,7 @@ public final class BLEHost {
             aclCredits -= 1
             aclInFlight[p.handle, default: 0] += 1
             do {
-                try t.send(H4Packet(.acl, p.encoded))
+                try t.send(H4Packet(.acl, p.encoded()))
             } catch {
                 log("BLE: send failed: \(error.reason)")
             }
@@ -469,13 +469,13 @@ public final class BLEHost {
         switch packet.type {
         case .event:
             do {
-                handle(try HCIEvent(decoding: packet.payload))
+                handle(try HCIEvent(parsing: packet.payload))
             } catch {
                 log("BLE: \(error.reason)")
             }
         case .acl:
             do {
-                let acl = try ACLPacket(decoding: packet.payload)
+                let acl = try ACLPacket(parsing: packet.payload)
                 guard let c = connections[acl.handle] else {
                     log("BLE: ACL for unknown handle 0x\(String(acl.handle, radix: 16))")
                     return

@@ -1,5 +1,6 @@
 import AccessProtocol
 import ByteCore
+import Codecs
 import Foundation
 
 /// One thing the running lock reports: a line for people, a JSON object for machines.
@@ -22,6 +23,10 @@ public struct LockEvent: Encodable, Sendable {
     public var stepUp: Bool?
     public var milliseconds: Double?
     public var mailbox: MailboxRecord?
+    /// The layer that refused: engine, protocol, transport, lock.
+    public var layer: String?
+    /// The lock decided, but the link dropped before the phone heard the answer.
+    public var unheard: String?
 
     public init(time: Date = Date(), kind: Kind, radio: RadioInterface? = nil, message: String) {
         self.time = time
@@ -32,9 +37,13 @@ public struct LockEvent: Encodable, Sendable {
 
     /// The event for a finished transaction.
     public init(outcome: TransactionOutcome) {
+        let report = OutcomeReport(outcome, bolt: "")
         self.init(time: outcome.at, kind: outcome.granted ? .granted : .denied, radio: outcome.interface,
-                  message: outcome.granted ? "GRANTED" : "DENIED (\(outcome.reason?.rawValue ?? "?"))")
-        if case .deny(let r, let d) = outcome.decision { reason = r.rawValue; detail = d }
+                  message: report.eventMessage)
+        reason = report.reason
+        detail = report.detail
+        layer = report.layer
+        unheard = report.unheard
         credential = outcome.credentialID ?? outcome.credentialKey.map { "key:" + String($0.prefix(16)) }
         transaction = outcome.transactionID
         fast = outcome.fast
@@ -45,7 +54,7 @@ public struct LockEvent: Encodable, Sendable {
 
     /// `2026-03-02T09:00:00Z nfc GRANTED credential=… tx=… fast step-up 12.3 ms`
     public var line: String {
-        var parts = [Self.timeFormatter.string(from: time)]
+        var parts = [RFC3339.format(time)]
         if let radio { parts.append(radio) }
         parts.append(message)
         if let credential { parts.append("credential=\(credential)") }
@@ -54,6 +63,7 @@ public struct LockEvent: Encodable, Sendable {
         if stepUp == true { parts.append("step-up") }
         if let milliseconds { parts.append("\(milliseconds) ms") }
         if let mailbox { parts.append(mailbox.line) }
+        if let unheard { parts.append("(the phone never heard the answer: \(unheard))") }
         if let detail { parts.append("— \(detail)") }
         return parts.joined(separator: " ")
     }
@@ -63,14 +73,9 @@ public struct LockEvent: Encodable, Sendable {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .custom { date, enc in
             var c = enc.singleValueContainer()
-            try c.encode(LockEvent.timeFormatter.string(from: date))
+            try c.encode(RFC3339.format(date))
         }
         return String(decoding: (try? encoder.encode(self)) ?? Data("{}".utf8), as: UTF8.self)
     }
 
-    public static let timeFormatter: ISO8601DateFormatter = {
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime]
-        return f
-    }()
 }

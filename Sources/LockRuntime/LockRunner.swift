@@ -5,31 +5,22 @@ import Codecs
 import Foundation
 import Lock
 import NFC
+import ReaderSeam
+import SocketTransport
 import VirtualPN532
 
-/// The running lock: one `LockService` behind its radios (NFC through libnfc, BLE through the
-/// project's host), each radio's events turned into `LockEvent`s.
+/// The running lock: one `LockService` behind its readers — NFC (libnfc or PC/SC), BLE, a
+/// credential on TCP — each a `CardReader` under the same `ReaderLoop`, whose one event
+/// vocabulary becomes the lock's `LockEvent`s.
 public final class LockRunner {
-    /// Where NFC comes from: any libnfc connstring, or a virtual PN532 this process serves on a pty.
-    public enum NFCSource: Equatable {
-        case connstring(String)
-        case virtual(link: String?)
-
-        /// `virtual`, `virtual:/tmp/lockbench-reader`, or a libnfc connstring.
-        public init(_ text: String) {
-            if text == "virtual" { self = .virtual(link: nil) }
-            else if text.hasPrefix("virtual:") { self = .virtual(link: String(text.dropFirst("virtual:".count))) }
-            else { self = .connstring(text) }
-        }
-    }
-
     public let service: LockService
     public private(set) var virtualReader: VirtualReader?
-    private var nfcLoop: NFCLockLoop<TransactionOutcome>?
+    private var loops: [ReaderLoopControl] = []
     private var bleLock: BLELock?
     private let emit: (LockEvent) -> Void
     private let nfc: NFCSource?
     private let ble: String?
+    private let socket: SocketReader.Configuration?
     private let btsnoop: String?
     /// Called with every finished transaction (after its event), for tests and the demo.
     public var onOutcome: ((TransactionOutcome) -> Void)?
@@ -37,35 +28,49 @@ public final class LockRunner {
     /// address derived from the reader identity.
     public var bleAddress: BLEAddress?
 
-    public init(service: LockService, nfc: NFCSource?, ble: String?, btsnoop: String? = nil,
-                emit: @escaping (LockEvent) -> Void) {
+    public init(service: LockService, nfc: NFCSource?, ble: String?, socket: SocketReader.Configuration? = nil,
+                btsnoop: String? = nil, emit: @escaping (LockEvent) -> Void) {
         self.service = service
         self.nfc = nfc
         self.ble = ble
+        self.socket = socket
         self.btsnoop = btsnoop
         self.emit = emit
     }
 
-    /// Starts every configured radio; throws when one cannot start at all (bad transport spec,
+    /// Starts every configured reader; throws when one cannot start at all (bad transport spec,
     /// pty unavailable). A reader or controller that goes away later is reopened, not fatal.
     public func start() throws {
         let config = service.configuration
         let verdict = service.certification
         emit(LockEvent(kind: .started, message: "lock \(config.model) firmware \(config.firmware): \(verdict.summary); bolt \(service.lock.boltName); state in \(config.resolve(config.stateDirectory))"))
+        for damage in service.lock.unacknowledgedAuditDamage {
+            emit(LockEvent(kind: .warning, message: "AUDIT LOG DAMAGED (entry seq \(damage.seq), \(damage.time)): \(damage.detail ?? "") — inspect it, then run `lockbench audit acknowledge --config FILE --note TEXT`"))
+        }
         if !service.walletPolling {
             emit(LockEvent(kind: .warning, radio: .nfc, message: "firmware not certified for wallet credentials (\(verdict.detail)): ECP express polling off"))
         }
-        if let nfc { try startNFC(nfc) }
+        if let nfc {
+            var virtualConnstring: String?
+            if case .virtual(let link) = nfc {
+                let reader = try VirtualReader(card: nil, link: link)
+                virtualReader = reader
+                virtualConnstring = reader.connstring
+                emit(LockEvent(kind: .radio, radio: .nfc, message: "virtual PN532 reader at \(reader.connstring)"))
+            }
+            startNFC(nfc, connstring: virtualConnstring)
+        }
         if let ble { try startBLE(ble) }
-        if nfc == nil && ble == nil {
-            emit(LockEvent(kind: .warning, message: "no radio configured: give --nfc or --ble (or nfc/ble in the configuration)"))
+        if let socket { run(SocketReader(configuration: socket), radio: .socket) }
+        if nfc == nil && ble == nil && socket == nil {
+            emit(LockEvent(kind: .warning, message: "no radio configured: give --nfc, --ble or --socket (or nfc/ble in the configuration)"))
         }
     }
 
     /// Stops the radios, then secures the bolt (after any transaction in progress) and writes
     /// the state, so a stop inside the relock window does not leave the door open.
     public func stop() {
-        nfcLoop?.stop()
+        for loop in loops { loop.stop() }
         bleLock?.stop()
         virtualReader?.stop()
         var note = ""
@@ -78,37 +83,27 @@ public final class LockRunner {
         emit(LockEvent(kind: .stopped, message: "lock stopped; bolt \(service.lock.boltName)" + note))
     }
 
-    // MARK: NFC
-
-    private func startNFC(_ source: NFCSource) throws {
-        let connstring: String
-        switch source {
-        case .connstring(let c): connstring = c
-        case .virtual(let link):
-            let reader = try VirtualReader(card: nil, link: link)
-            virtualReader = reader
-            connstring = reader.connstring
-            emit(LockEvent(kind: .radio, radio: .nfc, message: "virtual PN532 reader at \(connstring)"))
+    /// Runs `reader` under the reader loop: every card is one transaction of the lock.
+    func run<Reader: CardReader>(_ reader: Reader, radio: RadioInterface,
+                                 configuration: ReaderLoop<Reader, TransactionOutcome>.Configuration = .init()) {
+        let loop = ReaderLoop<Reader, TransactionOutcome>(reader: reader, configuration: configuration, granted: { $0.granted }) {
+            [service] card in service.transact(over: card.link, interface: radio)
         }
-        let loop = NFCLockLoop<TransactionOutcome>(configuration: .init(connstring: connstring, ecpPolling: service.walletPolling)) {
-            [service] link, _ in service.transact(over: link, interface: .nfc)
-        }
-        loop.onEvent = { [weak self] event in self?.nfcEvent(event) }
-        nfcLoop = loop
+        loop.onEvent = { [weak self] event in self?.readerEvent(event, radio: radio) }
+        loops.append(loop)
         loop.start()
     }
 
-    private func nfcEvent(_ event: NFCLockLoop<TransactionOutcome>.Event) {
+    /// The one translation from the readers' events to the lock's.
+    private func readerEvent(_ event: ReaderEvent<TransactionOutcome>, radio: RadioInterface) {
         switch event {
         case .transactionCompleted(_, let outcome, _):
             emit(LockEvent(outcome: outcome))
             onOutcome?(outcome)
-        case .readerLost, .transactionFailed, .cardIgnored:
-            emit(LockEvent(kind: .warning, radio: .nfc, message: event.description))
         case .stopped:
             break
         default:
-            emit(LockEvent(kind: .radio, radio: .nfc, message: event.description))
+            emit(LockEvent(kind: event.isProblem ? .warning : .radio, radio: radio, message: event.description))
         }
     }
 
@@ -130,32 +125,10 @@ public final class LockRunner {
         config.tagWindow = settings.tagRotation
         let clock = service.lock.clock
         config.now = { clock.now() }
-        let lock = try BLELock(configuration: config) { [weak self] session in
-            guard let self else { return }
-            let outcome = self.service.transact(over: session, interface: .ble)
-            session.completionPayload = outcome.granted ? [0x01] : [0x00]
-            self.emit(LockEvent(outcome: outcome))
-            self.onOutcome?(outcome)
-        }
-        lock.onEvent = { [weak self] event in
-            self?.emit(LockEvent(kind: event.isProblem ? .warning : .radio, radio: .ble, message: event.text))
-        }
+        let lock = try BLELock(configuration: config)
         bleLock = lock
-        lock.start()
         emit(LockEvent(kind: .radio, radio: .ble, message: "BLE on \(spec): advertising FFF2" + (btsnoop.map { "; HCI capture in \($0)" } ?? "")))
-    }
-}
-
-extension BLELockEvent {
-    var isProblem: Bool { if case .controllerLost = self { return true } else { return false } }
-    var text: String {
-        switch self {
-        case .ready(let a): return "controller ready, advertising as \(a)"
-        case .connected(let a): return "phone connected: \(a)"
-        case .transactionFinished(let a, let n): return "transaction with \(a) finished after \(n) APDUs"
-        case .disconnected(let a, let r): return "phone disconnected: \(a) (reason 0x\(String(r, radix: 16)))"
-        case .dropped(let a, let why): return "dropped idle link \(a): \(why)"
-        case .controllerLost: return "controller lost; reconnecting"
-        }
+        // Several phones may be connected at once; the lock serializes their decisions.
+        run(lock, radio: .ble, configuration: .init(maxConcurrent: 4))
     }
 }

@@ -7,24 +7,7 @@ import Certification
 import Foundation
 
 enum AuditBenchmark {
-    static func main(_ arguments: [String]) {
-        var rows = 1_000_000, runs = 3
-        var lockbench: String?
-        var i = 0
-        func value() -> String {
-            i += 1
-            guard i < arguments.count else { usage("\(arguments[i - 1]) needs a value") }
-            return arguments[i]
-        }
-        while i < arguments.count {
-            switch arguments[i] {
-            case "--rows": guard let n = Int(value()), n > 0 else { usage("--rows takes a positive number") }; rows = n
-            case "--runs": guard let n = Int(value()), n > 0 else { usage("--runs takes a positive number") }; runs = n
-            case "--lockbench": lockbench = value()
-            default: usage("unknown argument \(arguments[i])")
-            }
-            i += 1
-        }
+    static func main(rows: Int, runs: Int, lockbench: String?) {
         let binary = lockbench ?? URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
             .deletingLastPathComponent().appendingPathComponent("lockbench").path
         guard FileManager.default.isExecutableFile(atPath: binary) else {
@@ -39,7 +22,7 @@ enum AuditBenchmark {
     }
 
     static func usage(_ message: String) -> Never {
-        FileHandle.standardError.write(Data("lockbench-bench audit: \(message)\nusage: lockbench-bench audit [--rows N] [--runs K] [--lockbench PATH]\n".utf8))
+        FileHandle.standardError.write(Data("lockbench-bench audit: \(message)\n".utf8))
         exit(2)
     }
 

@@ -7,6 +7,7 @@ import Foundation
 import Lock
 import LockRuntime
 import OfflineUnlock
+import ReaderSeam
 
 /// `lockbench-bench ble [--count N] [--echoes N] [--echo-flow] [--controller bumble|rootcanal]
 /// [--lock SPEC --phone SPEC]`: connection to decision, median over N unlocks of the Swift phone
@@ -16,27 +17,8 @@ import OfflineUnlock
 /// (N standard, then N FAST transactions); `--echo-flow` measures the radio alone with
 /// LockBench's echo flow (connection to APDU exchange complete).
 enum BLEBenchmark {
-    static func run(_ arguments: [String]) -> Int32 {
-        var count = 100, echoes = 200
-        var lockSpec: String?, phoneSpec: String?
-        var controller = "bumble"
-        var engine = true
-        var i = 0
-        while i < arguments.count {
-            let value = i + 1 < arguments.count ? arguments[i + 1] : ""
-            switch arguments[i] {
-            case "--count": count = Int(value) ?? count; i += 2
-            case "--echoes": echoes = Int(value) ?? echoes; i += 2
-            case "--lock": lockSpec = value; i += 2
-            case "--phone": phoneSpec = value; i += 2
-            case "--controller": controller = value; i += 2
-            case "--engine": engine = true; i += 1
-            case "--echo-flow": engine = false; i += 1
-            default:
-                print("usage: lockbench-bench ble [--count N] [--echoes N] [--echo-flow] [--controller bumble|rootcanal] [--lock tcp:HOST:PORT --phone tcp:HOST:PORT]")
-                return 2
-            }
-        }
+    static func run(count: Int, echoes: Int, lockSpec: String?, phoneSpec: String?, controller: String, engine: Bool) -> Int32 {
+        var lockSpec = lockSpec, phoneSpec = phoneSpec
         // Virtual controllers unless both ends were given: Bumble's two on one link, or RootCanal
         // (one controller per connection on its HCI port; models connection events).
         var controllers: VirtualControllers?
@@ -56,16 +38,19 @@ enum BLEBenchmark {
             var lockConfig = BLELock.Configuration(transport: try TransportSpec(parsing: lockSpec!))
             lockConfig.echoPSM = AliroBLE.echoPSM
             let site = engine ? try EngineSite() : nil
-            let transaction: BLELock.Transaction = site.map { site in
+            let transaction: (BLEReaderSession) -> Bool = site.map { site in
                 { session in
                     let outcome = site.service.transact(over: session, interface: .ble)
-                    session.completionPayload = outcome.granted ? EchoFlow.granted : EchoFlow.denied
                     site.record(outcome)
+                    return outcome.granted
                 }
             } ?? EchoFlow.lockTransaction()
-            let lock = try BLELock(configuration: lockConfig, transaction: transaction)
+            let lock = try BLELock(configuration: lockConfig)
             lock.start()
             defer { lock.stop() }
+            let loop = ReaderLoop(reader: lock, configuration: .init(maxConcurrent: 4), granted: { $0 }, transaction: transaction)
+            loop.start()
+            defer { loop.stop() }
             guard lock.waitUntilAdvertising(timeout: 20) else { print("the lock's controller did not come up"); return 3 }
             let phone = try BLEPhone(configuration: BLEPhone.Configuration(transport: try TransportSpec(parsing: phoneSpec!)))
             try phone.start(timeout: 20)
@@ -158,7 +143,7 @@ enum BLEBenchmark {
             let issuer = P256.Signing.PrivateKey(), readerKey = P256.Signing.PrivateKey()
             let groupID = (0..<16).map { _ in UInt8.random(in: 0...255) }, subID = (0..<16).map { _ in UInt8.random(in: 0...255) }
             try Data(issuer.publicKey.pemRepresentation.utf8).write(to: directory.appendingPathComponent("issuer.pub.pem"))
-            try Data(readerKey.pemRepresentation.utf8).write(to: directory.appendingPathComponent("reader.key.pem"))
+            try PrivateKeyFile.write(readerKey, to: directory.appendingPathComponent("reader.key.pem").path)
             let config = LockConfiguration(model: "Schlage NDE", firmware: "02.12.72",
                                            reader: .init(signingKey: "reader.key.pem", groupID: groupID.hex, subID: subID.hex),
                                            trustedIssuers: ["issuer.pub.pem"], stateDirectory: "state", clock: "system",

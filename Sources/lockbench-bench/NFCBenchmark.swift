@@ -1,13 +1,14 @@
 import ByteCore
 import Foundation
 import NFC
+import ReaderSeam
 import VirtualPN532
 
 /// `lockbench-bench nfc`: latencies through the real libnfc and the virtual PN532.
 ///
 /// - **SELECT round trip**: one SELECT APDU through `nfc_initiator_transceive_bytes` →
 ///   pn532_uart → pty → virtual PN532 → card and back, on an open reader with a selected card.
-/// - **tap to transaction**: a card placed in the field until `NFCLockLoop` reports the
+/// - **tap to transaction**: a card placed in the field until the reader loop (`ReaderLoop` over `LibNFCReader`) reports the
 ///   transaction done (poll, anticollision, RATS, the transaction, the event), one tap at a time.
 ///
 /// The tap benchmark takes the card and the transaction as parameters (`Tap`), so the engine's
@@ -104,9 +105,11 @@ enum NFCBenchmark {
         var failures: [String] = []
         var finishedAt: UInt64 = 0, arrivedAt: UInt64 = 0
         var transactionSeconds: TimeInterval = 0
-        let loop = NFCLockLoop<String>(configuration: .init(connstring: reader.connstring, ecpPolling: tap.ecpPolling,
-                                                            pollInterval: pollInterval, presenceInterval: pollInterval),
-                                       transaction: tap.transaction)
+        let transaction = tap.transaction
+        let loop = ReaderLoop<LibNFCReader, String>(reader: LibNFCReader(connstring: reader.connstring, ecpPolling: tap.ecpPolling),
+                                                    configuration: .init(pollInterval: pollInterval, presenceInterval: pollInterval)) {
+            card in try transaction(card.link, card.target)
+        }
         loop.onEvent = { event in
             condition.lock()
             switch event {
@@ -167,21 +170,10 @@ enum NFCBenchmark {
                             : Stats(name: "  arrival to transaction end", samples: transactions))
     }
 
-    static func main(_ arguments: [String]) -> Int32 {
-        var iterations = 1000, tapCount = 200, json = false, stepUp = true, pollInterval = NFCLockLoop<String>.Configuration(connstring: "").pollInterval
-        var args = arguments[...]
-        while let a = args.popFirst() {
-            switch a {
-            case "--iterations": iterations = Int(args.popFirst() ?? "") ?? iterations
-            case "--taps": tapCount = Int(args.popFirst() ?? "") ?? tapCount
-            case "--poll-interval-ms": pollInterval = (Double(args.popFirst() ?? "") ?? 10) / 1000
-            case "--json": json = true
-            case "--no-step-up": stepUp = false
-            default:
-                print("usage: lockbench-bench nfc [--iterations N (1000)] [--taps N (200)] [--poll-interval-ms MS (the lock loop default, 10)] [--no-step-up] [--json]")
-                return 2
-            }
-        }
+    /// The lock loop's own poll interval, the default of `--poll-interval-ms`.
+    static var defaultPollInterval: TimeInterval { ReaderLoop<LibNFCReader, String>.Configuration().pollInterval }
+
+    static func main(iterations: Int, tapCount: Int, pollInterval: TimeInterval, json: Bool, stepUp: Bool) -> Int32 {
         do {
             var results = [try selectRoundTrips(iterations: iterations)]
             results += try taps(selectOnlyTap, count: tapCount, pollInterval: pollInterval).all

@@ -4,7 +4,7 @@ import Codecs
 import Crypto
 import Dispatch
 import Foundation
-import LockBenchTestSupport
+import LockBenchTestDoubles
 import OfflineUnlock
 
 /// `lockbench-bench transaction`: the lock side of a standard and of a FAST transaction, both
@@ -32,20 +32,7 @@ final class TimingDecider: AccessDecider {
 }
 
 enum TransactionBenchmark {
-    static func run(_ arguments: [String]) -> Int32 {
-        var iterations = 2000
-        var batches = 5
-        var i = 0
-        while i < arguments.count {
-            switch arguments[i] {
-            case "--iterations" where i + 1 < arguments.count: iterations = Int(arguments[i + 1]) ?? iterations; i += 1
-            case "--batches" where i + 1 < arguments.count: batches = Int(arguments[i + 1]) ?? batches; i += 1
-            default:
-                print("usage: lockbench-bench transaction [--iterations N] [--batches N]")
-                return 2
-            }
-            i += 1
-        }
+    static func run(iterations: Int, batches: Int) -> Int32 {
 
         // Fixture: a reader, a credential holding an access document, and the real engine with
         // that document cached (so the standard path has no step-up).
@@ -131,8 +118,8 @@ enum TransactionBenchmark {
         let sign = measure(n) { _ = Primitives.sign(signed, with: readerKey) }
         let verify = measure(n) { _ = Primitives.verifyRaw(signature: deviceSignature, message: signed, publicKey: credentialKey.publicBytes) }
         let x963 = measure(n) { _ = Primitives.x963KDF(sharedSecret: z, sharedInfo: tid, length: 32) }
-        let hkdf160 = measure(n) { _ = ProtocolCrypto.hkdf(z, salt: salt, info: info, count: 160) }
-        let hkdf32 = measure(n) { _ = ProtocolCrypto.hkdf(z, salt: salt + info, info: info, count: 32) }
+        let hkdf160 = measure(n) { _ = try? Primitives.hkdf(ikm: z, salt: salt, info: info, length: 160) }
+        let hkdf32 = measure(n) { _ = try? Primitives.hkdf(ikm: z, salt: salt + info, info: info, length: 32) }
         let openAuth1 = measure(n) { _ = try! Primitives.open(key: key, nonce: ivD, sealed: auth1Response) }
         let sealExchange = measure(n) { _ = try! Primitives.seal(key: key, nonce: ivR, plaintext: [0x97, 2, 1, 1]) }
         let openExchange = measure(n) { _ = try! Primitives.open(key: key, nonce: ivD, sealed: exchangeResponse) }
@@ -146,7 +133,7 @@ enum TransactionBenchmark {
         let randomBytes = measure(n) { _ = system.bytes(32) }
         let credentialPoint = credentialKey.publicBytes  // outside the loop: deriving it costs more than the lookup
         let wantsStepUp = measure(n) { _ = e.wantsStepUp(credentialPublicKey: credentialPoint) }
-        let isPoint = measure(n) { _ = ProtocolCrypto.isPoint(peerPublic) }
+        let isPoint = measure(n) { _ = Primitives.isPoint(peerPublic) }
         print("components")
         for (name, t) in [("key from 32 random bytes", keyFromBytes), ("SystemRandom 32 bytes", randomBytes),
                           ("engine wantsStepUp (cached doc)", wantsStepUp), ("P-256 point check", isPoint)] {

@@ -44,6 +44,8 @@ final class DenyReasonTests: XCTestCase {
             }
         })
         expect(.malformedInput, run(Fixture.credential(faults: .malformedAuth0)))
+        expect(.transactionLimit, LockReader(configuration: Fixture.readerConfiguration(), decider: Fixture.engine())
+            .runTransaction(over: InMemoryLink(EndlessPeer()), at: Fixture.time))
         let replaying = Fixture.credential(faults: .replayEphemeralKey)
         let engine = Fixture.engine()
         let reader = LockReader(configuration: Fixture.readerConfiguration(), decider: engine)
@@ -54,8 +56,8 @@ final class DenyReasonTests: XCTestCase {
         let t = Fixture.time
         expect(.unknownCredential, run(Fixture.credential(accessDocuments: [])))
         expect(.untrustedIssuer, run(Fixture.credential(accessDocuments: [Fixture.accessDocument(by: Fixture.otherIssuerKey)])))
-        var tampered = try! AccessDocument.decode(Fixture.accessDocument())
-        tampered.document.items = try! AccessDocument.decode(Fixture.accessDocument(id: "mallory")).document.items
+        var tampered = try! AccessDocument(parsing: Fixture.accessDocument())
+        tampered.document.items = try! AccessDocument(parsing: Fixture.accessDocument(id: "mallory")).document.items
         expect(.digestMismatch, run(Fixture.credential(accessDocuments: [tampered.encoded()])))
         expect(.documentKeyMismatch, run(Fixture.credential(accessDocuments: [Fixture.accessDocument(for: Fixture.otherCredentialKey)])))
         expect(.notYetValid, run(Fixture.credential(accessDocuments: [Fixture.accessDocument(from: t.addingTimeInterval(3600), until: t.addingTimeInterval(7200), signed: t.addingTimeInterval(-60))])))

@@ -2,6 +2,7 @@ import ByteCore
 import Codecs
 import Crypto
 import Foundation
+import LockBenchTestSupport
 import OfflineUnlock
 import LockBenchTestSupport
 import XCTest
@@ -214,7 +215,7 @@ final class InteropRegressionTests: XCTestCase {
 
     /// The outer Document with integer keys `1` and `5` (docs/documents.md reads either spelling).
     private func integerKeyed(_ document: [UInt8]) throws -> [UInt8] {
-        let m = try CBOR.decode(document).asMap("doc")
+        let m = try CBOR(parsing: document).asMap("doc")
         return CBOR.map([1: m["1"]!, 5: m["5"]!]).encoded()
     }
 

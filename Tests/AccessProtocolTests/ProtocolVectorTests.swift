@@ -110,10 +110,10 @@ final class ProtocolVectorTests: XCTestCase {
         func signer(_ name: String, key: P256.Signing.PrivateKey) -> MessageSigner {
             { message in
                 if let s = self.signatures[name] {
-                    if !ProtocolCrypto.verify(s, over: message, publicKey: key.publicBytes) { self.failures.append(name) }
+                    if !Primitives.verifyRaw(signature: s, message: message, publicKey: key.publicBytes) { self.failures.append(name) }
                     return s
                 }
-                let s = ProtocolCrypto.sign(message, with: key)
+                let s = Primitives.sign(message, with: key)
                 self.signatures[name] = s
                 return s
             }
@@ -186,7 +186,7 @@ final class ProtocolVectorTests: XCTestCase {
         value("reader.sub_id", inputs.subID)
         value("credential.private_key", Array(inputs.credentialKey.rawRepresentation))
         value("credential.public_key", inputs.credentialKey.publicBytes)
-        value("credential.key_slot", ProtocolCrypto.keySlot(inputs.credentialKey.publicBytes))
+        value("credential.key_slot", KeySchedule.keySlot(inputs.credentialKey.publicBytes))
         value("issuer.private_key", Array(inputs.issuerKey.rawRepresentation))
         value("access_document", inputs.accessDocument)
         for name in ["standard.reader_signature", "standard.device_signature", "stepup.reader_signature", "stepup.device_signature"] {
@@ -239,7 +239,7 @@ final class ProtocolVectorTests: XCTestCase {
                 value("exchange.command_plaintext (reader counter 1)", exchangePlain)
                 value("exchange.response_plaintext (device counter 1)", ExchangeResponsePlaintext.success)
             } else {
-                let z = try! ProtocolCrypto.ecdh(readerEph, deviceEph.publicBytes)
+                let z = try! Primitives.ecdh(privateKey: readerEph, peerPublicKey: deviceEph.publicBytes)
                 let k = KeySchedule.sharedK(z: z, transactionID: tid)
                 let vk = KeySchedule.volatileKeys(k: k, context: ctx)
                 value("reader_signed_data", ctx.signedData(reader: true))

@@ -1,6 +1,7 @@
 import ByteCore
 import Codecs
 import Foundation
+import SocketTransport
 import XCTest
 @testable import AccessProtocol
 
@@ -15,9 +16,8 @@ final class SocketTransportTests: XCTestCase {
             var out: [[UInt8]] = []
             var i = 0
             while i < stream.count {
-                d.feed(stream[i..<min(i + batch, stream.count)])
+                out += try d.frames(after: stream[i..<min(i + batch, stream.count)])
                 i += batch
-                while let f = try d.next() { out.append(f) }
             }
             XCTAssertEqual(out, apdus, "batch \(batch)")
         }
@@ -91,7 +91,7 @@ final class SocketTransportTests: XCTestCase {
         let port = listener.localPort
         listener.close()
         XCTAssertThrowsError(try SocketTransceiver(host: "127.0.0.1", port: port)) {
-            XCTAssertEqual(($0 as? ProtocolError)?.code, .transport)
+            XCTAssertEqual(($0 as? SocketError)?.code, .transport)
         }
     }
 }

@@ -28,23 +28,23 @@ final class HCICommandTests: XCTestCase {
 
     func testRoundTrip() throws {
         for c in Self.commands {
-            XCTAssertEqual(try HCICommand(decoding: c.encoded), c, "\(c)")
+            XCTAssertEqual(try HCICommand(parsing: c.encoded()), c, "\(c)")
         }
     }
 
     func testKnownEncodings() {
-        XCTAssertEqual(HCICommand.reset.encoded, [0x03, 0x0C, 0x00])
-        XCTAssertEqual(HCICommand.leSetAdvertisingEnable(true).encoded, [0x0A, 0x20, 0x01, 0x01])
-        XCTAssertEqual(HCICommand.leSetAdvertisingData([2, 1, 6]).encoded.count, 3 + 32)
+        XCTAssertEqual(HCICommand.reset.encoded(), [0x03, 0x0C, 0x00])
+        XCTAssertEqual(HCICommand.leSetAdvertisingEnable(true).encoded(), [0x0A, 0x20, 0x01, 0x01])
+        XCTAssertEqual(HCICommand.leSetAdvertisingData([2, 1, 6]).encoded().count, 3 + 32)
         XCTAssertEqual(HCICommand.leCreateConnection(peer: BLEAddress(type: 1, bytes: [1, 2, 3, 4, 5, 6]), ownAddressType: 1,
-                                                     intervalMin: 24, intervalMax: 24, latency: 0, timeout: 200).encoded.count, 3 + 25)
-        XCTAssertEqual(HCICommand.leSetAdvertisingParameters(intervalMin: 0x20, intervalMax: 0x20, type: 0, ownAddressType: 1, channelMap: 7).encoded.count, 3 + 15)
-        XCTAssertEqual(HCICommand.leRemoteConnParamRequestReply(handle: 1, intervalMin: 1, intervalMax: 1, latency: 0, timeout: 1).encoded.count, 3 + 14)
+                                                     intervalMin: 24, intervalMax: 24, latency: 0, timeout: 200).encoded().count, 3 + 25)
+        XCTAssertEqual(HCICommand.leSetAdvertisingParameters(intervalMin: 0x20, intervalMax: 0x20, type: 0, ownAddressType: 1, channelMap: 7).encoded().count, 3 + 15)
+        XCTAssertEqual(HCICommand.leRemoteConnParamRequestReply(handle: 1, intervalMin: 1, intervalMax: 1, latency: 0, timeout: 1).encoded().count, 3 + 14)
     }
 
     func testMalformedKnownCommandDecodesAsUnknown() throws {
-        XCTAssertEqual(try HCICommand(decoding: [0x06, 0x04, 0x01, 0x01]), .unknown(opcode: 0x0406, parameters: [1]))
-        XCTAssertThrowsError(try HCICommand(decoding: [0x03, 0x0C, 0x05]))
+        XCTAssertEqual(try HCICommand(parsing: [0x06, 0x04, 0x01, 0x01]), .unknown(opcode: 0x0406, parameters: [1]))
+        XCTAssertThrowsError(try HCICommand(parsing: [0x03, 0x0C, 0x05]))
     }
 }
 
@@ -80,7 +80,7 @@ final class HCIEventTests: XCTestCase {
     }
 
     func testRoundTrip() throws {
-        for e in Self.events { XCTAssertEqual(try HCIEvent(decoding: e.encoded), e, "\(e)") }
+        for e in Self.events { XCTAssertEqual(try HCIEvent(parsing: e.encoded()), e, "\(e)") }
     }
 
     /// BLE-FACTS: the enhanced event's parameters start at offset 23 (after the subevent byte).
@@ -88,7 +88,7 @@ final class HCIEventTests: XCTestCase {
         var params: [UInt8] = [0x0A, 0x00, 0x05, 0x00, 0x01, 0x00] + [1, 2, 3, 4, 5, 6] + [UInt8](repeating: 0, count: 12)
         XCTAssertEqual(params.count - 1, 23)
         params += [0x18, 0x00, 0x00, 0x00, 0xC8, 0x00, 0x00]
-        guard case .leConnectionComplete(let c) = try HCIEvent(decoding: [0x3E, UInt8(params.count)] + params) else { return XCTFail() }
+        guard case .leConnectionComplete(let c) = try HCIEvent(parsing: [0x3E, UInt8(params.count)] + params) else { return XCTFail() }
         XCTAssertEqual(c.handle, 5)
         XCTAssertEqual(c.role, 1)
         XCTAssertEqual(c.interval, 0x18)
@@ -96,10 +96,10 @@ final class HCIEventTests: XCTestCase {
     }
 
     func testMalformedKnownEventsDecodeGenerically() throws {
-        XCTAssertEqual(try HCIEvent(decoding: [0x05, 0x02, 0x00, 0x01]), .unknown(code: 0x05, parameters: [0, 1]))
-        XCTAssertEqual(try HCIEvent(decoding: [0x3E, 0x02, 0x01, 0x00]), .leUnknown(subevent: 0x01, parameters: [0]))
-        XCTAssertThrowsError(try HCIEvent(decoding: [0x0E, 0x05, 0x01]))
-        XCTAssertThrowsError(try HCIEvent(decoding: [0x3E, 0x00]))
+        XCTAssertEqual(try HCIEvent(parsing: [0x05, 0x02, 0x00, 0x01]), .unknown(code: 0x05, parameters: [0, 1]))
+        XCTAssertEqual(try HCIEvent(parsing: [0x3E, 0x02, 0x01, 0x00]), .leUnknown(subevent: 0x01, parameters: [0]))
+        XCTAssertThrowsError(try HCIEvent(parsing: [0x0E, 0x05, 0x01]))
+        XCTAssertThrowsError(try HCIEvent(parsing: [0x3E, 0x00]))
     }
 
     func testAdvertisementFitsLegacyAdvertisingData() {

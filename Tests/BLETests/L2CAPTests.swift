@@ -6,15 +6,15 @@ final class L2CAPTests: XCTestCase {
     func testACLRoundTrip() throws {
         for b in [ACLPacket.Boundary.firstNonFlushable, .continuing, .firstFlushable] {
             let p = ACLPacket(handle: 0x0ABC, boundary: b, data: [1, 2, 3])
-            XCTAssertEqual(try ACLPacket(decoding: p.encoded), p)
+            XCTAssertEqual(try ACLPacket(parsing: p.encoded()), p)
         }
-        XCTAssertThrowsError(try ACLPacket(decoding: [1, 0, 5, 0, 1]))
+        XCTAssertThrowsError(try ACLPacket(parsing: [1, 0, 5, 0, 1]))
     }
 
     func testFragmentAndReassembleAtEverySize() throws {
         let frame = L2CAPFrame(cid: 0x0040, payload: (0..<300).map { UInt8($0 & 0xFF) })
         for size in [1, 5, 27, 251, 400] {
-            let fragments = ACLPacket.fragments(of: frame.encoded, handle: 1, maxLength: size)
+            let fragments = ACLPacket.fragments(of: frame.encoded(), handle: 1, maxLength: size)
             XCTAssertEqual(fragments.first?.boundary, .firstNonFlushable)
             XCTAssertTrue(fragments.dropFirst().allSatisfy { $0.boundary == .continuing })
             XCTAssertTrue(fragments.allSatisfy { $0.data.count <= size })
@@ -29,7 +29,7 @@ final class L2CAPTests: XCTestCase {
     func testOversizedACLAndBackToBackFrames() throws {
         var r = L2CAPReassembler()
         let a = L2CAPFrame(cid: 4, payload: [0x0A, 1, 0]), b = L2CAPFrame(cid: 5, payload: Array(repeating: 7, count: 100))
-        XCTAssertEqual(try r.feed(ACLPacket(handle: 1, boundary: .firstFlushable, data: a.encoded + b.encoded)), [a, b])
+        XCTAssertEqual(try r.feed(ACLPacket(handle: 1, boundary: .firstFlushable, data: a.encoded() + b.encoded())), [a, b])
         XCTAssertThrowsError(try r.feed(ACLPacket(handle: 1, boundary: .continuing, data: [1])))
     }
 
@@ -37,7 +37,7 @@ final class L2CAPTests: XCTestCase {
         var r = L2CAPReassembler()
         XCTAssertEqual(try r.feed(ACLPacket(handle: 1, boundary: .firstFlushable, data: [10, 0, 4, 0, 1])), [])
         let f = L2CAPFrame(cid: 4, payload: [2])
-        XCTAssertEqual(try r.feed(ACLPacket(handle: 1, boundary: .firstFlushable, data: f.encoded)), [f])
+        XCTAssertEqual(try r.feed(ACLPacket(handle: 1, boundary: .firstFlushable, data: f.encoded())), [f])
     }
 
     func testSignalingRoundTrip() throws {
@@ -52,9 +52,9 @@ final class L2CAPTests: XCTestCase {
             .flowControlCredit(id: 5, cid: 0x40, credits: 3),
             .unknown(code: 0x17, id: 6, data: [1, 2, 3]),
         ]
-        for c in all { XCTAssertEqual(try SignalingCommand.decodeAll(c.encoded), [c]) }
-        XCTAssertEqual(try SignalingCommand.decodeAll(all.flatMap(\.encoded)), all)
-        XCTAssertEqual(SignalingCommand.leCreditConnectionRequest(id: 4, spsm: 0x80, sourceCID: 0x40, mtu: 1024, mps: 247, credits: 8).encoded,
+        for c in all { XCTAssertEqual(try SignalingCommand.decodeAll(c.encoded()), [c]) }
+        XCTAssertEqual(try SignalingCommand.decodeAll(all.flatMap { $0.encoded() }), all)
+        XCTAssertEqual(SignalingCommand.leCreditConnectionRequest(id: 4, spsm: 0x80, sourceCID: 0x40, mtu: 1024, mps: 247, credits: 8).encoded(),
                        [0x14, 0x04, 0x0A, 0x00, 0x80, 0x00, 0x40, 0x00, 0x00, 0x04, 0xF7, 0x00, 0x08, 0x00])
         XCTAssertThrowsError(try SignalingCommand.decodeAll([0x14, 0x01, 0x0A, 0x00, 0x80]))
     }
@@ -113,10 +113,10 @@ final class L2CAPTests: XCTestCase {
 
     func testAliroFrameRoundTrip() throws {
         for f in [AliroFrame.command([0, 0xA4, 4, 0]), .response([0x90, 0]), .completed([]), AliroFrame(type: 3, id: 0, payload: Array(repeating: 1, count: 300))] {
-            XCTAssertEqual(try AliroFrame(decoding: f.encoded), f)
+            XCTAssertEqual(try AliroFrame(parsing: f.encoded()), f)
         }
-        XCTAssertEqual(AliroFrame.command([0x90, 0x00]).encoded, [0x00, 0x00, 0x00, 0x02, 0x90, 0x00])
-        XCTAssertThrowsError(try AliroFrame(decoding: [0, 0, 0, 5, 1]))
-        XCTAssertThrowsError(try AliroFrame(decoding: [0, 0, 0, 1, 1, 2]))
+        XCTAssertEqual(AliroFrame.command([0x90, 0x00]).encoded(), [0x00, 0x00, 0x00, 0x02, 0x90, 0x00])
+        XCTAssertThrowsError(try AliroFrame(parsing: [0, 0, 0, 5, 1]))
+        XCTAssertThrowsError(try AliroFrame(parsing: [0, 0, 0, 1, 1, 2]))
     }
 }

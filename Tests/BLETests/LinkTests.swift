@@ -13,7 +13,7 @@ final class LinkTests: XCTestCase {
     private func connect() throws -> BLEPhoneSession {
         let controllers = try bumbleControllers()
         lock = try startLock(on: controllers.spec(0), configure: { $0.echoPSM = AliroBLE.echoPSM },
-                             transaction: { _ in Thread.sleep(forTimeInterval: 30) })
+                             transaction: { _ in Thread.sleep(forTimeInterval: 30); return false })
         phone = try startPhone(on: controllers.spec(1))
         return try phone.connectToLock()
     }

@@ -227,3 +227,47 @@ final class CleanStopTests: XCTestCase {
         XCTAssertEqual(events.lost, 0, "a stop reported a controller loss")
     }
 }
+
+/// The rotating tag on the air: filled at start from the lock's clock, renewed when its window
+/// ends (and when the clock is set back), as a scanner hears it.
+final class TagRotationTests: XCTestCase {
+    final class Clock: @unchecked Sendable {
+        private let lock = NSLock()
+        private var t = Date(timeIntervalSince1970: 1_795_000_100)
+        var now: Date { lock.withLock { t } }
+        func set(_ d: Date) { lock.withLock { t = d } }
+    }
+
+    func testTagAndExpiryAreFilledAndRenewedAtTheEndOfTheWindow() throws {
+        let controllers = try bumbleControllers()
+        let clock = Clock()
+        let address = try BLEAddress(staticRandom: "C5:01:02:03:04:05")
+        let lock = try startLock(on: controllers.spec(0), configure: {
+            $0.address = address
+            $0.tagWindow = 60
+            $0.now = { clock.now }
+            // A stand-in block function that lets expiry reach the tag's 7 bytes (AES is tested end to end).
+            $0.tagCipher = { block in block.reversed().map { $0 ^ 0x5A } }
+        })
+        let scanner = try startPhone(on: controllers.spec(1))
+        func heard(expiry: [UInt8]) throws -> AliroAdvertisement {
+            let report = try scanner.host.scan(timeout: 10) {
+                $0.address.bytes == address.bytes && AliroAdvertisement(advertisingData: $0.data)?.expiry == expiry
+            }
+            return try XCTUnwrap(AliroAdvertisement(advertisingData: report.data))
+        }
+        let first = try heard(expiry: AliroAdvertisement.expiry(at: clock.now, window: 60))
+        XCTAssertEqual(first.expiryDate, Date(timeIntervalSince1970: 1_795_000_140))
+        XCTAssertEqual(first.tag, Array(AliroAdvertisement.tagBlock(address: address, expiry: first.expiry).reversed().prefix(7)).map { $0 ^ 0x5A })
+        XCTAssertEqual(lock.advertisement.serviceData, first.serviceData)
+
+        clock.set(Date(timeIntervalSince1970: 1_795_000_141))
+        let second = try heard(expiry: AliroAdvertisement.expiry(at: clock.now, window: 60))
+        XCTAssertEqual(second.expiryDate, Date(timeIntervalSince1970: 1_795_000_200))
+        XCTAssertNotEqual(second.tag, first.tag)
+
+        clock.set(Date(timeIntervalSince1970: 1_795_000_000))
+        let back = try heard(expiry: AliroAdvertisement.expiry(at: clock.now, window: 60))
+        XCTAssertEqual(back.expiryDate, Date(timeIntervalSince1970: 1_795_000_020))
+    }
+}

@@ -79,7 +79,7 @@ final class MultipleConnectionTests: XCTestCase {
             while inProgress < 2 && barrier.wait(until: deadline) {}
             overlap.add(inProgress >= 2)
             barrier.unlock()
-            EchoFlow.lockTransaction()(session)
+            return EchoFlow.lockTransaction()(session)
         })
 
         final class Box: @unchecked Sendable { var json: [String: Any] = [:] }
@@ -125,7 +125,7 @@ final class AbandonedTransactionTests: XCTestCase {
         let session = try phone.connectToLock()
         try session.discover()
         let channel = try session.openChannel()
-        let first = try AliroFrame(decoding: try channel.receive(timeout: 5))
+        let first = try AliroFrame(parsing: try channel.receive(timeout: 5))
         XCTAssertEqual(first, AliroFrame.command(EchoFlow.select))
         session.disconnect()
         XCTAssertTrue(waitUntil(10) { lock.host.connectionCount == 0 })

@@ -24,11 +24,11 @@ final class RobustnessTests: XCTestCase {
             var bytes = (0..<n).map { _ in UInt8.random(in: 0...255, using: &rng) }
             if n > 0, Bool.random(using: &rng) { bytes[0] = [0x3E, 0x0E, 0x0F, 0x05, 0x13][Int.random(in: 0..<5, using: &rng)] }
             if n > 1, Bool.random(using: &rng) { bytes[1] = UInt8(n - 2) }
-            _ = try? HCIEvent(decoding: bytes)
-            _ = try? HCICommand(decoding: bytes)
-            _ = try? ACLPacket(decoding: bytes)
+            _ = try? HCIEvent(parsing: bytes)
+            _ = try? HCICommand(parsing: bytes)
+            _ = try? ACLPacket(parsing: bytes)
             _ = try? SignalingCommand.decodeAll(bytes)
-            _ = try? AliroFrame(decoding: bytes)
+            _ = try? AliroFrame(parsing: bytes)
             _ = server.handle(bytes)
             var r = L2CAPReassembler()
             _ = try? r.feed(ACLPacket(handle: 1, boundary: .firstFlushable, data: bytes))

@@ -1,19 +1,23 @@
 import BLE
+import ReaderSeam
 import Foundation
 import XCTest
 
 extension XCTestCase {
-    /// The Swift lock on `spec`, started and advertising, logging as "lock"; stopped at teardown.
+    /// The Swift lock on `spec` under the reader loop (several phones at once), started and
+    /// advertising, logging as "lock"; stopped at teardown. `transaction` returns true to grant.
     func startLock(on spec: String, configure: (inout BLELock.Configuration) -> Void = { _ in },
-                   onEvent: ((BLELockEvent) -> Void)? = nil, transaction: @escaping BLELock.Transaction = EchoFlow.lockTransaction(),
+                   onEvent: ((BLELockEvent) -> Void)? = nil, transaction: @escaping (BLEReaderSession) -> Bool = EchoFlow.lockTransaction(),
                    file: StaticString = #filePath, line: UInt = #line) throws -> BLELock {
         var config = BLELock.Configuration(transport: try TransportSpec(parsing: spec))
         config.log = TestLog("lock").logger
         configure(&config)
-        let lock = try BLELock(configuration: config, transaction: transaction)
+        let lock = try BLELock(configuration: config)
         lock.onEvent = onEvent
         lock.start()
-        addTeardownBlock { lock.stop() }
+        let loop = ReaderLoop(reader: lock, configuration: .init(maxConcurrent: 4), granted: { $0 }, transaction: transaction)
+        loop.start()
+        addTeardownBlock { loop.stop(); lock.stop() }
         XCTAssertTrue(lock.waitUntilAdvertising(timeout: 10), file: file, line: line)
         return lock
     }

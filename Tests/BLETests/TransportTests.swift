@@ -6,23 +6,20 @@ import XCTest
 final class H4DecoderTests: XCTestCase {
     /// A stream of every packet type, including an ACL larger than 27 bytes and an empty event.
     static let packets: [H4Packet] = [
-        H4Packet(.command, HCICommand.reset.encoded),
-        H4Packet(.event, HCIEvent.commandComplete(numPackets: 1, opcode: 0x0C03, returnParameters: [0]).encoded),
-        H4Packet(.acl, ACLPacket(handle: 1, boundary: .firstFlushable, data: Array(0..<200)).encoded),
+        H4Packet(.command, HCICommand.reset.encoded()),
+        H4Packet(.event, HCIEvent.commandComplete(numPackets: 1, opcode: 0x0C03, returnParameters: [0]).encoded()),
+        H4Packet(.acl, ACLPacket(handle: 1, boundary: .firstFlushable, data: Array(0..<200)).encoded()),
         H4Packet(.event, [0xFF, 0x00]),
         H4Packet(.sco, [0x01, 0x00, 0x03, 1, 2, 3]),
         H4Packet(.iso, [0x01, 0x00, 0x02, 0x00, 9, 9]),
-        H4Packet(.acl, ACLPacket(handle: 0x0EFF, boundary: .continuing, data: []).encoded),
+        H4Packet(.acl, ACLPacket(handle: 0x0EFF, boundary: .continuing, data: []).encoded()),
     ]
-    static var stream: [UInt8] { packets.flatMap(\.bytes) }
+    static var stream: [UInt8] { packets.flatMap { $0.encoded() } }
 
     private func decode(chunks: [[UInt8]]) throws -> [H4Packet] {
         var d = H4Decoder()
         var out = [H4Packet]()
-        for c in chunks {
-            d.feed(c)
-            while let p = try d.next() { out.append(p) }
-        }
+        for c in chunks { out += try d.frames(after: c) }
         XCTAssertEqual(d.pendingByteCount, 0)
         return out
     }
@@ -52,7 +49,7 @@ final class H4DecoderTests: XCTestCase {
     func testShuffledPacketOrderDecodesInThatOrder() throws {
         for _ in 0..<50 {
             let shuffled = Self.packets.shuffled()
-            let bytes = shuffled.flatMap(\.bytes)
+            let bytes = shuffled.flatMap { $0.encoded() }
             XCTAssertEqual(try decode(chunks: stride(from: 0, to: bytes.count, by: 7).map { Array(bytes[$0..<min(bytes.count, $0 + 7)]) }), shuffled)
         }
     }

@@ -47,7 +47,7 @@ final class CBORVectorTests: XCTestCase {
         ]
         for (value, hex) in vectors {
             XCTAssertEqual(value.encoded().hex, hex, "\(value.diagnostic)")
-            let decoded = try CBOR.decode(Hex.decode(hex)!, options: .strict)
+            let decoded = try CBOR(parsing: Hex.decode(hex)!, options: .strict)
             if case .float(let d) = value, d.isNaN {
                 guard case .float(let e) = decoded, e.isNaN else { return XCTFail("NaN did not decode as NaN") }
             } else {
@@ -58,10 +58,10 @@ final class CBORVectorTests: XCTestCase {
 
     /// Non-shortest float forms from Appendix A decode to the same value in lenient mode.
     func testLongerFloatFormsDecodeLeniently() throws {
-        XCTAssertEqual(try CBOR.decode(Hex.decode("fa7f800000")!), .float(.infinity))
-        XCTAssertEqual(try CBOR.decode(Hex.decode("fb7ff0000000000000")!), .float(.infinity))
-        XCTAssertEqual(try CBOR.decode(Hex.decode("fa3fc00000")!), .float(1.5))
-        XCTAssertThrowsCode(.nonShortestEncoding, try CBOR.decode(Hex.decode("fa3fc00000")!, options: .strict))
+        XCTAssertEqual(try CBOR(parsing: Hex.decode("fa7f800000")!), .float(.infinity))
+        XCTAssertEqual(try CBOR(parsing: Hex.decode("fb7ff0000000000000")!), .float(.infinity))
+        XCTAssertEqual(try CBOR(parsing: Hex.decode("fa3fc00000")!), .float(1.5))
+        XCTAssertThrowsCode(.nonShortestEncoding, try CBOR(parsing: Hex.decode("fa3fc00000")!, options: .strict))
     }
 
     /// §4.2.1: keys sort by their encodings: 10, 100, -1, "z", "aa", [100], [-1], false.
@@ -80,7 +80,7 @@ final class CBORVectorTests: XCTestCase {
 final class CBORErrorTests: XCTestCase {
     func check(_ hex: String, _ code: CBORError.Code, options: CBORDecoder.Options = .init(),
                file: StaticString = #filePath, line: UInt = #line) {
-        XCTAssertThrowsCode(code, try CBOR.decode(Hex.decode(hex)!, options: options), file: file, line: line)
+        XCTAssertThrowsCode(code, try CBOR(parsing: Hex.decode(hex)!, options: options), file: file, line: line)
     }
 
     func testPreciseErrors() {
@@ -99,6 +99,12 @@ final class CBORErrorTests: XCTestCase {
         check("62 c3 28", .invalidUTF8)
         check("a2 01 02 01 03", .duplicateMapKey)
         check("a2 01 02 01 03", .duplicateMapKey, options: .strict)
+        // Two NaN keys (any payload) re-encode as the same f97e00 key: a repeat, not two keys
+        // (fuzzer finding: the lenient decoder let them through and the strict one refused the
+        // re-encoding). 0.0 and -0.0 encode differently and stay two keys.
+        check("a2 f9 7e00 00 fa 7fc00001 01", .duplicateMapKey)
+        check("a2 f9 7e00 00 f9 7e00 01", .duplicateMapKey)
+        XCTAssertEqual(try CBOR(parsing: Hex.decode("a2f9000000f9800001")!).encoded().count, 9)
         check("f8 18", .invalidSimpleValue)
         check("c0 01", .invalidTagContent)
         check("c0 63 616263", .invalidTagContent)
@@ -114,21 +120,21 @@ final class CBORErrorTests: XCTestCase {
     }
 
     func testLenientModeAcceptsNonDeterministicForms() throws {
-        XCTAssertEqual(try CBOR.decode(Hex.decode("1801")!), 1)
-        XCTAssertEqual(try CBOR.decode(Hex.decode("a2020001 00")!), [1: 0, 2: 0])
+        XCTAssertEqual(try CBOR(parsing: Hex.decode("1801")!), 1)
+        XCTAssertEqual(try CBOR(parsing: Hex.decode("a2020001 00")!), [1: 0, 2: 0])
     }
 
     func testDepthLimit() throws {
         let deep = [UInt8](repeating: 0x81, count: 40) + [0x00]
-        XCTAssertThrowsCode(.depthExceeded, try CBOR.decode(deep))
-        XCTAssertNoThrow(try CBOR.decode(deep, options: .init(maxDepth: 40)))
+        XCTAssertThrowsCode(.depthExceeded, try CBOR(parsing: deep))
+        XCTAssertNoThrow(try CBOR(parsing: deep, options: .init(maxDepth: 40)))
         let bomb = [UInt8](repeating: 0x81, count: 100_000) + [0x00]
-        XCTAssertThrowsCode(.depthExceeded, try CBOR.decode(bomb))
+        XCTAssertThrowsCode(.depthExceeded, try CBOR(parsing: bomb))
     }
 
     func testErrorCarriesOffsetAndStableCode() {
         do {
-            _ = try CBOR.decode(Hex.decode("83 01 02 1c")!)
+            _ = try CBOR(parsing: Hex.decode("83 01 02 1c")!)
             XCTFail("expected an error")
         } catch {
             XCTAssertEqual(error.code.rawValue, "cbor.reserved_additional_info")
@@ -143,8 +149,8 @@ final class CBORTagTests: XCTestCase {
         let date = Date(timeIntervalSince1970: 1_363_896_240)
         XCTAssertEqual(CBOR.dateTime(date).encoded().hex, "c074323031332d30332d32315432303a30343a30305a")
         XCTAssertEqual(CBOR.epoch(date).encoded().hex, "c11a514b67b0")
-        XCTAssertEqual(try CBOR.decode(CBOR.dateTime(date).encoded()).dateValue, date)
-        XCTAssertEqual(try CBOR.decode(Hex.decode("c1fb41d452d9ec200000")!).dateValue, Date(timeIntervalSince1970: 1363896240.5))
+        XCTAssertEqual(try CBOR(parsing: CBOR.dateTime(date).encoded()).dateValue, date)
+        XCTAssertEqual(try CBOR(parsing: Hex.decode("c1fb41d452d9ec200000")!).dateValue, Date(timeIntervalSince1970: 1363896240.5))
         XCTAssertEqual(RFC3339.parse("2013-03-21T21:04:00+01:00"), date)
         XCTAssertNil(RFC3339.parse("2013-02-30T00:00:00Z"))
         XCTAssertEqual(RFC3339.formatEpoch(-1), "1969-12-31T23:59:59Z")
@@ -156,7 +162,7 @@ final class CBORTagTests: XCTestCase {
         let wrapped = CBOR.embedded(inner)
         XCTAssertEqual(wrapped.encoded().prefix(2), [0xD8, 0x18])
         XCTAssertEqual(wrapped.embeddedBytes, inner.encoded())
-        XCTAssertEqual(try CBOR.decode(wrapped.encoded()).embeddedItem(), inner)
+        XCTAssertEqual(try CBOR(parsing: wrapped.encoded()).embeddedItem(), inner)
         XCTAssertThrowsCode(.unexpectedType, try CBOR.text("x").embeddedItem())
         XCTAssertThrowsCode(.trailingBytes, try CBOR.embedded(bytes: [0x01, 0x02]).embeddedItem())
     }
@@ -211,7 +217,7 @@ final class CBORPropertyTests: XCTestCase {
             let v = Self.randomValue(&rng)
             let bytes = v.encoded()
             let back: CBOR
-            do { back = try CBOR.decode(bytes, options: .strict) } catch {
+            do { back = try CBOR(parsing: bytes, options: .strict) } catch {
                 return XCTFail("case \(i): \(v.diagnostic) → \(bytes.hex): \(error)")
             }
             XCTAssertEqual(back, v, "case \(i): \(bytes.hex)")
@@ -225,7 +231,7 @@ final class CBORPropertyTests: XCTestCase {
         for _ in 0..<300 {
             let bytes = Self.randomValue(&rng).encoded()
             for cut in 0..<bytes.count {
-                XCTAssertThrowsError(try CBOR.decode(bytes[0..<cut]))
+                XCTAssertThrowsError(try CBOR(parsing: bytes[0..<cut]))
             }
         }
     }
@@ -237,7 +243,7 @@ final class CBORPropertyTests: XCTestCase {
             var bytes = Self.randomValue(&rng).encoded()
             let i = Int.random(in: 0..<bytes.count, using: &rng)
             bytes[i] = UInt8.random(in: 0...255, using: &rng)
-            _ = try? CBOR.decode(bytes)
+            _ = try? CBOR(parsing: bytes)
         }
     }
 }

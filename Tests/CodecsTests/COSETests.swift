@@ -15,7 +15,7 @@ final class COSESign1Tests: XCTestCase {
         XCTAssertEqual(signed.protectedBytes.hex, "a10126")
         XCTAssertEqual(signed.signature.count, 64)
         let bytes = signed.encoded()
-        let back = try CoseSign1.decode(bytes)
+        let back = try CoseSign1(parsing: bytes)
         XCTAssertEqual(back, signed)
         XCTAssertEqual(back.kid, kid)
         XCTAssertNoThrow(try back.verify(publicKey: issuerPoint))
@@ -55,13 +55,13 @@ final class COSESign1Tests: XCTestCase {
     }
 
     func testMalformedStructures() {
-        XCTAssertThrowsCose(.malformed, try CoseSign1.decode([0x01]))
-        XCTAssertThrowsCose(.malformed, try CoseSign1.decode(CBOR.array([.bytes([]), [:], .bytes([])]).encoded()))
-        XCTAssertThrowsCose(.malformed, try CoseSign1.decode(CBOR.array(["x", [:], .bytes([]), .bytes([])]).encoded()))
-        XCTAssertThrowsCose(.detachedPayload, try CoseSign1.decode(CBOR.array([.bytes([]), [:], nil, .bytes([])]).encoded()))
-        XCTAssertThrowsCose(.malformed, try CoseSign1.decode([0x84, 0x40, 0xA0, 0x40]))
+        XCTAssertThrowsCose(.malformed, try CoseSign1(parsing: [0x01]))
+        XCTAssertThrowsCose(.malformed, try CoseSign1(parsing: CBOR.array([.bytes([]), [:], .bytes([])]).encoded()))
+        XCTAssertThrowsCose(.malformed, try CoseSign1(parsing: CBOR.array(["x", [:], .bytes([]), .bytes([])]).encoded()))
+        XCTAssertThrowsCose(.detachedPayload, try CoseSign1(parsing: CBOR.array([.bytes([]), [:], nil, .bytes([])]).encoded()))
+        XCTAssertThrowsCose(.malformed, try CoseSign1(parsing: [0x84, 0x40, 0xA0, 0x40]))
         do {
-            _ = try CoseSign1.decode([0x84, 0x40])
+            _ = try CoseSign1(parsing: [0x84, 0x40])
         } catch {
             XCTAssertEqual(error.cbor?.code, .truncated)
         }
@@ -76,7 +76,7 @@ final class COSEKeyTests: XCTestCase {
         let bytes = ck.encoded()
         // {1: 2, -1: 1, -2: x, -3: y} in deterministic order: 1, -1, -2, -3.
         XCTAssertEqual(Array(bytes.prefix(5)).hex, "a401022001")
-        XCTAssertEqual(try CoseKey.decode(bytes), ck)
+        XCTAssertEqual(try CoseKey(parsing: bytes), ck)
     }
 
     func testRejectsOtherKeys() {
@@ -86,7 +86,7 @@ final class COSEKeyTests: XCTestCase {
         XCTAssertThrowsCose(.invalidKey, try CoseKey(cbor: [1: 2, -1: 1, -2: x, -3: x])) // not on the curve
         XCTAssertThrowsCose(.invalidKey, try CoseKey(cbor: [1: 2, -1: 1, -2: x, -3: .bytes([1])]))
         XCTAssertThrowsCose(.invalidKey, try CoseKey(cbor: "x"))
-        XCTAssertThrowsCose(.malformed, try CoseKey.decode([0xA1]))
+        XCTAssertThrowsCose(.malformed, try CoseKey(parsing: [0xA1]))
     }
 }
 

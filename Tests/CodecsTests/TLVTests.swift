@@ -6,7 +6,7 @@ final class TLVTests: XCTestCase {
     func testShortLengthRoundTrip() throws {
         let t = TLV(0x5C, [0x01, 0x00])
         XCTAssertEqual(t.encoded(), [0x5C, 0x02, 0x01, 0x00])
-        XCTAssertEqual(try TLV.parse(t.encoded()), t)
+        XCTAssertEqual(try TLV(parsing: t.encoded()), t)
     }
 
     func testLengthForms81And82() throws {
@@ -15,33 +15,33 @@ final class TLVTests: XCTestCase {
         let v300 = [UInt8](repeating: 0xCD, count: 300)
         XCTAssertEqual(Array(TLV(0x53, v300).encoded().prefix(4)), [0x53, 0x82, 0x01, 0x2C])
         for v in [v128, v300, [UInt8](repeating: 1, count: 127), [UInt8](repeating: 2, count: 255), [UInt8](repeating: 3, count: 256)] {
-            XCTAssertEqual(try TLV.parse(TLV(0x53, v).encoded()).value, v)
+            XCTAssertEqual(try TLV(parsing: TLV(0x53, v).encoded()).value, v)
         }
         // A long form for a short value is accepted on input (BER, not DER).
-        XCTAssertEqual(try TLV.parse([0x53, 0x81, 0x01, 0x07]).value, [0x07])
+        XCTAssertEqual(try TLV(parsing: [0x53, 0x81, 0x01, 0x07]).value, [0x07])
     }
 
     func testMultiByteTag7F66() throws {
         let caps = TLV(0x7F66, children: [TLV(0x02, [0x00, 0xFF]), TLV(0x02, [0x01, 0x00])])
         XCTAssertEqual(caps.encoded().hex, "7f66080202" + "00ff" + "0202" + "0100")
-        let parsed = try TLV.parse(caps.encoded())
+        let parsed = try TLV(parsing: caps.encoded())
         XCTAssertEqual(parsed.tag, 0x7F66)
         XCTAssertTrue(parsed.isConstructed)
         XCTAssertEqual(try parsed.children().map(\.value), [[0x00, 0xFF], [0x01, 0x00]])
         // Three-byte tag.
-        XCTAssertEqual(try TLV.parse([0x5F, 0x81, 0x01, 0x00]).tag, 0x5F8101)
+        XCTAssertEqual(try TLV(parsing: [0x5F, 0x81, 0x01, 0x00]).tag, 0x5F8101)
     }
 
     func testNestedRoundTrip() throws {
         let fci = TLV(0x6F, children: [TLV(0x84, [0xA0, 0x00]), TLV(0xA5, children: [TLV(0x80, [0, 0]), TLV(0x5C, [1, 0])])])
-        let parsed = try TLV.parse(fci.encoded())
+        let parsed = try TLV(parsing: fci.encoded())
         XCTAssertEqual(parsed, fci)
         XCTAssertEqual(try parsed.children()[1].children().first(0x5C)?.value, [1, 0])
     }
 
     func testErrorsHaveStableCodes() {
         func code(_ bytes: [UInt8]) -> TLVError.Code? {
-            do { _ = try TLV.parse(bytes); return nil } catch { return error.code }
+            do { _ = try TLV(parsing: bytes); return nil } catch { return error.code }
         }
         XCTAssertEqual(code([]), .truncatedTag)
         XCTAssertEqual(code([0x7F]), .truncatedTag)
@@ -60,12 +60,12 @@ final class TLVTests: XCTestCase {
     func testDepthLimit() {
         var t = TLV(0x80, [0x01])
         for _ in 0..<TLV.defaultMaxDepth { t = TLV(0xA5, children: [t]) }
-        XCTAssertThrowsError(try TLV.parse(t.encoded())) { XCTAssertEqual(($0 as? TLVError)?.code, .tooDeep) }
-        XCTAssertNoThrow(try TLV.parse(t.encoded(), maxDepth: TLV.defaultMaxDepth + 1))
+        XCTAssertThrowsError(try TLV(parsing: t.encoded())) { XCTAssertEqual(($0 as? TLVError)?.code, .tooDeep) }
+        XCTAssertNoThrow(try TLV(parsing: t.encoded(), maxDepth: TLV.defaultMaxDepth + 1))
     }
 
     func testErrorOffsetPointsIntoNestedValue() {
-        XCTAssertThrowsError(try TLV.parse([0x6F, 0x04, 0xA5, 0x02, 0x5C, 0x05])) {
+        XCTAssertThrowsError(try TLV(parsing: [0x6F, 0x04, 0xA5, 0x02, 0x5C, 0x05])) {
             let e = $0 as! TLVError
             XCTAssertEqual(e.code, .truncatedValue)
             XCTAssertEqual(e.offset, 6)
@@ -96,7 +96,7 @@ final class TLVTests: XCTestCase {
         }
         for _ in 0..<300 {
             let t = randomTLV(depth: 0)
-            XCTAssertEqual(try TLV.parse(t.encoded()), t)
+            XCTAssertEqual(try TLV(parsing: t.encoded()), t)
         }
     }
 
@@ -104,7 +104,7 @@ final class TLVTests: XCTestCase {
     func testEveryPrefixFailsCleanly() {
         let t = TLV(0x6F, children: [TLV(0x84, [1, 2, 3]), TLV(0xA5, children: [TLV(0x7F66, children: [TLV(0x02, [0, 1])])])]).encoded()
         for n in 0..<t.count {
-            XCTAssertThrowsError(try TLV.parse(t.prefix(n))) {
+            XCTAssertThrowsError(try TLV(parsing: t.prefix(n))) {
                 let c = ($0 as! TLVError).code
                 XCTAssertTrue(c == .truncatedTag || c == .truncatedValue, "\(n): \(c)")
             }

@@ -1,5 +1,5 @@
 // fuzz-module: BLE
-// fuzz-sources: ATT GATT/GATTDatabase.swift AliroBLE.swift HCI/HCIEvent.swift Bytes.swift BLEError.swift
+// fuzz-sources: ATT GATT/GATTDatabase.swift Aliro/AliroBLE.swift HCI/HCIEvent.swift Bytes.swift BLEError.swift
 // libFuzzer entry for the ATT server (what a phone, or anything that connects, asks the lock's
 // GATT database) and the Aliro frames carried over the lock's credit-based channel. Compiled
 // into module `BLE` by Tests/Fuzz/fuzz.sh — only the files the server needs (fuzz-sources), which
@@ -95,7 +95,7 @@ public func fuzzATT(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         let n = Int(bytes[i])
         let pdu = Array(bytes[(i + 1)..<min(bytes.count, i + 1 + n)])
         i += 1 + n
-        if let frame = try? AliroFrame(decoding: pdu), frame.encoded != pdu { fatalError("Aliro frame does not re-encode: \(pdu.hex)") }
+        if let frame = try? AliroFrame(parsing: pdu), frame.encoded() != pdu { fatalError("Aliro frame does not re-encode: \(pdu.hex)") }
         guard !pdu.isEmpty else { continue }
         if [ATTOpcode.writeRequest, ATTOpcode.writeCommand, ATTOpcode.executeWriteRequest].contains(pdu[0]) { databaseWritten = true }
         let response = server.handle(pdu)

@@ -6,9 +6,9 @@
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzCBOR(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
-    guard let value = try? CBOR.decode(bytes) else { return 0 }
+    guard let value = try? CBOR(parsing: bytes) else { return 0 }
     let canonical = value.encoded()
-    guard let again = try? CBOR.decode(canonical, options: .strict) else {
+    guard let again = try? CBOR(parsing: canonical, options: .strict) else {
         fatalError("deterministic re-encoding rejected by the strict decoder: \(canonical)")
     }
     if again.encoded() != canonical { fatalError("re-encoding is not stable: \(value.diagnostic)") }

@@ -10,15 +10,15 @@ private let fuzzIssuerKey: [UInt8] = Array(Hex.decode("04b9ee8fe209c1c5865750a2d
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzCOSE(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
-    if let sign1 = try? CoseSign1.decode(bytes) {
-        guard let back = try? CoseSign1.decode(sign1.encoded()), back == sign1 else {
+    if let sign1 = try? CoseSign1(parsing: bytes) {
+        guard let back = try? CoseSign1(parsing: sign1.encoded()), back == sign1 else {
             fatalError("COSE_Sign1 does not round-trip")
         }
         _ = sign1.kid
         _ = try? sign1.verify(publicKey: fuzzIssuerKey)
     }
-    if let key = try? CoseKey.decode(bytes) {
-        guard (try? CoseKey.decode(key.encoded())) == key else { fatalError("COSE_Key does not round-trip") }
+    if let key = try? CoseKey(parsing: bytes) {
+        guard (try? CoseKey(parsing: key.encoded())) == key else { fatalError("COSE_Key does not round-trip") }
     }
     return 0
 }

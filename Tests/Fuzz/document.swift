@@ -19,8 +19,8 @@ private let fuzzCore = DecisionCore(
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzDocument(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
-    if let doc = try? IssuedDocument.decode(bytes) {
-        guard let again = try? IssuedDocument.decode(doc.encoded()), again == doc else {
+    if let doc = try? IssuedDocument(parsing: bytes) {
+        guard let again = try? IssuedDocument(parsing: doc.encoded()), again == doc else {
             fatalError("document does not round-trip")
         }
         _ = try? doc.verify(trust: fuzzCore.trust)

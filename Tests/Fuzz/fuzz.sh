@@ -49,7 +49,8 @@ done
 [[ ${#sources[@]} -gt 0 ]] || { echo "fuzz.sh: no sources in Sources/$module (from the entry's fuzz-module line)" >&2; exit 2; }
 
 # Uninstrumented dependencies from the debug build: ByteCore always; Codecs and swift-crypto (with
-# BoringSSL's C objects) only when the module or the entry imports them (not BLE, VirtualPN532).
+# _CryptoExtras, SwiftASN1 and BoringSSL's C objects) only when the module or the entry imports
+# them (not BLE, VirtualPN532).
 deps=("$build"/ByteCore.build/*.o)
 [[ ${#deps[@]} -gt 0 ]] || { echo "fuzz.sh: no build products in $build; run 'swift build --target OfflineUnlock'" >&2; exit 3; }
 if [[ "$module" == Codecs ]] || grep -qE '^import (Codecs|Crypto)$' "${sources[@]}" "$entry"; then

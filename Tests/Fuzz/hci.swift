@@ -1,5 +1,5 @@
 // fuzz-module: BLE
-// fuzz-sources: Transport HCI L2CAP ATT GATT/GATTDatabase.swift Host.swift Connection.swift AliroBLE.swift Bytes.swift BLEError.swift
+// fuzz-sources: Transport HCI L2CAP ATT GATT/GATTDatabase.swift Host.swift Connection.swift Aliro/AliroBLE.swift Bytes.swift BLEError.swift
 // libFuzzer entry for what a BLE controller (and through it any peer in radio range) sends the
 // host: the H4 byte stream, HCI events, ACL data, L2CAP reassembly and signaling, LE
 // credit-based channels, SMP, and ATT as the host dispatches it. Compiled into module `BLE` by
@@ -53,16 +53,16 @@ private func decodeH4(_ chunks: [ArraySlice<UInt8>]) -> (packets: [H4Packet], fa
 private func checkRoundTrips(_ packet: H4Packet) {
     switch packet.type {
     case .event:
-        if let e = try? HCIEvent(decoding: packet.payload) {
-            guard (try? HCIEvent(decoding: e.encoded)) == e else { fatalError("HCI event does not round-trip: \(packet.payload.hex)") }
+        if let e = try? HCIEvent(parsing: packet.payload) {
+            guard (try? HCIEvent(parsing: e.encoded())) == e else { fatalError("HCI event does not round-trip: \(packet.payload.hex)") }
         }
     case .acl:
-        if let a = try? ACLPacket(decoding: packet.payload) {
-            guard (try? ACLPacket(decoding: a.encoded)) == a else { fatalError("ACL packet does not round-trip: \(packet.payload.hex)") }
+        if let a = try? ACLPacket(parsing: packet.payload) {
+            guard (try? ACLPacket(parsing: a.encoded())) == a else { fatalError("ACL packet does not round-trip: \(packet.payload.hex)") }
         }
     case .command:
-        if let c = try? HCICommand(decoding: packet.payload) {
-            guard (try? HCICommand(decoding: c.encoded)) == c else { fatalError("HCI command does not round-trip: \(packet.payload.hex)") }
+        if let c = try? HCICommand(parsing: packet.payload) {
+            guard (try? HCICommand(parsing: c.encoded())) == c else { fatalError("HCI command does not round-trip: \(packet.payload.hex)") }
         }
     case .sco, .iso:
         break
@@ -76,14 +76,14 @@ private func checkSent(_ sent: [H4Packet], host: BLEHost, outgoing: inout [UInt1
     var replies: [H4Packet] = []
     for packet in sent {
         var d = H4Decoder()
-        d.feed(packet.bytes)
-        guard (try? d.next()) == packet, d.pendingByteCount == 0 else { fatalError("host sent a packet H4 cannot frame: \(packet.bytes.hex)") }
+        d.feed(packet.encoded())
+        guard (try? d.next()) == packet, d.pendingByteCount == 0 else { fatalError("host sent a packet H4 cannot frame: \(packet.encoded().hex)") }
         switch packet.type {
         case .command:
-            guard let c = try? HCICommand(decoding: packet.payload) else { fatalError("host sent a malformed command: \(packet.payload.hex)") }
-            replies.append(H4Packet(.event, HCIEvent.commandComplete(numPackets: 1, opcode: c.opcode, returnParameters: [0x00]).encoded))
+            guard let c = try? HCICommand(parsing: packet.payload) else { fatalError("host sent a malformed command: \(packet.payload.hex)") }
+            replies.append(H4Packet(.event, HCIEvent.commandComplete(numPackets: 1, opcode: c.opcode, returnParameters: [0x00]).encoded()))
         case .acl:
-            guard let acl = try? ACLPacket(decoding: packet.payload) else { fatalError("host sent a malformed ACL packet: \(packet.payload.hex)") }
+            guard let acl = try? ACLPacket(parsing: packet.payload) else { fatalError("host sent a malformed ACL packet: \(packet.payload.hex)") }
             guard acl.data.count <= host.aclMaxLength else { fatalError("ACL fragment of \(acl.data.count) bytes > buffer \(host.aclMaxLength)") }
             completed[acl.handle, default: 0] += 1
             guard let frames = try? outgoing[acl.handle, default: L2CAPReassembler()].feed(acl) else {
@@ -96,7 +96,7 @@ private func checkSent(_ sent: [H4Packet], host: BLEHost, outgoing: inout [UInt1
     }
     let list = completed.sorted { $0.key < $1.key }.map { HCIEvent.Completed(handle: $0.key, count: $0.value) }
     for start in stride(from: 0, to: list.count, by: 63) {  // 63 handles fill one event's 255 bytes
-        replies.append(H4Packet(.event, HCIEvent.numberOfCompletedPackets(Array(list[start..<min(list.count, start + 63)])).encoded))
+        replies.append(H4Packet(.event, HCIEvent.numberOfCompletedPackets(Array(list[start..<min(list.count, start + 63)])).encoded()))
     }
     return replies
 }
@@ -109,7 +109,7 @@ private func checkFrame(_ f: L2CAPFrame) {
         guard let commands = try? SignalingCommand.decodeAll(f.payload), !commands.isEmpty else {
             fatalError("host sent a malformed signaling frame: \(f.payload.hex)")
         }
-        for c in commands where (try? SignalingCommand.decodeAll(c.encoded)) != [c] { fatalError("signaling command does not round-trip: \(c)") }
+        for c in commands where (try? SignalingCommand.decodeAll(c.encoded())) != [c] { fatalError("signaling command does not round-trip: \(c)") }
     case L2CAPChannelID.smp:
         guard f.payload == [PairingRefusal.pairingFailed, PairingRefusal.pairingNotSupported] else { fatalError("SMP reply \(f.payload.hex)") }
     default:
@@ -138,7 +138,7 @@ public func fuzzHCI(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let whole = decodeH4([stream])
     let split = decodeH4(chunks)
     guard whole.packets == split.packets, whole.failed == split.failed else { fatalError("chunking changed the H4 packets") }
-    let consumed = whole.packets.flatMap(\.bytes)
+    let consumed = whole.packets.flatMap { $0.encoded() }
     // What is left is the pending bytes, plus the type byte of a packet in progress.
     guard stream.starts(with: consumed), (0...1).contains(stream.count - consumed.count - whole.pending) else {
         fatalError("H4 packets are not the bytes consumed")

@@ -15,11 +15,11 @@ public enum LockBenchProcess {
     /// The built `lockbench` executable beside the test bundle.
     public static let binary = Repository.builtProduct("lockbench")
 
-    /// Runs `lockbench args…` to completion.
-    public static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
-                           currentDirectory: URL? = nil) throws -> Result {
+    /// Runs `lockbench args…` (or another built `executable` of the package) to completion.
+    public static func run(_ arguments: [String], executable: URL = binary, stdin: String? = nil,
+                           environment: [String: String] = [:], currentDirectory: URL? = nil) throws -> Result {
         let process = Process()
-        process.executableURL = binary
+        process.executableURL = executable
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         if let dir = currentDirectory { process.currentDirectoryURL = dir }

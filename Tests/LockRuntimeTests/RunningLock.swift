@@ -7,7 +7,8 @@ import VirtualPN532
 import XCTest
 
 /// A provisioned lock running through `LockRunner` on a virtual PN532 that the real libnfc drives
-/// over a pty: taps phones on it and collects every event, outcome and audit entry.
+/// over a pty (or on another reader of the registry, e.g. PC/SC): taps phones on it and collects
+/// every event, outcome and audit entry.
 final class RunningLock {
     let directory: URL
     let provisioning: LockProvisioning
@@ -18,13 +19,13 @@ final class RunningLock {
     private var _outcomes: [TransactionOutcome] = []
     private var uidCounter: UInt8 = 0
 
-    init(_ test: XCTestCase, link: String? = nil, clock: String = "system") throws {
+    init(_ test: XCTestCase, link: String? = nil, clock: String = "system", nfc: LockRunner.NFCSource? = nil) throws {
         directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("lockruntime-tests-\(UUID().uuidString.prefix(8))")
         provisioning = try LockProvisioning(directory: directory, clock: clock)
         service = try LockService(configuration: provisioning.configuration)
         let box = EventBox()
-        runner = LockRunner(service: service, nfc: .virtual(link: link), ble: nil) { box.sink?($0) }
+        runner = LockRunner(service: service, nfc: nfc ?? .virtual(link: link), ble: nil) { box.sink?($0) }
         let runner = self.runner
         let condition = self.condition
         runner.onOutcome = { [weak self] outcome in

@@ -2,9 +2,11 @@ import ByteCore
 import Foundation
 import XCTest
 import NFC
+import ReaderSeam
 import VirtualPN532
 
-/// The lock's NFC loop through the real libnfc against the virtual PN532 with a test card.
+/// The lock's reader loop over libnfc (`ReaderLoop` + `LibNFCReader`) through the real libnfc
+/// against the virtual PN532 with a test card.
 final class NFCLockLoopTests: XCTestCase {
     /// Collects events and lets a test wait for one.
     final class Recorder {
@@ -12,7 +14,7 @@ final class NFCLockLoopTests: XCTestCase {
         private(set) var events: [String] = []
         private(set) var kinds: [String] = []
 
-        func record(_ event: NFCLockLoop<String>.Event) {
+        func record(_ event: ReaderEvent<String>) {
             condition.lock()
             events.append(event.description)
             kinds.append(Self.kind(event))
@@ -20,7 +22,7 @@ final class NFCLockLoopTests: XCTestCase {
             condition.unlock()
         }
 
-        static func kind(_ e: NFCLockLoop<String>.Event) -> String {
+        static func kind(_ e: ReaderEvent<String>) -> String {
             switch e {
             case .started: return "started"
             case .readerOpened: return "opened"
@@ -30,6 +32,7 @@ final class NFCLockLoopTests: XCTestCase {
             case .transactionFailed: return "failed"
             case .cardRemoved: return "removed"
             case .readerLost: return "lost"
+            case .notice: return "notice"
             case .stopped: return "stopped"
             }
         }
@@ -51,6 +54,14 @@ final class NFCLockLoopTests: XCTestCase {
         }
     }
 
+    /// The reader loop over libnfc at `connstring`, running `transaction` with each card's link and target.
+    static func loop(_ connstring: String, ecpPolling: Bool = false, reopenDelay: TimeInterval = 0.1,
+                     transaction: @escaping (APDUTransceiver, TargetInfo) throws -> String = transaction) -> ReaderLoop<LibNFCReader, String> {
+        ReaderLoop(reader: LibNFCReader(connstring: connstring, ecpPolling: ecpPolling), configuration: .init(reopenDelay: reopenDelay)) {
+            card in try transaction(card.link, card.target)
+        }
+    }
+
     /// A transaction as the engine's reader session would run one: SELECT, then one echo.
     static func transaction(_ link: APDUTransceiver, _ target: TargetInfo) throws -> String {
         guard try link.transceive(LibNFCBindingTests.select) == [0x90, 0x00] else { return "select refused" }
@@ -62,7 +73,7 @@ final class NFCLockLoopTests: XCTestCase {
         let reader = try VirtualReader()
         defer { reader.stop() }
         let recorder = Recorder()
-        let loop = NFCLockLoop(configuration: .init(connstring: reader.connstring), transaction: Self.transaction)
+        let loop = Self.loop(reader.connstring)
         loop.onEvent = recorder.record
         loop.start()
         recorder.wait(for: "opened")
@@ -84,7 +95,7 @@ final class NFCLockLoopTests: XCTestCase {
         let reader = try VirtualReader(card: TestCard())
         defer { reader.stop() }
         let recorder = Recorder()
-        let loop = NFCLockLoop(configuration: .init(connstring: reader.connstring), transaction: Self.transaction)
+        let loop = Self.loop(reader.connstring)
         loop.onEvent = recorder.record
         loop.start()
         recorder.wait(for: "completed")
@@ -97,7 +108,7 @@ final class NFCLockLoopTests: XCTestCase {
         let reader = try VirtualReader()
         defer { reader.stop() }
         let recorder = Recorder()
-        let loop = NFCLockLoop(configuration: .init(connstring: reader.connstring, ecpPolling: true), transaction: Self.transaction)
+        let loop = Self.loop(reader.connstring, ecpPolling: true)
         loop.onEvent = recorder.record
         loop.start()
         recorder.wait(for: "opened")
@@ -115,7 +126,7 @@ final class NFCLockLoopTests: XCTestCase {
         let reader = try VirtualReader()
         defer { reader.stop() }
         let recorder = Recorder()
-        let loop = NFCLockLoop<String>(configuration: .init(connstring: reader.connstring)) { link, target in
+        let loop = Self.loop(reader.connstring) { link, target in
             _ = try link.transceive(LibNFCBindingTests.select)
             _ = try link.transceive([0x80, 0x5E, 0x00, 0x00, 30])  // 300 ms of card work
             return "granted"
@@ -139,7 +150,7 @@ final class NFCLockLoopTests: XCTestCase {
         let link = FileManager.default.temporaryDirectory.appendingPathComponent("lockbench-loop-\(UUID().uuidString)").path
         var reader = try VirtualReader(link: link)
         let recorder = Recorder()
-        let loop = NFCLockLoop(configuration: .init(connstring: "pn532_uart:\(link)", reopenDelay: 0.05), transaction: Self.transaction)
+        let loop = Self.loop("pn532_uart:\(link)", reopenDelay: 0.05)
         loop.onEvent = recorder.record
         loop.start()
         recorder.wait(for: "opened")
@@ -158,7 +169,7 @@ final class NFCLockLoopTests: XCTestCase {
 
     func testStopWhileWaitingForAReaderThatNeverComes() throws {
         let recorder = Recorder()
-        let loop = NFCLockLoop(configuration: .init(connstring: "pn532_uart:/dev/pts/lockbench-none", reopenDelay: 10), transaction: Self.transaction)
+        let loop = Self.loop("pn532_uart:/dev/pts/lockbench-none", reopenDelay: 10)
         loop.onEvent = recorder.record
         loop.start()
         recorder.wait(for: "lost")

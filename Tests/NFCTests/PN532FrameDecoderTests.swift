@@ -1,3 +1,4 @@
+import ByteCore
 import XCTest
 @testable import VirtualPN532
 
@@ -26,12 +27,7 @@ final class PN532FrameDecoderTests: XCTestCase {
 
     private func decode(_ chunks: [[UInt8]]) -> [PN532HostFrame] {
         var decoder = PN532FrameDecoder()
-        var out: [PN532HostFrame] = []
-        for chunk in chunks {
-            decoder.feed(chunk)
-            while let f = decoder.next() { out.append(f) }
-        }
-        return out
+        return chunks.flatMap { decoder.frames(after: $0) }
     }
 
     func testWholeStream() {

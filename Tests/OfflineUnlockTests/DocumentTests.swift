@@ -12,7 +12,7 @@ final class AccessDocumentTests: XCTestCase {
         let schedule = try WeeklySchedule(parsing: "mon-fri 08:00-18:00")
         let rules = [try ReaderRule(groupID: f.reader.groupID), try ReaderRule(groupID: Array(repeating: 7, count: 16), subID: Array(repeating: 8, count: 16))]
         let bytes = f.accessDocument(id: Array("door-42".utf8), readers: rules, schedules: [schedule])
-        let doc = try AccessDocument.decode(bytes)
+        let doc = try AccessDocument(parsing: bytes)
         XCTAssertEqual(doc.credentialPublicKey, f.credentialKey)
         XCTAssertEqual(doc.access.readers, rules)
         XCTAssertEqual(doc.access.schedules, [schedule])
@@ -22,11 +22,11 @@ final class AccessDocumentTests: XCTestCase {
         XCTAssertEqual(doc.document.issuerKeyID, CoseSign1.keyIdentifier(issuerPublicKey: f.issuerPoint))
         // Deterministic: re-encoding the parsed document gives the same bytes.
         XCTAssertEqual(doc.encoded(), bytes)
-        XCTAssertNoThrow(try CBOR.decode(bytes, options: .strict))
+        XCTAssertNoThrow(try CBOR(parsing: bytes, options: .strict))
     }
 
     func testWireShapeFollowsAliroFacts() throws {
-        let root = try CBOR.decode(f.accessDocument())
+        let root = try CBOR(parsing: f.accessDocument())
         XCTAssertEqual(root["5"], "aliro-a")
         let items = root["1"]?["1"]?["aliro-a"]?.arrayValue
         XCTAssertEqual(items?.count, 1)
@@ -36,7 +36,7 @@ final class AccessDocumentTests: XCTestCase {
         XCTAssertEqual(item[2]?.bytesValue?.count, 16)
         let auth = try CoseSign1(cbor: root["1"]!["2"]!)
         XCTAssertEqual(auth.protectedBytes.hex, "a10126")
-        let mso = try CBOR.decode(auth.payload).embeddedItem()
+        let mso = try CBOR(parsing: auth.payload).embeddedItem()
         XCTAssertEqual(mso["1"], "1.0")
         XCTAssertEqual(mso["2"], "SHA-256")
         XCTAssertEqual(mso["5"], "aliro-a")
@@ -48,37 +48,37 @@ final class AccessDocumentTests: XCTestCase {
     func testVerificationFailures() throws {
         // Unknown issuer.
         let foreign = f.accessDocument(by: f.otherIssuer)
-        XCTAssertThrowsDocument(.untrustedIssuer, try AccessDocument.decode(foreign).document.verify(trust: f.trust()))
+        XCTAssertThrowsDocument(.untrustedIssuer, try AccessDocument(parsing: foreign).document.verify(trust: f.trust()))
         // Bad signature with the trusted kid.
-        var doc = try AccessDocument.decode(f.accessDocument())
+        var doc = try AccessDocument(parsing: f.accessDocument())
         doc.document.issuerAuth.signature[5] ^= 1
         XCTAssertThrowsDocument(.badIssuerSignature, try doc.document.verify(trust: f.trust()))
         // An item changed after signing.
-        var tampered = try AccessDocument.decode(f.accessDocument())
-        let other = try AccessDocument.decode(f.accessDocument(id: [9]))
+        var tampered = try AccessDocument(parsing: f.accessDocument())
+        let other = try AccessDocument(parsing: f.accessDocument(id: [9]))
         tampered.document.items = other.document.items
         XCTAssertThrowsDocument(.digestMismatch, try tampered.document.verify(trust: f.trust()))
-        XCTAssertThrowsDocument(.digestMismatch, try AccessDocument.decode(tampered.encoded()).document.verify(trust: f.trust()))
+        XCTAssertThrowsDocument(.digestMismatch, try AccessDocument(parsing: tampered.encoded()).document.verify(trust: f.trust()))
     }
 
     func testMalformedDocuments() {
-        XCTAssertThrowsDocument(.malformed, try AccessDocument.decode([0xA0]))
-        XCTAssertThrowsDocument(.malformed, try AccessDocument.decode([0xFF]))
-        XCTAssertThrowsDocument(.malformed, try AccessDocument.decode(CBOR.map(["5": "aliro-a"]).encoded()))
-        XCTAssertThrowsDocument(.wrongDocType, try AccessDocument.decode(f.revocationDocument(serial: 1, entries: [])))
+        XCTAssertThrowsDocument(.malformed, try AccessDocument(parsing: [0xA0]))
+        XCTAssertThrowsDocument(.malformed, try AccessDocument(parsing: [0xFF]))
+        XCTAssertThrowsDocument(.malformed, try AccessDocument(parsing: CBOR.map(["5": "aliro-a"]).encoded()))
+        XCTAssertThrowsDocument(.wrongDocType, try AccessDocument(parsing: f.revocationDocument(serial: 1, entries: [])))
         let bytes = f.accessDocument()
         for cut in stride(from: 0, to: bytes.count, by: 7) {
-            XCTAssertThrowsError(try AccessDocument.decode(Array(bytes[0..<cut])))
+            XCTAssertThrowsError(try AccessDocument(parsing: Array(bytes[0..<cut])))
         }
     }
 
     func testDocumentsFromOtherEncodersAreRead() throws {
         // Integer spellings of the numbered keys and non-sorted maps are accepted.
-        let doc = try AccessDocument.decode(f.accessDocument())
-        let root = try CBOR.decode(doc.encoded())
+        let doc = try AccessDocument(parsing: f.accessDocument())
+        let root = try CBOR(parsing: doc.encoded())
         var m = root.mapValue!
         m[5] = m["5"]; m["5"] = nil
-        XCTAssertEqual(try AccessDocument.decode(CBOR.map(m).encoded()).access, doc.access)
+        XCTAssertEqual(try AccessDocument(parsing: CBOR.map(m).encoded()).access, doc.access)
     }
 
     func testAccessDataLimits() {
@@ -98,7 +98,7 @@ final class RevocationDocumentTests: XCTestCase {
         let e1 = try RevocationEntry(publicKeyHash: RevocationEntry.hash(credentialPublicKey: f.credentialKey), expiry: Fixture.t0.addingTimeInterval(86_400))
         let e2 = try RevocationEntry(documentID: [0xD0, 0x01], expiry: Fixture.t0.addingTimeInterval(86_400))
         let bytes = f.revocationDocument(serial: 7, entries: [e1, e2])
-        let doc = try RevocationDocument.decode(bytes)
+        let doc = try RevocationDocument(parsing: bytes)
         XCTAssertEqual(doc.revocation.serial, 7)
         XCTAssertEqual(doc.revocation.entries, [e1, e2])
         XCTAssertNil(doc.document.deviceKey)

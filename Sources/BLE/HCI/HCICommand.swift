@@ -124,7 +124,7 @@ public enum HCICommand: Equatable, Sendable {
     }
 
     /// Opcode (2, LE) ‖ length (1) ‖ parameters: the H4 command packet payload.
-    public var encoded: [UInt8] {
+    public func encoded() -> [UInt8] {
         let params = parameters
         var out = [UInt8]()
         out.appendUInt16LE(opcode)
@@ -134,7 +134,7 @@ public enum HCICommand: Equatable, Sendable {
 
     /// Parses a command packet (used by tests and by captures); malformed known commands decode
     /// to `.unknown` rather than failing.
-    public init(decoding bytes: [UInt8]) throws(BLEError) {
+    public init(parsing bytes: [UInt8]) throws(BLEError) {
         var r = ByteReader(bytes)
         guard let opcode = r.readUInt16LE(), let len = r.readUInt8(), let params = r.readArray(Int(len)), r.isAtEnd else {
             throw BLEError(.malformedPacket, "HCI command: bad framing (\(bytes.count) bytes)")

@@ -133,7 +133,7 @@ public enum HCIEvent: Equatable, Sendable {
     }
 
     /// Event code (1) ‖ length (1) ‖ parameters: the H4 event packet payload.
-    public var encoded: [UInt8] {
+    public func encoded() -> [UInt8] {
         var p = [UInt8]()
         let code: UInt8
         switch self {
@@ -178,7 +178,7 @@ public enum HCIEvent: Equatable, Sendable {
         return [code, UInt8(p.count)] + p
     }
 
-    public init(decoding bytes: [UInt8]) throws(BLEError) {
+    public init(parsing bytes: [UInt8]) throws(BLEError) {
         var r = ByteReader(bytes)
         guard let code = r.readUInt8(), let len = r.readUInt8(), let params = r.readArray(Int(len)), r.isAtEnd else {
             throw BLEError(.malformedPacket, "HCI event: bad framing (\(bytes.count) bytes)")

@@ -16,14 +16,14 @@ public struct ACLPacket: Equatable, Sendable {
         self.data = data
     }
 
-    public var encoded: [UInt8] {
+    public func encoded() -> [UInt8] {
         var out = [UInt8]()
         out.appendUInt16LE(handle & 0x0FFF | UInt16(boundary.rawValue) << 12)
         out.appendUInt16LE(UInt16(data.count))
         return out + data
     }
 
-    public init(decoding bytes: [UInt8]) throws(BLEError) {
+    public init(parsing bytes: [UInt8]) throws(BLEError) {
         var r = ByteReader(bytes)
         guard let hf = r.readUInt16LE(), let len = r.readUInt16LE(), let data = r.readArray(Int(len)), r.isAtEnd else {
             throw BLEError(.malformedPacket, "ACL: bad framing (\(bytes.count) bytes)")
@@ -58,7 +58,7 @@ public struct L2CAPFrame: Equatable, Sendable {
         self.payload = payload
     }
 
-    public var encoded: [UInt8] {
+    public func encoded() -> [UInt8] {
         var out = [UInt8]()
         out.appendUInt16LE(UInt16(payload.count))
         out.appendUInt16LE(cid)

@@ -53,7 +53,7 @@ public enum SignalingCommand: Equatable, Sendable {
         }
     }
 
-    public var encoded: [UInt8] {
+    public func encoded() -> [UInt8] {
         var d = [UInt8]()
         let code: UInt8
         switch self {

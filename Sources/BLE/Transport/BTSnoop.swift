@@ -28,7 +28,7 @@ public final class BTSnoopTransport: HCITransport {
 
     /// One record: original length, included length, flags, drops, timestamp (all big-endian).
     static func record(_ packet: H4Packet, received: Bool, microsecondsSince1970: UInt64) -> [UInt8] {
-        let bytes = packet.bytes
+        let bytes = packet.encoded()
         var flags: UInt32 = received ? 1 : 0
         if packet.type == .command || packet.type == .event { flags |= 2 }
         var out = [UInt8]()

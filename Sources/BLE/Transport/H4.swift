@@ -20,7 +20,7 @@ public struct H4Packet: Equatable, Sendable {
     }
 
     /// Type byte ‖ payload, as on the wire.
-    public var bytes: [UInt8] { [type.rawValue] + payload }
+    public func encoded() -> [UInt8] { [type.rawValue] + payload }
 }
 
 /// Incremental H4 decoder (a `FrameDecoder`): feed bytes as they arrive, take out whole packets;

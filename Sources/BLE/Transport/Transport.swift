@@ -112,7 +112,7 @@ final class FileDescriptorTransport: HCITransport {
     private var isClosed: Bool { stateLock.withLock { closed } }
 
     func send(_ packet: H4Packet) throws(BLEError) {
-        let bytes = packet.bytes
+        let bytes = packet.encoded()
         writeLock.lock()
         defer { writeLock.unlock() }
         guard !isClosed else { throw BLEError(.transportClosed, "\(name): closed") }

@@ -150,6 +150,9 @@ public struct CBORDecoder {
             if arg == CBOR.Tag.dateTimeString, case .text(let s) = content, RFC3339.parse(s) == nil {
                 throw CBORError(.invalidTagContent, "tag 0 holds \"\(s)\", not an RFC 3339 date-time", offset: headAt)
             }
+            if arg == CBOR.Tag.epochDateTime, let seconds = content.doubleValue, !RFC3339.isRepresentable(seconds: seconds) {
+                throw CBORError(.invalidTagContent, "tag 1 holds \(seconds), not a time between years 0000 and 9999", offset: headAt)
+            }
             return .tagged(arg, content)
         default:
             fatalError("unreachable: major type \(major)")
@@ -269,10 +272,10 @@ extension CBOR {
 
 extension CBOR {
     /// Decodes exactly one item filling all of `bytes`.
-    public static func decode<C: Collection>(_ bytes: C, options: CBORDecoder.Options = .init()) throws(CBORError) -> CBOR
+    public init<C: Collection>(parsing bytes: C, options: CBORDecoder.Options = .init()) throws(CBORError)
     where C.Element == UInt8 {
         var decoder = CBORDecoder(Array(bytes), options: options)
-        return try decoder.decodeOne()
+        self = try decoder.decodeOne()
     }
 }
 

@@ -47,9 +47,9 @@ public struct CoseKey: Equatable, Sendable {
 
     public func encoded() -> [UInt8] { cbor.encoded() }
 
-    public static func decode(_ bytes: [UInt8]) throws(CoseError) -> CoseKey {
+    public init(parsing bytes: [UInt8]) throws(CoseError) {
         let c: CBOR
-        do { c = try CBOR.decode(bytes) } catch { throw CoseError(error, "COSE_Key") }
-        return try CoseKey(cbor: c)
+        do { c = try CBOR(parsing: bytes) } catch { throw CoseError(error, "COSE_Key") }
+        self = try CoseKey(cbor: c)
     }
 }

@@ -53,7 +53,7 @@ public struct CoseSign1: Equatable, Sendable {
     /// The decoded protected header.
     public func protectedHeader() throws(CoseError) -> [CBOR: CBOR] {
         if protectedBytes.isEmpty { return [:] }
-        do { return try CBOR.decode(protectedBytes).asMap("protected header") } catch {
+        do { return try CBOR(parsing: protectedBytes).asMap("protected header") } catch {
             throw CoseError(error, "COSE_Sign1 protected header")
         }
     }
@@ -103,10 +103,10 @@ public struct CoseSign1: Equatable, Sendable {
         }
     }
 
-    public static func decode(_ bytes: [UInt8]) throws(CoseError) -> CoseSign1 {
+    public init(parsing bytes: [UInt8]) throws(CoseError) {
         let c: CBOR
-        do { c = try CBOR.decode(bytes) } catch { throw CoseError(error, "COSE_Sign1") }
-        return try CoseSign1(cbor: c)
+        do { c = try CBOR(parsing: bytes) } catch { throw CoseError(error, "COSE_Sign1") }
+        self = try CoseSign1(cbor: c)
     }
 
     /// kid = SHA-256("key-identifier" ‖ 65-byte issuer public key)[0:8] (ALIRO-FACTS "Step-up").

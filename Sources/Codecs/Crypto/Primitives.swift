@@ -99,10 +99,25 @@ public enum Primitives {
     }
 
     /// A signing private key from PEM PKCS#8 (`PRIVATE KEY`) or SEC1 (`EC PRIVATE KEY`).
+    /// Other PEM blocks in the text (`EC PARAMETERS`, as `openssl ecparam -genkey` writes) are
+    /// skipped. The key's curve is checked first: anything but the named curve P-256 (secp256k1, explicit
+    /// parameters, …) is refused, and a public key carried in the file must be the scalar's.
     public static func signingPrivateKey(pem: String) throws(PrimitiveError) -> P256.Signing.PrivateKey {
-        do { return try P256.Signing.PrivateKey(pemRepresentation: pem) } catch {
+        let info: ECPrivateKeyDER
+        do throws(ECPrivateKeyDER.Refusal) { info = try ECPrivateKeyDER(pem: pem); try info.checkP256() } catch {
+            throw PrimitiveError(.invalidPrivateKey, "not a P-256 private key: \(error.reason)")
+        }
+        let key: P256.Signing.PrivateKey
+        do { key = try P256.Signing.PrivateKey(derRepresentation: info.der) } catch {
             throw PrimitiveError(.invalidPrivateKey, "not a PEM PKCS#8 or SEC1 P-256 private key")
         }
+        if let carried = info.publicKey, carried != point(of: key) {
+            throw PrimitiveError(.invalidPrivateKey, "not a P-256 private key: the public key in the file is not the P-256 point of its private scalar (another curve?)")
+        }
+        if info.curve == nil, info.publicKey == nil {
+            throw PrimitiveError(.invalidPrivateKey, "not a P-256 private key: the key names no curve and carries no public key to check")
+        }
+        return key
     }
 
     /// A signing private key from its 32-byte scalar.
@@ -139,6 +154,12 @@ public enum Primitives {
               let sig = try? P256.Signing.ECDSASignature(rawRepresentation: signature) else { return false }
         return key.isValidSignature(sig, for: message)
     }
+
+    /// True when `bytes` is a 65-byte `04‖X‖Y` point on P-256.
+    public static func isPoint(_ bytes: [UInt8]) -> Bool { (try? agreementPublicKey(bytes)) != nil }
+
+    /// The X coordinate of a 65-byte uncompressed point (`04‖X‖Y`); the caller has checked the length.
+    public static func xCoordinate(_ point: [UInt8]) -> [UInt8] { Array(point[1..<33]) }
 
     /// Verifies a DER `ECDSA-Sig-Value` signature (strict DER); false for anything malformed.
     public static func verifyDER(signature: [UInt8], message: [UInt8], publicKey: [UInt8]) -> Bool {
@@ -303,4 +324,14 @@ public enum Primitives {
         var g = SystemRandomNumberGenerator()
         return (0..<count).map { _ in UInt8.random(in: 0...255, using: &g) }
     }
+}
+
+extension P256.KeyAgreement.PrivateKey {
+    /// `04‖X‖Y`.
+    public var publicBytes: [UInt8] { Primitives.point(of: self) }
+}
+
+extension P256.Signing.PrivateKey {
+    /// `04‖X‖Y`.
+    public var publicBytes: [UInt8] { Primitives.point(of: self) }
 }

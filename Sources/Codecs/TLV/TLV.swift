@@ -96,14 +96,14 @@ public struct TLV: Equatable, Hashable, Sendable {
     // MARK: Parsing
 
     /// Parses exactly one TLV; bytes after it are `leftoverBytes`.
-    public static func parse<C: Collection>(_ bytes: C, maxDepth: Int = defaultMaxDepth) throws(TLVError) -> TLV
+    public init<C: Collection>(parsing bytes: C, maxDepth: Int = defaultMaxDepth) throws(TLVError)
     where C.Element == UInt8 {
         var reader = ByteReader(bytes)
-        let tlv = try parseOne(&reader, depth: 0, maxDepth: maxDepth)
+        let tlv = try TLV.parseOne(&reader, depth: 0, maxDepth: maxDepth)
         if !reader.isAtEnd {
             throw TLVError(.leftoverBytes, "\(reader.remaining) byte(s) after the TLV", offset: reader.offset - reader.bytes.startIndex)
         }
-        return tlv
+        self = tlv
     }
 
     /// Parses a concatenation of TLVs (possibly empty). A trailing partial TLV is an error.

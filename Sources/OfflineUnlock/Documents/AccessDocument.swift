@@ -139,8 +139,8 @@ public struct AccessDocument: Equatable, Sendable {
         self.document = document; self.access = access; self.credentialPublicKey = credentialPublicKey
     }
 
-    public static func decode(_ bytes: [UInt8]) throws(DocumentError) -> AccessDocument {
-        try AccessDocument(document: try IssuedDocument.decode(bytes, expectedDocType: IssuedDocument.DocType.access))
+    public init(parsing bytes: [UInt8]) throws(DocumentError) {
+        try self.init(document: try IssuedDocument(parsing: bytes, expectedDocType: IssuedDocument.DocType.access))
     }
 
     public func encoded() -> [UInt8] { document.encoded() }

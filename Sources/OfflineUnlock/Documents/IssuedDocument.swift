@@ -125,7 +125,7 @@ public struct IssuedDocument: Equatable, Sendable {
     public var cbor: CBOR {
         let tagged: [CBOR] = items.map { item in
             // Re-embed exactly the bytes the digest covers.
-            (try? CBOR.decode(item.taggedBytes)) ?? .null
+            (try? CBOR(parsing: item.taggedBytes)) ?? .null
         }
         return ["1": ["1": [.text(docType): .array(tagged)], "2": issuerAuth.cbor], "5": .text(docType)]
     }
@@ -134,10 +134,10 @@ public struct IssuedDocument: Equatable, Sendable {
 
     // MARK: Parsing (structure only; `verify` checks issuer, signature and digests)
 
-    public static func decode(_ bytes: [UInt8], expectedDocType: String? = nil) throws(DocumentError) -> IssuedDocument {
+    public init(parsing bytes: [UInt8], expectedDocType: String? = nil) throws(DocumentError) {
         let root: CBOR
-        do { root = try CBOR.decode(bytes) } catch { throw DocumentError(error, "Document") }
-        return try IssuedDocument(cbor: root, expectedDocType: expectedDocType)
+        do { root = try CBOR(parsing: bytes) } catch { throw DocumentError(error, "Document") }
+        try self.init(cbor: root, expectedDocType: expectedDocType)
     }
 
     public init(cbor root: CBOR, expectedDocType: String? = nil) throws(DocumentError) {
@@ -156,7 +156,7 @@ public struct IssuedDocument: Equatable, Sendable {
                     guard let inner = entry.embeddedBytes else {
                         throw CBORError(.unexpectedType, "IssuerSignedItemBytes: expected tag 24 on bstr, found \(entry.kindName)")
                     }
-                    let item = try CBOR.decode(inner).asMap("IssuerSignedItem")
+                    let item = try CBOR(parsing: inner).asMap("IssuerSignedItem")
                     let digestID = try field(item, 1, "digestID").asInt("digestID")
                     guard digestID >= 0 else { throw CBORError(.invalidValue, "digestID \(digestID) is negative") }
                     items.append(Item(digestID: digestID,
@@ -167,11 +167,11 @@ public struct IssuedDocument: Equatable, Sendable {
                 }
             }
             let auth = try parseIssuerAuth(try field(signed, 2, "issuerAuth"))
-            let msoTagged = try CBOR.decode(auth.payload)
+            let msoTagged = try CBOR(parsing: auth.payload)
             guard let msoBytes = msoTagged.embeddedBytes else {
                 throw CBORError(.unexpectedType, "MobileSecurityObjectBytes: expected tag 24 on bstr, found \(msoTagged.kindName)")
             }
-            let mso = try CBOR.decode(msoBytes).asMap("MobileSecurityObject")
+            let mso = try CBOR(parsing: msoBytes).asMap("MobileSecurityObject")
             let version = try field(mso, 1, "MSO version").asText("MSO version")
             guard version == Self.msoVersion else { throw DocumentError(.unsupportedVersion, "MSO version \"\(version)\"; LockBench reads \"1.0\"") }
             let alg = try field(mso, 2, "digestAlgorithm").asText("digestAlgorithm")

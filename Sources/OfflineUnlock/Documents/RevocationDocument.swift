@@ -136,8 +136,8 @@ public struct RevocationDocument: Equatable, Sendable {
 
     init(document: IssuedDocument, revocation: RevocationData) { self.document = document; self.revocation = revocation }
 
-    public static func decode(_ bytes: [UInt8]) throws(DocumentError) -> RevocationDocument {
-        try RevocationDocument(document: try IssuedDocument.decode(bytes, expectedDocType: IssuedDocument.DocType.revocation))
+    public init(parsing bytes: [UInt8]) throws(DocumentError) {
+        try self.init(document: try IssuedDocument(parsing: bytes, expectedDocType: IssuedDocument.DocType.revocation))
     }
 
     public func encoded() -> [UInt8] { document.encoded() }

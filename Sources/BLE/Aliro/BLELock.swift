@@ -1,0 +1,287 @@
+import ByteCore
+import Foundation
+import ReaderSeam
+
+/// The reader side of one BLE transaction: a phone on the access-protocol channel, as the lock's
+/// reader loop sees a card (`PresentedCard`). Each `transceive` sends `[00][00][len][command]` and
+/// waits for `[00][01][len][response]`.
+public final class BLEReaderSession: APDUTransceiver, PresentedCard {
+    public let channel: L2CAPChannel
+    public let responseTimeout: TimeInterval
+    /// The phone's address.
+    public var peer: BLEAddress { channel.peer }
+    /// When the lock sent its `[02][03]` ("completed") notification; the phone should disconnect.
+    fileprivate var finishedAt: Date?
+    /// Command/response pairs exchanged.
+    public private(set) var exchanges = 0
+    /// Frames received that were not APDU responses (notifications, time sync).
+    public private(set) var otherFrames: [AliroFrame] = []
+
+    init(channel: L2CAPChannel, responseTimeout: TimeInterval) {
+        self.channel = channel
+        self.responseTimeout = responseTimeout
+    }
+
+    public var link: APDUTransceiver { self }
+    public var identity: String { "\(peer)" }
+    public var description: String { "phone \(peer) on PSM 0x\(String(channel.psm, radix: 16))" }
+
+    public func transceive(_ command: [UInt8]) throws -> [UInt8] {
+        try channel.send(AliroFrame.command(command).encoded())
+        let deadline = Date(timeIntervalSinceNow: responseTimeout)
+        while true {
+            let remaining = deadline.timeIntervalSinceNow
+            guard remaining > 0 else { throw BLEError(.timeout, "BLE: no APDU response within \(responseTimeout) s") }
+            let frame = try AliroFrame(parsing: try channel.receive(timeout: remaining))
+            if frame.type == AliroFrame.Kind.apdu && frame.id == AliroFrame.ID.response {
+                exchanges += 1
+                return frame.payload
+            }
+            otherFrames.append(frame)
+        }
+    }
+}
+
+/// What happened on the lock, for logs and tests.
+public enum BLELockEvent: Sendable {
+    case ready(BLEAddress)
+    case connected(BLEAddress)
+    case transactionFinished(BLEAddress, exchanges: Int)
+    case disconnected(BLEAddress, reason: UInt8)
+    /// The lock dropped an idle link (no channel within `idleTimeout`, or a channel quiet for
+    /// `transactionTimeout`); the reason says which.
+    case dropped(BLEAddress, why: String)
+    case controllerLost
+}
+
+/// The lock on BLE, as the lock's `CardReader`: advertises `FFF2`, serves GATT, accepts the
+/// phones' credit-based channels on its PSM and hands each to the reader loop as a card (several
+/// at once: run the loop with `maxConcurrent` > 1). The host reconnects to a controller that goes
+/// away by itself; the loop hears of it as a lost reader and `open()` waits for the controller.
+public final class BLELock: CardReader {
+    public struct Configuration {
+        public var transport: TransportSpec
+        public var btsnoop: String?
+        public var name = "LockBench"
+        public var psm = AliroBLE.defaultPSM
+        /// A second PSM that echoes SDUs (the benchmark's bare round trip, the link tests); off
+        /// (nil) unless asked for: a production lock answers only the access-protocol PSM.
+        public var echoPSM: UInt16? = nil
+        public var advertisement = AliroAdvertisement()
+        /// Advertising interval in 0.625 ms units (Bumble's controller reads it as ms).
+        public var advertisingInterval: UInt16 = 0x0020
+        public var responseTimeout: TimeInterval = 5
+        /// How long `open()` waits for the controller.
+        public var openTimeout: TimeInterval = 10
+        /// How long a phone may stay connected after the `completed` notification before the lock disconnects it.
+        public var disconnectGrace: TimeInterval = 2
+        public var addressSeed: UInt64 = 0x4C6F_636B
+        public var log: BLELogger = { _ in }
+        /// The lock's static random address (the runtime derives one from the reader identity);
+        /// nil = the controller's public address, or one from `addressSeed` when it has none.
+        public var address: BLEAddress?
+        /// A link with no access-protocol channel open for this long is dropped; nil = never.
+        public var idleTimeout: TimeInterval? = 5
+        /// A channel with no traffic for this long is closed and its link dropped; nil = never.
+        public var transactionTimeout: TimeInterval? = 10
+        /// AES-128 under the group resolving key (one block): when set, the advertisement's expiry
+        /// and rotating tag are filled, and renewed each `tagWindow`; nil = zeros.
+        public var tagCipher: (@Sendable ([UInt8]) -> [UInt8])?
+        /// How long one rotating tag lives.
+        public var tagWindow: TimeInterval = 900
+        /// The clock the expiry is counted on (the lock's clock).
+        public var now: @Sendable () -> Date = { Date() }
+
+        public init(transport: TransportSpec) { self.transport = transport }
+    }
+
+    public typealias Card = BLEReaderSession
+
+    public let configuration: Configuration
+    public let host: BLEHost
+    private let capture: BTSnoopWriter?
+    private let state = NSCondition()
+    private var _transactions = 0
+    private var pending: [L2CAPChannel] = []
+    private var started = false
+    private var lost = false
+    /// Called for each radio event (on host threads; keep it quick): the controller's and the
+    /// connections' comings and goings, which the reader loop does not see.
+    public var onEvent: ((BLELockEvent) -> Void)?
+    /// Version the phone last wrote to the version characteristic.
+    public private(set) var selectedVersion: [UInt8]?
+    /// Radio notices for the reader loop (`ReaderEvent.notice`): phones connecting, leaving, dropped idle.
+    public var onNotice: ((String, Bool) -> Void)?
+    /// What is advertised now (expiry and tag filled when `tagCipher` is set); guarded by the host.
+    private var currentAdvertisement: AliroAdvertisement
+
+    public init(configuration: Configuration) throws(BLEError) {
+        self.configuration = configuration
+        self.currentAdvertisement = configuration.advertisement
+        self.capture = try configuration.btsnoop.map { path throws(BLEError) in try BTSnoopWriter(path: path) }
+        let spec = configuration.transport
+        let capture = self.capture
+        var versionSink: (([UInt8]) -> Void)?
+        let services = GATTDatabase.standardServices(deviceName: configuration.name)
+            + [AliroBLE.service(psm: configuration.psm, onVersionSelected: { versionSink?($0) })]
+        var hostConfig = BLEHost.Configuration(open: { () throws(BLEError) in try spec.open(capture: capture) },
+                                               addressSeed: configuration.addressSeed, services: services, log: configuration.log)
+        hostConfig.reconnectMaxDelay = 1.0
+        hostConfig.staticAddress = configuration.address
+        hostConfig.linkIdleTimeout = configuration.idleTimeout
+        hostConfig.channelIdleTimeout = configuration.transactionTimeout
+        self.host = BLEHost(configuration: hostConfig)
+        versionSink = { [weak self] v in self?.selectedVersion = v }
+        host.onReady = { [weak self] in self?.advertise(); self.map { $0.onEvent?(.ready($0.host.ownAddress)) } }
+        host.onConnected = { [weak self] c in
+            self?.onEvent?(.connected(c.peer))
+            self?.onNotice?("phone connected: \(c.peer)", false)
+            // Keep advertising for further phones where the controller allows it.
+            self?.host.submit(.leSetAdvertisingEnable(true))
+        }
+        host.onDisconnected = { [weak self] c, reason in
+            self?.onEvent?(.disconnected(c.peer, reason: reason))
+            self?.onNotice?("phone disconnected: \(c.peer) (reason 0x\(String(reason, radix: 16)))", false)
+            self?.host.submit(.leSetAdvertisingEnable(true))
+        }
+        host.onTransportLost = { [weak self] in
+            guard let self else { return }
+            self.state.lock(); self.lost = true; self.state.broadcast(); self.state.unlock()
+            self.onEvent?(.controllerLost)
+        }
+        host.onIdleDrop = { [weak self] c, why in
+            self?.onEvent?(.dropped(c.peer, why: why))
+            self?.onNotice?("dropped idle link \(c.peer): \(why)", true)
+        }
+        host.onTick = { [weak self] in self?.renewTagIfExpired() }
+        host.listen(psm: configuration.psm) { [weak self] channel in self?.accepted(channel) }
+        if let echo = configuration.echoPSM {
+            host.listen(psm: echo) { channel in
+                while let sdu = try? channel.receive(timeout: 30) {
+                    if (try? channel.send(sdu)) == nil { break }
+                }
+            }
+        }
+    }
+
+    /// Transactions run to completion since start.
+    public var transactionCount: Int { state.withLock { _transactions } }
+
+    /// Starts the host (the reader loop's `open()` does it too).
+    public func start() {
+        state.lock(); defer { state.unlock() }
+        guard !started else { return }
+        started = true
+        host.start()
+    }
+
+    /// Stops the host (call after the reader loop stopped): advertising off and phones
+    /// disconnected (best effort, about a second at most), then the transport closed. Not a
+    /// controller loss: no `controllerLost` event.
+    public func stop() {
+        if host.isReady {
+            _ = try? host.command(.leSetAdvertisingEnable(false))
+            host.disconnectAll(timeout: 1)
+        }
+        host.stop()
+        capture?.flush()
+    }
+
+    /// The advertisement as last set on the controller.
+    public var advertisement: AliroAdvertisement {
+        host.cond.lock(); defer { host.cond.unlock() }
+        return currentAdvertisement
+    }
+
+    /// Waits until the controller is initialised and advertising was requested.
+    @discardableResult
+    public func waitUntilAdvertising(timeout: TimeInterval) -> Bool { host.waitUntilReady(timeout: timeout) }
+
+    // MARK: CardReader
+
+    public var spec: String { configuration.transport.description }
+
+    public var startNote: String { "advertising FFF2, access-protocol channel on PSM 0x\(String(configuration.psm, radix: 16))" }
+
+    /// Starts the host once, then waits for the controller (the host reconnects by itself).
+    public func open() throws -> String {
+        start()
+        guard host.waitUntilReady(timeout: configuration.openTimeout), host.isReady else {
+            throw host.notReadyError(after: configuration.openTimeout)
+        }
+        state.withLock { lost = false }
+        return "LE controller, advertising as \(host.ownAddress)"
+    }
+
+    /// The host keeps its controller; `stop()` ends it.
+    public func close() {}
+
+    /// The next phone that opened the access-protocol channel; throws once when the controller went away.
+    public func waitForCard(timeout: TimeInterval) throws -> BLEReaderSession? {
+        state.lock()
+        defer { state.unlock() }
+        let deadline = Date().addingTimeInterval(timeout)
+        while pending.isEmpty && !lost && state.wait(until: deadline) {}
+        if lost {
+            lost = false
+            pending.removeAll()
+            throw BLEError(.transportClosed, "BLE: the controller went away (\(spec)); the host reconnects")
+        }
+        guard !pending.isEmpty else { return nil }
+        return BLEReaderSession(channel: pending.removeFirst(), responseTimeout: configuration.responseTimeout)
+    }
+
+    /// Sends the `[02][03]` completed notification: `01` granted, `00` denied or failed.
+    public func finish(_ session: BLEReaderSession, granted: Bool?) {
+        try? session.channel.send(AliroFrame.completed(granted == true ? [0x01] : [0x00]).encoded())
+        session.finishedAt = Date()
+        state.withLock { _transactions += 1 }
+        onEvent?(.transactionFinished(session.peer, exchanges: session.exchanges))
+    }
+
+    /// The phone disconnects on `completed`; one that does not is disconnected after `disconnectGrace`.
+    public func waitForRemoval(_ session: BLEReaderSession, timeout: TimeInterval) throws -> Bool {
+        let link = session.channel.link
+        let graceLeft = (session.finishedAt ?? Date()).addingTimeInterval(configuration.disconnectGrace).timeIntervalSinceNow
+        if link.waitUntilDisconnected(timeout: max(0, min(timeout, graceLeft))) { return true }
+        guard graceLeft <= timeout else { return false }
+        session.channel.close()
+        link.disconnect()
+        return true
+    }
+
+    private func accepted(_ channel: L2CAPChannel) {
+        state.lock()
+        pending.append(channel)
+        state.broadcast()
+        state.unlock()
+    }
+
+    /// With the host's lock held: (re)configure and enable advertising.
+    private func advertise() {
+        let own = host.ownAddress.type
+        host.submit(.leSetAdvertisingEnable(false))
+        host.submit(.leSetAdvertisingParameters(intervalMin: configuration.advertisingInterval, intervalMax: configuration.advertisingInterval,
+                                                type: 0x00, ownAddressType: own, channelMap: 0x07))
+        fillTag()
+        host.submit(.leSetAdvertisingData(currentAdvertisement.advertisingData))
+        host.submit(.leSetScanResponseData(AliroAdvertisement.scanResponse(name: configuration.name)))
+        host.submit(.leSetAdvertisingEnable(true))
+    }
+
+    /// With the host's lock held: expiry and tag for the current window and address.
+    private func fillTag() {
+        guard let cipher = configuration.tagCipher else { return }
+        currentAdvertisement.rotate(address: host.ownAddress, now: configuration.now(), window: configuration.tagWindow, cipher: cipher)
+    }
+
+    /// With the host's lock held (timer): a new tag once the advertised one expired, or when the
+    /// lock's clock was set back before its window.
+    private func renewTagIfExpired() {
+        guard configuration.tagCipher != nil, host.isReady else { return }
+        let now = configuration.now(), expiry = currentAdvertisement.expiryDate
+        guard now >= expiry || now < expiry.addingTimeInterval(-configuration.tagWindow) else { return }
+        fillTag()
+        host.submit(.leSetAdvertisingData(currentAdvertisement.advertisingData))
+    }
+}

@@ -1,0 +1,209 @@
+import ByteCore
+import Foundation
+
+/// How one virtual-phone transaction went.
+public struct BLEPhoneOutcome: Sendable {
+    public var lock: BLEAddress
+    /// Command APDUs the credential answered.
+    public var commandsAnswered: Int
+    /// Payload of the lock's `[02][03]` completed notification; nil if the channel closed first.
+    public var completion: [UInt8]?
+    /// Seconds from connection complete to channel open, and to transaction completed.
+    public var connectToChannel: TimeInterval
+    public var connectToCompleted: TimeInterval
+}
+
+/// One connection from the phone to a lock.
+public final class BLEPhoneSession {
+    public let connection: BLEConnection
+    public private(set) var psm: UInt16 = AliroBLE.defaultPSM
+    public private(set) var services: [DiscoveredService] = []
+    let responseTimeout: TimeInterval
+
+    init(connection: BLEConnection, responseTimeout: TimeInterval) {
+        self.connection = connection
+        self.responseTimeout = responseTimeout
+    }
+
+    /// MTU exchange, discovery of the `FFF2` service, read the SPSM, write the selected version.
+    public func discover() throws(BLEError) {
+        let gatt = GATTClient(connection: connection)
+        try gatt.exchangeMTU(247)
+        services = try gatt.findPrimaryServices(BLEUUID(AliroBLE.serviceUUID))
+        guard let service = services.first else {
+            throw BLEError(.notFound, "GATT: the lock serves no FFF2 service")
+        }
+        let chars = try gatt.discoverCharacteristics(in: service)
+        guard let spsm = chars.first(where: { $0.uuid == AliroBLE.spsmCharacteristic }) else {
+            throw BLEError(.notFound, "GATT: FFF2 has no SPSM characteristic")
+        }
+        guard let p = AliroBLE.psm(fromCharacteristic: try gatt.read(spsm.valueHandle)) else {
+            throw BLEError(.malformedPacket, "GATT: SPSM characteristic too short")
+        }
+        psm = p
+        if let version = chars.first(where: { $0.uuid == AliroBLE.versionCharacteristic }) {
+            try gatt.write(version.valueHandle, AliroBLE.protocolVersion)
+        }
+    }
+
+    public func openChannel(psm: UInt16? = nil) throws(BLEError) -> L2CAPChannel {
+        try connection.openChannel(psm: psm ?? self.psm)
+    }
+
+    /// Answers framed command APDUs with `responder` until the lock's completed notification or
+    /// the channel closes. Returns (commands answered, completion payload).
+    public func serve(_ responder: APDUResponder, on channel: L2CAPChannel) throws(BLEError) -> (Int, [UInt8]?) {
+        var answered = 0
+        while true {
+            let sdu: [UInt8]
+            do {
+                sdu = try channel.receive(timeout: responseTimeout)
+            } catch where error.code == .channelClosed {
+                return (answered, nil)
+            }
+            let frame = try AliroFrame(parsing: sdu)
+            switch (frame.type, frame.id) {
+            case (AliroFrame.Kind.apdu, AliroFrame.ID.command):
+                try channel.send(AliroFrame.response(responder.respond(to: frame.payload)).encoded())
+                answered += 1
+            case (AliroFrame.Kind.notification, AliroFrame.ID.completed):
+                return (answered, frame.payload)
+            default:
+                continue
+            }
+        }
+    }
+
+    public func disconnect() {
+        connection.disconnect()
+        connection.waitUntilDisconnected(timeout: 2)
+    }
+}
+
+/// Which advertising lock a phone connects to.
+public enum LockTarget: Equatable, Sendable, CustomStringConvertible {
+    /// A reader the phone knows: its group id, and its sub id to pick one reader of the group.
+    public struct Reader: Equatable, Sendable {
+        public var groupID: [UInt8]
+        public var subID: [UInt8]?
+        public init(groupID: [UInt8], subID: [UInt8]? = nil) {
+            self.groupID = groupID
+            self.subID = subID
+        }
+    }
+    /// The first lock advertising `FFF2`.
+    case any
+    /// The lock with this device address (the type is not compared: the bytes identify it).
+    case address(BLEAddress)
+    /// A lock whose advertisement carries one of these readers' group id [0:8] (and sub id [0:2]
+    /// when given) — the prefixes ALIRO-FACTS puts in the service data.
+    case readers([Reader])
+
+    /// Whether an advertising report is this target.
+    public func matches(_ report: AdvertisingReport) -> Bool {
+        switch self {
+        case .any:
+            if AdvertisingData.serviceData(AliroBLE.serviceUUID, in: report.data) != nil { return true }
+            return AdvertisingData.parse(report.data).contains { $0.type == AdvertisingData.completeList16 && $0.data.count >= 2
+                && UInt16($0.data[0]) | UInt16($0.data[1]) << 8 == AliroBLE.serviceUUID }
+        case .address(let a):
+            return report.address.bytes == a.bytes && LockTarget.any.matches(report)
+        case .readers(let readers):
+            guard let ad = AliroAdvertisement(advertisingData: report.data) else { return false }
+            return readers.contains { r in
+                ad.groupID == Array(r.groupID.prefix(8)) && (r.subID.map { ad.subID == Array($0.prefix(2)) } ?? true)
+            }
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .any: return "any lock advertising FFF2"
+        case .address(let a): return "the lock at \(a)"
+        case .readers(let rs):
+            return "a lock of reader " + rs.map { Hex.encode(Array($0.groupID.prefix(8))) + ($0.subID.map { "/" + Hex.encode(Array($0.prefix(2))) } ?? "") }
+                .joined(separator: " or ")
+        }
+    }
+}
+
+/// The virtual phone (central): scans for a lock advertising `FFF2`, connects, discovers, reads
+/// the SPSM, opens the credit-based channel and runs the credential side (an `APDUResponder`).
+public final class BLEPhone {
+    public struct Configuration {
+        public var transport: TransportSpec
+        public var btsnoop: String?
+        public var name = "LockBench Phone"
+        public var scanTimeout: TimeInterval = 5
+        public var connectTimeout: TimeInterval = 5
+        public var responseTimeout: TimeInterval = 5
+        /// Seed of the phone's static random address where the controller has none (Bumble):
+        /// random per phone, as phones' private addresses are, so that phones sharing a link
+        /// do not collide (Bumble's link routes by address).
+        public var addressSeed = UInt64.random(in: 1...UInt64.max)
+        /// Which lock to connect to when several advertise.
+        public var target: LockTarget = .any
+        public var log: BLELogger = { _ in }
+
+        public init(transport: TransportSpec) { self.transport = transport }
+    }
+
+    public let configuration: Configuration
+    public let host: BLEHost
+    private let capture: BTSnoopWriter?
+
+    public init(configuration: Configuration) throws(BLEError) {
+        self.configuration = configuration
+        self.capture = try configuration.btsnoop.map { path throws(BLEError) in try BTSnoopWriter(path: path) }
+        let spec = configuration.transport
+        let capture = self.capture
+        let config = BLEHost.Configuration(open: { () throws(BLEError) in try spec.open(capture: capture) },
+                                           addressSeed: configuration.addressSeed,
+                                           services: GATTDatabase.standardServices(deviceName: configuration.name), log: configuration.log)
+        self.host = BLEHost(configuration: config)
+    }
+
+    /// Starts the host and waits for the controller.
+    public func start(timeout: TimeInterval = 10) throws(BLEError) {
+        host.start()
+        guard host.waitUntilReady(timeout: timeout), host.isReady else {
+            let error = host.notReadyError(after: timeout)
+            host.stop()
+            throw error
+        }
+    }
+
+    public func stop() {
+        host.stop()
+        capture?.flush()
+    }
+
+    /// Scans for the target lock (`configuration.target`) and connects.
+    public func connectToLock() throws(BLEError) -> BLEPhoneSession {
+        let target = configuration.target
+        let report: AdvertisingReport
+        do {
+            report = try host.scan(timeout: configuration.scanTimeout) { target.matches($0) }
+        } catch where error.code == .notFound {
+            throw BLEError(.notFound, "BLE scan: no \(target.description) within \(configuration.scanTimeout) s")
+        }
+        let connection = try host.connect(to: report.address, timeout: configuration.connectTimeout)
+        return BLEPhoneSession(connection: connection, responseTimeout: configuration.responseTimeout)
+    }
+
+    /// One whole transaction: connect, discover, open the channel, answer, disconnect.
+    public func unlock(with responder: APDUResponder) throws(BLEError) -> BLEPhoneOutcome {
+        let session = try connectToLock()
+        defer { session.disconnect() }
+        responder.reset()
+        try session.discover()
+        let channel = try session.openChannel()
+        let opened = Date()
+        let (answered, completion) = try session.serve(responder, on: channel)
+        let done = Date()
+        channel.close()
+        return BLEPhoneOutcome(lock: session.connection.peer, commandsAnswered: answered, completion: completion,
+                               connectToChannel: opened.timeIntervalSince(session.connection.connectedAt),
+                               connectToCompleted: done.timeIntervalSince(session.connection.connectedAt))
+    }
+}

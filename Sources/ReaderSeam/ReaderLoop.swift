@@ -1,0 +1,220 @@
+import ByteCore
+import Foundation
+
+/// The lock's reader loop, the same for every radio: wait for a card → run one transaction over
+/// it → wait until it leaves → re-arm. A card pulled mid-transaction is reported and the loop
+/// goes on; a reader that fails or cannot be opened is reopened with exponential backoff, every
+/// attempt reported. Events arrive on the loop's thread; SIGINT/SIGTERM handling belongs to the
+/// caller, which calls `stop()`.
+///
+///     let loop = ReaderLoop(reader: LibNFCReader(connstring: "acr122_usb")) { card in
+///         service.transact(over: card.link, interface: .nfc)        // → the lock's outcome
+///     }
+///     loop.onEvent = { print($0) }
+///     loop.start() … loop.stop()
+public final class ReaderLoop<Reader: CardReader, Outcome>: @unchecked Sendable {
+    public struct Configuration: Sendable {
+        /// Longest single wait inside the reader (for a card, for its removal): bounds `stop()`.
+        public var waitSlice: TimeInterval
+        /// Pause after a wait that found no card.
+        public var pollInterval: TimeInterval
+        /// Pause between removal checks while a card stays.
+        public var presenceInterval: TimeInterval
+        /// Reopen backoff: first delay, growth factor, ceiling.
+        public var reopenDelay: TimeInterval
+        public var reopenFactor: Double
+        public var reopenMaxDelay: TimeInterval
+        /// Cards served at once: 1 for a reader with one field (NFC, PC/SC); more for a radio that
+        /// connects several phones (BLE), each then served on a thread of its own.
+        public var maxConcurrent: Int
+
+        public init(waitSlice: TimeInterval = 0.25, pollInterval: TimeInterval = 0.01, presenceInterval: TimeInterval = 0.05,
+                    reopenDelay: TimeInterval = 0.1, reopenFactor: Double = 2, reopenMaxDelay: TimeInterval = 5,
+                    maxConcurrent: Int = 1) {
+            self.waitSlice = waitSlice
+            self.pollInterval = pollInterval
+            self.presenceInterval = presenceInterval
+            self.reopenDelay = reopenDelay
+            self.reopenFactor = reopenFactor
+            self.reopenMaxDelay = reopenMaxDelay
+            self.maxConcurrent = max(1, maxConcurrent)
+        }
+    }
+
+    public typealias Event = ReaderEvent<Outcome>
+
+    public let reader: Reader
+    public let configuration: Configuration
+    public var onEvent: ((Event) -> Void)?
+    private let transaction: (Reader.Card) throws -> Outcome
+    private let granted: (Outcome) -> Bool?
+    private let condition = NSCondition()
+    private var stopping = false
+    private var running = false
+    private var inFlight = 0
+    private var workerFailure: Error?
+    private let done = DispatchSemaphore(value: 0)
+
+    /// `granted` tells the reader how a transaction ended (BLE sends it to the phone); by default
+    /// the reader is told nothing about the decision.
+    public init(reader: Reader, configuration: Configuration = .init(),
+                granted: @escaping (Outcome) -> Bool? = { _ in nil },
+                transaction: @escaping (Reader.Card) throws -> Outcome) {
+        self.reader = reader
+        self.configuration = configuration
+        self.granted = granted
+        self.transaction = transaction
+    }
+
+    /// Runs the loop on a thread of its own.
+    public func start() {
+        condition.lock()
+        guard !running else { condition.unlock(); return }
+        running = true
+        stopping = false
+        condition.unlock()
+        reader.onNotice = { [weak self] text, problem in self?.emit(.notice(text, isProblem: problem)) }
+        let thread = Thread { [self] in
+            self.run()
+            self.done.signal()
+        }
+        thread.name = "reader-loop"
+        thread.start()
+    }
+
+    /// Ends the loop: the current transaction finishes (or fails), the reader is closed, `.stopped`
+    /// is the last event. Blocks until then; safe from any thread, idempotent.
+    public func stop() {
+        condition.lock()
+        guard running, !stopping else { condition.unlock(); return }
+        stopping = true
+        condition.broadcast()
+        condition.unlock()
+        done.wait()
+        condition.lock(); running = false; condition.unlock()
+    }
+
+    /// Blocks until `stop()` completes (for a CLI whose signal handler calls `stop()`).
+    public func waitUntilStopped() {
+        done.wait()
+        done.signal()
+    }
+
+    private var isStopping: Bool { condition.lock(); defer { condition.unlock() }; return stopping }
+
+    /// Sleeps up to `seconds`, waking early on `stop()`; false when stopping.
+    private func pause(_ seconds: TimeInterval) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        let deadline = Date().addingTimeInterval(seconds)
+        while !stopping && condition.wait(until: deadline) {}
+        return !stopping
+    }
+
+    private func emit(_ event: Event) { onEvent?(event) }
+
+    private func run() {
+        let c = configuration
+        emit(.started(reader: reader.spec, note: reader.startNote))
+        var delay = c.reopenDelay
+        var attempt = 0
+        while !isStopping {
+            let failure: Error
+            do {
+                let name = try reader.open()
+                emit(.readerOpened(reader: reader.spec, name: name))
+                delay = c.reopenDelay
+                attempt = 0
+                defer { reader.close() }
+                try serve()
+                break  // stopped
+            } catch {
+                failure = error
+            }
+            if isStopping { break }
+            attempt += 1
+            emit(.readerLost(failure, attempt: attempt, retryIn: delay))
+            if !pause(delay) { break }
+            delay = min(delay * c.reopenFactor, c.reopenMaxDelay)
+        }
+        emit(.stopped)
+    }
+
+    /// Serves cards until stopped (returns) or the reader fails (throws).
+    private func serve() throws {
+        let c = configuration
+        defer { waitForWorkers() }
+        while !isStopping {
+            if let failure = takeWorkerFailure() { throw failure }
+            guard let card = try reader.waitForCard(timeout: c.waitSlice) else {
+                if !pause(c.pollInterval) { return }
+                continue
+            }
+            emit(.cardArrived(card))
+            if c.maxConcurrent == 1 {
+                try handle(card)
+                continue
+            }
+            condition.lock()
+            inFlight += 1
+            condition.unlock()
+            let worker = Thread { [self] in
+                do { try self.handle(card) } catch {
+                    condition.lock(); workerFailure = workerFailure ?? error; condition.unlock()
+                }
+                condition.lock(); inFlight -= 1; condition.broadcast(); condition.unlock()
+            }
+            worker.name = "reader-loop-card"
+            worker.start()
+            // At the limit: wait (bounded by stop) for a card to be done.
+            condition.lock()
+            while inFlight >= c.maxConcurrent && !stopping { condition.wait(until: Date().addingTimeInterval(c.waitSlice)) }
+            condition.unlock()
+        }
+    }
+
+    /// One card: its transaction, then waiting until it leaves. Throws when the reader failed.
+    private func handle(_ card: Reader.Card) throws {
+        let c = configuration
+        if let why = card.ignoredReason {
+            emit(.cardIgnored(card, reason: why))
+        } else {
+            let started = Date()
+            do {
+                let outcome = try transaction(card)
+                reader.finish(card, granted: granted(outcome))
+                emit(.transactionCompleted(card, outcome, duration: Date().timeIntervalSince(started)))
+            } catch {
+                reader.finish(card, granted: nil)
+                emit(.transactionFailed(card, error, duration: Date().timeIntervalSince(started)))
+                if reader.isReaderFailure(error) { throw error }
+            }
+        }
+        // The card stays until the holder takes it away: wait, then re-arm.
+        while !(try reader.waitForRemoval(card, timeout: c.waitSlice)) {
+            if !pause(c.presenceInterval) { return }
+        }
+        emit(.cardRemoved(card))
+    }
+
+    private func takeWorkerFailure() -> Error? {
+        condition.lock(); defer { condition.unlock() }
+        defer { workerFailure = nil }
+        return workerFailure
+    }
+
+    /// Cards still being served finish (their waits are bounded) before the reader closes.
+    private func waitForWorkers() {
+        condition.lock()
+        while inFlight > 0 { condition.wait() }
+        condition.unlock()
+    }
+}
+
+/// Start and stop of any loop, whatever its reader and outcome (for a runtime holding several).
+public protocol ReaderLoopControl: AnyObject {
+    func start()
+    func stop()
+}
+
+extension ReaderLoop: ReaderLoopControl {}

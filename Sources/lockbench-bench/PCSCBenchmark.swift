@@ -1,0 +1,119 @@
+import AccessProtocol
+import Foundation
+import LockRuntime
+import PCSC
+import ReaderSeam
+import VirtualPN532
+
+/// `lockbench-bench pcsc [--round-trips N] [--taps N] [--reader NAME] [--port N] [--json]`: the
+/// lock on a PC/SC reader through the real pcscd and vsmartcard's vpcd, a software phone as the
+/// virtual card (`VirtualICC`). Baseline in the same run: the bare SCardTransmit SELECT round
+/// trip (libpcsclite → pcscd → vpcd → TCP → the card and back). Then taps through `LockRunner`:
+/// card inserted → the lock's decision, split into insertion → arrival (vpcd and pcscd noticing
+/// the card: polling, ATR, SCardGetStatusChange) and arrival → decision (the transaction), with
+/// the transaction's own time waiting on PC/SC. Needs pcscd running with vsmartcard-vpcd.
+enum PCSCBenchmark {
+    static func main(roundTrips: Int, taps: Int, reader: String, port: UInt16, json: Bool) -> Int32 {
+        do {
+            let rows = try [baseline(reader: reader, port: port, count: roundTrips)] + self.taps(reader: reader, port: port, count: taps)
+            if json {
+                let e = JSONEncoder()
+                e.outputFormatting = [.prettyPrinted, .sortedKeys]
+                print(String(decoding: try e.encode(rows), as: UTF8.self))
+            } else {
+                print("PC/SC through pcscd + vpcd on \"\(reader)\" (port \(port))")
+                for row in rows { print(row.line) }
+                let ratio = rows[2].medianMs / max(rows[0].medianMs, 0.001)
+                print(String(format: "arrival to decision / bare round trip: %.0f×", ratio))
+            }
+            return 0
+        } catch {
+            print("pcsc benchmark: \(error)")
+            return 3
+        }
+    }
+
+    /// The bare SCardTransmit SELECT round trip to a `SimpleCard`.
+    static func baseline(reader name: String, port: UInt16, count: Int) throws -> NFCBenchmark.Stats {
+        let reader = PCSCReader(readerName: name)
+        _ = try reader.open()
+        defer { reader.close() }
+        let icc = VirtualICC(responder: SimpleCard())
+        try icc.insert(port: port)
+        defer { icc.remove() }
+        let deadline = Date().addingTimeInterval(15)
+        var card: PCSCReader.Card?
+        while card == nil && Date() < deadline { card = try reader.waitForCard(timeout: 0.25) }
+        guard let card else { throw BenchFailure(description: "no card on \(name) within 15 s") }
+        let select: [UInt8] = [0x00, 0xA4, 0x04, 0x00, 0x09, 0xA0, 0x00, 0x00, 0x09, 0x09, 0xAC, 0xCE, 0x55, 0x01, 0x00]
+        var samples: [TimeInterval] = []
+        for _ in 0..<(count + 10) {
+            let t0 = DispatchTime.now().uptimeNanoseconds
+            _ = try card.link.transceive(select)
+            samples.append(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9)
+        }
+        // Pull the card and wait until pcscd has seen it go, so the first tap is a fresh card.
+        icc.remove()
+        while !(try reader.waitForRemoval(card, timeout: 0.25)) {
+            guard Date() < deadline.addingTimeInterval(15) else { throw BenchFailure(description: "pcscd did not see the card leave") }
+        }
+        return NFCBenchmark.Stats(name: "bare SCardTransmit SELECT round trip", samples: Array(samples.dropFirst(10)))
+    }
+
+    /// Taps of one phone through the whole lock; the first (step-up) is dropped, the rest are FAST.
+    static func taps(reader name: String, port: UInt16, count: Int) throws -> [NFCBenchmark.Stats] {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("lockbench-bench-pcsc-\(getpid())")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try? FileManager.default.removeItem(at: dir)
+        let provisioning = try LockProvisioning(directory: dir)
+        let service = try LockService(configuration: provisioning.configuration)
+        let condition = NSCondition()
+        var arrivedAt: UInt64 = 0, decidedAt: UInt64 = 0, removed = 0
+        var outcome: TransactionOutcome?
+        let runner = LockRunner(service: service, nfc: .pcsc(reader: name), ble: nil) { event in
+            condition.lock()
+            if event.message.hasPrefix("card arrived") { arrivedAt = DispatchTime.now().uptimeNanoseconds }
+            if event.message.hasPrefix("card removed") { removed += 1 }
+            condition.broadcast()
+            condition.unlock()
+        }
+        runner.onOutcome = { o in
+            condition.lock(); decidedAt = DispatchTime.now().uptimeNanoseconds; outcome = o; condition.broadcast(); condition.unlock()
+        }
+        try runner.start()
+        defer { runner.stop() }
+        let phone = try provisioning.phone(id: "bench")
+        var total: [TimeInterval] = [], detect: [TimeInterval] = [], decide: [TimeInterval] = [], transport: [TimeInterval] = []
+        func wait(_ what: String, _ done: () -> Bool) throws {
+            let deadline = Date().addingTimeInterval(20)
+            while !done() { if !condition.wait(until: deadline) { throw BenchFailure(description: "no \(what) within 20 s") } }
+        }
+        for i in 0..<(count + 1) {
+            let icc = VirtualICC(responder: phone.session)
+            condition.lock(); outcome = nil; let removedBefore = removed; condition.unlock()
+            let t0 = DispatchTime.now().uptimeNanoseconds
+            try icc.insert(port: port)
+            condition.lock()
+            try wait("decision") { outcome != nil }
+            let o = outcome!, arrived = arrivedAt, decided = decidedAt
+            condition.unlock()
+            icc.remove()
+            condition.lock(); try wait("removal") { removed > removedBefore }; condition.unlock()
+            guard o.granted else { throw BenchFailure(description: "tap \(i) denied: \(o.decision)") }
+            if i == 0 { continue }  // the step-up tap
+            guard o.fast else { throw BenchFailure(description: "tap \(i) was not FAST") }
+            total.append(Double(decided - t0) / 1e9)
+            detect.append(Double(arrived - t0) / 1e9)
+            decide.append(Double(decided - arrived) / 1e9)
+            transport.append(o.timings.transport)
+        }
+        return [NFCBenchmark.Stats(name: "FAST tap: card inserted to decision", samples: total),
+                NFCBenchmark.Stats(name: "  arrival to decision", samples: decide),
+                NFCBenchmark.Stats(name: "    waiting on PC/SC + phone", samples: transport),
+                NFCBenchmark.Stats(name: "  insertion to arrival (vpcd + pcscd)", samples: detect)]
+    }
+
+    struct BenchFailure: Error, CustomStringConvertible {
+        var description: String
+    }
+}

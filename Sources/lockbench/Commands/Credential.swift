@@ -1,0 +1,274 @@
+import AccessProtocol
+import ArgumentParser
+import ByteCore
+import Codecs
+import Foundation
+import Lock
+import LockRuntime
+import OfflineUnlock
+import PCSC
+import SocketTransport
+
+/// `lockbench credential serve` and `lockbench lock transact`: a lock and a credential meeting
+/// over the plain TCP socket transport (docs/protocol.md "Socket transport").
+struct CredentialCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "credential",
+        abstract: "Software credentials (phones) for the socket transport.",
+        subcommands: [CredentialServe.self])
+}
+
+struct CredentialServe: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve a software credential on TCP: it answers the lock's APDUs, one transaction per connection.",
+        discussion: """
+        The credential listens; a lock connects (`lockbench lock transact --connect HOST:PORT`),
+        runs one transaction and closes. Framing is raw by default, as public Aliro test tools use:
+        one write carries one whole APDU. `--framing length` prefixes each APDU with its 2-byte
+        big-endian length; both ends must agree.
+
+          lockbench credential serve --key alice.key.pem --documents alice.cbor revoked.cbor \\
+              --trust-reader door.reader.json --port 5000 --once
+
+        Prints `listening on HOST:PORT` when ready, then one line per transaction (JSON with --json).
+
+        With --vpicc HOST:PORT the credential is a card in a PC/SC reader instead: it connects \
+        to the virtual reader driver vpcd inside pcscd (package vsmartcard-vpcd; port 35963 is \
+        "Virtual PCD 00 00", 35964 "Virtual PCD 00 01"), which puts the card on that reader with \
+        a contactless ATR (3B 80 80 01 01). After each transaction (EXCHANGE or CONTROL FLOW \
+        answered) the card is pulled, and put back a second later unless --once is given. \
+        Then, for example, `lockbench lock run --config door.lock.json --nfc "pcsc:Virtual PCD \
+        00 00"` taps it (docs/pcsc.md).
+
+        Faults make it misbehave on purpose, to test a lock's denials: \(CredentialFaults.names.map(\.0).joined(separator: ", ")).
+        """)
+
+    @OptionGroup var phone: PhoneOptions
+    @Option(help: ArgumentHelp("Address to listen on (IPv4).", valueName: "host"))
+    var host: String = "127.0.0.1"
+    @Option(help: ArgumentHelp("TCP port (0 picks a free one and prints it).", valueName: "port"))
+    var port: Int = Int(SocketCredentialServer.defaultPort)
+    @Flag(help: "Serve one connection, then exit.")
+    var once = false
+    @Option(help: ArgumentHelp("APDU framing on the stream: raw or length.", valueName: "framing"))
+    var framing: String = SocketFraming.raw.rawValue
+    @Option(help: ArgumentHelp("Protocol versions offered in SELECT, most preferred first, e.g. 1.0,0.9.", valueName: "list"))
+    var versions: String = "1.0"
+    @Flag(help: "One JSON object per line.")
+    var json = false
+    @Option(help: ArgumentHelp("Be a card in pcscd's virtual reader: connect to vpcd at this address instead of listening.", valueName: "host:port"))
+    var vpicc: String?
+    @Option(help: ArgumentHelp("With --vpicc: seconds a tap may last before the card is pulled.", valueName: "seconds"))
+    var tapTimeout: Double = 30
+
+    func validate() throws {
+        guard SocketFraming(rawValue: framing) != nil else { throw ValidationError("--framing must be raw or length") }
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535") }
+        if let vpicc { _ = try SocketCLI.address(vpicc, flag: "--vpicc") }
+        guard tapTimeout.isFinite, tapTimeout > 0, tapTimeout <= 3600 else { throw ValidationError("--tap-timeout must be between 0 and 3600 seconds") }
+        guard phone.isGiven else { throw ValidationError("--key: the credential's private key (PEM), from `lockbench key credential`") }
+        _ = try SocketCLI.versions(versions, flag: "--versions")
+    }
+
+    struct Served: Encodable {
+        var event = "transaction"
+        var commands: Int
+        var readerStatus: String?
+        var controlFlow: String?
+    }
+
+    func run() throws {
+        let credential = try phone.makeSession(interface: .nfc, versions: try SocketCLI.versions(versions, flag: "--versions"))!
+        if let vpicc { return try serveAsCard(credential, vpcd: try SocketCLI.address(vpicc, flag: "--vpicc")) }
+        let server: SocketCredentialServer
+        do {
+            server = try SocketCredentialServer(host: host, port: UInt16(port), framing: SocketFraming(rawValue: framing)!)
+        } catch {
+            throw UserError(message: "cannot listen on \(host):\(port): \(error.reason)", code: ExitCodes.environment)
+        }
+        emitLine(json ? KeyFiles.compactJSON(["event": "listening", "address": "\(host):\(server.port)"])
+                      : "listening on \(host):\(server.port)")
+        repeat {
+            let before = credential.transactions
+            let count: Int
+            do { count = try server.serveOne(credential) } catch {
+                throw UserError(message: "socket: \(error.reason)", code: ExitCodes.environment)
+            }
+            let served = Served(commands: count,
+                                readerStatus: credential.transactions > before ? credential.lastReaderStatus.map { String(format: "%04X", $0) } : nil,
+                                controlFlow: credential.lastControlFlow.map { Hex.encode($0.encoded()) })
+            if json {
+                emitLine(KeyFiles.compactJSON(served))
+            } else {
+                emitLine("transaction: \(count) command(s)" + (served.readerStatus.map { ", reader status \($0)" } ?? "")
+                         + (served.controlFlow.map { ", control flow \($0)" } ?? ""))
+            }
+        } while !once
+        server.close()
+    }
+
+    /// `--vpicc`: the credential as a card in vpcd's reader, one tap per insertion.
+    private func serveAsCard(_ credential: CredentialSession, vpcd: (String, UInt16)) throws {
+        let watcher = TransactionEndWatcher(credential)
+        let card = VirtualICC(responder: watcher)
+        repeat {
+            watcher.arm()
+            do { try card.insert(host: vpcd.0, port: vpcd.1) } catch {
+                throw UserError(message: "cannot reach vpcd at \(vpcd.0):\(vpcd.1): \(error.reason). Is pcscd running with the virtual reader "
+                                + "driver (package vsmartcard-vpcd)? `lockbench pcsc list` should show \"Virtual PCD 00 00\".",
+                                code: ExitCodes.environment)
+            }
+            emitLine(json ? KeyFiles.compactJSON(["event": "inserted", "address": "\(vpcd.0):\(vpcd.1)"])
+                          : "card inserted in vpcd at \(vpcd.0):\(vpcd.1)")
+            let ended = watcher.waitForEnd(timeout: tapTimeout)
+            card.remove()
+            let served = Served(commands: watcher.commands,
+                                readerStatus: ended ? credential.lastReaderStatus.map { String(format: "%04X", $0) } : nil,
+                                controlFlow: ended ? credential.lastControlFlow.map { Hex.encode($0.encoded()) } : nil)
+            if json {
+                emitLine(KeyFiles.compactJSON(served))
+            } else {
+                emitLine((ended ? "transaction" : "no complete transaction within \(tapTimeout) s") + ": \(served.commands) command(s)"
+                         + (served.readerStatus.map { ", reader status \($0)" } ?? "")
+                         + (served.controlFlow.map { ", control flow \($0)" } ?? "") + "; card pulled")
+            }
+            if !once { Thread.sleep(forTimeInterval: 1) }
+        } while !once
+    }
+}
+
+/// Passes APDUs to the credential and notes when a transaction ended (EXCHANGE or CONTROL FLOW answered).
+final class TransactionEndWatcher: APDUResponder, @unchecked Sendable {
+    private let credential: CredentialSession
+    private let condition = NSCondition()
+    private var ended = false
+    private(set) var commands = 0
+
+    init(_ credential: CredentialSession) { self.credential = credential }
+
+    func arm() { condition.withLock { ended = false; commands = 0 } }
+
+    func respond(to command: [UInt8]) -> [UInt8] {
+        let response = credential.respond(to: command)
+        condition.withLock {
+            commands += 1
+            if command.count >= 2, command[1] == Instruction.exchange || command[1] == Instruction.controlFlow {
+                ended = true
+                condition.broadcast()
+            }
+        }
+        return response
+    }
+
+    func reset() { credential.reset() }
+
+    func waitForEnd(timeout: TimeInterval) -> Bool {
+        condition.lock(); defer { condition.unlock() }
+        let deadline = Date().addingTimeInterval(timeout)
+        while !ended { if !condition.wait(until: deadline) { return ended } }
+        return true
+    }
+}
+
+/// `lockbench lock transact`: one transaction of a configured lock against a credential on TCP.
+struct LockTransact: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "transact",
+        abstract: "Run one lock transaction against a credential listening on TCP and print the decision.",
+        discussion: """
+        Connects to HOST:PORT (a `lockbench credential serve`, or any credential speaking the socket
+        transport of docs/protocol.md), runs SELECT, AUTH0, AUTH1 or FAST, step-up when the lock
+        needs documents, and EXCHANGE or CONTROL FLOW, and decides exactly as `lock run` does: the
+        lock's engine, clock, state, FAST cache and audit log are used and updated.
+
+          lockbench lock transact --config door.lock.json --connect 127.0.0.1:5000 --json
+
+        --at TIME first moves the lock's virtual clock to TIME (as `clock set --untrusted`).
+        Exit status: 0 granted, 1 denied, 2 usage, 3 the credential could not be reached.
+        """)
+
+    @OptionGroup var config: LockConfigOption
+    @Option(help: ArgumentHelp("The credential's address.", valueName: "host:port"))
+    var connect: String = "127.0.0.1:\(SocketCredentialServer.defaultPort)"
+    @Flag(help: "Print the outcome as JSON.")
+    var json = false
+    @Option(help: ArgumentHelp("Run at this time (ISO-8601): moves the lock's virtual clock there first.", valueName: "time"))
+    var at: String?
+    @Option(help: ArgumentHelp("APDU framing on the stream: raw or length.", valueName: "framing"))
+    var framing: String = SocketFraming.raw.rawValue
+    @Flag(inversion: .prefixedNo, help: "Ask for FAST (a cached Kpersistent) in AUTH0.")
+    var fast = true
+    @Option(help: ArgumentHelp("Milliseconds to wait for each response.", valueName: "ms"))
+    var timeout: Int = 5000
+    @Flag(help: "Include every APDU (hex) in the output.")
+    var transcript = false
+    @OptionGroup var readerFaults: ReaderFaultOptions
+
+    func validate() throws {
+        guard SocketFraming(rawValue: framing) != nil else { throw ValidationError("--framing must be raw or length") }
+        _ = try SocketCLI.address(connect)
+        if let at { guard RFC3339.parse(at) != nil else { throw ValidationError("--at \"\(at)\" is not an ISO-8601 time like 2026-03-02T09:00:00Z") } }
+    }
+
+    func run() throws {
+        let (host, port) = try SocketCLI.address(connect)
+        let service = try openLockService(config.path)
+        if let at {
+            do { try service.lock.setClock(RFC3339.parse(at)!, trusted: false) } catch {
+                throw UserError(message: error.description, code: ExitCodes.environment)
+            }
+        }
+        // The reader offers what the lock's policy supports, newest first.
+        service.reader.configuration.useFast = fast
+        service.reader.configuration.faults = readerFaults.set
+        let link: SocketTransceiver
+        do {
+            link = try SocketTransceiver(host: host, port: port, framing: SocketFraming(rawValue: framing)!,
+                                         timeoutMilliseconds: Int32(clamping: timeout))
+        } catch {
+            throw UserError(message: "cannot reach the credential at \(connect): \(error.reason)", code: ExitCodes.environment)
+        }
+        let outcome = service.transact(over: link, interface: .socket)
+        service.flush()  // one transaction per process: write what the reader learnt now
+        link.close()
+        let report = OutcomeReport(outcome, bolt: service.lock.boltName, transcript: transcript)
+        if json {
+            print(KeyFiles.json(report))
+        } else {
+            print(report.line)
+            if let mailbox = report.mailbox { print("  \(mailbox.line)") }
+            for line in report.apdus ?? [] { print("  \(line)") }
+        }
+        if !outcome.granted { throw ExitCode(ExitCodes.negative) }
+    }
+}
+
+enum SocketCLI {
+    /// `host:port` → parts.
+    static func address(_ text: String, flag: String = "--connect") throws -> (String, UInt16) {
+        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]), port > 0 else {
+            throw ValidationError("\(flag) \"\(text)\" is not HOST:PORT, e.g. 127.0.0.1:5000")
+        }
+        return (String(text[..<colon]), port)
+    }
+
+    /// `1.0,0.9` → [0x0100, 0x0009].
+    static func versions(_ text: String, flag: String) throws -> [UInt16] {
+        let list = text.split(separator: ",").map { ProtocolVersionText.parse(String($0).trimmingCharacters(in: .whitespaces)) }
+        guard !list.isEmpty, list.allSatisfy({ $0 != nil }) else {
+            throw ValidationError("\(flag) \"\(text)\" is not a list of versions like 1.0,0.9")
+        }
+        return list.map { $0! }
+    }
+
+}
+
+extension KeyFiles {
+    /// One-line JSON (for line-per-event output).
+    static func compactJSON<T: Encodable>(_ value: T) -> String {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try! e.encode(value), as: UTF8.self)
+    }
+}

@@ -1,0 +1,157 @@
+import ArgumentParser
+import ByteCore
+import Codecs
+import Crypto
+import Foundation
+import OfflineUnlock
+
+/// `lockbench key …`: create and inspect P-256 key pairs.
+struct KeyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "key",
+        abstract: "Create and inspect keys: issuer, reader identity, credential.",
+        discussion: """
+        Every key is ECDSA P-256. Private keys are written as PEM PKCS#8 (NAME.key.pem, mode 0600),
+        public keys as PEM SPKI (NAME.pub.pem). A typical site:
+
+          lockbench key issuer site/issuer            # signs access and revocation documents
+          lockbench key reader site/front-door        # the lock's reader: key + group id + sub id
+          lockbench key credential site/alice-phone   # a phone's long-term key
+        """,
+        subcommands: [Issuer.self, Reader.self, Credential.self, Show.self]
+    )
+
+    struct Output: ParsableArguments {
+        @Argument(help: ArgumentHelp("Path prefix of the files to write: NAME.key.pem and NAME.pub.pem.", valueName: "name"))
+        var name: String
+        @Flag(help: "Overwrite existing files.")
+        var force = false
+        @Flag(help: "Print the result as JSON.")
+        var json = false
+    }
+
+    struct Created: Encodable {
+        var kind: String
+        var privateKey: String
+        var publicKey: String
+        var publicKeyHex: String
+        var kid: String?
+        var keyHash: String?
+        var readerIdentity: String?
+        var groupID: String?
+        var subID: String?
+    }
+
+    static func writePair(_ out: Output, kind: String) throws -> (P256.Signing.PrivateKey, Created) {
+        let key = P256.Signing.PrivateKey()
+        let priv = out.name + ".key.pem", pub = out.name + ".pub.pem"
+        try KeyFiles.writePrivateKey(key, to: priv, force: out.force)
+        try KeyFiles.write(Data(key.publicKey.pemRepresentation.utf8), to: pub, force: out.force)
+        let point = Primitives.point(of: key)
+        return (key, Created(kind: kind, privateKey: priv, publicKey: pub, publicKeyHex: Hex.encode(point)))
+    }
+
+    static func report(_ c: Created, json: Bool) {
+        if json { print(KeyFiles.json(c)); return }
+        print("\(c.kind) key: \(c.privateKey) (private), \(c.publicKey) (public)")
+        if let kid = c.kid { print("kid: \(kid)") }
+        if let h = c.keyHash { print("key hash (for revocation): \(h)") }
+        if let r = c.readerIdentity { print("reader identity: \(r)  group \(c.groupID!)  sub \(c.subID!)") }
+    }
+
+    struct Issuer: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create an issuer key pair (signs access and revocation documents).",
+            discussion: "Locks trust the issuer by its public key (list NAME.pub.pem in the lock config's trustedIssuers); documents name it by kid = SHA-256(\"key-identifier\" ‖ key)[0:8].")
+        @OptionGroup var output: Output
+        func run() throws {
+            var (key, created) = try KeyCommand.writePair(output, kind: "issuer")
+            created.kid = Hex.encode(CoseSign1.keyIdentifier(issuerPublicKey: Primitives.point(of: key)))
+            KeyCommand.report(created, json: output.json)
+        }
+    }
+
+    struct Credential: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create a credential (phone) long-term key pair.",
+            discussion: "Access documents bind NAME.pub.pem; the credential proves possession in AUTH1. The key hash printed is what a revocation entry names.")
+        @OptionGroup var output: Output
+        func run() throws {
+            var (key, created) = try KeyCommand.writePair(output, kind: "credential")
+            created.keyHash = Hex.encode(RevocationEntry.hash(credentialPublicKey: Primitives.point(of: key)))
+            KeyCommand.report(created, json: output.json)
+        }
+    }
+
+    struct Reader: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create a reader identity: signing key, 16-byte group id, 16-byte sub id.",
+            discussion: """
+            Writes NAME.key.pem, NAME.pub.pem and NAME.reader.json. Readers of one site or door group
+            share a group id (pass --group to reuse one); each reader has its own sub id. Access
+            documents open a group (every reader in it) or one GROUP:SUB.
+            """)
+        @OptionGroup var output: Output
+        @Option(help: ArgumentHelp("Reader group id, 32 hex digits (default: random).", valueName: "hex"))
+        var group: String?
+        @Option(help: ArgumentHelp("Reader sub id, 32 hex digits (default: random).", valueName: "hex"))
+        var sub: String?
+
+        func validate() throws {
+            do {
+                if let group { _ = try KeyFiles.id16(group, flag: "--group") }
+                if let sub { _ = try KeyFiles.id16(sub, flag: "--sub") }
+            } catch let e as UserError { throw ValidationError(e.message) }
+        }
+
+        func run() throws {
+            var (_, created) = try KeyCommand.writePair(output, kind: "reader")
+            let g = try group.map { try KeyFiles.id16($0, flag: "--group") } ?? Primitives.randomBytes(16)
+            let s = try sub.map { try KeyFiles.id16($0, flag: "--sub") } ?? Primitives.randomBytes(16)
+            let identity = ReaderIdentityFile(signingKey: (created.privateKey as NSString).lastPathComponent,
+                                              publicKey: (created.publicKey as NSString).lastPathComponent,
+                                              groupID: Hex.encode(g), subID: Hex.encode(s))
+            let path = output.name + ".reader.json"
+            try KeyFiles.write(Data((KeyFiles.json(identity) + "\n").utf8), to: path, force: output.force)
+            created.readerIdentity = path
+            created.groupID = identity.groupID
+            created.subID = identity.subID
+            KeyCommand.report(created, json: output.json)
+        }
+    }
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show a key file: public key, issuer kid, revocation key hash, key slot.")
+        @Argument(help: ArgumentHelp("A PEM private (PKCS#8) or public (SPKI) key file.", valueName: "file"))
+        var file: String
+        @Flag(help: "Print as JSON.")
+        var json = false
+
+        struct Info: Encodable {
+            var file: String
+            var type: String
+            var publicKey: String
+            var kid: String
+            var keyHash: String
+            var keySlot: String
+        }
+
+        func run() throws {
+            let pem = try KeyFiles.readText(file, what: "key file")
+            let point = try KeyFiles.publicKey(file, what: "key file")
+            let info = Info(file: file, type: pem.contains("PRIVATE KEY") ? "private" : "public", publicKey: Hex.encode(point),
+                            kid: Hex.encode(CoseSign1.keyIdentifier(issuerPublicKey: point)),
+                            keyHash: Hex.encode(RevocationEntry.hash(credentialPublicKey: point)),
+                            keySlot: Hex.encode(Primitives.sha1(point).prefix(8)))
+            if json { print(KeyFiles.json(info)); return }
+            print("""
+            \(info.file): P-256 \(info.type) key
+              public key  \(info.publicKey)
+              kid         \(info.kid)   (as an issuer)
+              key hash    \(info.keyHash)   (as a credential, in revocation entries)
+              key slot    \(info.keySlot)   (as a credential, in AUTH1)
+            """)
+        }
+    }
+}

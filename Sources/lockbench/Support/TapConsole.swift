@@ -1,0 +1,69 @@
+import AccessProtocol
+import ByteCore
+import Codecs
+import Foundation
+import LockRuntime
+import OfflineUnlock
+import VirtualPN532
+
+/// The stdin console of `lock run`: taps software phones on the lock's own virtual reader, and
+/// moves the running lock's clock (the state directory belongs to this process while it runs).
+struct TapConsole {
+    static let usage = "tap KEY.pem DOC.cbor…, remove, status, clock show|set TIME|advance DURATION|power-loss, quit"
+    let service: LockService
+    let reader: VirtualReader?
+    let say: (String) -> Void
+    let quit: () -> Void
+
+    func handle(_ line: String) {
+        let words = line.split(separator: " ").map(String.init)
+        guard let verb = words.first else { return }
+        switch verb {
+        case "tap":
+            guard let reader else { return say("tap needs the lock's own virtual reader (--nfc virtual)") }
+            do {
+                let card = try credential(key: words.dropFirst().first, documents: Array(words.dropFirst(2)))
+                try reader.insert(card)
+                say("credential in the field")
+            } catch {
+                say("tap failed: \(error)")
+            }
+        case "remove":
+            guard let reader else { return say("remove needs the lock's own virtual reader (--nfc virtual)") }
+            reader.remove()
+            say("field empty")
+        case "status":
+            say("bolt \(service.lock.boltName); card \(reader.map { $0.card == nil ? "none" : "present" } ?? "n/a (no virtual reader)")")
+        case "clock":
+            clock(Array(words.dropFirst()))
+        case "quit":
+            quit()
+        default:
+            say("unknown command '\(verb)': \(Self.usage)")
+        }
+    }
+
+    private func clock(_ args: [String]) {
+        let lock = service.lock
+        do {
+            switch (args.first, args.count) {
+            case ("show", 1): break
+            case ("set", 2): try lock.setClock(try KeyFiles.time(args[1], flag: "clock set"), trusted: true)
+            case ("advance", 2): try lock.advanceClock(try KeyFiles.duration(args[1], flag: "clock advance", within: 0...DurationText.maximum))
+            case ("power-loss", 1): try lock.powerLoss()
+            default: return say("usage: clock show | clock set 2026-03-02T09:00:00Z | clock advance 8h | clock power-loss")
+            }
+            say("clock \(RFC3339.format(lock.clock.now())) (\(lock.engine.state.clock.trusted ? "trusted" : "untrusted"))")
+        } catch {
+            say("clock: \(error)")
+        }
+    }
+
+    /// A software phone that trusts this lock's reader, with the given key and documents.
+    private func credential(key: String?, documents: [String]) throws -> CredentialSession {
+        guard let key else { throw UserError(message: "usage: tap KEY.pem DOC.cbor [DOC.cbor…]") }
+        let ids = try service.configuration.readerIdentity()
+        let trusted = TrustedReader(groupID: ids.groupID, publicKey: Primitives.point(of: service.lock.readerSigningKey))
+        return try SoftwarePhone.make(key: key, documents: documents, trusting: [trusted])
+    }
+}
