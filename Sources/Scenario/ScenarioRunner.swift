@@ -191,7 +191,7 @@ final class World: @unchecked Sendable {
             if have != n { throw StepFailure("expected \(n) key(s), the phone holds \(have)") }
         case .expectIteration(let name, let grant, let n):
             guard let k = try phone(name).keys.first(where: { $0.grant == grant }) else { throw StepFailure("the phone holds no key for grant \(grant)") }
-            let doc = try AccessDocument.decode(k.document)
+            let doc = try AccessDocument(parsing: k.document)
             let iteration = doc.validity.validityIteration ?? 0
             if iteration != n { throw StepFailure("expected validityIteration \(n), the key carries \(iteration)") }
             if k.iteration != n { throw StepFailure("the poll said iteration \(k.iteration), the document \(iteration)") }

@@ -1,6 +1,7 @@
 import AccessProtocol
 import ByteCore
 import Foundation
+import SocketTransport
 import LockRuntime
 import TrustPhone
 

@@ -371,7 +371,7 @@ public final class TrustService: Sendable {
 
     /// A list past half its lifetime is re-issued at the next poll, so locks never hold an expired one.
     static func revocationDue(_ list: RevocationListRecord, now: Date, lifetime: TimeInterval) -> Bool {
-        guard let doc = try? RevocationDocument.decode(list.document) else { return true }
+        guard let doc = try? RevocationDocument(parsing: list.document) else { return true }
         return now >= doc.issued.addingTimeInterval(lifetime / 2)
     }
 

@@ -220,3 +220,22 @@ enum TrustBenchmark {
         func set(_ k: Int, _ v: String) { lock.lock(); values[k] = v; lock.unlock() }
     }
 }
+
+import ArgumentParser
+
+extension LockBenchBench {
+    struct Trust: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "trust",
+            abstract: "Key refreshes and refresh-token rotations over loopback HTTP on durable SQLite, and the 9-hour scenario, each against a baseline.")
+        @Option(help: "Phones (devices, each with a grant and a login).") var phones = 1000
+        @Option(help: "Requests in flight at once.") var concurrency = 64
+        @Option(help: "Rounds of key refreshes (each after expectedUpdate); the best counts.") var rounds = 3
+        @Option(help: "Refresh-token rotations.") var rotations = 4000
+
+        func run() throws {
+            let status = TrustBenchmark.run(["--phones", "\(phones)", "--concurrency", "\(concurrency)", "--rounds", "\(rounds)", "--rotations", "\(rotations)"])
+            if status != 0 { throw ExitCode(status) }
+        }
+    }
+}

@@ -15,12 +15,8 @@ struct LockBench: ParsableCommand {
             (reader missing, permission denied).
             """,
             version: "LockBench \(LockBenchVersion.current) (libnfc \(LibNFC.version))",
-<<<<<<< HEAD
-            subcommands: firmwareCommands + engineCommands + lockCommands + nfcCommands + bleCommands
-                + trustCommands
-=======
             subcommands: firmwareCommands + engineCommands + lockCommands + nfcCommands + pcscCommands + bleCommands + conformanceCommands
->>>>>>> 4c9388b7ab5dba602133a1e585e0286f77fe4da6
+                + trustCommands
         )
     }
 

@@ -20,7 +20,7 @@ final class ServiceTests: XCTestCase {
         let claims = try await f.service.authorize(bearer: t.access_token)
         let first = try await f.service.poll(device: claims.sub.value, since: nil)!
         XCTAssertEqual(first.keys.count, 1)
-        let doc = try AccessDocument.decode(Array(Data(base64Encoded: first.keys[0].document)!))
+        let doc = try AccessDocument(parsing: Array(Data(base64Encoded: first.keys[0].document)!))
         XCTAssertEqual(try doc.document.verify(trust: try trustStore(f)), Array(f.service.issuerKey.publicKey.x963Representation))
         XCTAssertEqual(doc.credentialPublicKey, Array(key.publicKey.x963Representation))
         XCTAssertEqual(doc.validity.signed, TrustFixture.t0)
@@ -37,7 +37,7 @@ final class ServiceTests: XCTestCase {
         // At expectedUpdate: re-issued, next iteration, same document id.
         f.clock.advance(1)
         let second = try await f.service.poll(device: "p1", since: Int64(first.cursor)!)!
-        let doc2 = try AccessDocument.decode(Array(Data(base64Encoded: second.keys[0].document)!))
+        let doc2 = try AccessDocument(parsing: Array(Data(base64Encoded: second.keys[0].document)!))
         XCTAssertEqual(doc2.validity.validityIteration, 2)
         XCTAssertEqual(doc2.id, doc.id)
         XCTAssertEqual(doc2.validity.expectedUpdate, TrustFixture.t0.addingTimeInterval(16 * 3600))
@@ -59,9 +59,9 @@ final class ServiceTests: XCTestCase {
         let after = try await f.service.poll(device: "p1", since: Int64(p1.cursor)!)!
         XCTAssertEqual(after.deleted, ["ga/p1"])
         XCTAssertEqual(after.revocation?.serial, 1)
-        let list = try RevocationDocument.decode(Array(Data(base64Encoded: after.revocation!.document)!))
+        let list = try RevocationDocument(parsing: Array(Data(base64Encoded: after.revocation!.document)!))
         _ = try list.document.verify(trust: try trustStore(f))
-        let docID = try AccessDocument.decode(Array(Data(base64Encoded: p1.keys[0].document)!)).id
+        let docID = try AccessDocument(parsing: Array(Data(base64Encoded: p1.keys[0].document)!)).id
         XCTAssertEqual(list.revocation.entries.map(\.documentID), [docID])
         let reason = try await f.service.grants(user: "alice").first?.reason
         XCTAssertEqual(reason, "left the company")
@@ -85,21 +85,21 @@ final class ServiceTests: XCTestCase {
 
         let suspended = try await f.service.setCredential(device: "p1", to: .suspended)
         XCTAssertEqual(suspended.revocationSerial, 1)
-        var list = try RevocationDocument.decode(try await f.service.revocationList()!.document)
+        var list = try RevocationDocument(parsing: try await f.service.revocationList()!.document)
         XCTAssertEqual(list.revocation.entries.compactMap(\.publicKeyHash), [hash])
         let suspendedKeys = try await f.service.poll(device: "p1", since: nil)!.keys.count
         XCTAssertEqual(suspendedKeys, 0, "a suspended credential holds no keys")
         await XCTAssertTrustError(.conflict) { try await f.service.setCredential(device: "p1", to: .suspended) }
 
         _ = try await f.service.setCredential(device: "p1", to: .active)
-        list = try RevocationDocument.decode(try await f.service.revocationList()!.document)
+        list = try RevocationDocument(parsing: try await f.service.revocationList()!.document)
         XCTAssertEqual(list.revocation.serial, 2)
         XCTAssertTrue(list.revocation.entries.isEmpty, "resume lifts the suspension")
         let resumedKeys = try await f.service.poll(device: "p1", since: nil)!.keys.count
         XCTAssertEqual(resumedKeys, 1)
 
         _ = try await f.service.setCredential(device: "p1", to: .deactivated)
-        list = try RevocationDocument.decode(try await f.service.revocationList()!.document)
+        list = try RevocationDocument(parsing: try await f.service.revocationList()!.document)
         XCTAssertEqual(list.revocation.entries.compactMap(\.publicKeyHash), [hash])
         // Final: no resume, no suspend, no new login; delete still allowed.
         await XCTAssertTrustError(.final) { try await f.service.setCredential(device: "p1", to: .active) }
@@ -118,11 +118,11 @@ final class ServiceTests: XCTestCase {
         let change = try await f.service.modifyGrant(id: "g1", readers: nil, schedules: ["daily 06:00-07:00"])
         XCTAssertEqual(change.affected, [.init(device: "p1", trigger: .grantModified)])
         let after = try await f.service.poll(device: "p1", since: Int64(before.cursor)!)!
-        let old = try AccessDocument.decode(Array(Data(base64Encoded: before.keys[0].document)!))
-        let new = try AccessDocument.decode(Array(Data(base64Encoded: after.keys[0].document)!))
+        let old = try AccessDocument(parsing: Array(Data(base64Encoded: before.keys[0].document)!))
+        let new = try AccessDocument(parsing: Array(Data(base64Encoded: after.keys[0].document)!))
         XCTAssertNotEqual(old.id, new.id)
         XCTAssertEqual(new.access.schedules.count, 1)
-        XCTAssertEqual(try RevocationDocument.decode(Array(Data(base64Encoded: after.revocation!.document)!)).revocation.entries.map(\.documentID), [old.id])
+        XCTAssertEqual(try RevocationDocument(parsing: Array(Data(base64Encoded: after.revocation!.document)!)).revocation.entries.map(\.documentID), [old.id])
     }
 
     func testInputsAreChecked() async throws {
