@@ -284,6 +284,8 @@ final class World: @unchecked Sendable {
         let group = Array(Primitives.sha256(Array("lockbench-scenario-lock:\(name)".utf8)).prefix(16))
         let sub = Primitives.randomBytes(16)
         try Data(readerKey.pemRepresentation.utf8).write(to: URL(fileURLWithPath: dir + "/reader.key.pem"))
+        // The lock refuses a private key others can read.
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: dir + "/reader.key.pem")
         let config = LockConfiguration(model: "Schlage NDE", firmware: "02.12.72",
                                        reader: .init(signingKey: "reader.key.pem", groupID: Hex.encode(group), subID: Hex.encode(sub)),
                                        trustedIssuers: [site.issuerPublicPath], stateDirectory: "state",
