@@ -4,13 +4,13 @@ import Crypto
 import Foundation
 import OfflineUnlock
 
-/// An emulated lock: the engine, the bolt, the clock, persisted state and the audit log, behind
-/// the `AccessDecider` seam the reader session calls.
+/// An emulated lock: the engine, the bolt, the clock, persisted state and the audit log. Every
+/// transaction reaches it through `apply` (the reader's `resolver` for a presentation).
 ///
-/// For each decision, before `decide` returns (i.e. before the protocol acknowledges the
+/// For each decision, before `apply` returns (i.e. before the protocol acknowledges the
 /// transaction): the engine decides, the bolt moves, the audit entry is appended and fsynced,
 /// and the state file is replaced atomically.
-public final class EmulatedLock: AccessDecider, @unchecked Sendable {
+public final class EmulatedLock: @unchecked Sendable {
     public let configuration: LockConfiguration
     public let clock: VirtualClock
     public let engine: OfflineUnlockEngine
@@ -53,22 +53,16 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
         engine = OfflineUnlockEngine(core: core, state: state.engine, now: { clock.now() })
     }
 
-    // MARK: AccessDecider
+    // MARK: The reader's questions
 
+    /// Does the lock need this credential's documents? A read of the engine's state.
     public func wantsStepUp(credentialPublicKey: [UInt8]) -> Bool {
         engine.wantsStepUp(credentialPublicKey: credentialPublicKey)
     }
 
-    /// The engine's decision as the lock acted on it (`apply(.presentation)`).
-    public func decide(_ presentation: Presentation) -> Decision {
+    /// The lock's decision on a presentation, as it acted on it (`apply(.presentation)`).
+    public func decide(_ presentation: Presentation) -> TransactionDecision {
         apply(.presentation(presentation)).decision
-    }
-
-    /// Records a transaction the protocol refused before asking the engine (bad signature,
-    /// secure-channel failure, malformed APDU…): `apply(.refused)` with the protocol's reason.
-    public func recordProtocolFailure(_ reason: DenyReason, detail: String, transactionID: [UInt8], interface: RadioInterface) {
-        let layer: Refusal.Layer = detail.hasPrefix("transport:") ? .transport : .protocol
-        _ = apply(.refused(Refusal(layer, reason, detail: detail), transaction: TransactionID(transactionID), interface: interface))
     }
 
     /// The one path from a transaction to the lock's action and its record: the engine decides
@@ -81,56 +75,49 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
         bolt.handle(.tick, at: now)
         switch input {
         case .refused(let refusal, let tid, let interface):
-            let reason = DenyReason(rawValue: refusal.code) ?? .malformedInput
-            return commit(.deny(reason, detail: refusal.detail), refusal: refusal, credential: nil, transaction: tid.bytes,
-                          interface: interface, at: now)
+            return commit(.deny(refusal), credential: nil, transaction: tid.bytes, interface: interface, at: now)
         case .presentation(let p):
             if case .jammed = bolt.state(at: now) {
-                let refusal = Refusal(layer: .lock, code: LockReason.jammed.rawValue,
-                                      detail: "the bolt is jammed: the lock cannot open until the jam is cleared")
-                return commit(.deny(.malformedInput, detail: refusal.detail), refusal: refusal,
-                              credential: credentialID(for: p), transaction: p.transactionID, interface: p.interface, at: now)
+                let refusal = Refusal(.lock(LockReason.jammed), detail: "the bolt is jammed: the lock cannot open until the jam is cleared")
+                return commit(.deny(refusal), credential: credentialID(for: p), transaction: p.transactionID,
+                              interface: p.interface, at: now)
             }
             let decision = engine.decide(p)
             if decision.isGrant { bolt.handle(.grant, at: now) }
-            var refusal: Refusal?
-            if case .deny(let reason, let detail) = decision { refusal = Refusal(.engine, reason, detail: detail) }
-            return commit(decision, refusal: refusal, credential: credentialID(for: p), transaction: p.transactionID,
+            return commit(TransactionDecision(decision), credential: credentialID(for: p), transaction: p.transactionID,
                           interface: p.interface, at: now)
         }
     }
 
     /// Appends the audit entry (fsync) and saves state; returns the outcome to acknowledge.
-    /// A lock that cannot record does not open: the bolt is secured again and the answer becomes a
-    /// deny whose detail starts with "storage failure:" (reason `malformed_input` in the decision,
-    /// `storage_failure` of the lock layer in the refusal).
-    private func commit(_ decision: Decision, refusal: Refusal?, credential: String?, transaction: [UInt8],
+    /// A lock that cannot record does not open: the bolt is secured again and the answer becomes
+    /// the lock's own refusal `storage_failure` (detail "storage failure: …").
+    private func commit(_ decision: TransactionDecision, credential: String?, transaction: [UInt8],
                         interface: RadioInterface, at now: Date) -> LockOutcome {
         do {
-            let code = refusal?.layer == .lock ? refusal?.code : nil
             let entry = try audit.append(time: now, credential: credential, transport: interface, decision: decision,
-                                         transaction: transaction, reason: code)
+                                         transaction: transaction)
             try persist()
             onAudit?(entry)
-            return LockOutcome(decision: decision, refusal: refusal, bolt: bolt.state(at: now),
-                               readerStatus: status(decision, refusal, at: now), audit: entry)
+            return LockOutcome(decision: decision, bolt: bolt.state(at: now), readerStatus: status(decision, at: now), audit: entry)
         } catch {
             bolt.handle(.secureNow, at: now)
-            let detail = "storage failure: cannot record the transaction: \(error)"
-            let refusal = Refusal(layer: .lock, code: LockReason.storageFailure.rawValue, detail: detail)
-            return LockOutcome(decision: .deny(.malformedInput, detail: detail), refusal: refusal, bolt: bolt.state(at: now),
+            let refusal = Refusal(.lock(LockReason.storageFailure), detail: "storage failure: cannot record the transaction: \(error)")
+            return LockOutcome(decision: .deny(refusal), bolt: bolt.state(at: now),
                                readerStatus: LockReason.storageFailure.readerStatus(bolt: bolt.readerStatus(at: now)), audit: nil)
         }
     }
 
     /// The EXCHANGE status: a grant reports the bolt's real state after acting; a denial the
-    /// status of the layer that refused.
-    private func status(_ decision: Decision, _ refusal: Refusal?, at now: Date) -> UInt16 {
-        if decision.isGrant { return bolt.readerStatus(at: now) }
-        if refusal?.layer == .lock, let reason = refusal.flatMap({ LockReason(rawValue: $0.code) }) {
-            return reason.readerStatus(bolt: bolt.readerStatus(at: now))
+    /// status the refusing layer maps its reason to.
+    private func status(_ decision: TransactionDecision, at now: Date) -> UInt16 {
+        switch decision.reason {
+        case nil: return bolt.readerStatus(at: now)
+        case .engine(let reason)?: return reason.readerStatus
+        case .protocol(let reason)?: return reason.readerStatus
+        case .lock(let reason)?: return (reason as? LockReason)?.readerStatus(bolt: bolt.readerStatus(at: now)) ?? ReaderStatus.hardware
+        case .transport?: return bolt.readerStatus(at: now)     // nothing reaches the credential
         }
-        return ReaderSession.readerStatus(for: decision.denyReason)
     }
 
     private func credentialID(for p: Presentation) -> String? {

@@ -28,7 +28,10 @@ public final class LockService: @unchecked Sendable {
         reader = LockReader(configuration: ReaderConfiguration(identity: identity, supportedVersions: versions,
                                                                stepUpSelect: options.stepUpSelect, stepUpExchange: options.stepUpExchange,
                                                                mailbox: options.mailbox.map(\.operation)),
-                            decider: lock, fastCache: saved.fast, replayGuard: saved.replay)
+                            decider: lock.engine, fastCache: saved.fast, replayGuard: saved.replay)
+        // The engine answers the reader's step-up question; the lock answers `decide` (it
+        // decides, acts and records through `apply`): the engine is never asked around the lock.
+        reader.resolver = { [lock] presentation in lock.apply(.presentation(presentation)).resolution }
     }
 
     public convenience init(configurationPath: String, tables: CertificationTables = .builtIn()) throws {
@@ -47,9 +50,7 @@ public final class LockService: @unchecked Sendable {
         // One path into the lock for every outcome: the session's `decide` is answered by
         // `apply(.presentation)` (the lock decides, acts and records before the phone hears);
         // a transaction the protocol or the transport ended first is `apply(.refused)`.
-        let outcome = reader.runTransaction(over: link, at: lock.clock.now()) { [lock] presentation in
-            lock.apply(.presentation(presentation)).resolution
-        }
+        let outcome = reader.runTransaction(over: link, at: lock.clock.now())
         if !outcome.decided, let refusal = outcome.refusal {
             _ = lock.apply(.refused(refusal, transaction: outcome.id, interface: interface))
         }

@@ -1,3 +1,4 @@
+import AccessProtocol
 import ByteCore
 import Foundation
 @testable import Lock
@@ -12,7 +13,7 @@ final class AuditLogTests: XCTestCase {
         let log = try AuditLog(directory: dir)
         for i in 0..<n {
             try log.append(time: t0.addingTimeInterval(Double(i)), credential: nil, transport: .nfc,
-                           decision: i % 2 == 0 ? .grant(credentialID: "d00\(i)") : .deny(.expired, detail: "expired \"quoted\" / slashed"),
+                           decision: i % 2 == 0 ? .grant(credentialID: "d00\(i)") : .deny(Refusal(.engine(.expired), detail: "expired \"quoted\" / slashed")),
                            transaction: Array(repeating: UInt8(i), count: 16))
         }
         return log

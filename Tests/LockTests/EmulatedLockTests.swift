@@ -1,3 +1,4 @@
+import AccessProtocol
 import ByteCore
 import Codecs
 import Crypto
@@ -122,7 +123,7 @@ final class EmulatedLockTests: XCTestCase {
         XCTAssertEqual(lock!.readerStatus, 0x0101)
         try lock!.advanceClock(6)
         XCTAssertEqual(lock!.boltName, "secured")
-        lock!.recordProtocolFailure(.badCredentialSignature, detail: "AUTH1 signature", transactionID: [1, 2], interface: .ble)
+        _ = lock!.apply(.refused(Refusal(.protocol(.badCredentialSignature), detail: "AUTH1 signature"), transaction: TransactionID([1, 2]), interface: .ble))
         try lock!.setFastCache(Data([0xFA]))
         lock = nil
         // Restart: cached document, clock, FAST blob and audit chain survive.
@@ -145,11 +146,11 @@ final class EmulatedLockTests: XCTestCase {
         let lock = try EmulatedLock(configuration: LockConfiguration.load(path: try makeConfig(dir)))
         XCTAssertTrue(lock.decide(presentation([try document()])).isGrant)
         try lock.setClock(t0.addingTimeInterval(-3600), trusted: false)
-        XCTAssertEqual(lock.decide(presentation()).denyReason, .clockRollback)
+        XCTAssertEqual(lock.decide(presentation()).reason, .engine(.clockRollback))
         try lock.setClock(t0.addingTimeInterval(60), trusted: false)
         try lock.powerLoss()
         XCTAssertTrue(lock.wantsStepUp(credentialPublicKey: Primitives.point(of: credential)))
-        XCTAssertEqual(lock.decide(presentation()).denyReason, .clockUntrusted)
+        XCTAssertEqual(lock.decide(presentation()).reason, .engine(.clockUntrusted))
         try lock.setClock(t0.addingTimeInterval(120), trusted: true)
         XCTAssertTrue(lock.decide(presentation()).isGrant)
         try lock.jam()
@@ -171,9 +172,10 @@ final class EmulatedLockTests: XCTestCase {
             try FileManager.default.createDirectory(atPath: dir + "/state/state.json.tmp", withIntermediateDirectories: true)
         }
         let d = lock.decide(presentation([try document()]))
-        XCTAssertEqual(d.denyReason, .malformedInput, "\(d)")
-        guard case .deny(_, let detail) = d else { return XCTFail() }
-        XCTAssertTrue(detail.hasPrefix("storage failure:"), detail)
+        // Before issue 10: the engine's `malformed_input` with a "storage failure:" detail.
+        XCTAssertEqual(d.reason, .lock(LockReason.storageFailure), "\(d)")
+        XCTAssertEqual(d.refusal?.code, "storage_failure")
+        XCTAssertTrue(d.refusal?.detail.hasPrefix("storage failure:") ?? false, "\(d)")
         XCTAssertEqual(lock.boltName, "secured")
     }
 }
