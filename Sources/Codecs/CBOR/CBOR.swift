@@ -147,7 +147,9 @@ extension CBOR {
     public var dateValue: Date? {
         switch self {
         case .tagged(Tag.dateTimeString, .text(let s)): return RFC3339.parse(s)
-        case .tagged(Tag.epochDateTime, let v): return v.doubleValue.map { Date(timeIntervalSince1970: $0) }
+        case .tagged(Tag.epochDateTime, let v):
+            guard let seconds = v.doubleValue, RFC3339.isRepresentable(seconds: seconds) else { return nil }
+            return Date(timeIntervalSince1970: seconds)
         default: return nil
         }
     }
@@ -197,9 +199,28 @@ extension CBOR {
 /// RFC 3339 timestamps at whole seconds in UTC, as LockBench writes them (`YYYY-MM-DDTHH:MM:SSZ`).
 /// Parsing also accepts fractional seconds and numeric offsets.
 public enum RFC3339 {
+    /// The instants a four-digit year can name: 0000-01-01T00:00:00Z …
+    public static let earliest = Date(timeIntervalSince1970: earliestSeconds)
+    /// … 9999-12-31T23:59:59Z. Every date LockBench reads (documents, configuration, state,
+    /// command line) lies in this range or is refused: a date outside it — or NaN, or infinite —
+    /// would trap the integer conversions that format, compare and schedule it.
+    public static let latest = Date(timeIntervalSince1970: latestSeconds)
+    static let earliestSeconds: Double = -62_167_219_200
+    static let latestSeconds: Double = 253_402_300_799
+
+    /// Finite and within `earliest…latest`.
+    public static func isRepresentable(_ date: Date) -> Bool { isRepresentable(seconds: date.timeIntervalSince1970) }
+
+    public static func isRepresentable(seconds: Double) -> Bool {
+        seconds.isFinite && seconds >= earliestSeconds && seconds <= latestSeconds
+    }
+
+    /// A date outside the representable range (which no parser lets in) is written as
+    /// `invalid-time(<seconds>)` rather than trapping.
     public static func format(_ date: Date) -> String {
-        let seconds = Int64(date.timeIntervalSince1970.rounded(.down))
-        return formatEpoch(seconds)
+        let t = date.timeIntervalSince1970
+        guard isRepresentable(seconds: t) else { return "invalid-time(\(t))" }
+        return formatEpoch(Int64(t.rounded(.down)))
     }
 
     public static func formatEpoch(_ seconds: Int64) -> String {
@@ -253,6 +274,7 @@ public enum RFC3339 {
         let days = days(fromCivil: y, mo, d)
         guard civil(fromDays: days) == (y, mo, d) else { return nil }
         let secs = days * 86_400 + h * 3600 + mi * 60 + s - offset
+        guard isRepresentable(seconds: Double(secs)) else { return nil }   // e.g. 0000-01-01T00:00:00+01:00
         return Date(timeIntervalSince1970: Double(secs) + fraction)
     }
 
