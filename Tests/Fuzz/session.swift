@@ -16,7 +16,9 @@ import Foundation
 import OfflineUnlock
 
 private let t0 = Date(timeIntervalSince1970: 1_772_442_000)
-private let identity = ReaderIdentity(groupID: [UInt8](repeating: 0xA1, count: 16), subID: [UInt8](repeating: 0xB1, count: 16))
+private let groupID = [UInt8](repeating: 0xA1, count: 16), subID = [UInt8](repeating: 0xB1, count: 16)
+private let identity = ReaderIdentity(signingKey: try! P256.Signing.PrivateKey(rawRepresentation: [UInt8](repeating: 0x22, count: 32)),
+                                      groupID: groupID, subID: subID)
 private let issuerKey = try! P256.Signing.PrivateKey(rawRepresentation: [UInt8](repeating: 0x11, count: 32))
 private let trust = try! TrustStore(issuerPublicKeys: [Array(issuerKey.publicKey.x963Representation)])
 
@@ -52,7 +54,7 @@ public func fuzzSession(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     var configuration = ReaderConfiguration(identity: identity, supportedVersions: [ProtocolVersion.v1_0],
                                             interface: input[3] & 1 == 0 ? .nfc : .ble, useFast: input[3] & 2 != 0)
     configuration.stepUpSelect = input[3] & 4 == 0 ? .whenAsked : .always
-    let engine = OfflineUnlockEngine(core: DecisionCore(reader: identity, policy: LockPolicy(), trust: trust),
+    let engine = OfflineUnlockEngine(core: DecisionCore(reader: OfflineUnlock.ReaderIdentity(groupID: groupID, subID: subID), policy: LockPolicy(), trust: trust),
                                      state: EngineState(clock: TrustedClock(trustedAt: t0)), now: { t0 })
     let reader = LockReader(configuration: configuration, decider: engine)
     reader.limits = limits
