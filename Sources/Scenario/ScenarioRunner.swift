@@ -237,12 +237,12 @@ final class World: @unchecked Sendable {
         }
     }
 
-    func check(_ decision: Decision, _ expected: ScenarioScript.Expectation) throws {
+    func check(_ decision: TransactionDecision, _ expected: ScenarioScript.Expectation) throws {
         switch (decision, expected) {
         case (.grant, .granted): return
-        case (.deny(let r, _), .denied(let want)) where want == nil || want == r: return
+        case (.deny(let r), .denied(let want)) where want == nil || want?.rawValue == r.code: return
         case (.grant, .denied(let want)): throw StepFailure("expected denied\(want.map { " " + $0.rawValue } ?? ""), the lock granted")
-        case (.deny(let r, let detail), _): throw StepFailure("expected \(expected.text), the lock denied \(r.rawValue): \(detail)")
+        case (.deny(let r), _): throw StepFailure("expected \(expected.text), the lock denied \(r.code): \(r.detail)")
         }
     }
 
