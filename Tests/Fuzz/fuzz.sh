@@ -68,12 +68,23 @@ if [[ "$module" == Codecs || ${#links[@]} -gt 0 ]] || grep -qE '^import (Codecs|
     # _CryptoExtras (AES block permutation for the BLE rotating tag) and what it needs (SwiftASN1);
     # swift-crypto 4 adds the XKCP objects (CXKCP, CXKCPShims) when present.
     deps+=("$build"/Crypto.build/*.o "$build"/CryptoBoringWrapper.build/*.o "$build"/_CryptoExtras.build/*.o "$build"/SwiftASN1.build/*.o)
+    [[ -d "$build/CryptoExtras.build" ]] && deps+=("$build"/CryptoExtras.build/*.o)   # swift-crypto 4
     for extra in CXKCP CXKCPShims; do
         [[ -d "$build/$extra.build" ]] && while IFS= read -r -d '' o; do deps+=("$o"); done < <(find "$build/$extra.build" -name '*.o' -print0)
     done
     [[ "$module" != Codecs ]] && deps+=("$build"/Codecs.build/*.o)
     while IFS= read -r -d '' o; do deps+=("$o"); done < <(find "$build/CCryptoBoringSSL.build" "$build/CCryptoBoringSSLShims.build" -name '*.o' -print0)
     [[ ${#deps[@]} -gt 10 ]] || { echo "fuzz.sh: no swift-crypto build products in $build; run 'swift build --target OfflineUnlock'" >&2; exit 3; }
+fi
+# Only objects the current build links: a build directory that once held another swift-crypto
+# version keeps its stale objects (renamed sources), which would be linked twice or dangle.
+linked="$(cat "$build"/*.product/Objects.LinkFileList 2>/dev/null | tr -d "'\"" | sort -u || true)"
+if [[ -n "$linked" ]]; then
+    current=()
+    for o in "${deps[@]}"; do
+        grep -qxF "$(realpath -m "$o")" <<<"$linked" || grep -qxF "$o" <<<"$linked" && current+=("$o")
+    done
+    deps=("${current[@]}")
 fi
 # System-library modules (CBlueZ for BLE, CLibNFC for NFC): their module maps, as SwiftPM passes them.
 modulemaps=()

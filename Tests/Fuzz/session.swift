@@ -64,8 +64,9 @@ public func fuzzSession(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard phone.parts <= limits.maxResponseParts + 1 else { fatalError("\(phone.parts) response parts past the bound \(limits.maxResponseParts)") }
     guard phone.bytes <= limits.maxBytes + phone.largest else { fatalError("\(phone.bytes) bytes past the bound \(limits.maxBytes)") }
     guard outcome.timings.commands == phone.commands else { fatalError("outcome counts \(outcome.timings.commands) commands, the phone saw \(phone.commands)") }
-    if case .deny(let reason, let detail) = outcome.decision, detail.hasPrefix("transaction cut off"), reason != .transactionLimit {
-        fatalError("cut off by a bound but denied \(reason)")
+    if case .deny(let refusal) = outcome.decision, refusal.detail.hasPrefix("transaction cut off"),
+       refusal.reason != .transport(.transactionLimit) {
+        fatalError("cut off by a bound but denied \(refusal.code)")
     }
     return 0
 }
