@@ -119,11 +119,11 @@ struct DecideCommand: ParsableCommand {
         commandName: "decide",
         abstract: "Ask a lock's offline-unlock engine for a decision, without a radio or protocol.",
         discussion: """
-        Builds the presentation a reader session would hand the engine after AUTH1 (the credential
-        key, a transaction id, the step-up documents) and decides on the lock's persisted state,
-        clock and audit log, exactly as a real transaction would from that point on. For testing
-        documents, policies, revocation and clocks; real transactions run over NFC, BLE or the
-        socket transport. Exit status: 0 granted, 1 denied.
+        Builds the presentation a reader session would hand the engine after AUTH1 (the credential key, \
+        a transaction id, the step-up documents) and decides on the lock's persisted state, clock and \
+        audit log, exactly as a real transaction would from that point on. For testing documents, \
+        policies, revocation and clocks; real transactions run over NFC, BLE or the socket transport. \
+        Exit status: 0 granted, 1 denied.
         """)
     @OptionGroup var config: LockConfigOption
     @Option(help: ArgumentHelp("The credential's public key (PEM).", valueName: "file"))
@@ -134,15 +134,20 @@ struct DecideCommand: ParsableCommand {
     var revocationDoc: [String] = []
     @Option(help: ArgumentHelp("Transaction id, 32 hex digits (default: random).", valueName: "hex"))
     var transaction: String?
-    @Option(help: ArgumentHelp("Protocol version, e.g. 1.0 or 0.9.", valueName: "version"))
-    var version: String = "1.0"
+    @Option(name: .customLong("protocol-version"), help: ArgumentHelp("The access protocol's version the presentation claims, e.g. 1.0 or 0.9.", valueName: "version"))
+    var protocolVersion: String = "1.0"
+    /// The old spelling of --protocol-version, kept for scripts; hidden so that `--help` shows one
+    /// `--version` (the tool's).
+    @Option(name: .customLong("version"), help: .hidden)
+    var legacyProtocolVersion: String?
     @Option(help: "Transport recorded in the audit log: nfc, ble, socket.")
     var transport: String = "socket"
     @Flag(help: "Print the decision as JSON.")
     var json = false
 
     func run() throws {
-        guard let v = ProtocolVersionText.parse(version) else { throw UserError(message: "--version \"\(version)\" is not like 1.0") }
+        let version = legacyProtocolVersion ?? protocolVersion
+        guard let v = ProtocolVersionText.parse(version) else { throw UserError(message: "--protocol-version \"\(version)\" is not like 1.0") }
         guard let iface = RadioInterface(rawValue: transport) else { throw UserError(message: "--transport must be nfc, ble or socket") }
         let key = try KeyFiles.publicKey(credential, what: "credential key")
         let tid = try transaction.map { try KeyFiles.id16($0, flag: "--transaction") } ?? Primitives.randomBytes(16)
@@ -166,11 +171,11 @@ struct ClockCommand: ParsableCommand {
         commandName: "clock",
         abstract: "Show, set or advance a lock's virtual clock; simulate power loss.",
         discussion: """
-        `set` is an operator setting the time: the clock becomes trusted and its high-water mark
-        follows. `set --untrusted` and `advance` only move the time, as a drifting or tampered
-        clock would: moving below the high-water mark makes the lock deny with clock_rollback.
-        `power-loss` leaves the clock untrusted (clock_untrusted) until an operator sets it or a
-        credential presents a document signed after the high-water mark.
+        `set` is an operator setting the time: the clock becomes trusted and its high-water mark \
+        follows. `set --untrusted` and `advance` only move the time, as a drifting or tampered clock \
+        would: moving below the high-water mark makes the lock deny with clock_rollback. `power-loss` \
+        leaves the clock untrusted (clock_untrusted) until an operator sets it or a credential presents \
+        a document signed after the high-water mark.
         """,
         subcommands: [Show.self, Set.self, Advance.self, PowerLoss.self])
 

@@ -9,14 +9,11 @@ import LockRuntime
 import OfflineUnlock
 import SocketTransport
 
-/// `lockbench lock run` (the main job) and `lockbench demo`.
-let lockCommands: [ParsableCommand.Type] = [LockCommand.self, DemoCommand.self]
-
 struct LockCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lock",
         abstract: "Run an emulated lock on its radios, or one transaction against a credential.",
-        subcommands: [LockRun.self] + lockTransactCommands
+        subcommands: [LockRun.self, LockTransact.self]
     )
 }
 
@@ -35,8 +32,8 @@ struct LockRun: ParsableCommand {
         commandName: "run",
         abstract: "Run an emulated lock: poll for credentials, run the access protocol, decide, act, audit.",
         discussion: """
-        The lock's model and firmware are checked against the certification tables: on certified
-        firmware the NFC loop also sends the ECP access polling frame (wallet express mode); on
+        The lock's model and firmware are checked against the certification tables: on certified \
+        firmware the NFC loop also sends the ECP access polling frame (wallet express mode); on \
         uncertified firmware it does not, and says so when it starts.
 
         NFC: any libnfc connstring drives the same lock — a USB reader on a bench
@@ -47,25 +44,27 @@ struct LockRun: ParsableCommand {
         PC/SC: a CCID desk reader (ACR1252U, HID Omnikey, Identiv) through pcscd, the first one or by name
           lockbench lock run --config lock.json --nfc pcsc
           lockbench lock run --config lock.json --nfc "pcsc:Virtual PCD 00 00"
-        (`lockbench pcsc list` shows the names; docs/pcsc.md). Or a virtual reader served by another process, like a USB reader on a bench:
-          lockbench nfc virtual-reader --link /tmp/reader --credential-key KEY.pem --document DOC.cbor --lock-config lock.json
+        (`lockbench pcsc list` shows the names; docs/pcsc.md). Or a virtual reader served by another \
+        process, like a USB reader on a bench:
+          lockbench nfc virtual-reader --link /tmp/reader --credential-key KEY.pem --document DOC.cbor \
+          --lock-config lock.json
           lockbench lock run --config lock.json --nfc pn532_uart:/tmp/reader
         With --nfc virtual, stdin takes commands that tap software phones on it:
           tap KEY.pem DOC.cbor [DOC.cbor…]   place a credential (its key and access/revocation documents)
           remove                              take it out of the field
           status                              print the bolt state
           quit                                stop the lock
-        BLE: --ble hci0 | uart:/dev/ttyACM0:1000000 | tcp:HOST:PORT | unix:PATH (see docs/ble.md).
-        The lock advertises from a static random address derived from its reader identity, so
-        every lock on a link has its own; --address (or ble.address in the configuration) sets
-        another. A phone that connects and opens no channel within ble.idleTimeout (5 s), or
-        leaves a channel silent for ble.transactionTimeout (10 s), is disconnected.
-        Socket: --socket HOST:PORT taps a credential listening on TCP (`lockbench credential serve`), one connection per tap.
+        BLE: --ble hci0 | uart:/dev/ttyACM0:1000000 | tcp:HOST:PORT | unix:PATH (see docs/ble.md). The \
+        lock advertises from a static random address derived from its reader identity, so every lock on \
+        a link has its own; --address (or ble.address in the configuration) sets another. A phone that \
+        connects and opens no channel within ble.idleTimeout (5 s), or leaves a channel silent for \
+        ble.transactionTimeout (10 s), is disconnected. Socket: --socket HOST:PORT taps a credential \
+        listening on TCP (`lockbench credential serve`), one connection per tap.
 
-        One line per event; --json prints one JSON object per line (kind: started, radio,
-        granted, denied, warning, stopped). SIGINT or SIGTERM stops the lock cleanly: the radios
-        stop, a bolt still unsecured after a grant is secured and the state written, and every
-        acknowledged decision is already fsynced in the audit log.
+        One line per event; --json prints one JSON object per line (kind: started, radio, granted, \
+        denied, warning, stopped). SIGINT or SIGTERM stops the lock cleanly: the radios stop, a bolt \
+        still unsecured after a grant is secured and the state written, and every acknowledged decision \
+        is already fsynced in the audit log.
         """
     )
 
@@ -146,9 +145,9 @@ struct DemoCommand: ParsableCommand {
         commandName: "demo",
         abstract: "The whole offline unlock on this machine, no hardware: issuer, lock, phones, taps, audit log.",
         discussion: """
-        Creates an issuer, a lock (a Schlage NDE on certified firmware 02.12.72) and phone
-        credentials in a temporary directory (or --directory), starts the lock on a virtual PN532
-        that the real libnfc drives over a pseudo-terminal, and taps:
+        Creates an issuer, a lock (a Schlage NDE on certified firmware 02.12.72) and phone credentials \
+        in a temporary directory (or --directory), starts the lock on a virtual PN532 that the real \
+        libnfc drives over a pseudo-terminal, and taps:
           alice, valid access document      → GRANTED
           bob, expired access document      → DENIED (expired)
           carol, carrying a revocation of alice's phone → GRANTED (the lock stores the revocation)
