@@ -23,7 +23,7 @@ struct PCSCListCommand: ParsableCommand {
         commandName: "list",
         abstract: "List the readers pcscd offers, with the card on each.",
         discussion: """
-        Prints one line per reader: its name (what `--nfc "pcsc:NAME"` takes), whether a card is on it, \
+        Prints one line per reader: its name (what `lock run --nfc "pcsc:NAME"` takes), whether a card is on it, \
         and the card's ATR. Exit codes: 0 at least one reader, 1 pcscd offers none, 3 pcscd is not \
         running.
         """
