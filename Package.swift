@@ -34,6 +34,8 @@ let package = Package(
         .target(name: "OfflineUnlock", dependencies: ["ByteCore", "Codecs", crypto]),
         // APDU state machines (reader and credential side), key schedule, secure channel.
         .target(name: "AccessProtocol", dependencies: ["ByteCore", "Codecs", "OfflineUnlock", crypto]),
+        // Conformance checks against phones and readers LockBench did not build, transcripts, trace.
+        .target(name: "Conformance", dependencies: ["ByteCore", "Codecs", "AccessProtocol", crypto]),
         // The lock: state, trusted clock, persisted state, audit log.
         .target(name: "Lock", dependencies: ["ByteCore", "OfflineUnlock", "AccessProtocol", "Certification", crypto]),
         // System libraries.
@@ -53,20 +55,24 @@ let package = Package(
         // The one place that wires layers together: config → lock + radios.
         .target(name: "LockRuntime", dependencies: [
             "ByteCore", "Codecs", "Certification", "OfflineUnlock", "AccessProtocol", "Lock",
-            "ReaderSeam", "NFC", "VirtualPN532", "PCSC", "BLE", "SocketTransport",
+            "ReaderSeam", "NFC", "VirtualPN532", "PCSC", "BLE", "SocketTransport", "Conformance",
         ]),
         .executableTarget(name: "lockbench", dependencies: [
-            "LockRuntime", "Certification", "ReaderSeam", "NFC", "PCSC", "BLE", "SocketTransport", argumentParser,
+            "LockRuntime", "Certification", "ReaderSeam", "NFC", "PCSC", "BLE", "SocketTransport", "Conformance", argumentParser,
         ]),
         .executableTarget(name: "lockbench-bench", dependencies: [
-            "LockRuntime", "Certification", "AccessProtocol", "OfflineUnlock", "Codecs", "ReaderSeam", "PCSC", "VirtualPN532", "LockBenchTestSupport", crypto, argumentParser,
+            "LockRuntime", "Certification", "AccessProtocol", "OfflineUnlock", "Codecs", "ReaderSeam", "PCSC", "VirtualPN532", "LockBenchTestDoubles", crypto, argumentParser,
         ]),
 
-        // What the tests share: paths, the lockbench process runner, the fuzz runner, fixtures,
-        // the in-memory link and the virtual-controller launcher. Test doubles live here, not in
-        // the production modules.
+        // What the tests share: paths, the lockbench process runner, the fuzz runner and the
+        // virtual-controller launcher (XCTest), and, re-exported, the test doubles and fixtures
+        // (the in-memory link, fixed keys and documents; no XCTest, so the benchmark links them
+        // too). Test doubles live here, not in the production modules.
+        .target(name: "LockBenchTestDoubles", dependencies: [
+            "ByteCore", "Codecs", "OfflineUnlock", crypto,
+        ], path: "Tests/LockBenchTestDoubles"),
         .target(name: "LockBenchTestSupport", dependencies: [
-            "ByteCore", "Codecs", "OfflineUnlock", "BLE", crypto,
+            "LockBenchTestDoubles", "ByteCore", "BLE", "PCSC",
         ], path: "Tests/LockBenchTestSupport"),
 
         .testTarget(name: "ByteCoreTests", dependencies: ["ByteCore"]),
@@ -74,6 +80,7 @@ let package = Package(
         .testTarget(name: "CertificationTests", dependencies: ["Certification", "LockBenchTestSupport"]),
         .testTarget(name: "OfflineUnlockTests", dependencies: ["OfflineUnlock", "Codecs", "ByteCore", "LockBenchTestSupport", crypto]),
         .testTarget(name: "AccessProtocolTests", dependencies: ["AccessProtocol", "SocketTransport", "OfflineUnlock", "Codecs", "ByteCore", "LockBenchTestSupport", crypto]),
+        .testTarget(name: "ConformanceTests", dependencies: ["Conformance", "AccessProtocol", "Codecs", "ByteCore", "LockBenchTestSupport", crypto]),
         // AuditCrashTests kills a `lockbench audit burst` child mid-append: it runs the binary.
         .testTarget(name: "LockTests", dependencies: ["Lock", "AccessProtocol", "OfflineUnlock", "ByteCore", "LockBenchTestSupport", "lockbench"]),
         .testTarget(name: "NFCTests", dependencies: ["NFC", "ReaderSeam", "VirtualPN532", "ByteCore", "LockBenchTestSupport"]),

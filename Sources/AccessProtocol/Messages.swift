@@ -93,7 +93,7 @@ public struct SignalingBitmap: OptionSet, Sendable, Hashable {
     public static let mailboxWritable = SignalingBitmap(rawValue: 1 << 5)
 
     /// `5E 02` value.
-    public var bytes: [UInt8] { [UInt8(rawValue >> 8), UInt8(rawValue & 0xFF)] }
+    public var bytes: [UInt8] { rawValue.bigEndianBytes }
 }
 
 /// Reader status codes sent in EXCHANGE `97 02` (names after the public reference device's
@@ -396,16 +396,15 @@ public enum MailboxOperation: Equatable, Sendable {
 
     var tlv: TLV {
         switch self {
-        case .read(let o, let l): return TLV(Tag.Exchange.read, be16(o) + be16(l))
-        case .write(let o, let d): return TLV(Tag.Exchange.write, be16(o) + d)
-        case .set(let o, let l, let v): return TLV(Tag.Exchange.set, be16(o) + be16(l) + [v])
+        case .read(let o, let l): return TLV(Tag.Exchange.read, o.bigEndianBytes + l.bigEndianBytes)
+        case .write(let o, let d): return TLV(Tag.Exchange.write, o.bigEndianBytes + d)
+        case .set(let o, let l, let v): return TLV(Tag.Exchange.set, o.bigEndianBytes + l.bigEndianBytes + [v])
         }
     }
 
     var isRead: Bool { if case .read = self { return true } else { return false } }
 }
 
-func be16(_ v: UInt16) -> [UInt8] { [UInt8(v >> 8), UInt8(v & 0xFF)] }
 func be16(_ b: [UInt8], at i: Int) -> UInt16 { UInt16(b[i]) << 8 | UInt16(b[i + 1]) }
 
 /// EXCHANGE command plaintext, in the order strict devices expect:
@@ -447,7 +446,7 @@ public struct ExchangeCommandPlaintext: Equatable, Sendable {
             t.append(TLV(Tag.Exchange.mailboxOperations, children: ops))
         }
         if let notify { t.append(TLV(Tag.Exchange.notify, notify)) }
-        if let readerStatus { t.append(TLV(Tag.Exchange.readerStatus, be16(readerStatus))) }
+        if let readerStatus { t.append(TLV(Tag.Exchange.readerStatus, readerStatus.bigEndianBytes)) }
         if urskRequest { t.append(TLV(Tag.Exchange.urskRequest, [])) }
         return t.encoded()
     }
@@ -496,7 +495,7 @@ public struct ExchangeResponsePlaintext: Equatable, Sendable {
     }
 
     public func encoded() -> [UInt8] {
-        reads.flatMap { be16(UInt16($0.count)) + $0 } + [0x00, 0x02] + be16(status.rawValue)
+        reads.flatMap { UInt16($0.count).bigEndianBytes + $0 } + [0x00, 0x02] + status.rawValue.bigEndianBytes
     }
 
     /// Parses an answer to a command that carried `reads` mailbox reads.

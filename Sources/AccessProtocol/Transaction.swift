@@ -101,6 +101,8 @@ public final class LockReader {
     public var replayGuard: ReplayGuard
     public var random: RandomSource
     public var signer: MessageSigner?
+    /// Bounds on each transaction (`transaction_limit` past them).
+    public var limits = TransactionLimits()
 
     public init(configuration: ReaderConfiguration, decider: AccessDecider, fastCache: FastCache = FastCache(),
                 replayGuard: ReplayGuard = ReplayGuard(), random: RandomSource = SystemRandom(), signer: MessageSigner? = nil) {
@@ -112,16 +114,20 @@ public final class LockReader {
         self.signer = signer
     }
 
-    public func makeSession() -> ReaderSession {
+    /// A session from this reader's configuration and memory, for `interface` when given.
+    public func makeSession(interface: RadioInterface? = nil) -> ReaderSession {
         let decider = self.decider
-        return ReaderSession(configuration: configuration, wantsStepUp: { decider.wantsStepUp(credentialPublicKey: $0) },
+        var c = configuration
+        if let interface { c.interface = interface }
+        return ReaderSession(configuration: c, wantsStepUp: { decider.wantsStepUp(credentialPublicKey: $0) },
                              fastCache: fastCache, replayGuard: replayGuard, random: random, signer: signer)
     }
 
     /// Runs one transaction to completion. `resolve` answers the session's `decide` (the lock
     /// decides and acts); without it the decider's decision is sent as is (tests, benchmarks).
     /// Transport errors before the decision end it as a deny (malformed input, detail
-    /// "transport: …"); after it, the decision stands and `linkLostAfterDecision` says so.
+    /// "transport: …"); after it, the decision stands and `linkLostAfterDecision` says so. Going
+    /// past `limits` before the decision ends it as a deny `transaction_limit`.
     public func runTransaction(over link: APDUTransceiver, at time: Date,
                                resolve: ((Presentation) -> Resolution)? = nil) -> TransactionOutcome {
         let started = DispatchTime.now().uptimeNanoseconds
@@ -129,43 +135,66 @@ public final class LockReader {
         let answer = resolve ?? { Resolution(engine: decider.decide($0), grantStatus: grantStatus) }
         // The session lives only inside `drive`, so applying its result below mutates this
         // reader's caches in place instead of copying them (they are shared copy-on-write).
-        let (result, transportNanos, commands) = drive(makeSession(), over: link, at: time, resolve: answer)
-        apply(result)
+        let run = Self.drive(makeSession(), over: link, at: time, limits: limits, resolve: answer)
+        apply(run.result)
+        return Self.outcome(run, interface: configuration.interface, at: time, started: started)
+    }
+
+    /// What `drive` returns: the session's result, time spent in the transport, commands sent.
+    public struct Run: Sendable {
+        public var result: TransactionResult
+        public var transportNanos: UInt64
+        public var commands: Int
+    }
+
+    /// The outcome of a finished run that started at `started` (uptime nanoseconds).
+    public static func outcome(_ run: Run, interface: RadioInterface, at time: Date, started: UInt64) -> TransactionOutcome {
+        let (result, transportNanos, commands) = (run.result, run.transportNanos, run.commands)
         let total = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
         var credentialID: String? = nil
         if case .grant(let id) = result.decision { credentialID = id }
         return TransactionOutcome(decision: result.decision, credentialID: credentialID,
                                   credentialKey: result.credentialPublicKey?.hex, id: TransactionID(result.transactionID),
                                   version: result.version, fast: result.fast, stepUp: result.stepUp,
-                                  acknowledged: result.acknowledged, interface: configuration.interface, at: time,
+                                  acknowledged: result.acknowledged, interface: interface, at: time,
                                   timings: .init(total: total, transport: Double(transportNanos) / 1e9, commands: commands),
                                   transcript: result.transcript, readerStatus: result.readerStatus, mailbox: MailboxRecord(result),
                                   decided: result.decided, linkLostAfterDecision: result.linkLostAfterDecision,
                                   refusal: result.lockRefusal ?? Refusal.attributing(result))
     }
 
-    private func drive(_ initial: ReaderSession, over link: APDUTransceiver, at time: Date,
-                       resolve: (Presentation) -> Resolution) -> (TransactionResult, UInt64, Int) {
+    /// Drives `initial` over `link` until it completes, the transport fails, or the transaction
+    /// goes past `limits` (the session knows nothing of them). Touches nothing shared: several
+    /// radios may drive sessions at once; `resolve` is where the lock decides.
+    public static func drive(_ initial: ReaderSession, over link: APDUTransceiver, at time: Date,
+                             limits: TransactionLimits = TransactionLimits(),
+                             resolve: (Presentation) -> Resolution) -> Run {
         var session = initial
         var transportNanos: UInt64 = 0
-        var commands = 0
+        var usage = TransactionLimits.Usage(started: DispatchTime.now().uptimeNanoseconds)
         var action = session.start(at: time)
         while true {
             switch action {
             case .complete(let r):
-                return (r, transportNanos, commands)
+                return Run(result: r, transportNanos: transportNanos, commands: usage.commands)
             case .decide(let presentation):
                 action = session.decided(resolve(presentation))
             case .transmit(let command):
-                commands += 1
+                if let exceeded = limits.exceeded(by: usage, now: DispatchTime.now().uptimeNanoseconds) {
+                    var r = session.abort("transaction limit: \(exceeded)")
+                    if !r.decided { r.decision = .deny(.transactionLimit, detail: "transaction cut off: \(exceeded)") }
+                    return Run(result: r, transportNanos: transportNanos, commands: usage.commands)
+                }
+                usage.commands += 1
                 let t0 = DispatchTime.now().uptimeNanoseconds
                 do {
                     let response = try link.transceive(command)
                     transportNanos += DispatchTime.now().uptimeNanoseconds - t0
+                    usage.received(response)
                     action = session.received(response, at: time)
                 } catch {
                     transportNanos += DispatchTime.now().uptimeNanoseconds - t0
-                    return (session.abort("\(error)"), transportNanos, commands)
+                    return Run(result: session.abort("\(error)"), transportNanos: transportNanos, commands: usage.commands)
                 }
             }
         }

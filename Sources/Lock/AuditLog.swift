@@ -50,6 +50,41 @@ public struct AuditEntry: Codable, Equatable, Sendable {
         }
     }
 
+    /// A change to the lock's revocation lists, made during the transaction `transaction`:
+    /// `decision` is `"revocation_list"` and `detail` says which issuer's list changed and how.
+    public init(seq: UInt64, time: Date, revocationChange change: RevocationChange, transport: RadioInterface, transaction: [UInt8]) {
+        self.seq = seq
+        self.time = RFC3339.format(time)
+        self.transport = transport.rawValue
+        self.transaction = Hex.encode(transaction)
+        self.decision = Self.revocationListEvent
+        self.credential = nil; self.reason = nil
+        self.detail = change.description
+    }
+
+    /// The `decision` of an entry that records a revocation list change, not a transaction's outcome.
+    public static let revocationListEvent = "revocation_list"
+    /// The `decision` of the entry a lock writes when it opened a damaged log: what was wrong and
+    /// what was set aside. Its `seq` continues after the highest number ever used (so none is
+    /// reused) — the one gap in numbering the chain allows. It stays reported until an
+    /// `auditAcknowledgedEvent` follows it.
+    public static let auditDamageEvent = "audit_damage"
+    /// The `decision` of the entry `lockbench audit acknowledge` writes: an operator saw the damage.
+    public static let auditAcknowledgedEvent = "audit_acknowledged"
+    /// The `decision` of the entry `lockbench lock reset` writes: the state was started afresh.
+    public static let lockResetEvent = "lock_reset"
+
+    /// An entry about the log or the lock itself (no transaction): `decision` is `event`.
+    public init(seq: UInt64, time: Date, event: String, detail: String) {
+        self.seq = seq
+        self.time = RFC3339.format(time)
+        self.transport = "lock"
+        self.transaction = ""
+        self.decision = event
+        self.credential = nil; self.reason = nil
+        self.detail = detail
+    }
+
     enum CodingKeys: String, CodingKey { case seq, time, credential, transport, decision, reason, detail, transaction }
 
     public func encode(to encoder: Encoder) throws {
@@ -105,46 +140,132 @@ public final class AuditLog: @unchecked Sendable {
     private let key: [UInt8]
     private var fd: Int32
     private var _head: AuditHead
+    /// Bytes of whole, verified entries: the file is cut back to this when an append fails.
+    private var length: Int
+    /// Set when a failed append could not be rolled back: nothing more is appended (every
+    /// decision becomes `storage_failure`) until the lock is reopened, whose scan cuts the tail.
+    private var broken: String?
+    private let io: FileIO
     private let mutex = NSLock()
     /// Set when opening found (and cut off) a damaged tail; the bad bytes are kept beside the log
-    /// in `audit.log.damaged-<time>`.
+    /// in `audit.log.damaged-<time>`, and an `audit_damage` entry says so in the log itself.
     public let damage: AuditDamage?
+    /// `audit_damage` entries no `audit_acknowledged` entry has followed yet (this open's included).
+    public var unacknowledgedDamage: [AuditEntry] { mutex.lock(); defer { mutex.unlock() }; return _unacknowledgedDamage }
+    private var _unacknowledgedDamage: [AuditEntry]
 
     /// Opens (creating if needed) the log in `directory`, verifies the chain, keeps the valid prefix.
     /// `expectedHead` is the last acknowledged entry the lock recorded; a log ending before it is
     /// reported as `missingEntries`.
-    public init(directory: String, expectedHead: AuditHead? = nil) throws(LockError) {
-        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let keyPath = directory + "/" + Self.keyFileName
-        if let k = try DurableFile.read(keyPath) {
-            guard k.count == 32 else { throw LockError(.corruptState, "\(keyPath) is not 32 bytes") }
-            key = k
-        } else {
-            key = Primitives.randomBytes(32)
-            try DurableFile.writeAtomically(key, to: keyPath, mode: 0o600)
+    /// `now` is the lock's time, for the `audit_damage` entry written when damage is found.
+    public convenience init(directory: String, expectedHead: AuditHead? = nil, io: FileIO = .system, now: Date = Date()) throws(LockError) {
+        let history = Self.hasHistory(directory: directory) || (expectedHead?.seq ?? 0) > 0
+        try self.init(directory: directory, key: try Self.openKey(directory + "/" + Self.keyFileName, history: history),
+                      expectedHead: expectedHead, io: io, now: now)
+    }
+
+    /// The 32-byte audit key at `path` (the lock configuration's `auditKeyFile`, by default
+    /// `STATE/audit.key`), created mode 0600 when missing and the lock has no `history` yet. A
+    /// missing key with a history is refused: a new key would make every entry look forged. A key
+    /// readable by group or others is refused too (`chmod 600`).
+    public static func openKey(_ path: String, history: Bool) throws(LockError) -> [UInt8] {
+        var st = stat()
+        if stat(path, &st) == 0 {
+            guard st.st_mode & 0o077 == 0 else {
+                throw LockError(.invalidIdentity, "audit key \(path) is accessible by others (mode \(String(st.st_mode & 0o777, radix: 8))); it must be readable by its owner only: chmod 600 \(path)")
+            }
+            guard let k = try DurableFile.read(path), k.count == 32 else { throw LockError(.corruptState, "\(path) is not 32 bytes") }
+            return k
         }
+        guard !history else {
+            throw LockError(.corruptState, "audit key \(path) is missing but the lock has an audit history; restore the key file, or start afresh with `lockbench lock reset`")
+        }
+        let key = Primitives.randomBytes(32)
+        let dir = (path as NSString).deletingLastPathComponent
+        if !dir.isEmpty { try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
+        try DurableFile.writeAtomically(key, to: path, mode: 0o600)
+        return key
+    }
+
+    /// Opens the log in `directory` with `key`.
+    public init(directory: String, key: [UInt8], expectedHead: AuditHead? = nil, io: FileIO = .system, now: Date = Date()) throws(LockError) {
+        self.io = io
+        self.key = key
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         path = directory + "/" + Self.fileName
         let existing = try DurableFile.read(path) ?? []
         let scan = Self.scan(existing, key: key)
-        var damage = scan.damage
-        if damage == nil, let expected = expectedHead, scan.head.seq < expected.seq {
-            damage = AuditDamage(kind: .missingEntries, line: scan.entries.count + 1, validEntries: scan.entries.count,
-                                 droppedBytes: 0, message: "log ends at seq \(scan.head.seq) but seq \(expected.seq) was acknowledged")
-        }
+        let damage = scan.damage ?? expectedHead.flatMap { Self.check(scan, against: $0) }
+        var aside: String?
         if let d = damage, d.droppedBytes > 0 {
-            let aside = path + ".damaged-\(Int(Date().timeIntervalSince1970))"
-            try DurableFile.writeAtomically(Array(existing[scan.validBytes...]), to: aside)
+            let name = path + ".damaged-\(Int(Date().timeIntervalSince1970))"
+            try DurableFile.writeAtomically(Array(existing[scan.validBytes...]), to: name)
             guard truncate(path, off_t(scan.validBytes)) == 0 else { throw LockError(.io, DurableFile.errnoText("truncate", path)) }
+            aside = name
         }
         self.damage = damage
         _head = scan.head
+        length = scan.validBytes
+        _unacknowledgedDamage = scan.unacknowledgedDamage
         fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw LockError(.io, DurableFile.errnoText("open", path)) }
         guard fsync(fd) == 0 else { throw LockError(.io, DurableFile.errnoText("fsync", path)) }
         try DurableFile.syncDirectory(of: path)
+        if let d = damage {
+            // Said in the log itself, numbered past every number used before (never reused).
+            let highest = max(scan.head.seq, expectedHead?.seq ?? 0, Self.highestSeq(in: existing[scan.validBytes...]))
+            var entry = AuditEntry(seq: 0, time: now, event: AuditEntry.auditDamageEvent,
+                                   detail: d.description + (aside.map { "; set aside in \(($0 as NSString).lastPathComponent)" } ?? ""))
+            entry.seq = highest + 1
+            let (line, mac) = Self.line(for: entry, previousMAC: Hex.decode(_head.mac)!, key: key)
+            try DurableFile.writeAll(fd, line, path: path, io: io)
+            guard io.fsync(fd) == 0 else { throw LockError(.io, DurableFile.errnoText("fsync", path)) }
+            _head = AuditHead(seq: entry.seq, mac: Hex.encode(mac))
+            length += line.count
+            _unacknowledgedDamage.append(entry)
+        }
+    }
+
+    /// Damage found by comparing a verified log with the head the lock recorded: entries cut from
+    /// the end (or the whole log emptied or deleted), or a different entry where the recorded one was.
+    static func check(_ scan: Scan, against expected: AuditHead) -> AuditDamage? {
+        if scan.head.seq < expected.seq {
+            return AuditDamage(kind: .missingEntries, line: scan.entries.count + 1, validEntries: scan.entries.count, droppedBytes: 0,
+                               message: scan.entries.isEmpty
+                                ? "the log is empty or was deleted but the lock recorded seq \(expected.seq)"
+                                : "log ends at seq \(scan.head.seq) but seq \(expected.seq) was acknowledged")
+        }
+        if expected.seq > 0, let mac = scan.macs[expected.seq], mac != expected.mac {
+            return AuditDamage(kind: .badMAC, line: scan.entries.firstIndex { $0.seq == expected.seq }.map { $0 + 1 } ?? 0,
+                               validEntries: scan.entries.count, droppedBytes: 0,
+                               message: "entry seq \(expected.seq) is not the one the lock recorded (the log was replaced)")
+        }
+        return nil
+    }
+
+    /// The highest `"seq":N` in bytes that did not verify, even in a line cut short (so the
+    /// numbering continues past every number that may have been used).
+    static func highestSeq(in bytes: ArraySlice<UInt8>) -> UInt64 {
+        let marker = Array("\"seq\":".utf8)
+        var highest: UInt64 = 0, i = bytes.startIndex
+        while let at = bytes[i...].firstIndex(of: marker[0]) {
+            i = at + 1
+            guard bytes[at...].starts(with: marker) else { continue }
+            var n: UInt64 = 0, j = at + marker.count, digits = 0
+            while j < bytes.endIndex, (0x30...0x39).contains(bytes[j]), digits < 19 {
+                n = n * 10 + UInt64(bytes[j] - 0x30); j += 1; digits += 1
+            }
+            if digits > 0 { highest = max(highest, n) }
+        }
+        return highest
     }
 
     deinit { close(fd) }
+
+    /// Whether `directory` holds audit entries (a lock with a history).
+    public static func hasHistory(directory: String) -> Bool {
+        ((try? FileManager.default.attributesOfItem(atPath: directory + "/" + fileName)[.size] as? NSNumber)?.intValue ?? 0) > 0
+    }
 
     public var head: AuditHead { mutex.lock(); defer { mutex.unlock() }; return _head }
 
@@ -152,14 +273,63 @@ public final class AuditLog: @unchecked Sendable {
     @discardableResult
     public func append(time: Date, credential: String?, transport: RadioInterface, decision: Decision,
                        transaction: [UInt8], reason: String? = nil) throws(LockError) -> AuditEntry {
+        try append([AuditEntry(seq: 0, time: time, credential: credential, transport: transport,
+                               decision: decision, transaction: transaction, reason: reason)])[0]
+    }
+
+    /// Where the log ends now; `rollback(to:)` cuts it back there.
+    public struct Mark: Equatable, Sendable {
+        public var head: AuditHead
+        var length: Int
+    }
+
+    public var mark: Mark { mutex.lock(); defer { mutex.unlock() }; return Mark(head: _head, length: length) }
+
+    /// Appends `drafts` in order — each numbered after the last, whatever its `seq` — with one
+    /// write and one fsync, and returns them once they are on disk. When the write or the fsync
+    /// fails (a full disk), the file is cut back to its last whole entry, so no fragment is left
+    /// and nothing is recorded; the error is thrown.
+    @discardableResult
+    public func append(_ drafts: [AuditEntry]) throws(LockError) -> [AuditEntry] {
         mutex.lock(); defer { mutex.unlock() }
-        let entry = AuditEntry(seq: _head.seq + 1, time: time, credential: credential, transport: transport,
-                               decision: decision, transaction: transaction, reason: reason)
-        let (line, mac) = Self.line(for: entry, previousMAC: Hex.decode(_head.mac)!, key: key)
-        try DurableFile.writeAll(fd, line, path: path)
-        guard fsync(fd) == 0 else { throw LockError(.io, DurableFile.errnoText("fsync", path)) }
-        _head = AuditHead(seq: entry.seq, mac: Hex.encode(mac))
-        return entry
+        if let broken { throw LockError(.io, "the audit log is not writable since an earlier failure (\(broken)); restart the lock") }
+        var head = _head, bytes = [UInt8](), entries = [AuditEntry]()
+        for var entry in drafts {
+            entry.seq = head.seq + 1
+            let (line, mac) = Self.line(for: entry, previousMAC: Hex.decode(head.mac)!, key: key)
+            bytes += line
+            head = AuditHead(seq: entry.seq, mac: Hex.encode(mac))
+            entries.append(entry)
+        }
+        do throws(LockError) {
+            try DurableFile.writeAll(fd, bytes, path: path, io: io)
+            guard io.fsync(fd) == 0 else { throw LockError(.io, DurableFile.errnoText("fsync", path)) }
+        } catch {
+            cutBack(to: length, after: error)
+            throw error
+        }
+        _head = head
+        length += bytes.count
+        if entries.contains(where: { $0.decision == AuditEntry.auditAcknowledgedEvent }) { _unacknowledgedDamage = [] }
+        return entries
+    }
+
+    /// Removes the entries appended after `mark` (their decision could not be made durable as a
+    /// whole, e.g. the state write after them failed): the log then says they never happened.
+    public func rollback(to mark: Mark) throws(LockError) {
+        mutex.lock(); defer { mutex.unlock() }
+        guard mark.length <= length else { return }
+        cutBack(to: mark.length, after: nil)
+        if let broken { throw LockError(.io, "cannot roll the audit log back: \(broken)") }
+        _head = mark.head
+        length = mark.length
+    }
+
+    /// ftruncate + fsync to `good`; when that fails too, the log is `broken`.
+    private func cutBack(to good: Int, after error: LockError?) {
+        if ftruncate(fd, off_t(good)) != 0 || io.fsync(fd) != 0 {
+            broken = "\(error?.reason ?? "rollback"), then \(DurableFile.errnoText("truncate", path))"
+        }
     }
 
     static let encoder: JSONEncoder = {
@@ -181,6 +351,9 @@ public final class AuditLog: @unchecked Sendable {
         var head = AuditHead.empty
         var validBytes = 0
         var damage: AuditDamage?
+        /// Each verified entry's MAC (hex) by seq.
+        var macs: [UInt64: String] = [:]
+        var unacknowledgedDamage: [AuditEntry] = []
     }
 
     /// Verifies `bytes` line by line; stops at the first bad line.
@@ -218,24 +391,50 @@ public final class AuditLog: @unchecked Sendable {
                 fail(.malformedLine, "MAC verifies but the JSON is not an audit entry")
                 return s
             }
-            guard entry.seq == s.head.seq + 1 else {
+            guard entry.seq == s.head.seq + 1 || (entry.decision == AuditEntry.auditDamageEvent && entry.seq > s.head.seq) else {
                 fail(.sequenceGap, "seq \(entry.seq) follows \(s.head.seq)")
                 return s
             }
             s.entries.append(entry)
             s.head = AuditHead(seq: entry.seq, mac: Hex.encode(mac))
+            s.macs[entry.seq] = s.head.mac
+            if entry.decision == AuditEntry.auditDamageEvent { s.unacknowledgedDamage.append(entry) }
+            if entry.decision == AuditEntry.auditAcknowledgedEvent { s.unacknowledgedDamage = [] }
             start = nl + 1
             s.validBytes = start
         }
         return s
     }
 
+    /// What `verify` finds.
+    public struct Verification: Sendable {
+        public var entries: [AuditEntry]
+        /// Damage in the log as it is now, or against the head the lock recorded.
+        public var damage: AuditDamage?
+        /// Damage found earlier (`audit_damage` entries) that no operator has acknowledged.
+        public var unacknowledgedDamage: [AuditEntry]
+        /// Intact and nothing left to acknowledge.
+        public var isClean: Bool { damage == nil && unacknowledgedDamage.isEmpty }
+    }
+
     /// Reads and verifies a log without changing it (for `lockbench audit verify` and tests).
-    public static func verify(directory: String) throws(LockError) -> (entries: [AuditEntry], damage: AuditDamage?) {
-        guard let key = try DurableFile.read(directory + "/" + keyFileName), key.count == 32 else {
-            throw LockError(.corruptState, "no 32-byte \(keyFileName) in \(directory)")
+    /// `expectedHead` is the head the lock recorded (`state.json`): a log that ends before it, or
+    /// holds another entry there, is damaged even if its chain verifies.
+    public static func verify(directory: String, expectedHead: AuditHead?, keyFile: String? = nil) throws(LockError) -> Verification {
+        let log = try DurableFile.read(directory + "/" + fileName) ?? []
+        let keyPath = keyFile ?? directory + "/" + keyFileName
+        guard let key = try DurableFile.read(keyPath), key.count == 32 else {
+            if log.isEmpty, (expectedHead?.seq ?? 0) == 0 { return Verification(entries: [], damage: nil, unacknowledgedDamage: []) }
+            throw LockError(.corruptState, "no 32-byte audit key \(keyPath), but the lock has an audit history")
         }
-        let scan = Self.scan(try DurableFile.read(directory + "/" + fileName) ?? [], key: key)
-        return (scan.entries, scan.damage)
+        let scan = Self.scan(log, key: key)
+        return Verification(entries: scan.entries, damage: scan.damage ?? expectedHead.flatMap { check(scan, against: $0) },
+                            unacknowledgedDamage: scan.unacknowledgedDamage)
+    }
+
+    /// `verify` as (entries, damage), the damage including unacknowledged earlier damage.
+    public static func verify(directory: String) throws(LockError) -> (entries: [AuditEntry], damage: AuditDamage?) {
+        let v = try verify(directory: directory, expectedHead: nil)
+        return (v.entries, v.damage)
     }
 }

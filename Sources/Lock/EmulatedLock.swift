@@ -1,5 +1,6 @@
 import AccessProtocol
 import ByteCore
+import Codecs
 import Crypto
 import Foundation
 import OfflineUnlock
@@ -9,7 +10,8 @@ import OfflineUnlock
 ///
 /// For each decision, before `decide` returns (i.e. before the protocol acknowledges the
 /// transaction): the engine decides, the bolt moves, the audit entry is appended and fsynced,
-/// and the state file is replaced atomically.
+/// and the state file is replaced atomically. If either write fails the decision is undone and
+/// becomes a deny `storage_failure` (see `commit`).
 public final class EmulatedLock: AccessDecider, @unchecked Sendable {
     public let configuration: LockConfiguration
     public let clock: VirtualClock
@@ -26,20 +28,28 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
     public var onAudit: ((AuditEntry) -> Void)?
 
     /// Opens the lock described by `configuration`, restoring its state directory if present.
-    public init(configuration: LockConfiguration) throws(LockError) {
+    /// `io` is the seam for the lock's writes (tests inject a failing disk).
+    public init(configuration: LockConfiguration, io: FileIO = .system) throws(LockError) {
         self.configuration = configuration
+        do throws(DurationText.Refusal) { try configuration.policy.validate() } catch { throw LockError(.invalidConfiguration, error.message) }
         let dir = configuration.stateDirectoryPath
         do { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) } catch {
             throw LockError(.io, "cannot create state directory \(dir): \(error)")
         }
         ownership = try StateDirectoryLock(directory: dir)
-        store = StateStore(directory: dir)
+        let history = AuditLog.hasHistory(directory: dir) || FileManager.default.fileExists(atPath: dir + "/" + StateStore.fileName)
+        let key = try AuditLog.openKey(configuration.auditKeyPath, history: history)
+        store = StateStore(directory: dir, auditKey: key, io: io)
         readerSigningKey = try configuration.readerSigningKey()
         let core = DecisionCore(reader: try configuration.readerIdentity(), policy: configuration.policy,
                                 trust: try configuration.trustStore())
         let state: PersistedLockState
         if let saved = try store.load() {
             state = saved
+        } else if AuditLog.hasHistory(directory: dir) {
+            // Losing state.json must not be a silent reset: revocations, clock trust, replay
+            // memory and the recorded audit head would all be gone.
+            throw LockError(.corruptState, "\(store.path) is missing but \(dir)/\(AuditLog.fileName) has entries: this lock's revocation lists, clock trust and replay memory are gone. To start it afresh (audited), run `lockbench lock reset --config FILE`")
         } else {
             let mode = try configuration.initialClock()
             let start = VirtualClock(mode).now()
@@ -48,7 +58,7 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
         persisted = state
         clock = VirtualClock(state.clock)
         bolt = LockStateMachine(relockTime: configuration.policy.relockTime, state: state.bolt)
-        audit = try AuditLog(directory: dir, expectedHead: state.auditHead)
+        audit = try AuditLog(directory: dir, key: key, expectedHead: state.auditHead, io: io, now: clock.now())
         let clock = self.clock
         engine = OfflineUnlockEngine(core: core, state: state.engine, now: { clock.now() })
     }
@@ -73,54 +83,90 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
 
     /// The one path from a transaction to the lock's action and its record: the engine decides
     /// (unless the bolt is jammed: the lock refuses with its own reason), the bolt moves, the
-    /// audit entry is appended and fsynced and the state saved — all before this returns, i.e.
-    /// before the credential hears anything. A lock that cannot record does not open.
+    /// audit entries (revocation list changes the decision made, then the decision) are appended
+    /// and fsynced and the state saved — all before this returns, i.e. before the credential hears
+    /// anything. What cannot be recorded is not acted on (`commit`).
     public func apply(_ input: LockInput) -> LockOutcome {
         mutex.lock(); defer { mutex.unlock() }
+        let before = snapshot
         let now = clock.now()
         bolt.handle(.tick, at: now)
         switch input {
         case .refused(let refusal, let tid, let interface):
             let reason = DenyReason(rawValue: refusal.code) ?? .malformedInput
             return commit(.deny(reason, detail: refusal.detail), refusal: refusal, credential: nil, transaction: tid.bytes,
-                          interface: interface, at: now)
+                          interface: interface, at: now, restoring: before)
         case .presentation(let p):
             if case .jammed = bolt.state(at: now) {
                 let refusal = Refusal(layer: .lock, code: LockReason.jammed.rawValue,
                                       detail: "the bolt is jammed: the lock cannot open until the jam is cleared")
                 return commit(.deny(.malformedInput, detail: refusal.detail), refusal: refusal,
-                              credential: credentialID(for: p), transaction: p.transactionID, interface: p.interface, at: now)
+                              credential: credentialID(for: p), transaction: p.transactionID, interface: p.interface, at: now,
+                              restoring: before)
             }
             let decision = engine.decide(p)
             if decision.isGrant { bolt.handle(.grant, at: now) }
             var refusal: Refusal?
             if case .deny(let reason, let detail) = decision { refusal = Refusal(.engine, reason, detail: detail) }
             return commit(decision, refusal: refusal, credential: credentialID(for: p), transaction: p.transactionID,
-                          interface: p.interface, at: now)
+                          interface: p.interface, at: now, revocationChanges: engine.takeRevocationChanges(), restoring: before)
         }
     }
 
-    /// Appends the audit entry (fsync) and saves state; returns the outcome to acknowledge.
-    /// A lock that cannot record does not open: the bolt is secured again and the answer becomes a
-    /// deny whose detail starts with "storage failure:" (reason `malformed_input` in the decision,
-    /// `storage_failure` of the lock layer in the refusal).
+    /// What a decision may change in memory, to put back when it cannot be recorded.
+    private struct Snapshot { var engine: EngineState; var bolt: LockStateMachine; var persisted: PersistedLockState }
+    private var snapshot: Snapshot { Snapshot(engine: engine.state, bolt: bolt, persisted: persisted) }
+
+    private func restore(_ s: Snapshot) {
+        engine.state = s.engine
+        bolt = s.bolt
+        persisted = s.persisted
+    }
+
+    /// Makes the outcome durable — its audit entries (one write, one fsync) and the state it leads
+    /// to — and only then returns it to be acknowledged. When either cannot be written, nothing of
+    /// it stays: the audit entries are rolled back (the log never shows an outcome that did not
+    /// happen), the engine, bolt and state go back to `before`, and the answer is the lock's own
+    /// refusal `storage_failure` (`storageFailure`).
     private func commit(_ decision: Decision, refusal: Refusal?, credential: String?, transaction: [UInt8],
-                        interface: RadioInterface, at now: Date) -> LockOutcome {
-        do {
-            let code = refusal?.layer == .lock ? refusal?.code : nil
-            let entry = try audit.append(time: now, credential: credential, transport: interface, decision: decision,
-                                         transaction: transaction, reason: code)
-            try persist()
-            onAudit?(entry)
-            return LockOutcome(decision: decision, refusal: refusal, bolt: bolt.state(at: now),
-                               readerStatus: status(decision, refusal, at: now), audit: entry)
-        } catch {
-            bolt.handle(.secureNow, at: now)
-            let detail = "storage failure: cannot record the transaction: \(error)"
-            let refusal = Refusal(layer: .lock, code: LockReason.storageFailure.rawValue, detail: detail)
-            return LockOutcome(decision: .deny(.malformedInput, detail: detail), refusal: refusal, bolt: bolt.state(at: now),
-                               readerStatus: LockReason.storageFailure.readerStatus(bolt: bolt.readerStatus(at: now)), audit: nil)
+                        interface: RadioInterface, at now: Date, revocationChanges: [RevocationChange] = [],
+                        restoring before: Snapshot) -> LockOutcome {
+        let mark = audit.mark
+        let code = refusal?.layer == .lock ? refusal?.code : nil
+        let drafts = revocationChanges.map { AuditEntry(seq: 0, time: now, revocationChange: $0, transport: interface, transaction: transaction) }
+            + [AuditEntry(seq: 0, time: now, credential: credential, transport: interface, decision: decision, transaction: transaction,
+                          reason: code)]
+        let entries: [AuditEntry]
+        do { entries = try audit.append(drafts) } catch {
+            return storageFailure(error, credential: credential, transaction: transaction, interface: interface, at: now, restoring: before)
         }
+        do { try persist() } catch {
+            let rolledBack: String
+            do { try audit.rollback(to: mark); rolledBack = "" } catch { rolledBack = "; " + error.reason }
+            return storageFailure(LockError(error.code, error.reason + rolledBack), credential: credential, transaction: transaction,
+                                  interface: interface, at: now, restoring: before)
+        }
+        entries.forEach { onAudit?($0) }
+        return LockOutcome(decision: decision, refusal: refusal, bolt: bolt.state(at: now),
+                           readerStatus: status(decision, refusal, at: now), audit: entries.last)
+    }
+
+    /// The decision could not be recorded: undo it, refuse with the lock's own reason
+    /// `storage_failure` (the decision's reason stays `malformed_input`, the detail starts with
+    /// "storage failure:"), and record that refusal if the disk still takes it — it changes no
+    /// state, so its entry is kept even if the state file cannot follow (the log may run ahead of
+    /// the head the state records, never behind it).
+    private func storageFailure(_ error: LockError, credential: String?, transaction: [UInt8], interface: RadioInterface,
+                                at now: Date, restoring before: Snapshot) -> LockOutcome {
+        restore(before)
+        let detail = "storage failure: the lock could not record the transaction durably, so it did not act on it: \(error.reason)"
+        let refusal = Refusal(layer: .lock, code: LockReason.storageFailure.rawValue, detail: detail)
+        let decision = Decision.deny(.malformedInput, detail: detail)
+        let entry = try? audit.append([AuditEntry(seq: 0, time: now, credential: credential, transport: interface, decision: decision,
+                                                  transaction: transaction, reason: refusal.code)]).first
+        if let entry { onAudit?(entry) }
+        return LockOutcome(decision: decision, refusal: refusal, bolt: bolt.state(at: now),
+                           readerStatus: LockReason.storageFailure.readerStatus(bolt: bolt.readerStatus(at: now)), audit: entry)
     }
 
     /// The EXCHANGE status: a grant reports the bolt's real state after acting; a denial the
@@ -145,10 +191,17 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
         try store.save(persisted)
     }
 
+    /// Applies `body` and saves; when the save fails, the change is undone in memory too.
     private func mutate(_ body: () -> Void) throws(LockError) {
         mutex.lock(); defer { mutex.unlock() }
+        let before = snapshot
+        let clockBefore = clock.mode
         body()
-        try persist()
+        do { try persist() } catch {
+            restore(before)
+            clock.reset(to: clockBefore)
+            throw error
+        }
     }
 
     // MARK: Lock controls (CLI, tests)
@@ -167,14 +220,24 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
     /// Sets the clock. `trusted`: an operator set it (the clock becomes trusted and the high-water
     /// mark follows); otherwise only the time moves (a drifting or tampered RTC).
     public func setClock(_ time: Date, trusted: Bool) throws(LockError) {
+        try Self.checkRepresentable(time)
         try mutate {
             clock.set(time)
             if trusted { var s = engine.state; s.clock.operatorSet(time); engine.state = s }
         }
     }
 
+    /// Moves the time by `seconds`; refused (`invalid_input`, nothing saved) when the result would
+    /// not be a representable date (before year 0000, after 9999, not finite).
     public func advanceClock(_ seconds: TimeInterval) throws(LockError) {
+        try Self.checkRepresentable(clock.now().addingTimeInterval(seconds))
         try mutate { clock.advance(seconds) }
+    }
+
+    static func checkRepresentable(_ time: Date) throws(LockError) {
+        guard RFC3339.isRepresentable(time) else {
+            throw LockError(.invalidInput, "the clock cannot be moved to \(time.timeIntervalSince1970) s since 1970: times must lie between years 0000 and 9999")
+        }
     }
 
     /// Simulates a power loss: the clock is no longer trusted (the high-water mark stays).
@@ -198,6 +261,57 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
     public func stageFastCache(_ blob: Data?) {
         mutex.lock(); defer { mutex.unlock() }
         persisted.fastCache = blob
+    }
+
+    /// Damage found in the audit log (this time or before) that no operator has acknowledged.
+    public var unacknowledgedAuditDamage: [AuditEntry] { audit.unacknowledgedDamage }
+
+    /// An operator saw the audit damage: recorded in the log (`audit_acknowledged`, with `note`),
+    /// after which it is no longer reported.
+    @discardableResult
+    public func acknowledgeAuditDamage(note: String) throws(LockError) -> AuditEntry {
+        mutex.lock(); defer { mutex.unlock() }
+        let damaged = audit.unacknowledgedDamage.map { "seq \($0.seq)" }.joined(separator: ", ")
+        let entry = try audit.append([AuditEntry(seq: 0, time: clock.now(), event: AuditEntry.auditAcknowledgedEvent,
+                                                 detail: "damage acknowledged (\(damaged.isEmpty ? "none outstanding" : damaged)): \(note)")])[0]
+        try persist()
+        return entry
+    }
+
+    /// Starts a lock afresh — trusted clock from the configuration, no revocation lists, no cached
+    /// documents, no replay memory — keeping its audit log and writing a `lock_reset` entry to it.
+    /// The one way past a missing `state.json` when the log has a history; the old state file, if
+    /// any, is kept as `state.json.reset-<time>`.
+    @discardableResult
+    public static func reset(configuration: LockConfiguration, reason: String) throws(LockError) -> AuditEntry {
+        let dir = configuration.stateDirectoryPath
+        do { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) } catch {
+            throw LockError(.io, "cannot create state directory \(dir): \(error)")
+        }
+        let ownership = try StateDirectoryLock(directory: dir)
+        defer { withExtendedLifetime(ownership) {} }
+        let stamp = Int(Date().timeIntervalSince1970)
+        let statePath = dir + "/" + StateStore.fileName
+        let hadState = FileManager.default.fileExists(atPath: statePath)
+        if hadState, rename(statePath, statePath + ".reset-\(stamp)") != 0 { throw LockError(.io, DurableFile.errnoText("rename", statePath)) }
+        // Without its key the old log cannot be continued: it is set aside and a new chain begins.
+        var note = hadState ? "previous state set aside as state.json.reset-\(stamp)" : "state.json was missing"
+        let logPath = dir + "/" + AuditLog.fileName
+        if !FileManager.default.fileExists(atPath: configuration.auditKeyPath), AuditLog.hasHistory(directory: dir) {
+            guard rename(logPath, logPath + ".reset-\(stamp)") == 0 else { throw LockError(.io, DurableFile.errnoText("rename", logPath)) }
+            note += "; the audit key was missing, so the old log was set aside as audit.log.reset-\(stamp) and a new chain begins"
+        }
+        let key = try AuditLog.openKey(configuration.auditKeyPath, history: AuditLog.hasHistory(directory: dir))
+        let store = StateStore(directory: dir, auditKey: key)
+        let mode = try configuration.initialClock()
+        let start = VirtualClock(mode).now()
+        let audit = try AuditLog(directory: dir, key: key)
+        let entry = try audit.append([AuditEntry(seq: 0, time: start, event: AuditEntry.lockResetEvent,
+                                                 detail: "state started afresh (\(note)): \(reason)")])[0]
+        var state = PersistedLockState(engine: EngineState(clock: TrustedClock(trustedAt: start)), clock: mode)
+        state.auditHead = audit.head
+        try store.save(state)
+        return entry
     }
 
     /// Writes the state now (on a clean stop).

@@ -183,11 +183,16 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
     public var ble: BLE?
     /// Optional-element behaviour; absent = the defaults.
     public var `protocol`: ProtocolOptions
+    /// Bounds on each transaction (absent: `TransactionLimits()` defaults).
+    public var transaction: TransactionLimits?
+    /// The audit (and state) HMAC key file; absent = `STATE/audit.key`. Keep it off the state
+    /// directory's disk so that whoever can rewrite the state cannot also re-sign it.
+    public var auditKeyFile: String?
     /// The directory relative paths are resolved against (not stored in the file).
     public var baseDirectory: String = "."
 
     enum CodingKeys: String, CodingKey {
-        case model, firmware, reader, trustedIssuers, policy, stateDirectory, clock, nfc, ble, `protocol`
+        case model, firmware, reader, trustedIssuers, policy, stateDirectory, clock, nfc, ble, `protocol`, transaction, auditKeyFile
     }
 
     public init(model: String, firmware: String, reader: Reader, trustedIssuers: [String], policy: LockPolicy = LockPolicy(),
@@ -211,6 +216,8 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
         nfc = try c.decodeIfPresent(NFC.self, forKey: .nfc)
         ble = try c.decodeIfPresent(BLE.self, forKey: .ble)
         `protocol` = try c.decodeIfPresent(ProtocolOptions.self, forKey: .protocol) ?? ProtocolOptions()
+        transaction = try c.decodeIfPresent(TransactionLimits.self, forKey: .transaction)
+        auditKeyFile = try c.decodeIfPresent(String.self, forKey: .auditKeyFile)
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -225,6 +232,8 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
         try c.encodeIfPresent(nfc, forKey: .nfc)
         try c.encodeIfPresent(ble, forKey: .ble)
         if self.protocol != ProtocolOptions() { try c.encode(self.protocol, forKey: .protocol) }
+        try c.encodeIfPresent(transaction, forKey: .transaction)
+        try c.encodeIfPresent(auditKeyFile, forKey: .auditKeyFile)
     }
 
     /// Reads and checks a configuration file; every problem names the file and the field.
@@ -235,7 +244,9 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
             throw LockError(.invalidConfiguration, "\(path): \(describe(error))")
         }
         config.baseDirectory = (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent
+        do throws(DurationText.Refusal) { try config.policy.validate() } catch { throw LockError(.invalidConfiguration, "\(path): \(error.message)") }
         _ = try config.readerIdentity()
+        _ = try config.readerSigningKey()
         _ = try config.trustStore()
         _ = try config.initialClock()
         return config
@@ -251,6 +262,9 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
 
     public var stateDirectoryPath: String { resolve(stateDirectory) }
 
+    /// The audit key file: `auditKeyFile`, or `audit.key` in the state directory.
+    public var auditKeyPath: String { auditKeyFile.map(resolve) ?? stateDirectoryPath + "/" + AuditLog.keyFileName }
+
     public func readerIdentity() throws(LockError) -> OfflineUnlock.ReaderIdentity {
         guard let g = Hex.decode(reader.groupID), g.count == 16 else {
             throw LockError(.invalidIdentity, "reader.groupID must be 32 hex digits (16 bytes), got \"\(reader.groupID)\"")
@@ -262,12 +276,8 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
     }
 
     public func readerSigningKey() throws(LockError) -> P256.Signing.PrivateKey {
-        let path = resolve(reader.signingKey)
-        guard let data = FileManager.default.contents(atPath: path), let pem = String(data: data, encoding: .utf8) else {
-            throw LockError(.invalidIdentity, "reader.signingKey: cannot read \(path)")
-        }
-        do { return try Primitives.signingPrivateKey(pem: pem) } catch {
-            throw LockError(.invalidIdentity, "reader.signingKey \(path): \(error.reason)")
+        do throws(LockError) { return try PrivateKeyFile.load(resolve(reader.signingKey)) } catch {
+            throw LockError(error.code, "reader.signingKey: \(error.reason)")
         }
     }
 

@@ -11,6 +11,8 @@ public struct LockError: CodedError, Equatable, CustomStringConvertible, Sendabl
         case invalidIdentity = "lock.invalid_identity"
         /// The persisted state file is not readable state.
         case corruptState = "lock.corrupt_state"
+        /// A value given to the lock is out of range (a clock moved past year 9999, …).
+        case invalidInput = "lock.invalid_input"
         /// Another process has the state directory open (a running `lock run`).
         case stateInUse = "lock.state_in_use"
     }

@@ -7,10 +7,10 @@ import Glibc
 /// never write one state directory (a second `lock run`, or `clock set` beside a running lock,
 /// would silently overwrite each other's state). The kernel drops it when the process dies, so
 /// a SIGKILL leaves no stale lock behind.
-final class StateDirectoryLock {
+public final class StateDirectoryLock {
     private let fd: Int32
 
-    init(directory: String) throws(LockError) {
+    public init(directory: String) throws(LockError) {
         let path = directory + "/owner.lock"
         fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw LockError(.io, "cannot open \(path): \(String(cString: strerror(errno)))") }

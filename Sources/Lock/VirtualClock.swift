@@ -39,6 +39,12 @@ public final class VirtualClock: @unchecked Sendable {
         }
     }
 
+    /// Puts the mode back (a change that could not be saved is undone).
+    public func reset(to mode: Mode) {
+        lock.lock(); defer { lock.unlock() }
+        _mode = mode
+    }
+
     /// Moves the time by `seconds` (negative moves it back).
     public func advance(_ seconds: TimeInterval) {
         lock.lock(); defer { lock.unlock() }

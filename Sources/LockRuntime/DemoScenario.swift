@@ -48,7 +48,7 @@ public struct DemoScenario {
         func phone(_ name: String, validFrom: Date, validUntil: Date, revocations: [RevocationDocument] = []) throws -> (CredentialSession, P256.Signing.PrivateKey, AccessDocument) {
             let p = try provisioned.phone(id: name, validFrom: validFrom, validFor: validUntil.timeIntervalSince(validFrom),
                                           revocations: revocations)
-            try files.write("\(name).key.pem", p.key.pemRepresentation)
+            try provisioned.writePrivateKey("\(name).key.pem", p.key)
             try files.write("\(name).access.cbor", Data(p.document!.encoded()))
             return (p.session, p.key, p.document!)
         }

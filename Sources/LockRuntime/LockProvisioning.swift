@@ -38,9 +38,9 @@ public struct LockProvisioning {
             reader: .init(signingKey: "reader.key.pem", groupID: groupID.hex, subID: subID.hex),
             trustedIssuers: ["issuer.pub.pem"], policy: policy, stateDirectory: "state", clock: clock,
             baseDirectory: directory.path)
-        try write("issuer.key.pem", issuer.pemRepresentation)
+        try writePrivateKey("issuer.key.pem", issuer)
         try write("issuer.pub.pem", issuer.publicKey.pemRepresentation)
-        try write("reader.key.pem", readerKey.pemRepresentation)
+        try writePrivateKey("reader.key.pem", readerKey)
         try write("reader.pub.pem", readerKey.publicKey.pemRepresentation)
         try write("lock.json", configuration.encoded())
     }
@@ -107,6 +107,11 @@ public struct LockProvisioning {
 
     public func write(_ name: String, _ data: Data) throws {
         try data.write(to: directory.appendingPathComponent(name), options: .atomic)
+    }
+
+    /// A private key file, mode 0600 from its first byte (`PrivateKeyFile`).
+    public func writePrivateKey(_ name: String, _ key: P256.Signing.PrivateKey) throws {
+        try PrivateKeyFile.write(key, to: directory.appendingPathComponent(name).path, overwrite: true)
     }
 
     static func random(_ n: Int) -> [UInt8] { (0..<n).map { _ in UInt8.random(in: 0...255) } }

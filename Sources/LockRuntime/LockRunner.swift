@@ -44,6 +44,9 @@ public final class LockRunner {
         let config = service.configuration
         let verdict = service.certification
         emit(LockEvent(kind: .started, message: "lock \(config.model) firmware \(config.firmware): \(verdict.summary); bolt \(service.lock.boltName); state in \(config.resolve(config.stateDirectory))"))
+        for damage in service.lock.unacknowledgedAuditDamage {
+            emit(LockEvent(kind: .warning, message: "AUDIT LOG DAMAGED (entry seq \(damage.seq), \(damage.time)): \(damage.detail ?? "") — inspect it, then run `lockbench audit acknowledge --config FILE --note TEXT`"))
+        }
         if !service.walletPolling {
             emit(LockEvent(kind: .warning, radio: .nfc, message: "firmware not certified for wallet credentials (\(verdict.detail)): ECP express polling off"))
         }

@@ -1,20 +1,27 @@
 import AccessProtocol
 import ByteCore
 import Certification
+import Dispatch
 import Foundation
 import Lock
 import OfflineUnlock
 
 /// One emulated lock behind every radio: the lock (engine, bolt, clock, state, audit) and its
-/// reader (identity, FAST cache, replay memory), with transactions serialized so NFC and BLE can
-/// share it. The only type the radios' loops call.
+/// reader (identity, FAST cache, replay memory), shared by NFC and BLE. The only type the radios'
+/// loops call. Radios run their APDU exchanges at the same time — a slow or hostile peer on one
+/// never holds up a tap on another — and only the short parts are serialized: starting a session
+/// from the reader's memory, the decision and its commit (inside `EmulatedLock`), and folding
+/// what the session learnt back into the reader.
 public final class LockService: @unchecked Sendable {
     public let configuration: LockConfiguration
     public let lock: EmulatedLock
     public let reader: LockReader
     /// The model and firmware against the certification tables; wallet (ECP) polling only when certified.
     public let certification: Verdict
-    private let mutex = NSLock()
+    /// Guards `reader`'s memory (FAST cache, replay guard) and `inFlight` — never held while APDUs
+    /// are exchanged.
+    private let mutex = NSCondition()
+    private var inFlight = 0
 
     public init(configuration: LockConfiguration, tables: CertificationTables = .builtIn()) throws {
         self.configuration = configuration
@@ -29,6 +36,7 @@ public final class LockService: @unchecked Sendable {
                                                                stepUpSelect: options.stepUpSelect, stepUpExchange: options.stepUpExchange,
                                                                mailbox: options.mailbox.map(\.operation)),
                             decider: lock, fastCache: saved.fast, replayGuard: saved.replay)
+        reader.limits = configuration.transaction ?? TransactionLimits()
     }
 
     public convenience init(configurationPath: String, tables: CertificationTables = .builtIn()) throws {
@@ -41,19 +49,31 @@ public final class LockService: @unchecked Sendable {
     /// Runs one transaction over `link` at the lock's clock, every outcome through `EmulatedLock.apply`,
     /// and stages what the reader learnt for the next state write.
     public func transact(over link: APDUTransceiver, interface: RadioInterface) -> TransactionOutcome {
-        mutex.lock(); defer { mutex.unlock() }
+        let started = DispatchTime.now().uptimeNanoseconds
         try? lock.tick()
-        reader.configuration.interface = interface
+        let now = lock.clock.now()
+        mutex.lock()
+        inFlight += 1
+        let session = reader.makeSession(interface: interface)
+        let limits = reader.limits
+        mutex.unlock()
+        // The long part, with no lock-wide mutex: only the lock's `apply` takes its own, briefly.
         // One path into the lock for every outcome: the session's `decide` is answered by
         // `apply(.presentation)` (the lock decides, acts and records before the phone hears);
         // a transaction the protocol or the transport ended first is `apply(.refused)`.
-        let outcome = reader.runTransaction(over: link, at: lock.clock.now()) { [lock] presentation in
+        let run = LockReader.drive(session, over: link, at: now, limits: limits) { [lock] presentation in
             lock.apply(.presentation(presentation)).resolution
         }
+        let outcome = LockReader.outcome(run, interface: interface, at: now, started: started)
         if !outcome.decided, let refusal = outcome.refusal {
             _ = lock.apply(.refused(refusal, transaction: outcome.id, interface: interface))
         }
+        mutex.lock()
+        reader.apply(run.result)
         let memory = ReaderMemory(fast: reader.fastCache, replay: reader.replayGuard)
+        inFlight -= 1
+        mutex.broadcast()
+        mutex.unlock()
         if let blob = try? JSONEncoder().encode(memory), blob != lock.fastCache { lock.stageFastCache(blob) }
         return outcome
     }
@@ -63,6 +83,7 @@ public final class LockService: @unchecked Sendable {
     @discardableResult
     public func secureForStop() throws(LockError) -> Bool {
         mutex.lock(); defer { mutex.unlock() }
+        while inFlight > 0 { mutex.wait() }
         return try lock.secureNow()
     }
 

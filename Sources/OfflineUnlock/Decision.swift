@@ -22,6 +22,9 @@ public enum DenyReason: String, Codable, Sendable, CaseIterable {
     case unsupportedVersion = "unsupported_version"
     case downgrade = "downgrade"
     case malformedInput = "malformed_input"
+    /// The transaction went past a bound of the lock's `TransactionLimits` (commands, response
+    /// parts, bytes or time): a peer that never finishes is cut off.
+    case transactionLimit = "transaction_limit"
 }
 
 /// The engine's answer for one transaction.

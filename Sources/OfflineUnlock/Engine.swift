@@ -17,15 +17,16 @@ public struct ReaderIdentity: Equatable, Sendable {
 /// 2. transaction id not seen recently (`replay`);
 /// 3. clock not below the high-water mark minus leeway (`clock_rollback`);
 /// 4. revocation documents presented: each decodes (`malformed_input`), is from a trusted issuer
-///    with a good signature (`untrusted_issuer`), digests match (`digest_mismatch`); a newer serial
-///    replaces the lock's list; their signed time may restore clock trust;
+///    with a good signature (`untrusted_issuer`), digests match (`digest_mismatch`); a higher serial
+///    replaces that issuer's list (one list and serial per issuer); their signed time may restore
+///    clock trust (within the bound of `TrustedClock.evidence`);
 /// 5. the access document: one presented whose device key is the AUTH1 key (else, if documents
 ///    were presented, `document_key_mismatch`), verified as above; otherwise the cached one for
 ///    this key; otherwise `unknown_credential`; its signed time may restore clock trust;
-/// 6. clock trusted (`clock_untrusted`);
+/// 6. clock trusted (`clock_untrusted`); only now are expired revocation entries pruned;
 /// 7. validity span ≤ policy maximum (`validity_too_long`), now ≥ validFrom − leeway
 ///    (`not_yet_valid`), now ≤ validUntil + leeway (`expired`);
-/// 8. not revoked by key hash or document id (`revoked`);
+/// 8. not revoked by key hash or document id in the list of the document's issuer (`revoked`);
 /// 9. a rule names this reader (`wrong_reader`); a schedule window contains now, when the
 ///    document has schedules (`outside_schedule`).
 /// A verified access document is cached even when a later check denies (so a credential denied
@@ -68,23 +69,23 @@ public struct DecisionCore: Sendable {
             return .deny(.clockRollback, detail: "time \(RFC3339.format(now)) is below the high-water mark \(RFC3339.format(state.clock.highWaterMark!))")
         }
 
-        // 4. Revocation documents.
+        // 4. Revocation documents: each replaces its own issuer's list when its serial is higher.
         for bytes in p.revocationDocuments {
             let doc: RevocationDocument
+            let issuer: String
             do {
                 doc = try RevocationDocument(parsing: bytes)
                 try doc.document.verify(trust: trust)
+                issuer = Hex.encode(doc.document.issuerKeyID ?? [])
             } catch {
                 return .deny(error.denyReason, detail: "revocation document: \(error.reason)")
             }
-            state.clock.evidence(signed: doc.issued, now: now, leeway: policy.clockLeeway)
-            if doc.revocation.serial > state.revocationSerial, now <= doc.expiry.addingTimeInterval(policy.clockLeeway) {
-                state.revocationSerial = doc.revocation.serial
-                state.revocationIssued = doc.issued
-                state.revocations = doc.revocation.entries
+            state.clock.evidence(doc.document.validity, now: now, leeway: policy.clockLeeway, maxLifetime: policy.maxDocumentLifetime)
+            if now <= doc.expiry.addingTimeInterval(policy.clockLeeway),
+               let change = state.revocationLists.offer(IssuerRevocationList(serial: doc.revocation.serial, issued: doc.issued, entries: doc.revocation.entries), issuer: issuer) {
+                state.pendingRevocationChanges.changes.append(change)
             }
         }
-        state.revocations.removeAll { $0.expiry < now.addingTimeInterval(-policy.clockLeeway) }
 
         // 5. The access document.
         let access: AccessDocument
@@ -103,7 +104,7 @@ public struct DecisionCore: Sendable {
                 return .deny(.documentKeyMismatch, detail: "no presented access document is bound to the key that signed AUTH1 (\(keyHex.prefix(16))…)")
             }
             access = match.0
-            state.clock.evidence(signed: access.validity.signed, now: now, leeway: policy.clockLeeway)
+            state.clock.evidence(access.validity, now: now, leeway: policy.clockLeeway, maxLifetime: policy.maxDocumentLifetime)
             if now <= access.validity.validUntil.addingTimeInterval(policy.clockLeeway),
                access.validity.validUntil.timeIntervalSince(access.validity.validFrom) <= policy.maxDocumentLifetime {
                 cache(access, bytes: match.1, key: keyHex, state: &state)
@@ -120,6 +121,10 @@ public struct DecisionCore: Sendable {
             return .deny(reason, detail: "the lock's clock is not trusted since power loss; set it or present a document signed after \(state.clock.highWaterMark.map(RFC3339.format) ?? "now")")
         }
 
+        // Expired revocation entries go only now, under a trusted clock (one set ahead must not
+        // drop them for good).
+        state.pendingRevocationChanges.changes += state.revocationLists.prune(before: now.addingTimeInterval(-policy.clockLeeway))
+
         // 7. Validity.
         let v = access.validity
         let span = v.validUntil.timeIntervalSince(v.validFrom)
@@ -135,11 +140,12 @@ public struct DecisionCore: Sendable {
             return .deny(.expired, detail: "document \(docID) expired at \(RFC3339.format(v.validUntil)); now is \(RFC3339.format(now))")
         }
 
-        // 8. Revocation.
-        if let entry = state.revocations.first(where: { $0.revokes(credentialPublicKey: p.credentialPublicKey, documentID: access.id) }) {
+        // 8. Revocation, by the list of the document's own issuer.
+        let issuer = Hex.encode(access.document.issuerKeyID ?? [])
+        if let (entry, serial) = state.revocationLists.revocation(of: issuer, credentialPublicKey: p.credentialPublicKey, documentID: access.id) {
             let by = entry.publicKeyHash != nil && entry.publicKeyHash == RevocationEntry.hash(credentialPublicKey: p.credentialPublicKey)
                 ? "credential key hash" : "document id \(docID)"
-            return .deny(.revoked, detail: "revoked by \(by) (revocation serial \(state.revocationSerial))")
+            return .deny(.revoked, detail: "revoked by \(by) (issuer \(issuer) revocation serial \(serial))")
         }
 
         // 9. Rules and schedules.
@@ -239,6 +245,12 @@ public final class OfflineUnlockEngine: AccessDecider, @unchecked Sendable {
     public func cachedDocumentID(credentialPublicKey: [UInt8]) -> String? {
         lock.lock(); defer { lock.unlock() }
         return core.cachedDocument(Hex.encode(credentialPublicKey), state: &_state).map { Hex.encode($0.id) }
+    }
+
+    /// The revocation list changes of the decisions since the last call (the lock audits them).
+    public func takeRevocationChanges() -> [RevocationChange] {
+        lock.lock(); defer { lock.unlock() }
+        return _state.takeRevocationChanges()
     }
 
     public func wantsStepUp(credentialPublicKey: [UInt8]) -> Bool {

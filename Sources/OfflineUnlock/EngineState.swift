@@ -5,11 +5,10 @@ import Foundation
 /// (atomically) after every decision; it is plain Codable data.
 public struct EngineState: Equatable, Sendable, Codable {
     public var clock: TrustedClock
-    /// Serial of the revocation document currently applied (0 = none).
-    public var revocationSerial: UInt64 = 0
-    /// Signed time of that document.
-    public var revocationIssued: Date?
-    public var revocations: [RevocationEntry] = []
+    /// The revocation list of each issuer (by kid, hex), with its serial.
+    public var revocationLists = RevocationLists()
+    /// Revocation list changes since the lock last took them (in memory only).
+    var pendingRevocationChanges = PendingRevocationChanges()
     /// Verified access documents by credential key (hex of the 65-byte key): the bytes as received.
     public var cachedDocuments: [String: [UInt8]] = [:]
     /// Most recent transaction ids (hex), oldest first.
@@ -28,7 +27,15 @@ public struct EngineState: Equatable, Sendable, Codable {
     public init(clock: TrustedClock) { self.clock = clock }
 
     enum CodingKeys: String, CodingKey {
-        case clock, revocationSerial, revocationIssued, revocations, cachedDocuments, recentTransactionIDs, highestVersion
+        case clock, revocationLists, cachedDocuments, recentTransactionIDs, highestVersion
+        // Before lists were per issuer: one list for the whole lock (read, never written).
+        case revocationSerial, revocationIssued, revocations
+    }
+
+    /// The revocation list changes decisions made since the last call (the lock audits each one).
+    public mutating func takeRevocationChanges() -> [RevocationChange] {
+        defer { pendingRevocationChanges.changes = [] }
+        return pendingRevocationChanges.changes
     }
 
     // Cached documents are stored as base64 (not JSON arrays of numbers): the state file is
@@ -36,9 +43,14 @@ public struct EngineState: Equatable, Sendable, Codable {
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         clock = try c.decode(TrustedClock.self, forKey: .clock)
-        revocationSerial = try c.decodeIfPresent(UInt64.self, forKey: .revocationSerial) ?? 0
-        revocationIssued = try c.decodeIfPresent(Date.self, forKey: .revocationIssued)
-        revocations = try c.decodeIfPresent([RevocationEntry].self, forKey: .revocations) ?? []
+        revocationLists = try c.decodeIfPresent(RevocationLists.self, forKey: .revocationLists) ?? RevocationLists()
+        // A state file from before per-issuer lists: its one list, issuer unknown, revokes everywhere.
+        if let legacy = try c.decodeIfPresent([RevocationEntry].self, forKey: .revocations), !legacy.isEmpty {
+            let serial = try c.decodeIfPresent(UInt64.self, forKey: .revocationSerial) ?? 0
+            let issued = try c.decodeIfPresent(Date.self, forKey: .revocationIssued) ?? .distantPast
+            revocationLists = RevocationLists(revocationLists.lists.merging(
+                [RevocationLists.legacyIssuer: IssuerRevocationList(serial: serial, issued: issued, entries: legacy)]) { a, _ in a })
+        }
         // Early state files held the bytes as arrays of numbers: still read them.
         if let legacy = try? c.decodeIfPresent([String: [UInt8]].self, forKey: .cachedDocuments) {
             cachedDocuments = legacy
@@ -52,9 +64,7 @@ public struct EngineState: Equatable, Sendable, Codable {
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(clock, forKey: .clock)
-        try c.encode(revocationSerial, forKey: .revocationSerial)
-        try c.encodeIfPresent(revocationIssued, forKey: .revocationIssued)
-        try c.encode(revocations, forKey: .revocations)
+        try c.encode(revocationLists, forKey: .revocationLists)
         try c.encode(cachedDocuments.mapValues { Data($0) }, forKey: .cachedDocuments)
         try c.encode(recentTransactionIDs, forKey: .recentTransactionIDs)
         try c.encode(highestVersion, forKey: .highestVersion)

@@ -22,6 +22,35 @@ public struct LockPolicy: Equatable, Sendable, Codable {
 
     public init() {}
 
+    /// What each field may be. A configuration outside these is refused when it is read (config
+    /// file, `config create` flags), so no duration can overflow a date and no offset an integer.
+    public enum Bounds {
+        public static let maxDocumentLifetime: ClosedRange<TimeInterval> = 1...(3660 * 86_400)   // ≤ 10 years
+        public static let clockLeeway: ClosedRange<TimeInterval> = 0...86_400                    // ≤ 1 day
+        public static let relockTime: ClosedRange<TimeInterval> = 0...3600                       // ≤ 1 hour
+        public static let scheduleUTCOffsetMinutes: ClosedRange<Int> = -720...840                // UTC−12 … UTC+14
+        public static let replayWindow: ClosedRange<Int> = 0...1_048_576
+        public static let maxCachedDocuments: ClosedRange<Int> = 0...65_536
+    }
+
+    /// Every field within `Bounds`; the first that is not, in words.
+    public func validate() throws(DurationText.Refusal) {
+        func check(_ v: TimeInterval, _ r: ClosedRange<TimeInterval>, _ name: String) throws(DurationText.Refusal) {
+            guard v.isFinite, r.contains(v) else {
+                throw DurationText.Refusal(message: "policy.\(name) \(DurationText.format(v)) is out of range: it must lie between \(DurationText.format(r.lowerBound)) and \(DurationText.format(r.upperBound))")
+            }
+        }
+        func check(_ v: Int, _ r: ClosedRange<Int>, _ name: String) throws(DurationText.Refusal) {
+            guard r.contains(v) else { throw DurationText.Refusal(message: "policy.\(name) \(v) is out of range \(r.lowerBound)…\(r.upperBound)") }
+        }
+        try check(maxDocumentLifetime, Bounds.maxDocumentLifetime, "maxDocumentLifetime")
+        try check(clockLeeway, Bounds.clockLeeway, "clockLeeway")
+        try check(relockTime, Bounds.relockTime, "relockTime")
+        try check(scheduleUTCOffsetMinutes, Bounds.scheduleUTCOffsetMinutes, "scheduleUTCOffsetMinutes")
+        try check(replayWindow, Bounds.replayWindow, "replayWindow")
+        try check(maxCachedDocuments, Bounds.maxCachedDocuments, "maxCachedDocuments")
+    }
+
     enum CodingKeys: String, CodingKey {
         case maxDocumentLifetime, clockLeeway, relockTime, scheduleUTCOffsetMinutes
         case supportedProtocolVersions, minimumProtocolVersion, replayWindow, maxCachedDocuments
@@ -31,12 +60,18 @@ public struct LockPolicy: Equatable, Sendable, Codable {
     /// every key is optional and defaults as above.
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        func duration(_ k: CodingKeys) throws -> TimeInterval? {
+        func duration(_ k: CodingKeys, _ range: ClosedRange<TimeInterval>) throws -> TimeInterval? {
             guard let s = try c.decodeIfPresent(String.self, forKey: k) else { return nil }
-            guard let d = DurationText.parse(s) else {
-                throw DecodingError.dataCorruptedError(forKey: k, in: c, debugDescription: "\"\(s)\" is not a duration like 90s, 5m, 8h, 7d")
+            do throws(DurationText.Refusal) { return try DurationText.parse(s, within: range, what: "value") } catch {
+                throw DecodingError.dataCorruptedError(forKey: k, in: c, debugDescription: error.message)
             }
-            return d
+        }
+        func integer(_ k: CodingKeys, _ range: ClosedRange<Int>) throws -> Int? {
+            guard let v = try c.decodeIfPresent(Int.self, forKey: k) else { return nil }
+            guard range.contains(v) else {
+                throw DecodingError.dataCorruptedError(forKey: k, in: c, debugDescription: "\(v) is out of range \(range.lowerBound)…\(range.upperBound)")
+            }
+            return v
         }
         func version(_ s: String, _ k: CodingKeys) throws -> UInt16 {
             guard let v = ProtocolVersionText.parse(s) else {
@@ -44,16 +79,16 @@ public struct LockPolicy: Equatable, Sendable, Codable {
             }
             return v
         }
-        if let v = try duration(.maxDocumentLifetime) { maxDocumentLifetime = v }
-        if let v = try duration(.clockLeeway) { clockLeeway = v }
-        if let v = try duration(.relockTime) { relockTime = v }
-        if let v = try c.decodeIfPresent(Int.self, forKey: .scheduleUTCOffsetMinutes) { scheduleUTCOffsetMinutes = v }
+        if let v = try duration(.maxDocumentLifetime, Bounds.maxDocumentLifetime) { maxDocumentLifetime = v }
+        if let v = try duration(.clockLeeway, Bounds.clockLeeway) { clockLeeway = v }
+        if let v = try duration(.relockTime, Bounds.relockTime) { relockTime = v }
+        if let v = try integer(.scheduleUTCOffsetMinutes, Bounds.scheduleUTCOffsetMinutes) { scheduleUTCOffsetMinutes = v }
         if let v = try c.decodeIfPresent([String].self, forKey: .supportedProtocolVersions) {
             supportedProtocolVersions = try v.map { try version($0, .supportedProtocolVersions) }
         }
         if let v = try c.decodeIfPresent(String.self, forKey: .minimumProtocolVersion) { minimumProtocolVersion = try version(v, .minimumProtocolVersion) }
-        if let v = try c.decodeIfPresent(Int.self, forKey: .replayWindow) { replayWindow = max(0, v) }
-        if let v = try c.decodeIfPresent(Int.self, forKey: .maxCachedDocuments) { maxCachedDocuments = max(0, v) }
+        if let v = try integer(.replayWindow, Bounds.replayWindow) { replayWindow = v }
+        if let v = try integer(.maxCachedDocuments, Bounds.maxCachedDocuments) { maxCachedDocuments = v }
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -66,43 +101,6 @@ public struct LockPolicy: Equatable, Sendable, Codable {
         try c.encode(ProtocolVersionText.format(minimumProtocolVersion), forKey: .minimumProtocolVersion)
         try c.encode(replayWindow, forKey: .replayWindow)
         try c.encode(maxCachedDocuments, forKey: .maxCachedDocuments)
-    }
-}
-
-/// Durations as people write them: `90s`, `5m`, `8h`, `7d`, `1w`, combinations `1h30m`, or bare seconds.
-public enum DurationText {
-    public static func parse(_ text: String) -> TimeInterval? {
-        let t = text.trimmingCharacters(in: .whitespaces).lowercased()
-        if let s = Double(t), s >= 0 { return s }
-        var total = 0.0, number = "", sawUnit = false
-        for ch in t {
-            if ch.isNumber || ch == "." { number.append(ch); continue }
-            let unit: Double
-            switch ch {
-            case "s": unit = 1
-            case "m": unit = 60
-            case "h": unit = 3600
-            case "d": unit = 86_400
-            case "w": unit = 604_800
-            default: return nil
-            }
-            guard let n = Double(number) else { return nil }
-            total += n * unit
-            number = ""
-            sawUnit = true
-        }
-        return number.isEmpty && sawUnit ? total : nil
-    }
-
-    public static func format(_ seconds: TimeInterval) -> String {
-        var s = Int(seconds.rounded())
-        if s == 0 { return "0s" }
-        var out = ""
-        for (unit, name) in [(86_400, "d"), (3600, "h"), (60, "m"), (1, "s")] where s >= unit {
-            out += "\(s / unit)\(name)"
-            s %= unit
-        }
-        return out
     }
 }
 

@@ -9,7 +9,7 @@ import Foundation
 ///   2. a verified document (trusted issuer, good signature) whose signed time is above the
 ///      high-water mark and not ahead of the lock's clock by more than the leeway — evidence that
 ///      the clock is at least as late as a moment the issuer vouched for, and past anything the
-///      lock saw before.
+///      lock saw before — within a bound: see `evidence`.
 /// - Pure: every method takes the time as an argument.
 public struct TrustedClock: Equatable, Sendable, Codable {
     public private(set) var highWaterMark: Date?
@@ -37,12 +37,25 @@ public struct TrustedClock: Equatable, Sendable, Codable {
     /// the operator is how a clock set too far ahead is repaired).
     public mutating func operatorSet(_ now: Date) { trusted = true; highWaterMark = now }
 
-    /// Signed time from a verified document. Returns true when it restored trust.
+    /// Signed time from a verified document (`validity` is its MSO validity: signed, validFrom,
+    /// validUntil). Returns true when it restored trust. It does only when all hold, with
+    /// HWM the high-water mark and L the policy's maximum document lifetime:
+    /// - HWM < signed ≤ HWM + L — the issuer vouched for a moment after anything the lock saw, and
+    ///   not further ahead than a document may live (a future-dated document is no evidence);
+    /// - signed − leeway ≤ now ≤ HWM + L + leeway — the lock's clock is not behind that moment, and
+    ///   not further ahead of the mark than one document lifetime;
+    /// - now ≤ validUntil + leeway — the document itself is still valid at the lock's time.
+    /// Trust then resumes at `now`, so one document moves the high-water mark by at most L + leeway.
+    /// A lock that was without power for longer than L needs an operator (`clock set`).
     @discardableResult
-    public mutating func evidence(signed: Date, now: Date, leeway: TimeInterval) -> Bool {
+    public mutating func evidence(_ validity: IssuedDocument.Validity, now: Date, leeway: TimeInterval, maxLifetime: TimeInterval) -> Bool {
         guard !trusted else { return false }
-        if let hwm = highWaterMark, signed <= hwm { return false }
-        guard now >= signed.addingTimeInterval(-leeway) else { return false }
+        let signed = validity.signed
+        if let hwm = highWaterMark {
+            guard signed > hwm, signed <= hwm.addingTimeInterval(maxLifetime),
+                  now <= hwm.addingTimeInterval(maxLifetime + leeway) else { return false }
+        }
+        guard now >= signed.addingTimeInterval(-leeway), now <= validity.validUntil.addingTimeInterval(leeway) else { return false }
         trusted = true
         highWaterMark = max(highWaterMark ?? now, now)
         return true

@@ -26,24 +26,25 @@ public enum VPICCMessage: Equatable, Sendable {
     /// The length-prefixed frame of `payload` (at most 65 535 bytes: longer is cut by the caller).
     public static func frame(_ payload: [UInt8]) -> [UInt8] {
         let n = min(payload.count, 0xFFFF)
-        return [UInt8(n >> 8), UInt8(n & 0xFF)] + payload.prefix(n)
+        return UInt16(n).bigEndianBytes + payload.prefix(n)
     }
 }
 
-/// Incremental decoder for vpicc frames: feed bytes as they come, take payloads out (nil = need more).
-public struct VPICCFrameDecoder: Sendable {
-    private var buffer: [UInt8] = []
+/// Incremental decoder for vpicc frames (a `FrameDecoder`): feed bytes as they come, take
+/// payloads out (nil = need more).
+public struct VPICCFrameDecoder: FrameDecoder, Sendable {
+    public typealias Failure = Never
+    private var buffer = FrameBuffer()
     public init() {}
-    public mutating func append<C: Collection>(_ bytes: C) where C.Element == UInt8 { buffer += bytes }
+    public mutating func feed<S: Sequence>(_ bytes: S) where S.Element == UInt8 { buffer.append(bytes) }
     public var buffered: Int { buffer.count }
 
-    public mutating func nextFrame() -> [UInt8]? {
+    public mutating func next() -> [UInt8]? {
         guard buffer.count >= 2 else { return nil }
         let n = Int(buffer[0]) << 8 | Int(buffer[1])
         guard buffer.count >= 2 + n else { return nil }
-        let frame = Array(buffer[2..<2 + n])
-        buffer.removeFirst(2 + n)
-        return frame
+        buffer.consume(2)
+        return buffer.take(n)
     }
 }
 
@@ -137,8 +138,8 @@ public final class VirtualICC: @unchecked Sendable {
             guard let bytes = received else { continue }  // timeout: look at `removing` again
             socket.acknowledgeQuickly()
             if bytes.isEmpty { return }  // the reader closed (pcscd stopped)
-            decoder.append(bytes)
-            while let payload = decoder.nextFrame() {
+            decoder.feed(bytes)
+            while let payload = decoder.next() {
                 guard !isRemoving else { return }
                 let answer: [UInt8]?
                 switch VPICCMessage(parsing: payload) {

@@ -143,7 +143,7 @@ enum BLEBenchmark {
             let issuer = P256.Signing.PrivateKey(), readerKey = P256.Signing.PrivateKey()
             let groupID = (0..<16).map { _ in UInt8.random(in: 0...255) }, subID = (0..<16).map { _ in UInt8.random(in: 0...255) }
             try Data(issuer.publicKey.pemRepresentation.utf8).write(to: directory.appendingPathComponent("issuer.pub.pem"))
-            try Data(readerKey.pemRepresentation.utf8).write(to: directory.appendingPathComponent("reader.key.pem"))
+            try PrivateKeyFile.write(readerKey, to: directory.appendingPathComponent("reader.key.pem").path)
             let config = LockConfiguration(model: "Schlage NDE", firmware: "02.12.72",
                                            reader: .init(signingKey: "reader.key.pem", groupID: groupID.hex, subID: subID.hex),
                                            trustedIssuers: ["issuer.pub.pem"], stateDirectory: "state", clock: "system",

@@ -12,7 +12,7 @@ struct LockBenchBench: ParsableCommand {
         SUBCOMMAND`. Exit codes: 0 measured, 1 a measured run failed its check, 2 usage error, \
         3 environment failure (no lockbench binary, no controller, libnfc missing).
         """,
-        subcommands: [Audit.self, Transaction.self, NFC.self, BLE.self, PCSC.self]
+        subcommands: [Audit.self, Transaction.self, NFC.self, BLE.self, PCSC.self, Durability.self]
     )
 
     /// Usage errors exit 2 like the CLI's (ArgumentParser's default is 64).
@@ -206,6 +206,35 @@ extension LockBenchBench {
         func run() throws {
             try finish(BLEBenchmark.run(count: count, echoes: echoes, lockSpec: lock, phoneSpec: phone,
                                         controller: controller, engine: flow == .engine))
+        }
+    }
+}
+
+extension LockBenchBench {
+    struct Durability: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "What making one decision durable costs the lock, against a bare fsync measured in the same run.",
+            discussion: """
+            On --directory (point it at the disk you care about) the benchmark times a bare \
+            300-byte append + fsync, then `EmulatedLock.decide` for a cached credential — the \
+            engine's checks, the audit append and fsync, the atomic state rewrite — on a lock \
+            holding 1 and 256 cached documents. It prints medians of --samples, each decision as a \
+            multiple of the bare fsync, and whether it meets the goal of one fsync + 1 ms.
+            """
+        )
+
+        @Option(help: "Decisions (and bare fsyncs) to time; the median counts.")
+        var samples = 200
+
+        @Option(help: ArgumentHelp("Where to write (default: the temporary directory).", valueName: "dir"))
+        var directory: String?
+
+        func validate() throws {
+            guard samples >= 10 else { throw ValidationError("--samples takes a number of at least 10") }
+        }
+
+        func run() throws {
+            try finish(DurabilityBenchmark.run(samples: samples, directory: directory ?? FileManager.default.temporaryDirectory.path))
         }
     }
 }

@@ -1,7 +1,7 @@
 import AccessProtocol
 import ByteCore
 import Foundation
-import LockBenchTestSupport
+import LockBenchTestDoubles
 import LockRuntime
 import NFC
 import OfflineUnlock

@@ -4,7 +4,7 @@ import Codecs
 import Crypto
 import Dispatch
 import Foundation
-import LockBenchTestSupport
+import LockBenchTestDoubles
 import OfflineUnlock
 
 /// `lockbench-bench transaction`: the lock side of a standard and of a FAST transaction, both

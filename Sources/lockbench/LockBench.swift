@@ -19,7 +19,7 @@ struct LockBench: ParsableCommand {
                 // One line per noun; each lives in Commands/<Noun>.swift.
                 FirmwareCommand.self, KeyCommand.self, DocCommand.self, ConfigCommand.self, DecideCommand.self,
                 ClockCommand.self, AuditCommand.self, CredentialCommand.self, LockCommand.self, DemoCommand.self,
-                NFCCommand.self, DoctorCommand.self, PCSCCommand.self, BLECommand.self,
+                NFCCommand.self, DoctorCommand.self, PCSCCommand.self, BLECommand.self, ConformanceCommand.self, TraceCommand.self,
             ]
         )
     }

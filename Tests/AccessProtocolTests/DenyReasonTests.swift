@@ -44,6 +44,8 @@ final class DenyReasonTests: XCTestCase {
             }
         })
         expect(.malformedInput, run(Fixture.credential(faults: .malformedAuth0)))
+        expect(.transactionLimit, LockReader(configuration: Fixture.readerConfiguration(), decider: Fixture.engine())
+            .runTransaction(over: InMemoryLink(EndlessPeer()), at: Fixture.time))
         let replaying = Fixture.credential(faults: .replayEphemeralKey)
         let engine = Fixture.engine()
         let reader = LockReader(configuration: Fixture.readerConfiguration(), decider: engine)

@@ -99,6 +99,12 @@ final class CBORErrorTests: XCTestCase {
         check("62 c3 28", .invalidUTF8)
         check("a2 01 02 01 03", .duplicateMapKey)
         check("a2 01 02 01 03", .duplicateMapKey, options: .strict)
+        // Two NaN keys (any payload) re-encode as the same f97e00 key: a repeat, not two keys
+        // (fuzzer finding: the lenient decoder let them through and the strict one refused the
+        // re-encoding). 0.0 and -0.0 encode differently and stay two keys.
+        check("a2 f9 7e00 00 fa 7fc00001 01", .duplicateMapKey)
+        check("a2 f9 7e00 00 f9 7e00 01", .duplicateMapKey)
+        XCTAssertEqual(try CBOR(parsing: Hex.decode("a2f9000000f9800001")!).encoded().count, 9)
         check("f8 18", .invalidSimpleValue)
         check("c0 01", .invalidTagContent)
         check("c0 63 616263", .invalidTagContent)

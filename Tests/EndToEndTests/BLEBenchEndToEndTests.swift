@@ -190,7 +190,9 @@ final class BLEBenchEndToEndTests: XCTestCase {
         XCTAssertFalse(all.contains("controller lost"), all)
         XCTAssertFalse(all.contains("unsecured\""), all)
 
-        let state = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: site.dir.appendingPathComponent("state/state.json"))) as? [String: Any])
+        // state.json is {"mac": …, "state": {…}} (authenticated, docs/lock-config.md).
+        let file = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: site.dir.appendingPathComponent("state/state.json"))) as? [String: Any])
+        let state = try XCTUnwrap(file["state"] as? [String: Any])
         let bolt = try XCTUnwrap(state["bolt"] as? [String: Any])
         XCTAssertNotNil(bolt["secured"], "state.json: \(bolt)")
         let verify = try LockBenchProcess.run(["audit", "verify", "--config", site.config])

@@ -15,7 +15,8 @@ final class LockRunTests: XCTestCase {
         XCTAssertTrue(result.stdout.contains("ok   alice's (lost) phone again: DENIED (revoked)"), result.stdout)
         let audit = try String(contentsOf: dir.appendingPathComponent("state/audit.log"), encoding: .utf8)
         let entries = audit.split(separator: "\n").map { try! JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any] }
-        XCTAssertEqual(entries.map { $0["decision"] as? String }, ["grant", "deny", "grant", "deny"])
+        // The revocation list carol's phone delivered is its own entry, before her grant.
+        XCTAssertEqual(entries.map { $0["decision"] as? String }, ["grant", "deny", "revocation_list", "grant", "deny"])
         XCTAssertEqual(entries.compactMap { $0["reason"] as? String }, ["expired", "revoked"])
         XCTAssertEqual(Set(entries.compactMap { $0["transport"] as? String }), ["nfc"])
         let verify = try LockBenchProcess.run(["audit", "verify", "--config", dir.appendingPathComponent("lock.json").path])
@@ -45,7 +46,7 @@ final class LockRunTests: XCTestCase {
         lock.process.waitUntilExit()
         XCTAssertEqual(lock.process.terminationStatus, 0)
         let audit = try String(contentsOf: dir.appendingPathComponent("state/audit.log"), encoding: .utf8)
-        XCTAssertEqual(audit.split(separator: "\n").count, 6, "4 demo taps + 2 here, all on disk")
+        XCTAssertEqual(audit.split(separator: "\n").count, 7, "4 demo taps and a revocation list change + 2 here, all on disk")
     }
 
     func testTheRunningLocksClockMovesFromItsConsoleAndItsStateIsNotShared() throws {

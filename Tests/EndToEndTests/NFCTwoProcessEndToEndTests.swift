@@ -56,7 +56,7 @@ final class NFCTwoProcessEndToEndTests: XCTestCase {
         run.process.waitUntilExit()
         XCTAssertEqual(run.process.terminationStatus, 0)
         let audit = try String(contentsOf: lock.dir.appendingPathComponent("state/audit.log"), encoding: .utf8)
-        XCTAssertEqual(audit.split(separator: "\n").count, 6, "4 demo taps + 2 here")
+        XCTAssertEqual(audit.split(separator: "\n").count, 7, "4 demo taps, the demo's revocation list change, + 2 here")
         reader.send("quit")
         _ = try reader.waitForLine(containing: "virtual PN532 stopped")
         reader.process.waitUntilExit()

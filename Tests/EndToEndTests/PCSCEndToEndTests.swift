@@ -5,28 +5,13 @@ import XCTest
 /// The PC/SC path as a user runs it, two processes through the real pcscd: `lockbench credential
 /// serve --vpicc` puts a phone in vsmartcard's `Virtual PCD 00 01` (port 35964; the LockRuntime
 /// tests use `00 00`, so the two never share a reader), `lockbench lock run --nfc "pcsc:…"` opens
-/// it through libpcsclite. pcscd is started (`-f -x`: exits by itself when idle) if not running.
+/// it through libpcsclite. pcscd is started (`PCSCDaemon`, test support) if not running.
 final class PCSCEndToEndTests: XCTestCase {
     static let reader = "Virtual PCD 00 01"
     static let vpcd = "127.0.0.1:35964"
 
     override func setUpWithError() throws {
-        if try LockBenchProcess.run(["pcsc", "list"]).stdout.contains(Self.reader) { return }
-        guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/pcscd") else {
-            throw PCSCDaemonMissing(description: "pcscd is not installed: sudo apt-get install pcscd libpcsclite-dev vsmartcard-vpcd")
-        }
-        let pcscd = Process()
-        pcscd.executableURL = URL(fileURLWithPath: "/usr/sbin/pcscd")
-        pcscd.arguments = ["-f", "-x"]
-        pcscd.standardOutput = FileHandle.nullDevice
-        pcscd.standardError = FileHandle.nullDevice
-        try pcscd.run()
-        let deadline = Date().addingTimeInterval(15)
-        while Date() < deadline {
-            if try LockBenchProcess.run(["pcsc", "list"]).stdout.contains(Self.reader) { return }
-            Thread.sleep(forTimeInterval: 0.2)
-        }
-        throw PCSCDaemonMissing(description: "pcscd does not offer \"\(Self.reader)\": install vsmartcard-vpcd and restart pcscd")
+        try PCSCDaemon.ensureRunning(offering: Self.reader)
     }
 
     func testPcscListShowsTheReaders() throws {
@@ -96,8 +81,4 @@ final class PCSCEndToEndTests: XCTestCase {
         XCTAssertEqual(bad.status, 2)
         XCTAssertTrue(bad.stderr.contains("--vpicc \"nowhere\" is not HOST:PORT"), bad.stderr)
     }
-}
-
-struct PCSCDaemonMissing: Error, CustomStringConvertible {
-    var description: String
 }

@@ -112,7 +112,7 @@ final class NFCTransactionTests: XCTestCase {
         let outcome = try lock.tap(alice.session)
         XCTAssertEqual(outcome.reason, .revoked, "\(outcome.decision)")
         let audit = try lock.audit()
-        XCTAssertEqual(audit.map(\.decision), ["grant", "grant", "deny"])
+        XCTAssertEqual(audit.map(\.decision), ["grant", "revocation_list", "grant", "deny"])
         XCTAssertEqual(audit.last?.reason, "revoked")
         XCTAssertEqual(audit.last?.transaction, outcome.transactionID)
     }

@@ -1,6 +1,7 @@
 import AccessProtocol
 import ByteCore
 import Foundation
+import LockBenchTestSupport
 import LockRuntime
 import OfflineUnlock
 @testable import PCSC
@@ -16,7 +17,7 @@ final class PCSCTests: XCTestCase {
     static let port: UInt16 = 35963
 
     override func setUpWithError() throws {
-        try PCSCDaemon.ensureRunning(reader: Self.reader)
+        try PCSCDaemon.ensureRunning(offering: Self.reader)
     }
 
     // MARK: The binding
@@ -117,10 +118,10 @@ final class PCSCTests: XCTestCase {
     func testVPICCFramingAndATR() {
         var d = VPICCFrameDecoder()
         let stream: [UInt8] = [0x00, 0x01, 0x04] + [0x00, 0x05, 0x00, 0xA4, 0x04, 0x00, 0x00] + [0x00]
-        for b in stream { d.append([b]) }  // byte by byte
-        XCTAssertEqual(d.nextFrame().map(VPICCMessage.init(parsing:)), .getATR)
-        XCTAssertEqual(d.nextFrame().map(VPICCMessage.init(parsing:)), .apdu([0x00, 0xA4, 0x04, 0x00, 0x00]))
-        XCTAssertNil(d.nextFrame(), "half a length: need more")
+        for b in stream { d.feed([b]) }  // byte by byte
+        XCTAssertEqual(d.next().map(VPICCMessage.init(parsing:)), .getATR)
+        XCTAssertEqual(d.next().map(VPICCMessage.init(parsing:)), .apdu([0x00, 0xA4, 0x04, 0x00, 0x00]))
+        XCTAssertNil(d.next(), "half a length: need more")
         XCTAssertEqual(VPICCMessage(parsing: [0x00]), .powerOff)
         XCTAssertEqual(VPICCMessage(parsing: [0x01]), .powerOn)
         XCTAssertEqual(VPICCMessage(parsing: [0x02]), .reset)
@@ -214,39 +215,4 @@ final class PCSCTests: XCTestCase {
         while Date() < deadline { if try condition() { return true } }
         return false
     }
-}
-
-/// pcscd for the tests: used when it runs (CI's `.ci/run` starts it), started otherwise
-/// (`pcscd -f -x`: foreground, exits by itself after 60 s idle) — the packages must be installed:
-/// a missing one fails the test with the install line, never skips it.
-enum PCSCDaemon {
-    static func ensureRunning(reader: String) throws {
-        if offers(reader) { return }
-        guard let pcscd = ["/usr/sbin/pcscd", "/usr/local/sbin/pcscd"].first(where: FileManager.default.isExecutableFile(atPath:)) else {
-            throw PCSCMissing("pcscd is not installed: sudo apt-get install pcscd libpcsclite-dev vsmartcard-vpcd")
-        }
-        if (try? PCSCContext()) == nil {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: pcscd)
-            process.arguments = ["-f", "-x"]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-        }
-        let deadline = Date().addingTimeInterval(15)
-        while Date() < deadline {
-            if offers(reader) { return }
-            Thread.sleep(forTimeInterval: 0.1)
-        }
-        throw PCSCMissing("pcscd does not offer \"\(reader)\": is vsmartcard-vpcd installed (sudo apt-get install vsmartcard-vpcd) and pcscd restarted?")
-    }
-
-    private static func offers(_ reader: String) -> Bool {
-        ((try? PCSCContext().readers()) ?? []).contains(reader)
-    }
-}
-
-struct PCSCMissing: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
 }

@@ -10,33 +10,15 @@ import XCTest
 /// A lock built from real files: configuration, reader key, issuer key; documents issued with the
 /// issuer's private key; decisions through the AccessDecider seam.
 final class EmulatedLockTests: XCTestCase {
-    let t0 = TestFixtures.monday
-    let issuer = P256.Signing.PrivateKey()
-    let credential = P256.Signing.PrivateKey()
-    let group = TestFixtures.groupID, sub = TestFixtures.subID
-
-    func makeConfig(_ dir: String, policy: LockPolicy = LockPolicy()) throws -> String {
-        let reader = P256.Signing.PrivateKey()
-        try reader.pemRepresentation.write(toFile: dir + "/reader.key.pem", atomically: true, encoding: .utf8)
-        try issuer.publicKey.pemRepresentation.write(toFile: dir + "/issuer.pub.pem", atomically: true, encoding: .utf8)
-        let config = LockConfiguration(model: "NDE", firmware: "03.20.00",
-                                       reader: .init(signingKey: "reader.key.pem", groupID: Hex.encode(group), subID: Hex.encode(sub)),
-                                       trustedIssuers: ["issuer.pub.pem"], policy: policy, stateDirectory: "state",
-                                       clock: RFC3339.format(t0))
-        let path = dir + "/lock.json"
-        try config.encoded().write(to: URL(fileURLWithPath: path))
-        return path
-    }
-
-    func document(until: TimeInterval = 8 * 3600) throws -> [UInt8] {
-        TestFixtures.accessDocument(credentialPublicKey: Primitives.point(of: credential), id: [0xD1],
-                                    from: t0.addingTimeInterval(-60), until: t0.addingTimeInterval(until), issuer: issuer)
-    }
-
-    func presentation(_ docs: [[UInt8]] = []) -> Presentation {
-        Presentation(credentialPublicKey: Primitives.point(of: credential), transactionID: Primitives.randomBytes(16),
-                     interface: .nfc, protocolVersion: 0x0100, fast: false, accessDocuments: docs)
-    }
+    let fixture = LockFixture()
+    var t0: Date { fixture.t0 }
+    var issuer: P256.Signing.PrivateKey { fixture.issuer }
+    var credential: P256.Signing.PrivateKey { fixture.credential }
+    var group: [UInt8] { fixture.group }
+    var sub: [UInt8] { fixture.sub }
+    func makeConfig(_ dir: String, policy: LockPolicy = LockPolicy()) throws -> String { try fixture.makeConfig(dir, policy: policy) }
+    func document(until: TimeInterval = 8 * 3600) throws -> [UInt8] { try fixture.document(until: until) }
+    func presentation(_ docs: [[UInt8]] = []) -> Presentation { fixture.presentation(docs) }
 
     func testConfigurationRoundTripAndErrors() throws {
         let dir = try temporaryDirectory("lockbench-lock").path
@@ -170,10 +152,100 @@ final class EmulatedLockTests: XCTestCase {
             try? FileManager.default.removeItem(atPath: dir + "/state/state.json")
             try FileManager.default.createDirectory(atPath: dir + "/state/state.json.tmp", withIntermediateDirectories: true)
         }
-        let d = lock.decide(presentation([try document()]))
-        XCTAssertEqual(d.denyReason, .malformedInput, "\(d)")
-        guard case .deny(_, let detail) = d else { return XCTFail() }
-        XCTAssertTrue(detail.hasPrefix("storage failure:"), detail)
+        let outcome = lock.apply(.presentation(presentation([try document()])))
+        XCTAssertEqual(outcome.refusal?.layer, .lock)
+        XCTAssertEqual(outcome.refusal?.code, "storage_failure", "\(outcome)")
+        guard case .deny(_, let detail) = outcome.decision else { return XCTFail() }
+        XCTAssertTrue(detail.hasPrefix("storage failure:") && detail.contains("could not record the transaction durably"), detail)
         XCTAssertEqual(lock.boltName, "secured")
+        // The grant that could not be saved is not in the log; the deny that was answered is.
+        let (entries, damage) = try AuditLog.verify(directory: dir + "/state")
+        XCTAssertNil(damage)
+        XCTAssertEqual(entries.map(\.decision), ["deny"])
+        XCTAssertEqual(entries.first?.reason, "storage_failure")
+    }
+
+    // MARK: Issue 9
+
+    /// §1.1: every revocation list change is an audit entry, written before the decision's own.
+    func testRevocationListChangesAreAudited() throws {
+        let dir = try temporaryDirectory("lockbench-lock").path
+        let lock = try EmulatedLock(configuration: LockConfiguration.load(path: try makeConfig(dir)))
+        XCTAssertTrue(lock.decide(presentation([try document()])).isGrant)
+        let entry = try RevocationEntry(publicKeyHash: RevocationEntry.hash(credentialPublicKey: Primitives.point(of: credential)), expiry: t0.addingTimeInterval(86_400))
+        let list = RevocationDocument.issue(revocation: RevocationData(serial: 4, entries: [entry]), issued: t0.addingTimeInterval(-60),
+                                            expiry: t0.addingTimeInterval(86_400), issuerKey: issuer).encoded()
+        var p = presentation()
+        p.revocationDocuments = [list]
+        XCTAssertEqual(lock.decide(p).denyReason, .revoked)
+        let (entries, damage) = try AuditLog.verify(directory: dir + "/state")
+        XCTAssertNil(damage)
+        XCTAssertEqual(entries.map(\.decision), ["grant", AuditEntry.revocationListEvent, "deny"])
+        XCTAssertEqual(entries.map(\.seq), [1, 2, 3])
+        let kid = Hex.encode(CoseSign1.keyIdentifier(issuerPublicKey: Primitives.point(of: issuer)))
+        XCTAssertEqual(entries[1].detail, "revocation list of issuer \(kid) replaced: serial none → 4, 1 entry")
+        XCTAssertEqual(entries[1].transaction, entries[2].transaction)
+    }
+
+    /// §1.6/§3.14: a clock moved beyond year 9999 is refused (nothing saved), not trapped on.
+    func testClockCannotBeMovedOutOfRange() throws {
+        let dir = try temporaryDirectory("lockbench-lock").path
+        let path = try makeConfig(dir)
+        var lock: EmulatedLock? = try EmulatedLock(configuration: LockConfiguration.load(path: path))
+        for seconds in [1e300, -1e300, .infinity, 300_000_000_000] {
+            XCTAssertThrowsError(try lock!.advanceClock(seconds)) { XCTAssertEqual(($0 as? LockError)?.code, .invalidInput, "\($0)") }
+        }
+        XCTAssertThrowsError(try lock!.setClock(Date(timeIntervalSince1970: .nan), trusted: true))
+        XCTAssertEqual(lock!.clock.now(), t0)
+        lock = nil
+        XCTAssertEqual(try EmulatedLock(configuration: LockConfiguration.load(path: path)).clock.now(), t0)
+    }
+
+    /// §3.14: a state file holding a time no date can be (written by an older LockBench) is
+    /// refused as corrupt with the way out in the message.
+    func testStateWithAnImpossibleTimeIsRefused() throws {
+        let dir = try temporaryDirectory("lockbench-lock").path
+        let path = try makeConfig(dir)
+        try EmulatedLock(configuration: LockConfiguration.load(path: path)).flush()
+        // A state file with a valid MAC whose clock no date can be (e.g. saved by an older LockBench).
+        let key = try AuditLog.openKey(dir + "/state/audit.key", history: true)
+        let store = StateStore(directory: dir + "/state", auditKey: key)
+        var state = try XCTUnwrap(store.load())
+        state.clock = .frozen(Date(timeIntervalSince1970: 1e300))
+        try store.save(state)
+        XCTAssertThrowsError(try EmulatedLock(configuration: LockConfiguration.load(path: path))) {
+            XCTAssertEqual(($0 as? LockError)?.code, .corruptState, "\($0)")
+            XCTAssertTrue("\($0)".contains("clock set"), "\($0)")
+        }
+    }
+
+    /// §3.14: every policy value is bounded when the configuration is read.
+    func testConfigurationRefusesUnboundedPolicy() throws {
+        let dir = try temporaryDirectory("lockbench-lock").path
+        _ = try makeConfig(dir)
+        let base = #"{"model":"NDE","firmware":"1","reader":{"signingKey":"reader.key.pem","groupID":"\#(Hex.encode(group))","subID":"\#(Hex.encode(sub))"},"policy":"#
+        let cases: [(String, String)] = [
+            (#"{"relockTime":"inf"}"#, "relockTime"), (#"{"relockTime":"1e300"}"#, "relockTime"),
+            (#"{"clockLeeway":"inf"}"#, "clockLeeway"), (#"{"clockLeeway":"nan"}"#, "clockLeeway"),
+            (#"{"maxDocumentLifetime":"1e300"}"#, "maxDocumentLifetime"), (#"{"maxDocumentLifetime":"100000d"}"#, "maxDocumentLifetime"),
+            (#"{"relockTime":"2h"}"#, "relockTime"), (#"{"clockLeeway":"-5m"}"#, "clockLeeway"),
+            (#"{"scheduleUTCOffsetMinutes":9223372036854775807}"#, "scheduleUTCOffsetMinutes"),
+            (#"{"scheduleUTCOffsetMinutes":-900}"#, "scheduleUTCOffsetMinutes"),
+            (#"{"replayWindow":-1}"#, "replayWindow"), (#"{"maxCachedDocuments":100000000}"#, "maxCachedDocuments"),
+        ]
+        for (policy, field) in cases {
+            try Data((base + policy + "}").utf8).write(to: URL(fileURLWithPath: dir + "/p.json"))
+            XCTAssertThrowsError(try LockConfiguration.load(path: dir + "/p.json"), policy) {
+                XCTAssertEqual(($0 as? LockError)?.code, .invalidConfiguration, "\($0)")
+                XCTAssertTrue("\($0)".contains(field), "\($0)")
+            }
+        }
+        // A policy built in code is checked when a lock opens.
+        var policy = LockPolicy()
+        policy.relockTime = .infinity
+        let bad = try makeConfig(dir, policy: LockPolicy())
+        var config = try LockConfiguration.load(path: bad)
+        config.policy = policy
+        XCTAssertThrowsError(try EmulatedLock(configuration: config)) { XCTAssertEqual(($0 as? LockError)?.code, .invalidConfiguration) }
     }
 }

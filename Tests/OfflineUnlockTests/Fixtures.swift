@@ -32,8 +32,8 @@ struct Fixture {
     }
 
     func revocationDocument(serial: UInt64, entries: [RevocationEntry], issued: Date = Fixture.t0.addingTimeInterval(-60),
-                            expiry: Date = Fixture.t0.addingTimeInterval(30 * 86_400)) -> [UInt8] {
-        TestFixtures.revocationDocument(serial: serial, entries: entries, issued: issued, expiry: expiry, issuer: issuer)
+                            expiry: Date = Fixture.t0.addingTimeInterval(30 * 86_400), by issuerKey: P256.Signing.PrivateKey? = nil) -> [UInt8] {
+        TestFixtures.revocationDocument(serial: serial, entries: entries, issued: issued, expiry: expiry, issuer: issuerKey ?? issuer)
     }
 
     static var tidCounter: UInt8 = 0

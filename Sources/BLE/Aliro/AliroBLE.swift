@@ -85,7 +85,7 @@ public struct AliroAdvertisement: Equatable, Sendable {
         let t = now.timeIntervalSince1970
         let end = t.isFinite ? ((t / w).rounded(.down) + 1) * w : 0
         let v = UInt32(clamping: Int64(max(0, min(end, Double(UInt32.max)))))
-        return [UInt8(v >> 24), UInt8(truncatingIfNeeded: v >> 16), UInt8(truncatingIfNeeded: v >> 8), UInt8(truncatingIfNeeded: v)]
+        return v.bigEndianBytes
     }
 
     /// The expiry as a date.

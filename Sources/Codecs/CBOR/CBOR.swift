@@ -8,6 +8,10 @@ import Foundation
 ///   writes the deterministic order (RFC 8949 §4.2.1: keys sorted bytewise by their encoding).
 /// - Floats are decoded from half, single and double precision into `.float(Double)` and
 ///   encoded in the shortest of the three that keeps the value (RFC 8949 §4.2.2).
+///
+/// Equality follows the deterministic encoding: two floats are equal when they encode to the same
+/// bytes (every NaN is `f9 7e00`; `0.0` and `-0.0` differ), so a map cannot hold two NaN keys that
+/// would re-encode as a repeated key (a fuzzer finding).
 public indirect enum CBOR: Hashable, Sendable {
     case unsigned(UInt64)
     case negative(UInt64)
@@ -27,6 +31,41 @@ public indirect enum CBOR: Hashable, Sendable {
         value >= 0 ? .unsigned(UInt64(value)) : .negative(UInt64(-(value + 1)))
     }
     public static func int(_ value: Int64) -> CBOR { .int(Int(value)) }
+}
+
+extension CBOR {
+    public static func == (lhs: CBOR, rhs: CBOR) -> Bool {
+        switch (lhs, rhs) {
+        case let (.unsigned(a), .unsigned(b)), let (.negative(a), .negative(b)): return a == b
+        case let (.bytes(a), .bytes(b)): return a == b
+        case let (.text(a), .text(b)): return a == b
+        case let (.array(a), .array(b)): return a == b
+        case let (.map(a), .map(b)): return a == b
+        case let (.tagged(t, a), .tagged(u, b)): return t == u && a == b
+        case let (.simple(a), .simple(b)): return a == b
+        case let (.bool(a), .bool(b)): return a == b
+        case (.null, .null), (.undefined, .undefined): return true
+        case let (.float(a), .float(b)): return a.isNaN ? b.isNaN : a.bitPattern == b.bitPattern
+        default: return false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .unsigned(let v): hasher.combine(0); hasher.combine(v)
+        case .negative(let v): hasher.combine(1); hasher.combine(v)
+        case .bytes(let v): hasher.combine(2); hasher.combine(v)
+        case .text(let v): hasher.combine(3); hasher.combine(v)
+        case .array(let v): hasher.combine(4); hasher.combine(v)
+        case .map(let v): hasher.combine(5); hasher.combine(v)
+        case .tagged(let t, let v): hasher.combine(6); hasher.combine(t); hasher.combine(v)
+        case .simple(let v): hasher.combine(7); hasher.combine(v)
+        case .bool(let v): hasher.combine(8); hasher.combine(v)
+        case .null: hasher.combine(9)
+        case .undefined: hasher.combine(10)
+        case .float(let v): hasher.combine(11); hasher.combine(v.isNaN ? UInt64.max : v.bitPattern)
+        }
+    }
 }
 
 // MARK: - Literals
@@ -108,7 +147,9 @@ extension CBOR {
     public var dateValue: Date? {
         switch self {
         case .tagged(Tag.dateTimeString, .text(let s)): return RFC3339.parse(s)
-        case .tagged(Tag.epochDateTime, let v): return v.doubleValue.map { Date(timeIntervalSince1970: $0) }
+        case .tagged(Tag.epochDateTime, let v):
+            guard let seconds = v.doubleValue, RFC3339.isRepresentable(seconds: seconds) else { return nil }
+            return Date(timeIntervalSince1970: seconds)
         default: return nil
         }
     }
@@ -158,9 +199,28 @@ extension CBOR {
 /// RFC 3339 timestamps at whole seconds in UTC, as LockBench writes them (`YYYY-MM-DDTHH:MM:SSZ`).
 /// Parsing also accepts fractional seconds and numeric offsets.
 public enum RFC3339 {
+    /// The instants a four-digit year can name: 0000-01-01T00:00:00Z …
+    public static let earliest = Date(timeIntervalSince1970: earliestSeconds)
+    /// … 9999-12-31T23:59:59Z. Every date LockBench reads (documents, configuration, state,
+    /// command line) lies in this range or is refused: a date outside it — or NaN, or infinite —
+    /// would trap the integer conversions that format, compare and schedule it.
+    public static let latest = Date(timeIntervalSince1970: latestSeconds)
+    static let earliestSeconds: Double = -62_167_219_200
+    static let latestSeconds: Double = 253_402_300_799
+
+    /// Finite and within `earliest…latest`.
+    public static func isRepresentable(_ date: Date) -> Bool { isRepresentable(seconds: date.timeIntervalSince1970) }
+
+    public static func isRepresentable(seconds: Double) -> Bool {
+        seconds.isFinite && seconds >= earliestSeconds && seconds <= latestSeconds
+    }
+
+    /// A date outside the representable range (which no parser lets in) is written as
+    /// `invalid-time(<seconds>)` rather than trapping.
     public static func format(_ date: Date) -> String {
-        let seconds = Int64(date.timeIntervalSince1970.rounded(.down))
-        return formatEpoch(seconds)
+        let t = date.timeIntervalSince1970
+        guard isRepresentable(seconds: t) else { return "invalid-time(\(t))" }
+        return formatEpoch(Int64(t.rounded(.down)))
     }
 
     public static func formatEpoch(_ seconds: Int64) -> String {
@@ -214,6 +274,7 @@ public enum RFC3339 {
         let days = days(fromCivil: y, mo, d)
         guard civil(fromDays: days) == (y, mo, d) else { return nil }
         let secs = days * 86_400 + h * 3600 + mi * 60 + s - offset
+        guard isRepresentable(seconds: Double(secs)) else { return nil }   // e.g. 0000-01-01T00:00:00+01:00
         return Date(timeIntervalSince1970: Double(secs) + fraction)
     }
 

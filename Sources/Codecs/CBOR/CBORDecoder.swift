@@ -150,6 +150,9 @@ public struct CBORDecoder {
             if arg == CBOR.Tag.dateTimeString, case .text(let s) = content, RFC3339.parse(s) == nil {
                 throw CBORError(.invalidTagContent, "tag 0 holds \"\(s)\", not an RFC 3339 date-time", offset: headAt)
             }
+            if arg == CBOR.Tag.epochDateTime, let seconds = content.doubleValue, !RFC3339.isRepresentable(seconds: seconds) {
+                throw CBORError(.invalidTagContent, "tag 1 holds \(seconds), not a time between years 0000 and 9999", offset: headAt)
+            }
             return .tagged(arg, content)
         default:
             fatalError("unreachable: major type \(major)")

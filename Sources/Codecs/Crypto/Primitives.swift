@@ -99,10 +99,25 @@ public enum Primitives {
     }
 
     /// A signing private key from PEM PKCS#8 (`PRIVATE KEY`) or SEC1 (`EC PRIVATE KEY`).
+    /// Other PEM blocks in the text (`EC PARAMETERS`, as `openssl ecparam -genkey` writes) are
+    /// skipped. The key's curve is checked first: anything but the named curve P-256 (secp256k1, explicit
+    /// parameters, …) is refused, and a public key carried in the file must be the scalar's.
     public static func signingPrivateKey(pem: String) throws(PrimitiveError) -> P256.Signing.PrivateKey {
-        do { return try P256.Signing.PrivateKey(pemRepresentation: pem) } catch {
+        let info: ECPrivateKeyDER
+        do throws(ECPrivateKeyDER.Refusal) { info = try ECPrivateKeyDER(pem: pem); try info.checkP256() } catch {
+            throw PrimitiveError(.invalidPrivateKey, "not a P-256 private key: \(error.reason)")
+        }
+        let key: P256.Signing.PrivateKey
+        do { key = try P256.Signing.PrivateKey(derRepresentation: info.der) } catch {
             throw PrimitiveError(.invalidPrivateKey, "not a PEM PKCS#8 or SEC1 P-256 private key")
         }
+        if let carried = info.publicKey, carried != point(of: key) {
+            throw PrimitiveError(.invalidPrivateKey, "not a P-256 private key: the public key in the file is not the P-256 point of its private scalar (another curve?)")
+        }
+        if info.curve == nil, info.publicKey == nil {
+            throw PrimitiveError(.invalidPrivateKey, "not a P-256 private key: the key names no curve and carries no public key to check")
+        }
+        return key
     }
 
     /// A signing private key from its 32-byte scalar.

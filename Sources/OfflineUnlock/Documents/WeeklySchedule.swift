@@ -76,7 +76,10 @@ public struct WeeklySchedule: Equatable, Hashable, Sendable, Codable, CustomStri
     }
 
     /// Whether `time` falls in this window in a zone `utcOffsetMinutes` east of UTC.
+    /// A time outside years 0000–9999 or an offset beyond ±1 day (which no parser lets in) is in
+    /// no window.
     public func contains(_ time: Date, utcOffsetMinutes: Int) -> Bool {
+        guard RFC3339.isRepresentable(time), (-1440...1440).contains(utcOffsetMinutes) else { return false }
         let local = Int64(time.timeIntervalSince1970.rounded(.down)) + Int64(utcOffsetMinutes) * 60
         let day = local >= 0 ? local / 86_400 : (local - 86_399) / 86_400
         let weekday = Int(((day + 3) % 7 + 7) % 7)        // 1970-01-01 was a Thursday (index 3)

@@ -80,10 +80,12 @@ struct ConfigCommand: ParsableCommand {
             }
             for i in issuer { _ = try KeyFiles.publicKey(i, what: "issuer key") }
             var policy = LockPolicy()
-            policy.maxDocumentLifetime = try KeyFiles.duration(maxLifetime, flag: "--max-lifetime")
-            policy.clockLeeway = DurationText.parse(leeway) ?? -1
-            guard policy.clockLeeway >= 0 else { throw UserError(message: "--leeway \"\(leeway)\" is not a duration") }
-            policy.relockTime = try KeyFiles.duration(relock, flag: "--relock")
+            policy.maxDocumentLifetime = try KeyFiles.duration(maxLifetime, flag: "--max-lifetime", within: LockPolicy.Bounds.maxDocumentLifetime)
+            policy.clockLeeway = try KeyFiles.duration(leeway, flag: "--leeway", within: LockPolicy.Bounds.clockLeeway)
+            policy.relockTime = try KeyFiles.duration(relock, flag: "--relock", within: LockPolicy.Bounds.relockTime)
+            guard LockPolicy.Bounds.scheduleUTCOffsetMinutes.contains(utcOffset) else {
+                throw UserError(message: "--utc-offset \(utcOffset) is out of range: minutes east of UTC, \(LockPolicy.Bounds.scheduleUTCOffsetMinutes.lowerBound)…\(LockPolicy.Bounds.scheduleUTCOffsetMinutes.upperBound)")
+            }
             policy.scheduleUTCOffsetMinutes = utcOffset
             if clock != "system" { _ = try KeyFiles.time(clock, flag: "--clock") }
             let name = ((out as NSString).lastPathComponent as NSString).deletingPathExtension
@@ -207,7 +209,7 @@ struct ClockCommand: ParsableCommand {
         func run() throws {
             let t = try KeyFiles.time(time, flag: "time")
             let lock = try config.open()
-            do { try lock.setClock(t, trusted: !untrusted) } catch { throw UserError(message: error.description, code: ExitCodes.environment) }
+            do { try lock.setClock(t, trusted: !untrusted) } catch { throw UserError(lockError: error) }
             ClockCommand.report(lock, json: json)
         }
     }
@@ -219,9 +221,9 @@ struct ClockCommand: ParsableCommand {
         @Flag(help: "Print as JSON.") var json = false
         func run() throws {
             let negative = by.hasPrefix("-")
-            let d = try KeyFiles.duration(negative ? String(by.dropFirst()) : by, flag: "duration")
+            let d = try KeyFiles.duration(negative ? String(by.dropFirst()) : by, flag: "duration", within: 0...DurationText.maximum)
             let lock = try config.open()
-            do { try lock.advanceClock(negative ? -d : d); try lock.tick() } catch { throw UserError(message: error.description, code: ExitCodes.environment) }
+            do { try lock.advanceClock(negative ? -d : d); try lock.tick() } catch { throw UserError(lockError: error) }
             ClockCommand.report(lock, json: json)
         }
     }
@@ -243,16 +245,28 @@ struct AuditCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "audit",
         abstract: "Show and verify a lock's audit log (JSON lines, HMAC-chained).",
-        subcommands: [Show.self, Verify.self, Burst.self])
+        subcommands: [Show.self, Verify.self, Acknowledge.self, Burst.self])
 
-    static func verify(_ dir: String) throws -> ([AuditEntry], AuditDamage?) {
-        do { return try AuditLog.verify(directory: dir) } catch { throw UserError(message: error.description) }
+    /// The log checked against the head the lock recorded in its (authenticated) state, when
+    /// there is one. A state file that does not verify is reported, not believed.
+    static func verify(_ dir: String, keyFile: String?) throws -> AuditLog.Verification {
+        let keyPath = keyFile ?? dir + "/" + AuditLog.keyFileName
+        var head: AuditHead?
+        if let data = FileManager.default.contents(atPath: keyPath), data.count == 32 {
+            let key = Array(data)
+            do { head = try StateStore(directory: dir, auditKey: key).load()?.auditHead } catch {
+                throw UserError(message: error.description, code: ExitCodes.negative)
+            }
+        }
+        do { return try AuditLog.verify(directory: dir, expectedHead: head, keyFile: keyPath) } catch { throw UserError(message: error.description) }
     }
 
-    static func directory(config: String?, stateDir: String?) throws -> String {
-        if let stateDir { return stateDir }
+    /// The state directory and the audit key file, from --config or --state-dir.
+    static func directory(config: String?, stateDir: String?) throws -> (String, String?) {
+        if let stateDir { return (stateDir, nil) }
         guard let config else { throw ValidationError("give --config FILE or --state-dir DIR") }
-        return try LockConfigOption.load(config).stateDirectoryPath
+        let c = try LockConfigOption.load(config)
+        return (c.stateDirectoryPath, c.auditKeyPath)
     }
 
     struct Show: ParsableCommand {
@@ -261,8 +275,9 @@ struct AuditCommand: ParsableCommand {
         @Option(name: .customLong("state-dir"), help: ArgumentHelp("Or the state directory itself.", valueName: "dir")) var stateDir: String?
         @Option(help: "Only the last N entries.") var last: Int?
         func run() throws {
-            let dir = try AuditCommand.directory(config: config, stateDir: stateDir)
-            let (entries, damage) = try AuditCommand.verify(dir)
+            let (dir, keyFile) = try AuditCommand.directory(config: config, stateDir: stateDir)
+            let v = try AuditCommand.verify(dir, keyFile: keyFile)
+            let (entries, damage) = (v.entries, v.damage)
             let e = JSONEncoder()
             e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             for entry in entries.suffix(last ?? entries.count) { print(String(decoding: try e.encode(entry), as: UTF8.self)) }
@@ -272,33 +287,81 @@ struct AuditCommand: ParsableCommand {
 
     struct Verify: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Verify the audit log's HMAC chain. Exit 0 intact, 1 damaged (where and how is printed).")
+            abstract: "Verify the audit log's HMAC chain. Exit 0 intact, 1 damaged (where and how is printed).",
+            discussion: """
+            The chain is checked line by line and against the last entry the lock recorded in its \
+            state, so entries cut from the end, or an emptied or deleted log, count as damage. \
+            Damage a lock found when it opened (and set aside) is reported until an operator \
+            acknowledges it with `lockbench audit acknowledge`, which is itself an audit entry.
+            """)
         @Option(help: ArgumentHelp("The lock configuration.", valueName: "file")) var config: String?
         @Option(name: .customLong("state-dir"), help: ArgumentHelp("Or the state directory itself.", valueName: "dir")) var stateDir: String?
         @Flag(help: "Print as JSON.") var json = false
 
-        struct Report: Encodable { var entries: Int; var intact: Bool; var damage: String?; var line: Int?; var message: String? }
+        struct Report: Encodable {
+            var entries: Int; var intact: Bool; var damage: String?; var line: Int?; var message: String?
+            var unacknowledged: [String]
+        }
 
         func run() throws {
-            let dir = try AuditCommand.directory(config: config, stateDir: stateDir)
-            let (entries, damage) = try AuditCommand.verify(dir)
-            let r = Report(entries: entries.count, intact: damage == nil, damage: damage?.kind.rawValue, line: damage?.line, message: damage?.message)
-            if json { print(KeyFiles.json(r)) } else {
-                print(damage.map { "audit log damaged: \($0)" } ?? "audit log intact: \(entries.count) entries")
+            let (dir, keyFile) = try AuditCommand.directory(config: config, stateDir: stateDir)
+            let v = try AuditCommand.verify(dir, keyFile: keyFile)
+            let damage = v.damage
+            let unacknowledged = v.unacknowledgedDamage.map { "seq \($0.seq) at \($0.time): \($0.detail ?? "")" }
+            let r = Report(entries: v.entries.count, intact: v.isClean, damage: damage?.kind.rawValue, line: damage?.line,
+                           message: damage?.message, unacknowledged: unacknowledged)
+            if json { print(KeyFiles.json(r)) } else if v.isClean {
+                print("audit log intact: \(v.entries.count) entries")
+            } else {
+                if let damage { print("audit log damaged: \(damage)") }
+                for u in unacknowledged { print("audit log damaged earlier, not acknowledged: \(u)") }
+                if damage == nil { print("run `lockbench audit acknowledge --config FILE --note TEXT` once you have inspected it") }
             }
-            if damage != nil { throw ExitCode(ExitCodes.negative) }
+            if !v.isClean { throw ExitCode(ExitCodes.negative) }
+        }
+    }
+
+    struct Acknowledge: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Acknowledge the damage a lock reported in its audit log (itself an audit entry).",
+            discussion: """
+            When a lock opens a damaged audit log — a cut or edited tail, entries missing from the \
+            end, an emptied or deleted log — it sets the bad part aside, writes an audit_damage \
+            entry and keeps reporting it (at every `lock run` start, and as exit 1 from `audit \
+            verify`). Inspect the log and the set-aside audit.log.damaged-<time> file, then say \
+            what you found: your note becomes an audit_acknowledged entry and the reports stop.
+
+              lockbench audit acknowledge --config site/front-door.lock.json \\
+                  --note "tail lost in a power cut; checked against the export"
+            """)
+        @OptionGroup var config: LockConfigOption
+        @Option(help: ArgumentHelp("What you found and did, for the audit log.", valueName: "text")) var note: String
+        func run() throws {
+            let lock = try config.open()
+            let entry: AuditEntry
+            do { entry = try lock.acknowledgeAuditDamage(note: note) } catch { throw UserError(lockError: error) }
+            print("acknowledged; audit entry seq \(entry.seq): \(entry.detail ?? "")")
         }
     }
 
     /// Hidden: appends N entries as fast as possible, printing each sequence number once it is
-    /// acknowledged (on disk). The crash test kills it with SIGKILL mid-burst.
+    /// acknowledged (on disk). The crash test kills it with SIGKILL mid-burst. It holds the state
+    /// directory's lock like `lock run` does, so it refuses (exit 3) beside a running lock.
     struct Burst: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Append a burst of test entries (crash tests).", shouldDisplay: false)
         @Option(name: .customLong("state-dir")) var stateDir: String
         @Option var count: Int = 1000
         func run() throws {
-            let log: AuditLog
-            do { log = try AuditLog(directory: stateDir) } catch { throw UserError(message: error.description, code: ExitCodes.environment) }
+            // The state directory's lock, as every writer holds it: never beside a running lock.
+            let ownership: StateDirectoryLock, log: AuditLog
+            do {
+                try FileManager.default.createDirectory(atPath: stateDir, withIntermediateDirectories: true)
+                ownership = try StateDirectoryLock(directory: stateDir)
+                log = try AuditLog(directory: stateDir)
+            } catch let error as LockError {
+                throw UserError(lockError: error)
+            }
+            defer { withExtendedLifetime(ownership) {} }
             setvbuf(stdout, nil, _IOLBF, 0)
             for i in 0..<count {
                 let tid = (0..<16).map { UInt8(truncatingIfNeeded: ($0 == 15 ? i : i >> 8)) }

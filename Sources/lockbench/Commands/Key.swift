@@ -45,7 +45,7 @@ struct KeyCommand: ParsableCommand {
     static func writePair(_ out: Output, kind: String) throws -> (P256.Signing.PrivateKey, Created) {
         let key = P256.Signing.PrivateKey()
         let priv = out.name + ".key.pem", pub = out.name + ".pub.pem"
-        try KeyFiles.write(Data(key.pemRepresentation.utf8), to: priv, force: out.force, mode: 0o600)
+        try KeyFiles.writePrivateKey(key, to: priv, force: out.force)
         try KeyFiles.write(Data(key.publicKey.pemRepresentation.utf8), to: pub, force: out.force)
         let point = Primitives.point(of: key)
         return (key, Created(kind: kind, privateKey: priv, publicKey: pub, publicKeyHex: Hex.encode(point)))

@@ -13,8 +13,35 @@ struct LockCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lock",
         abstract: "Run an emulated lock on its radios, or one transaction against a credential.",
-        subcommands: [LockRun.self, LockTransact.self]
+        subcommands: [LockRun.self, LockTransact.self, LockReset.self]
     )
+}
+
+/// `lockbench lock reset`: the audited way to start a lock's state afresh.
+struct LockReset: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reset",
+        abstract: "Start a lock's state afresh, recorded in its audit log.",
+        discussion: """
+        A lock whose state.json is gone but whose audit log has entries refuses to start: its \
+        revocation lists, clock trust and replay memory were lost with the file, and starting \
+        over silently would let a revoked phone back in. Reset is how an operator says that \
+        starting over is intended. The lock gets a trusted clock from the configuration and no \
+        revocation lists, cached documents or replay memory; the audit log is kept and gains a \
+        lock_reset entry with your reason. An existing state.json is kept as \
+        state.json.reset-<time>. Deliver current revocation lists to the lock afterwards.
+
+          lockbench lock reset --config site/front-door.lock.json --reason "state disk replaced"
+        """)
+    @OptionGroup var config: LockConfigOption
+    @Option(help: ArgumentHelp("Why, for the audit log.", valueName: "text")) var reason: String
+    func run() throws {
+        let entry: AuditEntry
+        do { entry = try EmulatedLock.reset(configuration: try config.load(), reason: reason) } catch let e as LockError {
+            throw UserError(lockError: e)
+        }
+        print("lock state reset; audit entry seq \(entry.seq): \(entry.detail ?? "")")
+    }
 }
 
 /// Opens the lock service for a configuration file, turning failures into user errors.
@@ -91,6 +118,8 @@ struct LockRun: ParsableCommand {
     @Flag(help: "One JSON object per event line.")
     var json = false
 
+    @OptionGroup var readerFaults: ReaderFaultOptions
+
     func validate() throws {
         if let socket { _ = try SocketCLI.address(socket, flag: "--socket") }
         guard SocketFraming(rawValue: framing) != nil else { throw ValidationError("--framing must be raw or length") }
@@ -100,6 +129,7 @@ struct LockRun: ParsableCommand {
         // Bad input is refused before the state directory is taken.
         let bleAddress = try Self.address(flag: address, configured: try LockConfigOption.load(config.path).ble?.address, file: config.path)
         let service = try openLockService(config.path)
+        service.reader.configuration.faults = readerFaults.set
         let socketReader = try socket.map { text -> SocketReader.Configuration in
             let (host, port) = try SocketCLI.address(text, flag: "--socket")
             return SocketReader.Configuration(host: host, port: port, framing: SocketFraming(rawValue: framing)!)

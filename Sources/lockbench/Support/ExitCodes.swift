@@ -1,4 +1,5 @@
 import ArgumentParser
+import Lock
 
 /// One exit code per meaning, the same in every subcommand, so CI can branch on them.
 enum ExitCodes {
@@ -19,4 +20,11 @@ struct UserError: Error, CustomStringConvertible {
     var message: String
     var code: Int32 = ExitCodes.usage
     var description: String { message }
+}
+
+extension UserError {
+    /// A lock's error: exit 3 when the machine failed (I/O, state in use), 2 when the input was bad.
+    init(lockError error: LockError) {
+        self.init(message: error.description, code: error.code.isEnvironment ? ExitCodes.environment : ExitCodes.usage)
+    }
 }

@@ -3,6 +3,7 @@ import ByteCore
 import Codecs
 import Crypto
 import Foundation
+import Lock
 import OfflineUnlock
 
 /// Reading and writing the key and document files the CLI deals in: private keys PEM PKCS#8,
@@ -23,10 +24,18 @@ enum KeyFiles {
         return Array(data)
     }
 
+    /// A P-256 private key file readable by its owner only (see `PrivateKeyFile.load`).
     static func privateKey(_ path: String, what: String) throws -> P256.Signing.PrivateKey {
-        let pem = try readText(path, what: what)
-        do { return try Primitives.signingPrivateKey(pem: pem) } catch {
-            throw UserError(message: "\(what) \(path): \(error.reason) (expected -----BEGIN PRIVATE KEY-----, as `lockbench key` writes)")
+        _ = try readText(path, what: what)
+        do throws(LockError) { return try PrivateKeyFile.load(path) } catch {
+            throw UserError(message: "\(what): \(error.reason)\(error.reason.contains("chmod") ? "" : " (expected -----BEGIN PRIVATE KEY-----, as `lockbench key` writes)")")
+        }
+    }
+
+    /// Writes a private key mode 0600 from the start (`PrivateKeyFile.write`).
+    static func writePrivateKey(_ key: P256.Signing.PrivateKey, to path: String, force: Bool) throws {
+        do throws(LockError) { try PrivateKeyFile.write(key, to: path, overwrite: force) } catch {
+            throw UserError(message: error.reason, code: error.code.isEnvironment ? ExitCodes.environment : ExitCodes.usage)
         }
     }
 
@@ -66,11 +75,12 @@ enum KeyFiles {
         return d
     }
 
-    static func duration(_ text: String, flag: String) throws -> TimeInterval {
-        guard let d = DurationText.parse(text), d > 0 else {
-            throw UserError(message: "\(flag) \"\(text)\" is not a duration like 90s, 30m, 8h, 7d, 1h30m")
+    /// A duration flag within `range` (by default 1 s … `DurationText.maximum`), or a usage error
+    /// naming the flag: `inf`, `nan`, `1e300` and out-of-range values are refused here, not trapped on later.
+    static func duration(_ text: String, flag: String, within range: ClosedRange<TimeInterval> = 1...DurationText.maximum) throws -> TimeInterval {
+        do throws(DurationText.Refusal) { return try DurationText.parse(text, within: range, what: flag) } catch {
+            throw UserError(message: error.message)
         }
-        return d
     }
 
     /// 16 bytes from 32 hex digits, or a usage error.

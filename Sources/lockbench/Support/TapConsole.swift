@@ -49,7 +49,7 @@ struct TapConsole {
             switch (args.first, args.count) {
             case ("show", 1): break
             case ("set", 2): try lock.setClock(try KeyFiles.time(args[1], flag: "clock set"), trusted: true)
-            case ("advance", 2): try lock.advanceClock(try KeyFiles.duration(args[1], flag: "clock advance"))
+            case ("advance", 2): try lock.advanceClock(try KeyFiles.duration(args[1], flag: "clock advance", within: 0...DurationText.maximum))
             case ("power-loss", 1): try lock.powerLoss()
             default: return say("usage: clock show | clock set 2026-03-02T09:00:00Z | clock advance 8h | clock power-loss")
             }

@@ -1,0 +1,98 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ByteCore
+import Codecs
+import Crypto
+import Dispatch
+import Foundation
+import Lock
+import OfflineUnlock
+
+/// `lockbench-bench durability`: what making one decision durable costs the lock, against a bare
+/// fsync of one audit-sized append measured in the same run on the same directory.
+///
+/// A decision here is `EmulatedLock.decide` for a credential whose access document is cached
+/// (the engine's checks, the audit append and fsync, the atomic state rewrite), run with 1 and
+/// with 256 cached documents: the state rewrite grows with the cache, a journal would not.
+/// Medians over `samples` decisions; point `directory` at the disk you care about.
+enum DurabilityBenchmark {
+    static func run(samples: Int, directory: String) -> Int32 {
+        let dir = directory + "/lockbench-durability-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        do {
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            let fsyncMedian = try bareFsync(dir + "/bare.log", samples: samples)
+            let one = try decisions(dir + "/one", cached: 1, samples: samples)
+            let many = try decisions(dir + "/many", cached: 256, samples: samples)
+            func ms(_ s: Double) -> String { String(format: "%.3f ms", s * 1000) }
+            print("directory: \(directory)")
+            print("bare fsync (300-byte append + fsync), median of \(samples): \(ms(fsyncMedian))")
+            for (label, m) in [("1 cached document", one), ("256 cached documents", many)] {
+                print("decision made durable, \(label): median \(ms(m)) = \(String(format: "%.1f", m / fsyncMedian))× a bare fsync; " +
+                      "goal ≤ one fsync + 1 ms (\(ms(fsyncMedian + 0.001))): \(m <= fsyncMedian + 0.001 ? "met" : "NOT met")")
+            }
+            print(String(format: "cost of 256 vs 1 cached documents: %.2f×", many / one))
+            return 0
+        } catch {
+            print("durability benchmark failed: \(error)")
+            return 3
+        }
+    }
+
+    static func median(_ xs: [Double]) -> Double { let s = xs.sorted(); return s[s.count / 2] }
+
+    static func bareFsync(_ path: String, samples: Int) throws -> Double {
+        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw LockError(.io, "open \(path)") }
+        defer { close(fd) }
+        let line = [UInt8](repeating: 0x61, count: 299) + [0x0A]
+        var times = [Double]()
+        for _ in 0..<samples {
+            let t0 = DispatchTime.now().uptimeNanoseconds
+            _ = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            guard fsync(fd) == 0 else { throw LockError(.io, "fsync \(path)") }
+            times.append(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9)
+        }
+        return median(times)
+    }
+
+    /// Median time of `decide` for a cached credential, on a lock that has cached `cached` documents.
+    static func decisions(_ dir: String, cached: Int, samples: Int) throws -> Double {
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let issuer = P256.Signing.PrivateKey(), reader = P256.Signing.PrivateKey()
+        let group = Primitives.randomBytes(16), sub = Primitives.randomBytes(16)
+        let now = Date(timeIntervalSince1970: 1_772_442_000)
+        try PrivateKeyFile.write(reader, to: dir + "/reader.key.pem")
+        try issuer.publicKey.pemRepresentation.write(toFile: dir + "/issuer.pub.pem", atomically: true, encoding: .utf8)
+        var policy = LockPolicy()
+        policy.maxCachedDocuments = max(256, cached)
+        let config = LockConfiguration(model: "NDE", firmware: "03.20.00",
+                                       reader: .init(signingKey: "reader.key.pem", groupID: Hex.encode(group), subID: Hex.encode(sub)),
+                                       trustedIssuers: ["issuer.pub.pem"], policy: policy, stateDirectory: "state",
+                                       clock: RFC3339.format(now), baseDirectory: dir)
+        let lock = try EmulatedLock(configuration: config)
+        var keys = [[UInt8]]()
+        for n in 0..<cached {
+            let key = P256.Signing.PrivateKey().publicKey.x963Representation
+            let doc = try AccessDocument.issue(access: AccessData(id: Array("p\(n)".utf8), readers: [ReaderRule(groupID: group)]),
+                                               credentialPublicKey: Array(key),
+                                               validity: .init(signed: now - 3600, validFrom: now - 3600, validUntil: now + 86_400 + Double(n)),
+                                               issuerKey: issuer).encoded()
+            let d = lock.decide(Presentation(credentialPublicKey: Array(key), transactionID: Primitives.randomBytes(16), interface: .nfc,
+                                             protocolVersion: 0x0100, fast: false, accessDocuments: [doc]))
+            guard d.isGrant else { throw LockError(.invalidInput, "setup decision: \(d)") }
+            keys.append(Array(key))
+        }
+        var times = [Double]()
+        for n in 0..<samples {
+            let p = Presentation(credentialPublicKey: keys[n % keys.count], transactionID: Primitives.randomBytes(16), interface: .nfc,
+                                 protocolVersion: 0x0100, fast: true)
+            let t0 = DispatchTime.now().uptimeNanoseconds
+            let d = lock.decide(p)
+            times.append(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9)
+            guard d.isGrant else { throw LockError(.invalidInput, "decision: \(d)") }
+        }
+        return median(times)
+    }
+}
