@@ -289,10 +289,10 @@ struct AuditCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Verify the audit log's HMAC chain. Exit 0 intact, 1 damaged (where and how is printed).",
             discussion: """
-            The chain is checked line by line and against the last entry the lock recorded in its \
-            state, so entries cut from the end, or an emptied or deleted log, count as damage. \
-            Damage a lock found when it opened (and set aside) is reported until an operator \
-            acknowledges it with `lockbench audit acknowledge`, which is itself an audit entry.
+            The chain is checked line by line and against the last entry the lock recorded in its state, \
+            so entries cut from the end, or an emptied or deleted log, count as damage. Damage a lock \
+            found when it opened (and set aside) is reported until an operator acknowledges it with \
+            `lockbench audit acknowledge`, which is itself an audit entry.
             """)
         @Option(help: ArgumentHelp("The lock configuration.", valueName: "file")) var config: String?
         @Option(name: .customLong("state-dir"), help: ArgumentHelp("Or the state directory itself.", valueName: "dir")) var stateDir: String?
@@ -325,11 +325,11 @@ struct AuditCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Acknowledge the damage a lock reported in its audit log (itself an audit entry).",
             discussion: """
-            When a lock opens a damaged audit log — a cut or edited tail, entries missing from the \
-            end, an emptied or deleted log — it sets the bad part aside, writes an audit_damage \
-            entry and keeps reporting it (at every `lock run` start, and as exit 1 from `audit \
-            verify`). Inspect the log and the set-aside audit.log.damaged-<time> file, then say \
-            what you found: your note becomes an audit_acknowledged entry and the reports stop.
+            When a lock opens a damaged audit log — a cut or edited tail, entries missing from the end, \
+            an emptied or deleted log — it sets the bad part aside, writes an audit_damage entry and \
+            keeps reporting it (at every `lock run` start, and as exit 1 from `audit verify`). Inspect \
+            the log and the set-aside audit.log.damaged-<time> file, then say what you found: your note \
+            becomes an audit_acknowledged entry and the reports stop.
 
               lockbench audit acknowledge --config site/front-door.lock.json \\
                   --note "tail lost in a power cut; checked against the export"
