@@ -45,10 +45,10 @@ final class HelpTests: XCTestCase {
             let trimmed = line.trimmingCharacters(in: .whitespaces)
             let indent = line.prefix { $0 == " " }.count
             if section == "OPTIONS:" || section.hasSuffix("OPTIONS:"), trimmed.hasPrefix("-"), indent <= 4 {
-                // `-c, --config <file>   help…`: the names come before the value or the help.
-                let head = trimmed.components(separatedBy: "  ").first ?? trimmed
-                for token in head.split(whereSeparator: { $0 == " " || $0 == "/" }).map({ $0.trimmingCharacters(in: CharacterSet(charactersIn: ",")) })
-                where token.hasPrefix("-") {
+                // `-c, --config <file>   help…`: the names come first, up to the value or the help.
+                let tokens = trimmed.split(whereSeparator: { $0 == " " || $0 == "/" })
+                    .map { $0.trimmingCharacters(in: CharacterSet(charactersIn: ",")) }
+                for token in tokens.prefix(while: { $0.hasPrefix("-") }) {
                     declared.append(String(token.prefix { $0 != "=" }))
                 }
             }

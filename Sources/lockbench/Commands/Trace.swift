@@ -20,8 +20,8 @@ struct TraceCommand: ParsableCommand {
         `C LABEL: hex` / `R LABEL: hex` lines of `lock transact --transcript` are read too).
 
         Every command and answer is printed with its name, its TLVs by name and its status word in \
-        words. The secure channel opens when the keys are at hand: a transcript written with \
-        --transcript-secrets carries LockBench's ephemeral private key (the ECDH secret cannot be \
+        words. The secure channel opens when the keys are at hand: a transcript written by `conformance \
+        reader --transcript-secrets` carries LockBench's ephemeral private key (the ECDH secret cannot be \
         derived from long-term keys alone), --reader-key or --lock-config gives the reader group key the \
         key schedule's salt needs, and --lock-config adds the lock's cached FAST keys, which open FAST \
         transactions of any phone the lock knows with no secret at all.
