@@ -81,9 +81,12 @@ struct ConformanceCredential: ParsableCommand {
         Tell the phone under test to trust the reader identity you pass (from `lockbench key reader`), \
         then point LockBench at it over one radio:
 
-          lockbench conformance credential --reader-identity door.reader.json --connect 127.0.0.1:5000
-          lockbench conformance credential --reader-identity door.reader.json --nfc acr122_usb
-          lockbench conformance credential --reader-identity door.reader.json --ble hci0
+          lockbench conformance credential --reader-identity door.reader.json \\
+              --connect 127.0.0.1:5000
+          lockbench conformance credential --reader-identity door.reader.json \\
+              --nfc acr122_usb
+          lockbench conformance credential --reader-identity door.reader.json \\
+              --ble hci0
 
         With --connect the phone listens on TCP (one APDU per write, one transaction per connection). \
         With --nfc the phone (or a virtual PN532 holding it) stays in the field; each check re-selects \

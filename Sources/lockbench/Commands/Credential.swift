@@ -182,7 +182,8 @@ struct LockTransact: ParsableCommand {
         documents, and EXCHANGE or CONTROL FLOW, and decides exactly as `lock run` does: the lock's \
         engine, clock, state, FAST cache and audit log are used and updated.
 
-          lockbench lock transact --config door.lock.json --connect 127.0.0.1:5000 --json
+          lockbench lock transact --config door.lock.json --connect \\
+              127.0.0.1:5000 --json
 
         --at TIME first moves the lock's virtual clock to TIME (as `clock set --untrusted`). Exit \
         status: 0 granted, 1 denied, 2 usage, 3 the credential could not be reached.

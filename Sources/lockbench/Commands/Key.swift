@@ -14,9 +14,9 @@ struct KeyCommand: ParsableCommand {
         Every key is ECDSA P-256. Private keys are written as PEM PKCS#8 (NAME.key.pem, mode 0600), \
         public keys as PEM SPKI (NAME.pub.pem). A typical site:
 
-          lockbench key issuer site/issuer            # signs access and revocation documents
-          lockbench key reader site/front-door        # the lock's reader: key + group id + sub id
-          lockbench key credential site/alice-phone   # a phone's long-term key
+          lockbench key issuer site/issuer           # signs the documents
+          lockbench key reader site/front-door       # the reader: key, group id, sub id
+          lockbench key credential site/alice-phone  # a phone's long-term key
         """,
         subcommands: [Issuer.self, Reader.self, Credential.self, Show.self]
     )

@@ -31,7 +31,8 @@ struct LockReset: ParsableCommand {
         state.json is kept as state.json.reset-<time>. Deliver current revocation lists to the lock \
         afterwards.
 
-          lockbench lock reset --config site/front-door.lock.json --reason "state disk replaced"
+          lockbench lock reset --config site/front-door.lock.json --reason \\
+              "state disk replaced"
         """)
     @OptionGroup var config: LockConfigOption
     @Option(help: ArgumentHelp("Why, for the audit log.", valueName: "text")) var reason: String
@@ -73,14 +74,14 @@ struct LockRun: ParsableCommand {
           lockbench lock run --config lock.json --nfc "pcsc:Virtual PCD 00 00"
         (`lockbench pcsc list` shows the names; docs/pcsc.md). Or a virtual reader served by another \
         process, like a USB reader on a bench:
-          lockbench nfc virtual-reader --link /tmp/reader --credential-key KEY.pem --document DOC.cbor \
-          --lock-config lock.json
+          lockbench nfc virtual-reader --link /tmp/reader --key KEY.pem \\
+              --document DOC.cbor --trust-reader lock.json
           lockbench lock run --config lock.json --nfc pn532_uart:/tmp/reader
         With --nfc virtual, stdin takes commands that tap software phones on it:
-          tap KEY.pem DOC.cbor [DOC.cbor…]   place a credential (its key and access/revocation documents)
-          remove                              take it out of the field
-          status                              print the bolt state
-          quit                                stop the lock
+          tap KEY.pem DOC.cbor [DOC.cbor…]   tap a phone with that key and documents
+          remove                             take it out of the field
+          status                             print the bolt state
+          quit                               stop the lock
         BLE: --ble hci0 | uart:/dev/ttyACM0:1000000 | tcp:HOST:PORT | unix:PATH (see docs/ble.md). The \
         lock advertises from a static random address derived from its reader identity, so every lock on \
         a link has its own; --address (or ble.address in the configuration) sets another. A phone that \

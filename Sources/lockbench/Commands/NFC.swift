@@ -48,19 +48,21 @@ struct VirtualReaderCommand: ParsableCommand {
         run` with that connstring) and keeps running until SIGINT/SIGTERM or `quit`. Lines on stdin (and \
         on the --control FIFO) place or take out the card:
           insert [UID-HEX]   put a card in the field (7-byte UID by default)
-          remove             take it out (a transaction in flight fails like a real pull)
+          remove             take it out (a transaction in flight fails)
           status             print whether a card is in the field
           quit               stop the reader
         One libnfc client at a time, like a real serial port.
 
-        With --credential-key, `insert` places a phone credential (the access protocol's credential \
-        side) instead of a plain test card, so a lock in another process taps it:
+        With --key, `insert` places a phone credential (the access protocol's credential side) \
+        instead of a plain test card, so a lock in another process taps it:
           lockbench nfc virtual-reader --link /tmp/reader --no-card \\
-              --credential-key alice.key.pem --document alice.access.cbor --lock-config lock.json
+            --key alice.key.pem --document alice.access.cbor \\
+            --trust-reader lock.json
           lockbench lock run --config lock.json --nfc pn532_uart:/tmp/reader
-        The phone trusts the lock's reader from --reader-identity, --lock-config, or --trust-reader \
-        READER.pem with --reader-group HEX. It is one phone across inserts: it keeps what it learnt \
-        (FAST).
+        The phone trusts the lock's reader from --trust-reader: a reader identity (NAME.reader.json), \
+        the lock's configuration, or the reader's key PEM with --reader-group HEX (--credential-key, \
+        --reader-identity and --lock-config are older spellings of --key and --trust-reader). It is one \
+        phone across inserts: it keeps what it learnt (FAST).
         """
     )
 
