@@ -168,11 +168,13 @@ struct ConformanceReader: ParsableCommand {
         a wrong tag, no common version, chained answers…), and judges what your reader sends back. Make \
         your reader run one transaction per presentation:
 
-          lockbench conformance reader --listen 5000 --key phone.key.pem --document phone.access.cbor \\
-              --trust-reader door.reader.json        # your reader connects once per check
-          lockbench conformance reader --nfc virtual:/tmp/reader --key … # your reader opens \
-          pn532_uart:/tmp/reader
-          lockbench conformance reader --ble tcp:127.0.0.1:9102 --key …  # LockBench scans for your lock
+          # your reader connects once per check:
+          lockbench conformance reader --listen 5000 --key phone.key.pem \\
+              --document phone.access.cbor --trust-reader door.reader.json
+          # your reader opens pn532_uart:/tmp/reader:
+          lockbench conformance reader --nfc virtual:/tmp/reader --key …
+          # LockBench scans for your lock:
+          lockbench conformance reader --ble tcp:127.0.0.1:9102 --key …
 
         The phone is tolerant of a missing Le (so rdr.le can report it rather than break the run).
         """)

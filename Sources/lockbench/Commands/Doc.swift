@@ -14,8 +14,10 @@ struct DocCommand: ParsableCommand {
         Documents are CBOR files (docs/documents.md): an issuer-signed COSE_Sign1 over a mobile security \
         object that binds a credential key to access rules and a validity window.
 
-          lockbench doc issue --issuer-key site/issuer.key.pem --credential site/alice-phone.pub.pem \\
-              --reader-identity site/front-door.reader.json --valid-for 8h --out alice.cbor
+          lockbench doc issue --issuer-key site/issuer.key.pem \\
+              --credential site/alice-phone.pub.pem \\
+              --reader-identity site/front-door.reader.json --valid-for 8h \\
+              --out alice.cbor
           lockbench doc revoke --issuer-key site/issuer.key.pem --serial 1 \\
               --credential site/alice-phone.pub.pem --out revoked.cbor
           lockbench doc show alice.cbor --issuer site/issuer.pub.pem

@@ -181,7 +181,7 @@ struct DemoCommand: ParsableCommand {
         libnfc drives over a pseudo-terminal, and taps:
           alice, valid access document      → GRANTED
           bob, expired access document      → DENIED (expired)
-          carol, carrying a revocation of alice's phone → GRANTED (the lock stores the revocation)
+          carol, carrying a revocation of alice's phone → GRANTED (revocation stored)
           alice again                       → DENIED (revoked)
         then prints the lock's audit log. Exit 0 when every tap got the expected decision.
         """

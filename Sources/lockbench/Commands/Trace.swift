@@ -13,10 +13,10 @@ struct TraceCommand: ParsableCommand {
         abstract: "Decode a transcript, a btsnoop capture or a hex dump of APDUs: names, TLVs, status words, decrypted payloads.",
         discussion: """
         FILE is one of:
-          - a LockBench transcript (`conformance … --transcript FILE`, docs/conformance.md);
-          - a btsnoop capture (`lock run --btsnoop`, `ble phone --btsnoop`, Android's HCI snoop log): \
+        - a LockBench transcript (`conformance … --transcript FILE`, docs/conformance.md);
+        - a btsnoop capture (`lock run --btsnoop`, `ble phone --btsnoop`, Android's HCI snoop log): \
         the APDUs are taken from the LE credit-based L2CAP channels;
-          - a hex dump, one APDU per line, `>` before a command and `<` before an answer (the \
+        - a hex dump, one APDU per line, `>` before a command and `<` before an answer (the \
         `C LABEL: hex` / `R LABEL: hex` lines of `lock transact --transcript` are read too).
 
         Every command and answer is printed with its name, its TLVs by name and its status word in \
