@@ -28,7 +28,8 @@ struct CredentialServe: ParsableCommand {
         one write carries one whole APDU. `--framing length` prefixes each APDU with its 2-byte \
         big-endian length; both ends must agree.
 
-          lockbench credential serve --key alice.key.pem --documents alice.cbor revoked.cbor \\
+          lockbench credential serve --key alice.key.pem \\
+              --documents alice.cbor revoked.cbor \\
               --trust-reader door.reader.json --port 5000 --once
 
         Prints `listening on HOST:PORT` when ready, then one line per transaction (JSON with --json).
