@@ -1,3 +1,4 @@
+import AccessProtocol
 import ByteCore
 import Codecs
 import Crypto
@@ -104,7 +105,7 @@ final class EmulatedLockTests: XCTestCase {
         XCTAssertEqual(lock!.readerStatus, 0x0101)
         try lock!.advanceClock(6)
         XCTAssertEqual(lock!.boltName, "secured")
-        lock!.recordProtocolFailure(.badCredentialSignature, detail: "AUTH1 signature", transactionID: [1, 2], interface: .ble)
+        _ = lock!.apply(.refused(Refusal(.protocol(.badCredentialSignature), detail: "AUTH1 signature"), transaction: TransactionID([1, 2]), interface: .ble))
         try lock!.setFastCache(Data([0xFA]))
         lock = nil
         // Restart: cached document, clock, FAST blob and audit chain survive.
@@ -127,11 +128,11 @@ final class EmulatedLockTests: XCTestCase {
         let lock = try EmulatedLock(configuration: LockConfiguration.load(path: try makeConfig(dir)))
         XCTAssertTrue(lock.decide(presentation([try document()])).isGrant)
         try lock.setClock(t0.addingTimeInterval(-3600), trusted: false)
-        XCTAssertEqual(lock.decide(presentation()).denyReason, .clockRollback)
+        XCTAssertEqual(lock.decide(presentation()).reason, .engine(.clockRollback))
         try lock.setClock(t0.addingTimeInterval(60), trusted: false)
         try lock.powerLoss()
         XCTAssertTrue(lock.wantsStepUp(credentialPublicKey: Primitives.point(of: credential)))
-        XCTAssertEqual(lock.decide(presentation()).denyReason, .clockUntrusted)
+        XCTAssertEqual(lock.decide(presentation()).reason, .engine(.clockUntrusted))
         try lock.setClock(t0.addingTimeInterval(120), trusted: true)
         XCTAssertTrue(lock.decide(presentation()).isGrant)
         try lock.jam()
@@ -153,9 +154,11 @@ final class EmulatedLockTests: XCTestCase {
             try FileManager.default.createDirectory(atPath: dir + "/state/state.json.tmp", withIntermediateDirectories: true)
         }
         let outcome = lock.apply(.presentation(presentation([try document()])))
+        // Before issue 10: the engine's `malformed_input` with a "storage failure:" detail.
+        XCTAssertEqual(outcome.decision.reason, .lock(LockReason.storageFailure), "\(outcome)")
         XCTAssertEqual(outcome.refusal?.layer, .lock)
         XCTAssertEqual(outcome.refusal?.code, "storage_failure", "\(outcome)")
-        guard case .deny(_, let detail) = outcome.decision else { return XCTFail() }
+        let detail = outcome.refusal?.detail ?? ""
         XCTAssertTrue(detail.hasPrefix("storage failure:") && detail.contains("could not record the transaction durably"), detail)
         XCTAssertEqual(lock.boltName, "secured")
         // The grant that could not be saved is not in the log; the deny that was answered is.
@@ -177,7 +180,7 @@ final class EmulatedLockTests: XCTestCase {
                                             expiry: t0.addingTimeInterval(86_400), issuerKey: issuer).encoded()
         var p = presentation()
         p.revocationDocuments = [list]
-        XCTAssertEqual(lock.decide(p).denyReason, .revoked)
+        XCTAssertEqual(lock.decide(p).reason, .engine(.revoked))
         let (entries, damage) = try AuditLog.verify(directory: dir + "/state")
         XCTAssertNil(damage)
         XCTAssertEqual(entries.map(\.decision), ["grant", AuditEntry.revocationListEvent, "deny"])
