@@ -10,13 +10,18 @@ struct LockBench: ParsableCommand {
             commandName: "lockbench",
             abstract: "A lock and reader emulator for access-control engineers: emulated locks on NFC and BLE, mobile keys, firmware certification checks.",
             discussion: """
-            Exit codes: 0 success (certified, granted); 1 a negative answer (not certified, denied);
-            2 bad usage or input (unknown model, malformed file); 3 an environment failure
-            (reader missing, permission denied).
+            Exit codes: 0 success (certified, granted); 1 a negative answer (not certified, denied); 2 \
+            bad usage or input (unknown model, malformed file); 3 an environment failure (reader \
+            missing, permission denied).
             """,
             version: "LockBench \(LockBenchVersion.current) (libnfc \(LibNFC.version))",
-            subcommands: firmwareCommands + engineCommands + lockCommands + nfcCommands + pcscCommands + bleCommands + conformanceCommands
-                + trustCommands
+            subcommands: [
+                // One line per noun; each lives in Commands/<Noun>.swift.
+                FirmwareCommand.self, KeyCommand.self, DocCommand.self, ConfigCommand.self, DecideCommand.self,
+                ClockCommand.self, AuditCommand.self, CredentialCommand.self, LockCommand.self, DemoCommand.self,
+                NFCCommand.self, DoctorCommand.self, PCSCCommand.self, BLECommand.self, ConformanceCommand.self, TraceCommand.self,
+                TrustCommand.self, PhoneCommand.self, ScenarioCommand.self,
+            ]
         )
     }
 

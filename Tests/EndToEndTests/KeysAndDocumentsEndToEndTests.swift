@@ -162,7 +162,7 @@ final class KeysAndDocumentsEndToEndTests: XCTestCase {
                        "document_key_mismatch")
         try Data([0xA1, 0x01]).write(to: dir.appendingPathComponent("junk.cbor"))
         XCTAssertEqual(try decide(["--access-doc", "junk.cbor"], expect: 1)["reason"] as? String, "malformed_input")
-        XCTAssertEqual(try decide(["--version", "2.0"], expect: 1)["reason"] as? String, "unsupported_version")
+        XCTAssertEqual(try decide(["--protocol-version", "2.0"], expect: 1)["reason"] as? String, "unsupported_version")
         // A valid document, then a downgrade from 1.0 to 0.9 by the same credential.
         try issue("ok.cbor")
         _ = try decide(["--access-doc", "ok.cbor"], expect: 0)

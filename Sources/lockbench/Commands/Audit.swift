@@ -122,11 +122,11 @@ struct DecideCommand: ParsableCommand {
         commandName: "decide",
         abstract: "Ask a lock's offline-unlock engine for a decision, without a radio or protocol.",
         discussion: """
-        Builds the presentation a reader session would hand the engine after AUTH1 (the credential
-        key, a transaction id, the step-up documents) and decides on the lock's persisted state,
-        clock and audit log, exactly as a real transaction would from that point on. For testing
-        documents, policies, revocation and clocks; real transactions run over NFC, BLE or the
-        socket transport. Exit status: 0 granted, 1 denied.
+        Builds the presentation a reader session would hand the engine after AUTH1 (the credential key, \
+        a transaction id, the step-up documents) and decides on the lock's persisted state, clock and \
+        audit log, exactly as a real transaction would from that point on. For testing documents, \
+        policies, revocation and clocks; real transactions run over NFC, BLE or the socket transport. \
+        Exit status: 0 granted, 1 denied.
         """)
     @OptionGroup var config: LockConfigOption
     @Option(help: ArgumentHelp("The credential's public key (PEM).", valueName: "file"))
@@ -137,15 +137,20 @@ struct DecideCommand: ParsableCommand {
     var revocationDoc: [String] = []
     @Option(help: ArgumentHelp("Transaction id, 32 hex digits (default: random).", valueName: "hex"))
     var transaction: String?
-    @Option(help: ArgumentHelp("Protocol version, e.g. 1.0 or 0.9.", valueName: "version"))
-    var version: String = "1.0"
+    @Option(name: .customLong("protocol-version"), help: ArgumentHelp("The access protocol's version the presentation claims, e.g. 1.0 or 0.9.", valueName: "version"))
+    var protocolVersion: String = "1.0"
+    /// The old spelling of --protocol-version, kept for scripts; hidden so that `--help` shows one
+    /// `--version` (the tool's).
+    @Option(name: .customLong("version"), help: .hidden)
+    var legacyProtocolVersion: String?
     @Option(help: "Transport recorded in the audit log: nfc, ble, socket.")
     var transport: String = "socket"
     @Flag(help: "Print the decision as JSON.")
     var json = false
 
     func run() throws {
-        guard let v = ProtocolVersionText.parse(version) else { throw UserError(message: "--version \"\(version)\" is not like 1.0") }
+        let version = legacyProtocolVersion ?? protocolVersion
+        guard let v = ProtocolVersionText.parse(version) else { throw UserError(message: "--protocol-version \"\(version)\" is not like 1.0") }
         guard let iface = RadioInterface(rawValue: transport) else { throw UserError(message: "--transport must be nfc, ble or socket") }
         let key = try KeyFiles.publicKey(credential, what: "credential key")
         let tid = try transaction.map { try KeyFiles.id16($0, flag: "--transaction") } ?? Primitives.randomBytes(16)
@@ -169,11 +174,11 @@ struct ClockCommand: ParsableCommand {
         commandName: "clock",
         abstract: "Show, set or advance a lock's virtual clock; simulate power loss.",
         discussion: """
-        `set` is an operator setting the time: the clock becomes trusted and its high-water mark
-        follows. `set --untrusted` and `advance` only move the time, as a drifting or tampered
-        clock would: moving below the high-water mark makes the lock deny with clock_rollback.
-        `power-loss` leaves the clock untrusted (clock_untrusted) until an operator sets it or a
-        credential presents a document signed after the high-water mark.
+        `set` is an operator setting the time: the clock becomes trusted and its high-water mark \
+        follows. `set --untrusted` and `advance` only move the time, as a drifting or tampered clock \
+        would: moving below the high-water mark makes the lock deny with clock_rollback. `power-loss` \
+        leaves the clock untrusted (clock_untrusted) until an operator sets it or a credential presents \
+        a document signed after the high-water mark.
         """,
         subcommands: [Show.self, Set.self, Advance.self, PowerLoss.self])
 
@@ -285,10 +290,10 @@ struct AuditCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Verify the audit log's HMAC chain. Exit 0 intact, 1 damaged (where and how is printed).",
             discussion: """
-            The chain is checked line by line and against the last entry the lock recorded in its \
-            state, so entries cut from the end, or an emptied or deleted log, count as damage. \
-            Damage a lock found when it opened (and set aside) is reported until an operator \
-            acknowledges it with `lockbench audit acknowledge`, which is itself an audit entry.
+            The chain is checked line by line and against the last entry the lock recorded in its state, \
+            so entries cut from the end, or an emptied or deleted log, count as damage. Damage a lock \
+            found when it opened (and set aside) is reported until an operator acknowledges it with \
+            `lockbench audit acknowledge`, which is itself an audit entry.
             """)
         @Option(help: ArgumentHelp("The lock configuration.", valueName: "file")) var config: String?
         @Option(name: .customLong("state-dir"), help: ArgumentHelp("Or the state directory itself.", valueName: "dir")) var stateDir: String?
@@ -321,11 +326,11 @@ struct AuditCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Acknowledge the damage a lock reported in its audit log (itself an audit entry).",
             discussion: """
-            When a lock opens a damaged audit log — a cut or edited tail, entries missing from the \
-            end, an emptied or deleted log — it sets the bad part aside, writes an audit_damage \
-            entry and keeps reporting it (at every `lock run` start, and as exit 1 from `audit \
-            verify`). Inspect the log and the set-aside audit.log.damaged-<time> file, then say \
-            what you found: your note becomes an audit_acknowledged entry and the reports stop.
+            When a lock opens a damaged audit log — a cut or edited tail, entries missing from the end, \
+            an emptied or deleted log — it sets the bad part aside, writes an audit_damage entry and \
+            keeps reporting it (at every `lock run` start, and as exit 1 from `audit verify`). Inspect \
+            the log and the set-aside audit.log.damaged-<time> file, then say what you found: your note \
+            becomes an audit_acknowledged entry and the reports stop.
 
               lockbench audit acknowledge --config site/front-door.lock.json \\
                   --note "tail lost in a power cut; checked against the export"

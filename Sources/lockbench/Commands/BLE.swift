@@ -8,18 +8,15 @@ import Lock
 import OfflineUnlock
 import ReaderSeam
 
-/// `lockbench ble …` (owned by the BLE layer).
-let bleCommands: [ParsableCommand.Type] = [BLECommand.self]
-
 struct BLECommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ble",
         abstract: "The BLE radio on its own: an emulated lock peripheral and a virtual phone over an HCI controller.",
         discussion: """
-        Transports (--ble): hci0 (a real adapter through BlueZ's HCI user channel; power it down in
-        bluetoothd first: sudo btmgmt --index 0 power off), uart:/dev/ttyACM0:1000000 (an H4 serial
-        controller), tcp:HOST:PORT or unix:PATH (a virtual controller, e.g.
-        python3 -m bumble.apps.controllers tcp-server:_:9101 tcp-server:_:9102).
+        Transports (--ble): hci0 (a real adapter through BlueZ's HCI user channel; power it down in \
+        bluetoothd first: sudo btmgmt --index 0 power off), uart:/dev/ttyACM0:1000000 (an H4 serial \
+        controller), tcp:HOST:PORT or unix:PATH (a virtual controller, e.g. python3 -m \
+        bumble.apps.controllers tcp-server:_:9101 tcp-server:_:9102).
         """,
         subcommands: [BLELockCommand.self, BLEPhoneCommand.self]
     )
@@ -135,16 +132,16 @@ struct BLEPhoneCommand: ParsableCommand {
         commandName: "phone",
         abstract: "Scan for a lock, connect, discover, open its L2CAP channel and run a credential.",
         discussion: """
-        With --key, the phone runs the access protocol's credential side with that key and its
-        access/revocation documents (--document, repeatable), trusting the reader named by
-        --trust-reader (NAME.reader.json from `lockbench key reader`, or the lock's
-        configuration). Without --key it answers LockBench's echo flow (`lockbench ble lock`).
+        With --key, the phone runs the access protocol's credential side with that key and its \
+        access/revocation documents (--document, repeatable), trusting the reader named by \
+        --trust-reader (NAME.reader.json from `lockbench key reader`, or the lock's configuration). \
+        Without --key it answers LockBench's echo flow (`lockbench ble lock`).
 
-        When several locks advertise, the phone connects to the one it is told to: --lock-address
-        names it by address; otherwise a phone with --trust-reader picks a lock whose
-        advertisement carries that reader's group id (and sub id, from a reader identity or a lock
-        configuration), and a phone without one takes the first lock it hears.
-        Exit codes: 0 granted, 1 denied, 3 no controller / no lock found.
+        When several locks advertise, the phone connects to the one it is told to: --lock-address names \
+        it by address; otherwise a phone with --trust-reader picks a lock whose advertisement carries \
+        that reader's group id (and sub id, from a reader identity or a lock configuration), and a phone \
+        without one takes the first lock it hears. Exit codes: 0 granted, 1 denied, 3 no controller / no \
+        lock found.
         """
     )
 

@@ -6,23 +6,19 @@ import Conformance
 import Foundation
 import LockRuntime
 
-/// `lockbench conformance credential|reader|list` and `lockbench trace`: the checks of
-/// docs/conformance.md against phones and readers LockBench did not build.
-let conformanceCommands: [ParsableCommand.Type] = [ConformanceCommand.self, TraceCommand.self]
-
 struct ConformanceCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "conformance",
         abstract: "Check your own phone or reader against docs/protocol.md, one behaviour per check.",
         discussion: """
-        `conformance credential` plays the lock's reader against a phone you built; `conformance \
-        reader` plays the phone against a lock or reader you built. Each check is one behaviour of \
-        docs/protocol.md (its section is printed), runs in a fresh transaction, and is named after \
-        the Aliro Certification Tool case it matches where one does. `conformance list` prints \
-        the catalogue; docs/conformance.md says which test-plan cases are covered and why.
+        `conformance credential` plays the lock's reader against a phone you built; `conformance reader` \
+        plays the phone against a lock or reader you built. Each check is one behaviour of \
+        docs/protocol.md (its section is printed), runs in a fresh transaction, and is named after the \
+        Aliro Certification Tool case it matches where one does. `conformance list` prints the \
+        catalogue; docs/conformance.md says which test-plan cases are covered and why.
 
-        Exit status: 0 every applicable check passed, 1 a check failed, 2 usage, 3 the device or \
-        radio could not be reached.
+        Exit status: 0 every applicable check passed, 1 a check failed, 2 usage, 3 the device or radio \
+        could not be reached.
         """,
         subcommands: [ConformanceCredential.self, ConformanceReader.self, ConformanceList.self])
 }
@@ -82,19 +78,22 @@ struct ConformanceCredential: ParsableCommand {
         commandName: "credential",
         abstract: "Check a phone (credential) you built: LockBench plays the lock's reader.",
         discussion: """
-        Tell the phone under test to trust the reader identity you pass (from `lockbench key \
-        reader`), then point LockBench at it over one radio:
+        Tell the phone under test to trust the reader identity you pass (from `lockbench key reader`), \
+        then point LockBench at it over one radio:
 
-          lockbench conformance credential --reader-identity door.reader.json --connect 127.0.0.1:5000
-          lockbench conformance credential --reader-identity door.reader.json --nfc acr122_usb
-          lockbench conformance credential --reader-identity door.reader.json --ble hci0
+          lockbench conformance credential --reader-identity door.reader.json \\
+              --connect 127.0.0.1:5000
+          lockbench conformance credential --reader-identity door.reader.json \\
+              --nfc acr122_usb
+          lockbench conformance credential --reader-identity door.reader.json \\
+              --ble hci0
 
-        With --connect the phone listens on TCP (one APDU per write, one transaction per \
-        connection). With --nfc the phone (or a virtual PN532 holding it) stays in the field; each \
-        check re-selects it. With --ble LockBench advertises as a lock and each check waits for \
-        the phone to connect and open the access channel. A first plain transaction learns what \
-        the phone announces (FCI, signaling bitmap); checks that need something it did not \
-        announce report "not applicable" with the reason.
+        With --connect the phone listens on TCP (one APDU per write, one transaction per connection). \
+        With --nfc the phone (or a virtual PN532 holding it) stays in the field; each check re-selects \
+        it. With --ble LockBench advertises as a lock and each check waits for the phone to connect and \
+        open the access channel. A first plain transaction learns what the phone announces (FCI, \
+        signaling bitmap); checks that need something it did not announce report "not applicable" with \
+        the reason.
         """)
 
     @Option(name: .customLong("reader-identity"), help: ArgumentHelp("The reader identity the phone trusts (NAME.reader.json from `lockbench key reader`).", valueName: "file"))
@@ -164,15 +163,18 @@ struct ConformanceReader: ParsableCommand {
         commandName: "reader",
         abstract: "Check a lock or reader you built: LockBench plays the phone.",
         discussion: """
-        LockBench presents a phone (the key, documents and trusted reader you give, as for \
-        `credential serve`) once per check, each time with the behaviour the check needs (a \
-        wrong device signature, a wrong tag, no common version, chained answers…), and judges \
-        what your reader sends back. Make your reader run one transaction per presentation:
+        LockBench presents a phone (the key, documents and trusted reader you give, as for `credential \
+        serve`) once per check, each time with the behaviour the check needs (a wrong device signature, \
+        a wrong tag, no common version, chained answers…), and judges what your reader sends back. Make \
+        your reader run one transaction per presentation:
 
-          lockbench conformance reader --listen 5000 --key phone.key.pem --document phone.access.cbor \\
-              --trust-reader door.reader.json        # your reader connects once per check
-          lockbench conformance reader --nfc virtual:/tmp/reader --key … # your reader opens pn532_uart:/tmp/reader
-          lockbench conformance reader --ble tcp:127.0.0.1:9102 --key …  # LockBench scans for your lock
+          # your reader connects once per check:
+          lockbench conformance reader --listen 5000 --key phone.key.pem \\
+              --document phone.access.cbor --trust-reader door.reader.json
+          # your reader opens pn532_uart:/tmp/reader:
+          lockbench conformance reader --nfc virtual:/tmp/reader --key …
+          # LockBench scans for your lock:
+          lockbench conformance reader --ble tcp:127.0.0.1:9102 --key …
 
         The phone is tolerant of a missing Le (so rdr.le can report it rather than break the run).
         """)

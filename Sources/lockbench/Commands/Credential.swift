@@ -23,25 +23,26 @@ struct CredentialServe: ParsableCommand {
         commandName: "serve",
         abstract: "Serve a software credential on TCP: it answers the lock's APDUs, one transaction per connection.",
         discussion: """
-        The credential listens; a lock connects (`lockbench lock transact --connect HOST:PORT`),
-        runs one transaction and closes. Framing is raw by default, as public Aliro test tools use:
-        one write carries one whole APDU. `--framing length` prefixes each APDU with its 2-byte
+        The credential listens; a lock connects (`lockbench lock transact --connect HOST:PORT`), runs \
+        one transaction and closes. Framing is raw by default, as public Aliro test tools use:
+        one write carries one whole APDU. `--framing length` prefixes each APDU with its 2-byte \
         big-endian length; both ends must agree.
 
-          lockbench credential serve --key alice.key.pem --documents alice.cbor revoked.cbor \\
+          lockbench credential serve --key alice.key.pem \\
+              --documents alice.cbor revoked.cbor \\
               --trust-reader door.reader.json --port 5000 --once
 
         Prints `listening on HOST:PORT` when ready, then one line per transaction (JSON with --json).
 
-        With --vpicc HOST:PORT the credential is a card in a PC/SC reader instead: it connects \
-        to the virtual reader driver vpcd inside pcscd (package vsmartcard-vpcd; port 35963 is \
-        "Virtual PCD 00 00", 35964 "Virtual PCD 00 01"), which puts the card on that reader with \
-        a contactless ATR (3B 80 80 01 01). After each transaction (EXCHANGE or CONTROL FLOW \
-        answered) the card is pulled, and put back a second later unless --once is given. \
-        Then, for example, `lockbench lock run --config door.lock.json --nfc "pcsc:Virtual PCD \
-        00 00"` taps it (docs/pcsc.md).
+        With --vpicc HOST:PORT the credential is a card in a PC/SC reader instead: it connects to the \
+        virtual reader driver vpcd inside pcscd (package vsmartcard-vpcd; port 35963 is "Virtual PCD 00 \
+        00", 35964 "Virtual PCD 00 01"), which puts the card on that reader with a contactless ATR (3B \
+        80 80 01 01). After each transaction (EXCHANGE or CONTROL FLOW answered) the card is pulled, and \
+        put back a second later unless --once is given. Then, for example, `lockbench lock run --config \
+        door.lock.json --nfc "pcsc:Virtual PCD 00 00"` taps it (docs/pcsc.md).
 
-        Faults make it misbehave on purpose, to test a lock's denials: \(CredentialFaults.names.map(\.0).joined(separator: ", ")).
+        Faults make it misbehave on purpose, to test a lock's denials: \
+        \(CredentialFaults.names.map(\.0).joined(separator: ", ")).
         """)
 
     @OptionGroup var phone: PhoneOptions
@@ -177,15 +178,16 @@ struct LockTransact: ParsableCommand {
         commandName: "transact",
         abstract: "Run one lock transaction against a credential listening on TCP and print the decision.",
         discussion: """
-        Connects to HOST:PORT (a `lockbench credential serve`, or any credential speaking the socket
-        transport of docs/protocol.md), runs SELECT, AUTH0, AUTH1 or FAST, step-up when the lock
-        needs documents, and EXCHANGE or CONTROL FLOW, and decides exactly as `lock run` does: the
-        lock's engine, clock, state, FAST cache and audit log are used and updated.
+        Connects to HOST:PORT (a `lockbench credential serve`, or any credential speaking the socket \
+        transport of docs/protocol.md), runs SELECT, AUTH0, AUTH1 or FAST, step-up when the lock needs \
+        documents, and EXCHANGE or CONTROL FLOW, and decides exactly as `lock run` does: the lock's \
+        engine, clock, state, FAST cache and audit log are used and updated.
 
-          lockbench lock transact --config door.lock.json --connect 127.0.0.1:5000 --json
+          lockbench lock transact --config door.lock.json --connect \\
+              127.0.0.1:5000 --json
 
-        --at TIME first moves the lock's virtual clock to TIME (as `clock set --untrusted`).
-        Exit status: 0 granted, 1 denied, 2 usage, 3 the credential could not be reached.
+        --at TIME first moves the lock's virtual clock to TIME (as `clock set --untrusted`). Exit \
+        status: 0 granted, 1 denied, 2 usage, 3 the credential could not be reached.
         """)
 
     @OptionGroup var config: LockConfigOption

@@ -12,11 +12,13 @@ struct DocCommand: ParsableCommand {
         commandName: "doc",
         abstract: "Issue access documents and revocation documents; show any document.",
         discussion: """
-        Documents are CBOR files (docs/documents.md): an issuer-signed COSE_Sign1 over a mobile
-        security object that binds a credential key to access rules and a validity window.
+        Documents are CBOR files (docs/documents.md): an issuer-signed COSE_Sign1 over a mobile security \
+        object that binds a credential key to access rules and a validity window.
 
-          lockbench doc issue --issuer-key site/issuer.key.pem --credential site/alice-phone.pub.pem \\
-              --reader-identity site/front-door.reader.json --valid-for 8h --out alice.cbor
+          lockbench doc issue --issuer-key site/issuer.key.pem \\
+              --credential site/alice-phone.pub.pem \\
+              --reader-identity site/front-door.reader.json --valid-for 8h \\
+              --out alice.cbor
           lockbench doc revoke --issuer-key site/issuer.key.pem --serial 1 \\
               --credential site/alice-phone.pub.pem --out revoked.cbor
           lockbench doc show alice.cbor --issuer site/issuer.pub.pem
@@ -57,13 +59,13 @@ struct DocCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Issue an access document for a credential key.",
             discussion: """
-            The validity window is --valid-for from now (or from --valid-from), or --valid-from to
-            --valid-until. Locks refuse documents longer than their policy's maxDocumentLifetime.
-            Readers: --reader GROUP (every reader of the group) or GROUP:SUB (one reader), hex; or
-            --reader-identity FILE (that reader's group and sub; add --whole-group for the group).
-            Schedules are weekly windows in the lock's schedule time zone (UTC unless the lock
-            config sets scheduleUTCOffsetMinutes): "mon-fri 08:00-18:00", "weekends 10:00-14:00",
-            "daily 06:00-22:00"; several --schedule flags mean any of them. No schedule: any time.
+            The validity window is --valid-for from now (or from --valid-from), or --valid-from to \
+            --valid-until. Locks refuse documents longer than their policy's maxDocumentLifetime. \
+            Readers: --reader GROUP (every reader of the group) or GROUP:SUB (one reader), hex; or \
+            --reader-identity FILE (that reader's group and sub; add --whole-group for the group). \
+            Schedules are weekly windows in the lock's schedule time zone (UTC unless the lock config \
+            sets scheduleUTCOffsetMinutes): "mon-fri 08:00-18:00", "weekends 10:00-14:00", "daily \
+            06:00-22:00"; several --schedule flags mean any of them. No schedule: any time.
             """)
         @OptionGroup var signing: Signing
         @Option(help: ArgumentHelp("The credential's public key (PEM SPKI; a private key file works too).", valueName: "file"))
@@ -127,11 +129,11 @@ struct DocCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Issue a revocation document (a complete revocation list with a serial).",
             discussion: """
-            A lock applies a revocation document whose serial is higher than the one it holds and
-            replaces its whole list with it, so each document lists everything still revoked.
-            Entries name a credential (its key file, or --key-hash as `key show` prints) or an
-            access document id, and expire (--entry-expiry, default: the document's own expiry)
-            once the revoked documents cannot be valid any more.
+            A lock applies a revocation document whose serial is higher than the one it holds and \
+            replaces its whole list with it, so each document lists everything still revoked. Entries \
+            name a credential (its key file, or --key-hash as `key show` prints) or an access document \
+            id, and expire (--entry-expiry, default: the document's own expiry) once the revoked \
+            documents cannot be valid any more.
             """)
         @OptionGroup var signing: Signing
         @Option(help: ArgumentHelp("Serial number, higher than any earlier revocation document of this issuer.", valueName: "n"))

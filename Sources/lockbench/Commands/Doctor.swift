@@ -12,8 +12,8 @@ struct DoctorCommand: ParsableCommand {
         commandName: "doctor",
         abstract: "Check this machine for NFC readers, permissions, kernel drivers, libnfc configuration, pcscd and Bluetooth.",
         discussion: """
-        Each check is ok, warning (worth knowing, not blocking) or problem (with the command that \
-        fixes it). Exit code 0 when there is no problem, 1 otherwise.
+        Each check is ok, warning (worth knowing, not blocking) or problem (with the command that fixes \
+        it). Exit code 0 when there is no problem, 1 otherwise.
         """
     )
 

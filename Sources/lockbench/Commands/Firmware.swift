@@ -2,18 +2,15 @@ import ArgumentParser
 import Certification
 import Foundation
 
-/// `lockbench firmware …` (owned by the certification layer).
-let firmwareCommands: [ParsableCommand.Type] = [FirmwareCommand.self]
-
 struct FirmwareCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "firmware",
         abstract: "Check lock and reader firmware against the wallet-credential certification tables.",
         discussion: """
-        Tables: --tables DIR, else $LOCKBENCH_TABLES, else the firmware-tables/ folder of the \
-        source tree LockBench was built from (when it still exists), else the copy built into LockBench.
-        Exit codes: 0 certified (every device, for an audit); 1 not certified; 2 bad usage, \
-        unknown model, unreadable table or inventory.
+        Tables: --tables DIR, else $LOCKBENCH_TABLES, else the firmware-tables/ folder of the source \
+        tree LockBench was built from (when it still exists), else the copy built into LockBench. Exit \
+        codes: 0 certified (every device, for an audit); 1 not certified; 2 bad usage, unknown model, \
+        unreadable table or inventory.
         """,
         subcommands: [FirmwareList.self, FirmwareCheck.self, FirmwareAudit.self]
     )
@@ -131,8 +128,8 @@ struct FirmwareCheck: ParsableCommand {
         discussion: """
         Prints one verdict: certified, upgrade to ≥ X, certification in process, not pursued, \
         requirement not met (e.g. an AD300 without an MT2/MTK2 reader), or unknown model (with \
-        suggestions). Models match ignoring case, the vendor prefix and type words, and by \
-        variant: nde, "Schlage NDE", MTK15, RC15.
+        suggestions). Models match ignoring case, the vendor prefix and type words, and by variant: nde, \
+        "Schlage NDE", MTK15, RC15.
         """
     )
 
@@ -190,12 +187,11 @@ struct FirmwareAudit: ParsableCommand {
         commandName: "audit",
         abstract: "Audit a site inventory (CSV): one verdict per device plus a summary.",
         discussion: """
-        The inventory's header names at least device_id, model and firmware, optionally \
-        reader_model and site, in any order; other columns are kept in the csv and json reports. \
-        A malformed row is reported as FILE:LINE: reason (in the table report, and on standard \
-        error for csv, json and junit) and the audit goes on. \
-        Exit code 0 only when every device is certified; 1 otherwise; 2 when the inventory or the \
-        tables cannot be read.
+        The inventory's header names at least device_id, model and firmware, optionally reader_model and \
+        site, in any order; other columns are kept in the csv and json reports. A malformed row is \
+        reported as FILE:LINE: reason (in the table report, and on standard error for csv, json and \
+        junit) and the audit goes on. Exit code 0 only when every device is certified; 1 otherwise; 2 \
+        when the inventory or the tables cannot be read.
         """
     )
 

@@ -11,12 +11,12 @@ struct KeyCommand: ParsableCommand {
         commandName: "key",
         abstract: "Create and inspect keys: issuer, reader identity, credential.",
         discussion: """
-        Every key is ECDSA P-256. Private keys are written as PEM PKCS#8 (NAME.key.pem, mode 0600),
+        Every key is ECDSA P-256. Private keys are written as PEM PKCS#8 (NAME.key.pem, mode 0600), \
         public keys as PEM SPKI (NAME.pub.pem). A typical site:
 
-          lockbench key issuer site/issuer            # signs access and revocation documents
-          lockbench key reader site/front-door        # the lock's reader: key + group id + sub id
-          lockbench key credential site/alice-phone   # a phone's long-term key
+          lockbench key issuer site/issuer           # signs the documents
+          lockbench key reader site/front-door       # the reader: key, group id, sub id
+          lockbench key credential site/alice-phone  # a phone's long-term key
         """,
         subcommands: [Issuer.self, Reader.self, Credential.self, Show.self]
     )
@@ -87,8 +87,8 @@ struct KeyCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Create a reader identity: signing key, 16-byte group id, 16-byte sub id.",
             discussion: """
-            Writes NAME.key.pem, NAME.pub.pem and NAME.reader.json. Readers of one site or door group
-            share a group id (pass --group to reuse one); each reader has its own sub id. Access
+            Writes NAME.key.pem, NAME.pub.pem and NAME.reader.json. Readers of one site or door group \
+            share a group id (pass --group to reuse one); each reader has its own sub id. Access \
             documents open a group (every reader in it) or one GROUP:SUB.
             """)
         @OptionGroup var output: Output

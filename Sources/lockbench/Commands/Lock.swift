@@ -9,14 +9,11 @@ import LockRuntime
 import OfflineUnlock
 import SocketTransport
 
-/// `lockbench lock run` (the main job) and `lockbench demo`.
-let lockCommands: [ParsableCommand.Type] = [LockCommand.self, DemoCommand.self]
-
 struct LockCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lock",
         abstract: "Run an emulated lock on its radios, or one transaction against a credential.",
-        subcommands: [LockRun.self] + lockTransactCommands + [LockReset.self]
+        subcommands: [LockRun.self, LockTransact.self, LockReset.self]
     )
 }
 
@@ -26,15 +23,16 @@ struct LockReset: ParsableCommand {
         commandName: "reset",
         abstract: "Start a lock's state afresh, recorded in its audit log.",
         discussion: """
-        A lock whose state.json is gone but whose audit log has entries refuses to start: its \
-        revocation lists, clock trust and replay memory were lost with the file, and starting \
-        over silently would let a revoked phone back in. Reset is how an operator says that \
-        starting over is intended. The lock gets a trusted clock from the configuration and no \
-        revocation lists, cached documents or replay memory; the audit log is kept and gains a \
-        lock_reset entry with your reason. An existing state.json is kept as \
-        state.json.reset-<time>. Deliver current revocation lists to the lock afterwards.
+        A lock whose state.json is gone but whose audit log has entries refuses to start: its revocation \
+        lists, clock trust and replay memory were lost with the file, and starting over silently would \
+        let a revoked phone back in. Reset is how an operator says that starting over is intended. The \
+        lock gets a trusted clock from the configuration and no revocation lists, cached documents or \
+        replay memory; the audit log is kept and gains a lock_reset entry with your reason. An existing \
+        state.json is kept as state.json.reset-<time>. Deliver current revocation lists to the lock \
+        afterwards.
 
-          lockbench lock reset --config site/front-door.lock.json --reason "state disk replaced"
+          lockbench lock reset --config site/front-door.lock.json --reason \\
+              "state disk replaced"
         """)
     @OptionGroup var config: LockConfigOption
     @Option(help: ArgumentHelp("Why, for the audit log.", valueName: "text")) var reason: String
@@ -62,8 +60,8 @@ struct LockRun: ParsableCommand {
         commandName: "run",
         abstract: "Run an emulated lock: poll for credentials, run the access protocol, decide, act, audit.",
         discussion: """
-        The lock's model and firmware are checked against the certification tables: on certified
-        firmware the NFC loop also sends the ECP access polling frame (wallet express mode); on
+        The lock's model and firmware are checked against the certification tables: on certified \
+        firmware the NFC loop also sends the ECP access polling frame (wallet express mode); on \
         uncertified firmware it does not, and says so when it starts.
 
         NFC: any libnfc connstring drives the same lock — a USB reader on a bench
@@ -74,25 +72,27 @@ struct LockRun: ParsableCommand {
         PC/SC: a CCID desk reader (ACR1252U, HID Omnikey, Identiv) through pcscd, the first one or by name
           lockbench lock run --config lock.json --nfc pcsc
           lockbench lock run --config lock.json --nfc "pcsc:Virtual PCD 00 00"
-        (`lockbench pcsc list` shows the names; docs/pcsc.md). Or a virtual reader served by another process, like a USB reader on a bench:
-          lockbench nfc virtual-reader --link /tmp/reader --credential-key KEY.pem --document DOC.cbor --lock-config lock.json
+        (`lockbench pcsc list` shows the names; docs/pcsc.md). Or a virtual reader served by another \
+        process, like a USB reader on a bench:
+          lockbench nfc virtual-reader --link /tmp/reader --key KEY.pem \\
+              --document DOC.cbor --trust-reader lock.json
           lockbench lock run --config lock.json --nfc pn532_uart:/tmp/reader
         With --nfc virtual, stdin takes commands that tap software phones on it:
-          tap KEY.pem DOC.cbor [DOC.cbor…]   place a credential (its key and access/revocation documents)
-          remove                              take it out of the field
-          status                              print the bolt state
-          quit                                stop the lock
-        BLE: --ble hci0 | uart:/dev/ttyACM0:1000000 | tcp:HOST:PORT | unix:PATH (see docs/ble.md).
-        The lock advertises from a static random address derived from its reader identity, so
-        every lock on a link has its own; --address (or ble.address in the configuration) sets
-        another. A phone that connects and opens no channel within ble.idleTimeout (5 s), or
-        leaves a channel silent for ble.transactionTimeout (10 s), is disconnected.
-        Socket: --socket HOST:PORT taps a credential listening on TCP (`lockbench credential serve`), one connection per tap.
+          tap KEY.pem DOC.cbor [DOC.cbor…]   tap a phone with that key and documents
+          remove                             take it out of the field
+          status                             print the bolt state
+          quit                               stop the lock
+        BLE: --ble hci0 | uart:/dev/ttyACM0:1000000 | tcp:HOST:PORT | unix:PATH (see docs/ble.md). The \
+        lock advertises from a static random address derived from its reader identity, so every lock on \
+        a link has its own; --address (or ble.address in the configuration) sets another. A phone that \
+        connects and opens no channel within ble.idleTimeout (5 s), or leaves a channel silent for \
+        ble.transactionTimeout (10 s), is disconnected. Socket: --socket HOST:PORT taps a credential \
+        listening on TCP (`lockbench credential serve`), one connection per tap.
 
-        One line per event; --json prints one JSON object per line (kind: started, radio,
-        granted, denied, warning, stopped). SIGINT or SIGTERM stops the lock cleanly: the radios
-        stop, a bolt still unsecured after a grant is secured and the state written, and every
-        acknowledged decision is already fsynced in the audit log.
+        One line per event; --json prints one JSON object per line (kind: started, radio, granted, \
+        denied, warning, stopped). SIGINT or SIGTERM stops the lock cleanly: the radios stop, a bolt \
+        still unsecured after a grant is secured and the state written, and every acknowledged decision \
+        is already fsynced in the audit log.
         """
     )
 
@@ -176,12 +176,12 @@ struct DemoCommand: ParsableCommand {
         commandName: "demo",
         abstract: "The whole offline unlock on this machine, no hardware: issuer, lock, phones, taps, audit log.",
         discussion: """
-        Creates an issuer, a lock (a Schlage NDE on certified firmware 02.12.72) and phone
-        credentials in a temporary directory (or --directory), starts the lock on a virtual PN532
-        that the real libnfc drives over a pseudo-terminal, and taps:
+        Creates an issuer, a lock (a Schlage NDE on certified firmware 02.12.72) and phone credentials \
+        in a temporary directory (or --directory), starts the lock on a virtual PN532 that the real \
+        libnfc drives over a pseudo-terminal, and taps:
           alice, valid access document      → GRANTED
           bob, expired access document      → DENIED (expired)
-          carol, carrying a revocation of alice's phone → GRANTED (the lock stores the revocation)
+          carol, carrying a revocation of alice's phone → GRANTED (revocation stored)
           alice again                       → DENIED (revoked)
         then prints the lock's audit log. Exit 0 when every tap got the expected decision.
         """

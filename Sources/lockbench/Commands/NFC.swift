@@ -7,15 +7,6 @@ import VirtualPN532
 import Glibc
 #endif
 
-/// `lockbench nfc …`, `doctor` (owned by the NFC layer; `lock run` and `demo` come with the engine).
-let nfcCommands: [ParsableCommand.Type] = [NFCCommand.self, DoctorCommand.self]
-
-/// Where the runtime layer plugs a credential into `nfc virtual-reader`: given the UID to use,
-/// the responder for the card that `insert` places in the field. Default: a `SimpleCard`.
-enum NFCCardFactory {
-    nonisolated(unsafe) static var make: (_ uid: [UInt8]) -> APDUResponder = { _ in SimpleCard() }
-}
-
 struct NFCCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "nfc",
@@ -53,22 +44,25 @@ struct VirtualReaderCommand: ParsableCommand {
         commandName: "virtual-reader",
         abstract: "Run a virtual PN532 reader that libnfc opens as pn532_uart:/dev/pts/N.",
         discussion: """
-        Prints the connstring to give libnfc (LIBNFC_DEVICE=<connstring> nfc-list, or \
-        `lockbench lock run` with that connstring) and keeps running until SIGINT/SIGTERM or `quit`.
-        Lines on stdin (and on the --control FIFO) place or take out the card:
+        Prints the connstring to give libnfc (LIBNFC_DEVICE=<connstring> nfc-list, or `lockbench lock \
+        run` with that connstring) and keeps running until SIGINT/SIGTERM or `quit`. Lines on stdin (and \
+        on the --control FIFO) place or take out the card:
           insert [UID-HEX]   put a card in the field (7-byte UID by default)
-          remove             take it out (a transaction in flight fails like a real pull)
+          remove             take it out (a transaction in flight fails)
           status             print whether a card is in the field
           quit               stop the reader
         One libnfc client at a time, like a real serial port.
 
-        With --credential-key, `insert` places a phone credential (the access protocol's
-        credential side) instead of a plain test card, so a lock in another process taps it:
+        With --key, `insert` places a phone credential (the access protocol's credential side) \
+        instead of a plain test card, so a lock in another process taps it:
           lockbench nfc virtual-reader --link /tmp/reader --no-card \\
-              --credential-key alice.key.pem --document alice.access.cbor --lock-config lock.json
+            --key alice.key.pem --document alice.access.cbor \\
+            --trust-reader lock.json
           lockbench lock run --config lock.json --nfc pn532_uart:/tmp/reader
-        The phone trusts the lock's reader from --reader-identity, --lock-config, or
-        --trust-reader READER.pem with --reader-group HEX. It is one phone across inserts: it keeps what it learnt (FAST).
+        The phone trusts the lock's reader from --trust-reader: a reader identity (NAME.reader.json), \
+        the lock's configuration, or the reader's key PEM with --reader-group HEX (--credential-key, \
+        --reader-identity and --lock-config are older spellings of --key and --trust-reader). It is one \
+        phone across inserts: it keeps what it learnt (FAST).
         """
     )
 
@@ -101,14 +95,17 @@ struct VirtualReaderCommand: ParsableCommand {
     func run() throws {
         let uid = cardUID.flatMap(Hex.decode) ?? VirtualCard.defaultUID
         let phone = try credential.makeSession()
-        if let phone { NFCCardFactory.make = { _ in phone } }
         let reader: VirtualReader
         do {
             reader = try VirtualReader(link: link, log: verbose ? { emitError("virtual-pn532: \($0)") } : nil)
         } catch {
             throw UserError(message: "cannot start the virtual reader: \(error)", code: ExitCodes.environment)
         }
-        let console = VirtualReaderConsole(reader: reader, defaultUID: uid)
+        // `insert` places the phone when one was described, else a plain test card.
+        let console = VirtualReaderConsole(reader: reader, defaultUID: uid, card: { _ -> APDUResponder in
+            if let phone { return phone }
+            return SimpleCard()
+        })
         let command = console.command
         emitLine("virtual PN532 ready")
         emitLine("connstring: \(reader.connstring)")
@@ -158,9 +155,8 @@ struct ListCommand: ParsableCommand {
         commandName: "list",
         abstract: "List the NFC readers libnfc finds, with their connstrings.",
         discussion: """
-        libnfc finds USB readers by itself; serial readers and the virtual reader only when \
-        configured: LIBNFC_DEVICE=pn532_uart:/dev/ttyUSB0 (or /etc/nfc/libnfc.conf). \
-        Exit code 3 when there is none.
+        libnfc finds USB readers by itself; serial readers and the virtual reader only when configured: \
+        LIBNFC_DEVICE=pn532_uart:/dev/ttyUSB0 (or /etc/nfc/libnfc.conf). Exit code 3 when there is none.
         """
     )
 
@@ -216,13 +212,16 @@ struct ListCommand: ParsableCommand {
 final class VirtualReaderConsole: @unchecked Sendable {
     private let reader: VirtualReader
     private let defaultUID: [UInt8]
+    /// The responder `insert` places in the field, given the UID it uses.
+    private let card: (_ uid: [UInt8]) -> APDUResponder
     private let done = DispatchSemaphore(value: 0)
     private let lock = NSLock()
     private var finished = false
 
-    init(reader: VirtualReader, defaultUID: [UInt8]) {
+    init(reader: VirtualReader, defaultUID: [UInt8], card: @escaping (_ uid: [UInt8]) -> APDUResponder) {
         self.reader = reader
         self.defaultUID = defaultUID
+        self.card = card
     }
 
     func finish() {
@@ -243,7 +242,7 @@ final class VirtualReaderConsole: @unchecked Sendable {
             let uid = words.count > 1 ? Hex.decode(words[1]) : defaultUID
             guard let uid else { emitLine("error: bad UID \(words[1])"); return }
             do {
-                try reader.insert(NFCCardFactory.make(uid), uid: uid)
+                try reader.insert(card(uid), uid: uid)
                 emitLine("card: inserted UID \(uid.hex)")
             } catch {
                 emitLine("error: \(error)")

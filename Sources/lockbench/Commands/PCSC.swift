@@ -2,20 +2,17 @@ import ArgumentParser
 import Foundation
 import PCSC
 
-/// `lockbench pcsc …` and the doctor's PC/SC checks (owned by the PC/SC layer).
-let pcscCommands: [ParsableCommand.Type] = [PCSCCommand.self]
-
 struct PCSCCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pcsc",
         abstract: "PC/SC readers through pcscd: the CCID desk readers libnfc does not drive.",
         discussion: """
-        Most USB NFC readers sold today (ACS ACR1252U, HID Omnikey 5022/5427, Identiv uTrust) are \
-        CCID readers that the desktop reaches through pcsc-lite's daemon, pcscd. A lock runs on one \
-        with `lockbench lock run --nfc pcsc` (the first reader) or `--nfc "pcsc:READER NAME"`. \
-        Without hardware, the virtual reader driver vsmartcard-vpcd gives pcscd two readers, \
-        "Virtual PCD 00 00" and "Virtual PCD 00 01", and `lockbench credential serve --vpicc \
-        127.0.0.1:35963` puts a software phone on the first (see docs/pcsc.md).
+        Most USB NFC readers sold today (ACS ACR1252U, HID Omnikey 5022/5427, Identiv uTrust) are CCID \
+        readers that the desktop reaches through pcsc-lite's daemon, pcscd. A lock runs on one with \
+        `lockbench lock run --nfc pcsc` (the first reader) or `--nfc "pcsc:READER NAME"`. Without \
+        hardware, the virtual reader driver vsmartcard-vpcd gives pcscd two readers, "Virtual PCD 00 00" \
+        and "Virtual PCD 00 01", and `lockbench credential serve --vpicc 127.0.0.1:35963` puts a \
+        software phone on the first (see docs/pcsc.md).
         """,
         subcommands: [PCSCListCommand.self]
     )
@@ -26,9 +23,9 @@ struct PCSCListCommand: ParsableCommand {
         commandName: "list",
         abstract: "List the readers pcscd offers, with the card on each.",
         discussion: """
-        Prints one line per reader: its name (what `--nfc "pcsc:NAME"` takes), whether a card is \
-        on it, and the card's ATR. Exit codes: 0 at least one reader, 1 pcscd offers none, 3 \
-        pcscd is not running.
+        Prints one line per reader: its name (what `lock run --nfc "pcsc:NAME"` takes), whether a card is on it, \
+        and the card's ATR. Exit codes: 0 at least one reader, 1 pcscd offers none, 3 pcscd is not \
+        running.
         """
     )
 

@@ -13,18 +13,18 @@ struct TraceCommand: ParsableCommand {
         abstract: "Decode a transcript, a btsnoop capture or a hex dump of APDUs: names, TLVs, status words, decrypted payloads.",
         discussion: """
         FILE is one of:
-          - a LockBench transcript (`conformance … --transcript FILE`, docs/conformance.md);
-          - a btsnoop capture (`lock run --btsnoop`, `ble phone --btsnoop`, Android's HCI snoop log): \
+        - a LockBench transcript (`conformance … --transcript FILE`, docs/conformance.md);
+        - a btsnoop capture (`lock run --btsnoop`, `ble phone --btsnoop`, Android's HCI snoop log): \
         the APDUs are taken from the LE credit-based L2CAP channels;
-          - a hex dump, one APDU per line, `>` before a command and `<` before an answer (the \
+        - a hex dump, one APDU per line, `>` before a command and `<` before an answer (the \
         `C LABEL: hex` / `R LABEL: hex` lines of `lock transact --transcript` are read too).
 
-        Every command and answer is printed with its name, its TLVs by name and its status word \
-        in words. The secure channel opens when the keys are at hand: a transcript written with \
-        --transcript-secrets carries LockBench's ephemeral private key (the ECDH secret cannot be \
-        derived from long-term keys alone), --reader-key or --lock-config gives the reader group \
-        key the key schedule's salt needs, and --lock-config adds the lock's cached FAST keys, \
-        which open FAST transactions of any phone the lock knows with no secret at all.
+        Every command and answer is printed with its name, its TLVs by name and its status word in \
+        words. The secure channel opens when the keys are at hand: a transcript written by `conformance \
+        reader --transcript-secrets` carries LockBench's ephemeral private key (the ECDH secret cannot be \
+        derived from long-term keys alone), --reader-key or --lock-config gives the reader group key the \
+        key schedule's salt needs, and --lock-config adds the lock's cached FAST keys, which open FAST \
+        transactions of any phone the lock knows with no secret at all.
 
           lockbench trace run.transcript --reader-key door.reader.json
           lockbench trace lock.btsnoop --lock-config door.lock.json

@@ -10,8 +10,6 @@ import Trust
 import TrustPhone
 import Scenario
 
-let trustCommands: [ParsableCommand.Type] = [TrustCommand.self, PhoneCommand.self, ScenarioCommand.self]
-
 /// `lockbench trust …`: the trust service that keeps short-lived keys current.
 struct TrustCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
