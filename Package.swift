@@ -34,6 +34,8 @@ let package = Package(
         .target(name: "OfflineUnlock", dependencies: ["ByteCore", "Codecs", crypto]),
         // APDU state machines (reader and credential side), key schedule, secure channel.
         .target(name: "AccessProtocol", dependencies: ["ByteCore", "Codecs", "OfflineUnlock", crypto]),
+        // Conformance checks against phones and readers LockBench did not build, transcripts, trace.
+        .target(name: "Conformance", dependencies: ["ByteCore", "Codecs", "AccessProtocol", crypto]),
         // The lock: state, trusted clock, persisted state, audit log.
         .target(name: "Lock", dependencies: ["ByteCore", "OfflineUnlock", "AccessProtocol", "Certification", crypto]),
         // System libraries.
@@ -53,10 +55,10 @@ let package = Package(
         // The one place that wires layers together: config → lock + radios.
         .target(name: "LockRuntime", dependencies: [
             "ByteCore", "Codecs", "Certification", "OfflineUnlock", "AccessProtocol", "Lock",
-            "ReaderSeam", "NFC", "VirtualPN532", "PCSC", "BLE", "SocketTransport",
+            "ReaderSeam", "NFC", "VirtualPN532", "PCSC", "BLE", "SocketTransport", "Conformance",
         ]),
         .executableTarget(name: "lockbench", dependencies: [
-            "LockRuntime", "Certification", "ReaderSeam", "NFC", "PCSC", "BLE", "SocketTransport", argumentParser,
+            "LockRuntime", "Certification", "ReaderSeam", "NFC", "PCSC", "BLE", "SocketTransport", "Conformance", argumentParser,
         ]),
         .executableTarget(name: "lockbench-bench", dependencies: [
             "LockRuntime", "Certification", "AccessProtocol", "OfflineUnlock", "Codecs", "ReaderSeam", "PCSC", "VirtualPN532", "LockBenchTestDoubles", crypto, argumentParser,
@@ -78,6 +80,7 @@ let package = Package(
         .testTarget(name: "CertificationTests", dependencies: ["Certification", "LockBenchTestSupport"]),
         .testTarget(name: "OfflineUnlockTests", dependencies: ["OfflineUnlock", "Codecs", "ByteCore", "LockBenchTestSupport", crypto]),
         .testTarget(name: "AccessProtocolTests", dependencies: ["AccessProtocol", "SocketTransport", "OfflineUnlock", "Codecs", "ByteCore", "LockBenchTestSupport", crypto]),
+        .testTarget(name: "ConformanceTests", dependencies: ["Conformance", "AccessProtocol", "Codecs", "ByteCore", "LockBenchTestSupport", crypto]),
         // AuditCrashTests kills a `lockbench audit burst` child mid-append: it runs the binary.
         .testTarget(name: "LockTests", dependencies: ["Lock", "AccessProtocol", "OfflineUnlock", "ByteCore", "LockBenchTestSupport", "lockbench"]),
         .testTarget(name: "NFCTests", dependencies: ["NFC", "ReaderSeam", "VirtualPN532", "ByteCore", "LockBenchTestSupport"]),

@@ -69,6 +69,8 @@ public struct ReaderConfiguration {
     public var stepUpExchange: StepUpExchangeChannel
     /// Mailbox operations sent in every closing EXCHANGE that reports a decision.
     public var mailbox: [MailboxOperation]
+    /// Misbehaviour on purpose (conformance self-tests); none by default.
+    public var faults: ReaderFaults = []
 
     public init(identity: ReaderIdentity, supportedVersions: [UInt16] = [ProtocolVersion.v1_0],
                 interface: RadioInterface = .nfc, policy: UInt8 = 0x01, useFast: Bool = true,
@@ -476,7 +478,8 @@ public struct ReaderSession {
             return failOnChannel(.malformedInput, "AUTH1 response: credential key is not an uncompressed point", status: ReaderStatus.badDataContent)
         }
         result.credentialPublicKey = credentialKey
-        guard Primitives.verifyRaw(signature: answer.signature, message: ctx.signedData(reader: false), publicKey: credentialKey) else {
+        guard configuration.faults.contains(.acceptBadDeviceSignature)
+                || Primitives.verifyRaw(signature: answer.signature, message: ctx.signedData(reader: false), publicKey: credentialKey) else {
             if !Primitives.isPoint(credentialKey) {
                 return failOnChannel(.malformedInput, "AUTH1 response: credential key is not a P-256 point", status: ReaderStatus.badDataContent)
             }
@@ -614,6 +617,8 @@ public struct ReaderSession {
     }
 
     private mutating func transmitPart(_ part: CommandAPDU, label: String? = nil) -> ReaderAction {
+        var part = part
+        if configuration.faults.contains(.omitLe) { part.le = nil }
         let bytes = part.bytes
         lastLabel = label ?? currentLabel
         result.transcript.append(TranscriptEntry(direction: .command, bytes: bytes, label: lastLabel))

@@ -15,7 +15,7 @@ struct LockBench: ParsableCommand {
             (reader missing, permission denied).
             """,
             version: "LockBench \(LockBenchVersion.current) (libnfc \(LibNFC.version))",
-            subcommands: firmwareCommands + engineCommands + lockCommands + nfcCommands + pcscCommands + bleCommands
+            subcommands: firmwareCommands + engineCommands + lockCommands + nfcCommands + pcscCommands + bleCommands + conformanceCommands
         )
     }
 

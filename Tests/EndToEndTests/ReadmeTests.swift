@@ -39,3 +39,54 @@ final class ReadmeTests: XCTestCase {
         XCTAssertEqual(lock.process.terminationStatus, 0)
     }
 }
+
+/// The README's "Test your own phone or reader" block, run as written after the walkthrough's
+/// setup: commands ending in `&` run in the background, `lock transact` runs once per check until
+/// the conformance run before it ends, everything else must exit 0.
+final class ReadmeConformanceTests: XCTestCase {
+    static func block() throws -> [String] {
+        let readme = try String(contentsOf: Repository.url("README.md"), encoding: .utf8)
+        guard let section = readme.range(of: "### Test your own phone or reader"),
+              let start = readme.range(of: "```sh\n", range: section.upperBound..<readme.endIndex) else {
+            throw LineTimeout(expected: "Test your own phone or reader", seen: [])
+        }
+        let rest = readme[start.upperBound...]
+        let body = String(rest[..<rest.range(of: "```")!.lowerBound]).replacingOccurrences(of: "\\\n", with: " ")
+        return body.split(separator: "\n").map { line in
+            (line.split(separator: "#", maxSplits: 1).first.map(String.init) ?? "").trimmingCharacters(in: .whitespaces)
+        }.filter { $0.hasPrefix("lockbench ") }
+    }
+
+    func testTheConformanceCommandsRunAsWritten() throws {
+        let dir = try LockBenchProcess.temporaryDirectory(self)
+        for command in try ReadmeTests.walkthrough() where command.first != "lock" {
+            XCTAssertEqual(try LockBenchProcess.run(command, currentDirectory: dir).status, 0, "\(command)")
+        }
+        let lines = try Self.block()
+        XCTAssertEqual(lines.count, 5, "\(lines)")
+        var background: InteractiveProcess?
+        for line in lines {
+            var words = line.split(separator: " ").map(String.init).dropFirst()
+            let detached = words.last == "&"
+            if detached { words = words.dropLast() }
+            let args = Array(words)
+            if detached {
+                let p = try InteractiveProcess(args, currentDirectory: dir)
+                addTeardownBlock { p.terminate() }
+                _ = try p.waitForLine(containing: "listening on")
+                background = p
+            } else if args.starts(with: ["lock", "transact"]), let conformance = background {
+                for _ in 0..<40 where conformance.process.isRunning {
+                    _ = try LockBenchProcess.run(args, currentDirectory: dir)
+                }
+                conformance.process.waitUntilExit()
+                XCTAssertEqual(conformance.process.terminationStatus, 0, "conformance reader as written in the README")
+            } else {
+                let r = try LockBenchProcess.run(args, currentDirectory: dir)
+                XCTAssertEqual(r.status, 0, "lockbench \(args.joined(separator: " "))\n\(r.stdout)\n\(r.stderr)")
+                if args.first == "conformance" { XCTAssertTrue(r.stdout.contains(" 0 failed"), r.stdout) }
+                if args.first == "trace" { XCTAssertTrue(r.stdout.contains("decrypted (expedited channel, device counter 1):"), String(r.stdout.prefix(1500))) }
+            }
+        }
+    }
+}

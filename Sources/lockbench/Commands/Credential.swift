@@ -203,6 +203,7 @@ struct LockTransact: ParsableCommand {
     var timeout: Int = 5000
     @Flag(help: "Include every APDU (hex) in the output.")
     var transcript = false
+    @OptionGroup var readerFaults: ReaderFaultOptions
 
     func validate() throws {
         guard SocketFraming(rawValue: framing) != nil else { throw ValidationError("--framing must be raw or length") }
@@ -220,6 +221,7 @@ struct LockTransact: ParsableCommand {
         }
         // The reader offers what the lock's policy supports, newest first.
         service.reader.configuration.useFast = fast
+        service.reader.configuration.faults = readerFaults.set
         let link: SocketTransceiver
         do {
             link = try SocketTransceiver(host: host, port: port, framing: SocketFraming(rawValue: framing)!,

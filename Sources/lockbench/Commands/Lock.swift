@@ -119,6 +119,8 @@ struct LockRun: ParsableCommand {
     @Flag(help: "One JSON object per event line.")
     var json = false
 
+    @OptionGroup var readerFaults: ReaderFaultOptions
+
     func validate() throws {
         if let socket { _ = try SocketCLI.address(socket, flag: "--socket") }
         guard SocketFraming(rawValue: framing) != nil else { throw ValidationError("--framing must be raw or length") }
@@ -128,6 +130,7 @@ struct LockRun: ParsableCommand {
         // Bad input is refused before the state directory is taken.
         let bleAddress = try Self.address(flag: address, configured: try LockConfigOption.load(config.path).ble?.address, file: config.path)
         let service = try openLockService(config.path)
+        service.reader.configuration.faults = readerFaults.set
         let socketReader = try socket.map { text -> SocketReader.Configuration in
             let (host, port) = try SocketCLI.address(text, flag: "--socket")
             return SocketReader.Configuration(host: host, port: port, framing: SocketFraming(rawValue: framing)!)

@@ -1,0 +1,323 @@
+import AccessProtocol
+import ByteCore
+import Codecs
+import Crypto
+import Foundation
+
+/// Presents a phone to a reader under test, one transaction per call: accepts one socket
+/// connection, places a virtual card in a virtual PN532's field, or connects over BLE.
+public protocol PhonePresenter: AnyObject {
+    /// Runs one transaction with `phone`; returns when the reader ended it (or gave up).
+    func present(_ phone: ObservingPhone) throws
+    /// `socket 127.0.0.1:5000`, `nfc pn532_uart:/dev/pts/4`, …
+    var description: String { get }
+}
+
+/// What the reader under test did in one transaction, as the phone saw it.
+public struct ObservedTransaction: Sendable {
+    public var exchanges: [(command: [UInt8], response: [UInt8])] = []
+    /// Each whole command (chains assembled), in order.
+    public var commands: [CommandAPDU] = []
+    /// The reader status of an EXCHANGE the phone opened.
+    public var readerStatus: UInt16?
+    public var controlFlow: ControlFlow?
+    /// The INS of each whole command, named.
+    public var names: [String] { commands.map { Names.command($0.bytes) } }
+    public func first(_ ins: UInt8) -> CommandAPDU? { commands.first { $0.ins == ins } }
+    public func all(_ ins: UInt8) -> [CommandAPDU] { commands.filter { $0.ins == ins } }
+    /// The answer status to the whole command at `index` in `commands`.
+    public var answers: [StatusWord] = []
+    public var ended: Bool { readerStatus != nil || controlFlow != nil }
+
+    /// `SELECT, AUTH0, AUTH1, EXCHANGE 0101` — the flow in a line.
+    public var summary: String {
+        var parts = names
+        if let s = readerStatus { parts.append("status \(Hex.encode([UInt8(s >> 8), UInt8(s & 0xFF)])) (\(Names.readerStatus(s)))") }
+        if let c = controlFlow { parts.append("S1 \(Hex.encode([c.s1])) S2 \(Hex.encode([c.s2]))") }
+        return parts.isEmpty ? "nothing" : parts.joined(separator: ", ")
+    }
+}
+
+/// A LockBench phone with a fault or tweak, recording everything the reader sends (an
+/// `APDUResponder` for any radio). Thread-safe: transports answer on their own threads.
+public final class ObservingPhone: APDUResponder, @unchecked Sendable {
+    public let session: CredentialSession
+    let recorder: TranscriptRecorder?
+    let random: RecordingRandom
+    private let condition = NSCondition()
+    private var observed = ObservedTransaction()
+    private var assembler = CommandAssembler()
+
+    init(session: CredentialSession, random: RecordingRandom, recorder: TranscriptRecorder?) {
+        self.session = session
+        self.random = random
+        self.recorder = recorder
+    }
+
+    public func reset() { session.reset() }
+
+    public func respond(to command: [UInt8]) -> [UInt8] {
+        recorder?.record(.command, command)
+        let answer = session.respond(to: command)
+        let parsed = try? CommandAPDU(parsing: command)
+        recorder?.record(.response, answer)
+        condition.lock()
+        defer { condition.broadcast(); condition.unlock() }
+        observed.exchanges.append((command, answer))
+        guard let parsed, parsed.ins != Instruction.getResponse else { return answer }
+        if case .complete(let whole)? = try? assembler.feed(parsed) {
+            observed.commands.append(whole)
+            let sw = answer.count >= 2 ? StatusWord(answer[answer.count - 2], answer[answer.count - 1]) : .noPreciseDiagnosis
+            observed.answers.append(sw)
+            switch whole.ins {
+            case Instruction.exchange where sw == .success || sw.isBytesRemaining:
+                observed.readerStatus = session.lastReaderStatus
+            case Instruction.controlFlow:
+                observed.controlFlow = try? ControlFlow(parsing: whole.data)
+            case Instruction.auth0 where answer.count > 67 && answer[0] == 0x86:
+                // Keep the phone's ephemeral private key for the transcript (--transcript-secrets).
+                if let key = random.privateKey(for: Array(answer[2..<67])) { recorder?.secret("ephemeral-private", key) }
+            default: break
+            }
+        }
+        return answer
+    }
+
+    /// Starts a new observation (one per presentation).
+    public func beginTransaction() {
+        condition.lock(); observed = ObservedTransaction(); assembler.reset(); condition.unlock()
+    }
+
+    public var observation: ObservedTransaction { condition.lock(); defer { condition.unlock() }; return observed }
+
+    /// Waits until the reader ended the transaction (EXCHANGE with a status, or CONTROL FLOW), then
+    /// `settle` more seconds for a last command; false on timeout.
+    @discardableResult
+    public func waitUntilEnded(timeout: TimeInterval, settle: TimeInterval = 0.2) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        condition.lock()
+        while !observed.ended {
+            if !condition.wait(until: deadline) { condition.unlock(); return false }
+        }
+        condition.unlock()
+        Thread.sleep(forTimeInterval: settle)
+        return true
+    }
+}
+
+/// Records each 32-byte draw so the ephemeral private key behind an AUTH0 answer can be written
+/// to a transcript (only with --transcript-secrets).
+final class RecordingRandom: RandomSource, @unchecked Sendable {
+    private let inner = SystemRandom()
+    private let lock = NSLock()
+    private var draws: [[UInt8]] = []
+
+    func bytes(_ count: Int) -> [UInt8] {
+        let b = inner.bytes(count)
+        if count == 32 { lock.withLock { draws.append(b); if draws.count > 64 { draws.removeFirst() } } }
+        return b
+    }
+
+    func privateKey(for publicKey: [UInt8]) -> [UInt8]? {
+        lock.withLock {
+            draws.last { (try? P256.KeyAgreement.PrivateKey(rawRepresentation: $0)).map { Array($0.publicKey.x963Representation) } == publicKey }
+        }
+    }
+}
+
+/// A reader under test and how to make phones for it: the phone's key, documents and the
+/// reader it trusts come from the user (the same files as `credential serve`).
+public final class ReaderUnderTest {
+    public let presenter: PhonePresenter
+    public let base: CredentialConfiguration
+    public let recorder: TranscriptRecorder?
+    /// Seconds to wait for the reader to finish a transaction.
+    public var timeout: TimeInterval
+
+    public init(presenter: PhonePresenter, base: CredentialConfiguration, recorder: TranscriptRecorder? = nil, timeout: TimeInterval = 15) {
+        self.presenter = presenter
+        self.base = base
+        self.recorder = recorder
+        self.timeout = timeout
+        for r in base.trustedReaders { recorder?.readerKey(group: r.groupID, publicKey: r.publicKey) }
+    }
+
+    /// A phone: the user's, with faults and tweaks, tolerant of a missing Le so it can report it.
+    public func phone(faults: CredentialFaults = [],
+                      tweak: (inout CredentialConfiguration) -> Void = { _ in }) -> ObservingPhone {
+        var c = base
+        c.faults = faults
+        c.strictLe = false
+        tweak(&c)
+        let random = RecordingRandom()
+        return ObservingPhone(session: CredentialSession(configuration: c, random: random), random: random, recorder: recorder)
+    }
+
+    /// One transaction with `phone`.
+    public func present(_ phone: ObservingPhone, _ label: String) throws -> ObservedTransaction {
+        recorder?.begin(["check": label, "interface": base.interface.rawValue])
+        phone.beginTransaction()
+        do { try presenter.present(phone) } catch {
+            throw CheckStop(.fail("the reader did not run a transaction: \(error)"))
+        }
+        let seen = phone.observation
+        guard !seen.commands.isEmpty else { throw CheckStop(.fail("the reader sent no command")) }
+        return seen
+    }
+}
+
+public typealias ReaderCheck = ConformanceCheck<ReaderUnderTest, Void>
+
+/// The checks LockBench runs against a lock or reader it did not build (LockBench plays the phone).
+public enum ReaderCatalogue {
+    /// Fails unless the reader told the phone it refused: an EXCHANGE with a failure status or a
+    /// CONTROL FLOW, as `official` expects.
+    static func refused(_ t: ObservedTransaction, expectExchange: Bool, _ what: String) -> Verdict {
+        if let s = t.readerStatus {
+            if !Names.isFailureStatus(s) {
+                return .fail("\(what): the reader accepted it (EXCHANGE status \(Hex.encode([UInt8(s >> 8), UInt8(s & 0xFF)])) \(Names.readerStatus(s)))")
+            }
+            return .pass("refused with EXCHANGE status \(Hex.encode([UInt8(s >> 8), UInt8(s & 0xFF)])) (\(Names.readerStatus(s)))")
+        }
+        if let c = t.controlFlow {
+            if expectExchange {
+                return .fail("\(what): the reader sent CONTROL FLOW \(Hex.encode(c.encoded())); a secure channel exists, so the official case expects an EXCHANGE carrying a failure reader status",
+                             expected: [0x97, 0x02], actual: c.encoded())
+            }
+            return .pass("refused with CONTROL FLOW S1 \(Hex.encode([c.s1])) S2 \(Hex.encode([c.s2]))")
+        }
+        return .fail("\(what): the reader neither sent EXCHANGE nor CONTROL FLOW (saw \(t.summary))")
+    }
+
+    /// Le on every command that takes one, none on CONTROL FLOW (§2).
+    static func leProblems(_ t: ObservedTransaction) -> String? {
+        let needLe: Set<UInt8> = [Instruction.select, Instruction.auth0, Instruction.auth1, Instruction.exchange, Instruction.envelope]
+        for c in t.commands {
+            if c.ins == Instruction.controlFlow, let le = c.le { return "CONTROL FLOW carries Le \(le)" }
+            if needLe.contains(c.ins), c.le == nil { return "\(Names.command(c.bytes)) has no Le" }
+        }
+        return nil
+    }
+
+    /// rdr.step-up comes first: a lock that has never seen the phone's key needs its documents.
+    public static let all: [ReaderCheck] = [
+        ReaderCheck("rdr.step-up", official: "rd_nfc_envelope_10", section: "§9", title: "when the reader steps up, its ENVELOPE carries a DeviceRequest the phone can open") { reader, _ in
+            let t = try reader.present(reader.phone(), "rdr.step-up")
+            guard let i = t.commands.firstIndex(where: { $0.ins == Instruction.envelope }) else {
+                return .notApplicable("the reader did not step up (it had what it needed: \(t.summary))")
+            }
+            guard t.answers[i] == .success || t.answers[i].isBytesRemaining else {
+                return .fail("the phone could not open or parse the ENVELOPE (answered \(t.answers[i]): \(Names.status(t.answers[i])))", expected: [0x90, 0x00], actual: t.answers[i].bytes)
+            }
+            return .pass(t.summary)
+        },
+        ReaderCheck("rdr.standard", official: "nfc_rdr_standard_no_cert", section: "§1, §6, §10",
+                    title: "a well-behaved phone: the reader completes AUTH1 and closes with an EXCHANGE carrying its status") { reader, _ in
+            let t = try reader.present(reader.phone(), "rdr.standard")
+            guard t.first(Instruction.auth1) != nil else { return .fail("no AUTH1 (saw \(t.summary))") }
+            guard let s = t.readerStatus else { return .fail("no EXCHANGE with a reader status after a valid AUTH1 (saw \(t.summary))") }
+            return .pass("\(t.summary)" + (Names.isFailureStatus(s) ? " — the reader denied (is the phone's document valid for it?)" : ""))
+        },
+        ReaderCheck("rdr.auth0-fields", official: "rd_nfc_stdtxn_10", section: "§4",
+                    title: "AUTH0: 41 42 5C 87 4C 4D in order, lengths right, a version the phone listed, a fresh P-256 key") { reader, _ in
+            let phone = reader.phone()
+            let t = try reader.present(phone, "rdr.auth0-fields")
+            guard let c = t.first(Instruction.auth0) else { return .fail("no AUTH0 (saw \(t.summary))") }
+            guard c.cla == 0x80, c.p1 == 0, c.p2 == 0 else { return .fail("AUTH0 header", expected: [0x80, 0x80, 0, 0], actual: Array(c.bytes.prefix(4))) }
+            let a: Auth0Command
+            do { a = try Auth0Command(parsing: c.data) } catch { return .fail("AUTH0 data: \(error)", actual: c.data) }
+            guard reader.base.versions.contains(a.version) else { return .fail("AUTH0 chose version \(a.version), not among the phone's", actual: [UInt8(a.version >> 8), UInt8(a.version & 0xFF)]) }
+            guard (1...3).contains(a.policy) else { return .fail("AUTH0 policy \(a.policy) is not 01, 02 or 03", actual: [a.policy]) }
+            guard Primitives.isPoint(a.readerEphemeralKey) else { return .fail("87 is not a P-256 point", actual: a.readerEphemeralKey) }
+            return .pass("flags \(Hex.encode([a.flags])), policy \(Hex.encode([a.policy])), version \(Hex.encode([UInt8(a.version >> 8), UInt8(a.version & 0xFF)]))")
+        },
+        ReaderCheck("rdr.le", section: "§2", title: "Le on SELECT, AUTH0, AUTH1, EXCHANGE and ENVELOPE; none on CONTROL FLOW") { reader, _ in
+            let t = try reader.present(reader.phone(), "rdr.le")
+            if let problem = leProblems(t) { return .fail(problem) }
+            return .pass("every command as §2 says (\(t.commands.count) commands)")
+        },
+        ReaderCheck("rdr.response-chaining", section: "§2", title: "the reader follows 61xx with GET RESPONSE (phone answers in parts of 32 bytes)") { reader, _ in
+            let t = try reader.present(reader.phone(tweak: { $0.responseChunk = 32 }), "rdr.response-chaining")
+            let gets = t.exchanges.filter { $0.command.count >= 2 && $0.command[1] == Instruction.getResponse }.count
+            guard gets > 0 else { return .fail("no GET RESPONSE although every long answer ended 61xx (saw \(t.summary))") }
+            guard t.ended else { return .fail("the transaction did not end after chained answers (saw \(t.summary))") }
+            return .pass("\(gets) GET RESPONSE; \(t.summary)")
+        },
+        ReaderCheck("rdr.fast", official: "nfc_rdr_fast", section: "§8", title: "after a granted standard transaction, the reader uses FAST with the same phone") { reader, _ in
+            let phone = reader.phone()
+            let first = try reader.present(phone, "rdr.fast")
+            guard let a = first.first(Instruction.auth0), let auth0 = try? Auth0Command(parsing: a.data), auth0.flags & 1 != 0 else {
+                return .notApplicable("the reader does not ask for FAST in AUTH0 (flags bit 0 clear)")
+            }
+            guard let s = first.readerStatus, !Names.isFailureStatus(s) else {
+                return .notApplicable("the first transaction was not granted (\(first.summary)); a reader caches Kpersistent after a grant")
+            }
+            let second = try reader.present(phone, "rdr.fast")
+            guard second.first(Instruction.auth1) == nil else { return .fail("the second transaction ran AUTH1 again: the cryptogram was not recognised (saw \(second.summary))") }
+            guard second.readerStatus != nil else { return .fail("FAST: no EXCHANGE after AUTH0 (saw \(second.summary))") }
+            return .pass("FAST: \(second.summary)")
+        },
+        ReaderCheck("rdr.neg.wrong-ud-signature", official: "nfc_rdr_neg_auth1_wrong_ud_signature", section: "§6, §10",
+                    title: "a device signature that does not verify: EXCHANGE with a failure status") { reader, _ in
+            let t = try reader.present(reader.phone(faults: .wrongSignature), "rdr.neg.wrong-ud-signature")
+            return refused(t, expectExchange: true, "wrong device signature")
+        },
+        ReaderCheck("rdr.neg.auth1-undecryptable", section: "§7, §10, §12", title: "an AUTH1 answer that does not open: CONTROL FLOW S1 00 S2 00, no grant") { reader, _ in
+            let t = try reader.present(reader.phone(faults: .corruptCiphertext), "rdr.neg.auth1-undecryptable")
+            if let s = t.readerStatus, !Names.isFailureStatus(s) { return .fail("the reader granted although the AUTH1 answer does not open") }
+            guard let c = t.controlFlow else { return .fail("no CONTROL FLOW after an AUTH1 answer that does not open (saw \(t.summary))") }
+            let expected = ControlFlow(s1: 0, s2: ControlFlow.noInformation).encoded()
+            return c.s1 == 0 && c.s2 == 0 ? .pass("CONTROL FLOW 41 01 00 42 01 00") : .fail("CONTROL FLOW", expected: expected, actual: c.encoded())
+        },
+        ReaderCheck("rdr.neg.auth0-wrong-tag", official: "nfc_rdr_neg_auth0_wrong_value", section: "§4, §10",
+                    title: "an AUTH0 answer with the key under a wrong tag: CONTROL FLOW S1 00 S2 00") { reader, _ in
+            let phone = reader.phone(faults: .auth0WrongTag)
+            let t = try reader.present(phone, "rdr.neg.auth0-wrong-tag")
+            guard t.first(Instruction.auth1) == nil else { return .fail("the reader went on to AUTH1 after an AUTH0 answer without 86") }
+            guard let c = t.controlFlow else { return .fail("no CONTROL FLOW (saw \(t.summary))") }
+            return c.s1 == 0 && c.s2 == 0 ? .pass("CONTROL FLOW 41 01 00 42 01 00")
+                : .fail("CONTROL FLOW after a wrong AUTH0 tag", expected: ControlFlow(s1: 0, s2: 0).encoded(), actual: c.encoded())
+        },
+        ReaderCheck("rdr.neg.no-common-version", official: "nfc_rdr_neg_sel_rsp_no_common_expedited_protocol_version", section: "§3, §10",
+                    title: "a SELECT answer with no version in common: no AUTH0, CONTROL FLOW S1 00 S2 27") { reader, _ in
+            let t = try reader.present(reader.phone(tweak: { $0.versions = [0x7F01] }), "rdr.neg.no-common-version")
+            guard t.first(Instruction.auth0) == nil else { return .fail("the reader sent AUTH0 although no version is in common") }
+            guard let c = t.controlFlow else { return .fail("no CONTROL FLOW (saw \(t.summary))") }
+            return c.s1 == 0 && c.s2 == 0x27 ? .pass("CONTROL FLOW 41 01 00 42 01 27")
+                : .fail("CONTROL FLOW after no common version", expected: ControlFlow(s1: 0, s2: 0x27).encoded(), actual: c.encoded())
+        },
+        ReaderCheck("rdr.auth0-extra-tag", official: "nfc_rdr_neg_auth0_extra_tag", section: "§4",
+                    title: "an AUTH0 answer with an extra unknown tag is accepted (unknown tags skipped)") { reader, _ in
+            let phone = reader.phone(faults: .auth0ExtraTag)
+            let t = try reader.present(phone, "rdr.auth0-extra-tag")
+            guard t.first(Instruction.auth1) != nil else { return .fail("the reader stopped after an AUTH0 answer with an unknown tag AA (saw \(t.summary))") }
+            return .pass(t.summary)
+        },
+        ReaderCheck("rdr.auth1-extra-tag", official: "nfc_rdr_neg_auth1_extra_tag", section: "§6",
+                    title: "an AUTH1 answer with an extra unknown tag is accepted") { reader, _ in
+            let t = try reader.present(reader.phone(faults: .auth1ExtraTag), "rdr.auth1-extra-tag")
+            guard let s = t.readerStatus else { return .fail("no EXCHANGE with a status after an AUTH1 answer with an unknown tag (saw \(t.summary))") }
+            return Names.isFailureStatus(s) && s != ReaderStatus.keyNotFound && s != ReaderStatus.keyExpired
+                ? .fail("the reader refused an AUTH1 answer with an unknown tag: \(t.summary)") : .pass(t.summary)
+        },
+        ReaderCheck("rdr.neg.auth1-wrong-signature-tag", official: "nfc_rdr_neg_auth1_wrong_value", section: "§6, §10",
+                    title: "an AUTH1 answer with the device signature under a wrong tag: EXCHANGE with a failure status") { reader, _ in
+            let t = try reader.present(reader.phone(faults: .auth1WrongSignatureTag), "rdr.neg.auth1-wrong-signature-tag")
+            return refused(t, expectExchange: true, "device signature under a wrong tag")
+        },
+        ReaderCheck("rdr.auth1-optional-absent", section: "§6", title: "an AUTH1 answer without the optional 91/92 timestamps (as the public reference device sends) is accepted") { reader, _ in
+            let t = try reader.present(reader.phone(tweak: { $0.credentialTimestamp = nil; $0.revocationTimestamp = nil }), "rdr.auth1-optional-absent")
+            guard let s = t.readerStatus else { return .fail("no EXCHANGE with a status after an AUTH1 answer without 91/92 (saw \(t.summary))") }
+            return [ReaderStatus.badData, ReaderStatus.badDataContent, ReaderStatus.statusWordError, ReaderStatus.noKeySlot,
+                    ReaderStatus.noPublicKey, ReaderStatus.noSignature].contains(s)
+                ? .fail("the reader refused an AUTH1 answer without the optional 91/92: \(t.summary)") : .pass(t.summary)
+        },
+        ReaderCheck("rdr.neg.replayed-ephemeral", section: "§12", title: "an AUTH0 answer repeating an earlier device ephemeral key is refused") { reader, _ in
+            let phone = reader.phone(faults: .replayEphemeralKey)
+            _ = try reader.present(phone, "rdr.neg.replayed-ephemeral")
+            let t = try reader.present(phone, "rdr.neg.replayed-ephemeral")
+            if let s = t.readerStatus, !Names.isFailureStatus(s) { return .fail("the reader granted a transaction whose device ephemeral key repeats the previous one") }
+            return .pass("refused: \(t.summary)")
+        },
+    ]
+}

@@ -1,0 +1,106 @@
+import ByteCore
+import Foundation
+
+/// The results of one conformance run and their three renderings: one line per check, JSON, JUnit.
+public struct ConformanceReport: Codable, Equatable, Sendable {
+    /// `credential` (LockBench played the reader) or `reader` (LockBench played the phone).
+    public var direction: String
+    /// The transport as given (`socket 127.0.0.1:5000`, `nfc pn532_uart:/dev/pts/3`, `ble tcp:…`).
+    public var transport: String
+    public var results: [CheckResult]
+
+    public init(direction: String, transport: String, results: [CheckResult]) {
+        self.direction = direction
+        self.transport = transport
+        self.results = results
+    }
+
+    public var passed: Int { results.filter { $0.status == .pass }.count }
+    public var failed: Int { results.filter { $0.status == .fail }.count }
+    public var notApplicable: Int { results.filter { $0.status == .notApplicable }.count }
+    /// Every applicable check passed.
+    public var allPassed: Bool { failed == 0 }
+
+    /// `pass  auth0.standard  [ud_nfc_auth0_10 §4]  reason` — one line per check, then a summary.
+    public func lines() -> [String] {
+        let width = results.map(\.id.count).max() ?? 0
+        var out = results.map { r -> String in
+            let tag: String
+            switch r.status {
+            case .pass: tag = "pass"
+            case .fail: tag = "FAIL"
+            case .notApplicable: tag = "n/a "
+            }
+            let ref = "[" + (r.officialCase.map { $0 + " " } ?? "") + r.section + "]"
+            var line = "\(tag)  \(r.id.padding(toLength: width, withPad: " ", startingAt: 0))  \(ref)  \(r.reason)"
+            if r.status == .fail, let e = r.expected, let a = r.actual {
+                let at = r.firstDifference ?? 0
+                line += "; first difference at byte \(at): expected \(Self.window(e, at)) got \(Self.window(a, at))"
+            }
+            return line
+        }
+        out.append("\(direction) conformance over \(transport): \(passed) passed, \(failed) failed, \(notApplicable) not applicable")
+        return out
+    }
+
+    /// Up to 8 bytes of hex starting at byte `at`, with an ellipsis when more follow.
+    static func window(_ hex: String, _ at: Int) -> String {
+        let bytes = Hex.decode(hex) ?? []
+        guard at < bytes.count else { return "(end)" }
+        let slice = Array(bytes[at..<min(bytes.count, at + 8)])
+        return slice.hex + (at + 8 < bytes.count ? "…" : "")
+    }
+
+    public func json() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        struct Out: Encodable {
+            var direction: String, transport: String, passed: Int, failed: Int, notApplicable: Int, results: [CheckResult]
+        }
+        let out = Out(direction: direction, transport: transport, passed: passed, failed: failed,
+                      notApplicable: notApplicable, results: results)
+        return String(decoding: (try? encoder.encode(out)) ?? Data(), as: UTF8.self)
+    }
+
+    /// JUnit XML: one testcase per check (classname = direction), skipped when not applicable.
+    public func junit() -> String {
+        var x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        let total = results.reduce(0) { $0 + $1.seconds }
+        x += "<testsuite name=\"lockbench conformance \(Self.escape(direction))\" tests=\"\(results.count)\" failures=\"\(failed)\" skipped=\"\(notApplicable)\" time=\"\(String(format: "%.3f", total))\">\n"
+        for r in results {
+            let name = r.id + (r.officialCase.map { " (\($0))" } ?? "")
+            x += "  <testcase classname=\"conformance.\(Self.escape(direction))\" name=\"\(Self.escape(name))\" time=\"\(String(format: "%.3f", r.seconds))\""
+            switch r.status {
+            case .pass:
+                x += "/>\n"
+            case .notApplicable:
+                x += ">\n    <skipped message=\"\(Self.escape(r.reason))\"/>\n  </testcase>\n"
+            case .fail:
+                var body = r.reason
+                if let e = r.expected, let a = r.actual {
+                    body += "\nexpected \(e)\nactual   \(a)\nfirst difference at byte \(r.firstDifference ?? 0)"
+                }
+                x += ">\n    <failure message=\"\(Self.escape(r.reason))\">\(Self.escape(body)) (\(Self.escape(r.section)))</failure>\n  </testcase>\n"
+            }
+        }
+        x += "</testsuite>\n"
+        return x
+    }
+
+    static func escape(_ s: String) -> String {
+        var out = ""
+        for c in s.unicodeScalars {
+            switch c {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&apos;"
+            default:
+                // XML 1.0 forbids most control characters even as references.
+                if c.value < 0x20 && c != "\n" && c != "\t" && c != "\r" { out += "?" } else { out.unicodeScalars.append(c) }
+            }
+        }
+        return out
+    }
+}

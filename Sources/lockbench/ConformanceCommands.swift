@@ -1,0 +1,297 @@
+import AccessProtocol
+import ArgumentParser
+import BLE
+import ByteCore
+import Conformance
+import Foundation
+import LockRuntime
+
+/// `lockbench conformance credential|reader|list` and `lockbench trace`: the checks of
+/// docs/conformance.md against phones and readers LockBench did not build.
+let conformanceCommands: [ParsableCommand.Type] = [ConformanceCommand.self, TraceCommand.self]
+
+struct ConformanceCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "conformance",
+        abstract: "Check your own phone or reader against docs/protocol.md, one behaviour per check.",
+        discussion: """
+        `conformance credential` plays the lock's reader against a phone you built; `conformance \
+        reader` plays the phone against a lock or reader you built. Each check is one behaviour of \
+        docs/protocol.md (its section is printed), runs in a fresh transaction, and is named after \
+        the Aliro Certification Tool case it matches where one does. `conformance list` prints \
+        the catalogue; docs/conformance.md says which test-plan cases are covered and why.
+
+        Exit status: 0 every applicable check passed, 1 a check failed, 2 usage, 3 the device or \
+        radio could not be reached.
+        """,
+        subcommands: [ConformanceCredential.self, ConformanceReader.self, ConformanceList.self])
+}
+
+/// Output, transcript and selection flags shared by both directions.
+struct ConformanceOutputOptions: ParsableArguments {
+    @Flag(help: "Print the report as JSON (same as --format json).")
+    var json = false
+
+    @Option(help: ArgumentHelp("Report format: text (one line per check), json, or junit (one testcase per check, for CI).", valueName: "format"))
+    var format: String = "text"
+
+    @Option(help: ArgumentHelp("Write every APDU, with its decoded TLVs, to this file (read it back with `lockbench trace`).", valueName: "file"))
+    var transcript: String?
+
+    @Flag(name: .customLong("transcript-secrets"), help: ArgumentHelp("Also write the ephemeral private keys and FAST keys of LockBench's side, so `lockbench trace` can open the secure channels (like SSLKEYLOGFILE: keep such a file private)."))
+    var transcriptSecrets = false
+
+    @Option(name: .customLong("only"), parsing: .upToNextOption, help: ArgumentHelp("Run only these checks (ids from `conformance list`).", valueName: "id"))
+    var only: [String] = []
+
+    func validate() throws {
+        guard ["text", "json", "junit"].contains(format) else { throw ValidationError("--format must be text, json or junit") }
+        if transcriptSecrets && transcript == nil { throw ValidationError("--transcript-secrets needs --transcript FILE") }
+    }
+
+    var effectiveFormat: String { json ? "json" : format }
+
+    func selected<S, P>(_ all: [ConformanceCheck<S, P>]) throws -> [ConformanceCheck<S, P>] {
+        guard !only.isEmpty else { return all }
+        for id in only where !all.contains(where: { $0.id == id }) {
+            throw ValidationError("--only \(id): no such check; `lockbench conformance list` prints them")
+        }
+        return all.filter { only.contains($0.id) }
+    }
+
+    /// Prints the report and the transcript, and exits 1 when a check failed.
+    func finish(_ report: ConformanceReport, recorder: TranscriptRecorder?) throws {
+        if let transcript, let recorder {
+            let t = recorder.snapshot
+            let text = t.encoded { session in TraceDecoder().decode(session, in: t) }
+            do { try text.write(toFile: transcript, atomically: true, encoding: .utf8) } catch {
+                throw UserError(message: "cannot write the transcript \(transcript): \(error.localizedDescription)", code: ExitCodes.environment)
+            }
+        }
+        switch effectiveFormat {
+        case "json": print(report.json())
+        case "junit": print(report.junit(), terminator: "")
+        default: for line in report.lines() { emitLine(line) }
+        }
+        if !report.allPassed { throw ExitCode(ExitCodes.negative) }
+    }
+}
+
+struct ConformanceCredential: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "credential",
+        abstract: "Check a phone (credential) you built: LockBench plays the lock's reader.",
+        discussion: """
+        Tell the phone under test to trust the reader identity you pass (from `lockbench key \
+        reader`), then point LockBench at it over one radio:
+
+          lockbench conformance credential --reader-identity door.reader.json --connect 127.0.0.1:5000
+          lockbench conformance credential --reader-identity door.reader.json --nfc acr122_usb
+          lockbench conformance credential --reader-identity door.reader.json --ble hci0
+
+        With --connect the phone listens on TCP (one APDU per write, one transaction per \
+        connection). With --nfc the phone (or a virtual PN532 holding it) stays in the field; each \
+        check re-selects it. With --ble LockBench advertises as a lock and each check waits for \
+        the phone to connect and open the access channel. A first plain transaction learns what \
+        the phone announces (FCI, signaling bitmap); checks that need something it did not \
+        announce report "not applicable" with the reason.
+        """)
+
+    @Option(name: .customLong("reader-identity"), help: ArgumentHelp("The reader identity the phone trusts (NAME.reader.json from `lockbench key reader`).", valueName: "file"))
+    var readerIdentity: String
+    @Option(help: ArgumentHelp("The phone listens on TCP at this address.", valueName: "host:port"))
+    var connect: String?
+    @Option(help: ArgumentHelp("The phone is in the field of this libnfc reader (connstring).", valueName: "connstring"))
+    var nfc: String?
+    @Option(help: ArgumentHelp("Advertise as a lock on this BLE controller transport (hci0, uart:…, tcp:HOST:PORT, unix:PATH).", valueName: "transport"))
+    var ble: String?
+    @Option(help: ArgumentHelp("With --ble: write the HCI traffic to this btsnoop file.", valueName: "file"))
+    var btsnoop: String?
+    @OptionGroup var output: ConformanceOutputOptions
+
+    func validate() throws {
+        let radios = [connect, nfc, ble].compactMap { $0 }
+        guard radios.count == 1 else { throw ValidationError("give exactly one of --connect HOST:PORT, --nfc CONNSTRING, --ble TRANSPORT") }
+        if let connect { _ = try SocketCLI.address(connect) }
+        if btsnoop != nil && ble == nil { throw ValidationError("--btsnoop goes with --ble") }
+    }
+
+    func run() throws {
+        let identity = try ReaderIdentityFile.identity(readerIdentity)
+        let checks = try output.selected(CredentialCatalogue.all)
+        let recorder = output.transcript.map { _ in TranscriptRecorder(recordSecrets: output.transcriptSecrets) }
+        let opener: LinkOpener
+        let transport: String
+        var interface = RadioInterface.nfc
+        var cleanup: () -> Void = {}
+        if let connect {
+            let (host, port) = try SocketCLI.address(connect)
+            opener = ConformanceTransports.socketOpener(host: host, port: port)
+            transport = "socket \(connect)"
+            interface = .socket
+        } else if let nfc {
+            let links: NFCCardLinks
+            do { links = try NFCCardLinks(connstring: nfc) } catch {
+                throw UserError(message: "cannot open the NFC reader \(nfc): \(error)", code: ExitCodes.environment)
+            }
+            opener = links.open
+            transport = "nfc \(nfc)"
+            cleanup = links.close
+        } else {
+            let links: CardReaderLinks<BLELock>
+            do { links = try CardReaderLinks(ble: ble!, identity: identity, btsnoop: btsnoop) } catch {
+                throw UserError(message: "cannot start BLE on \(ble!): \(error)", code: ExitCodes.environment)
+            }
+            opener = links.open
+            transport = "ble \(ble!)"
+            interface = .ble
+            cleanup = links.stop
+            if output.effectiveFormat == "text" { emitLine("advertising as a lock on \(ble!); connect the phone (once per check)") }
+        }
+        defer { cleanup() }
+        let phone = CredentialUnderTest(open: opener, identity: identity, interface: interface, recorder: recorder)
+        let profile = CredentialProfile.discover(phone)
+        if profile.fci == nil, let problem = profile.problem, problem.hasPrefix("could not reach") {
+            throw UserError(message: "\(transport): \(problem)", code: ExitCodes.environment)
+        }
+        let results = checks.map { $0.evaluate(phone, profile) }
+        try output.finish(ConformanceReport(direction: "credential", transport: transport, results: results), recorder: recorder)
+    }
+}
+
+struct ConformanceReader: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reader",
+        abstract: "Check a lock or reader you built: LockBench plays the phone.",
+        discussion: """
+        LockBench presents a phone (the key, documents and trusted reader you give, as for \
+        `credential serve`) once per check, each time with the behaviour the check needs (a \
+        wrong device signature, a wrong tag, no common version, chained answers…), and judges \
+        what your reader sends back. Make your reader run one transaction per presentation:
+
+          lockbench conformance reader --listen 5000 --key phone.key.pem --document phone.access.cbor \\
+              --trust-reader door.reader.json        # your reader connects once per check
+          lockbench conformance reader --nfc virtual:/tmp/reader --key … # your reader opens pn532_uart:/tmp/reader
+          lockbench conformance reader --ble tcp:127.0.0.1:9102 --key …  # LockBench scans for your lock
+
+        The phone is tolerant of a missing Le (so rdr.le can report it rather than break the run).
+        """)
+
+    @Option(help: ArgumentHelp("Listen on this TCP port; the reader connects once per check.", valueName: "port"))
+    var listen: Int?
+    @Option(help: ArgumentHelp("`virtual` or `virtual:LINKPATH`: a virtual PN532 the reader opens through libnfc (pn532_uart:…).", valueName: "virtual"))
+    var nfc: String?
+    @Option(help: ArgumentHelp("Act as a phone (central) on this BLE controller transport.", valueName: "transport"))
+    var ble: String?
+    @Option(help: ArgumentHelp("With --ble: write the HCI traffic to this btsnoop file.", valueName: "file"))
+    var btsnoop: String?
+    @Option(help: ArgumentHelp("Seconds to wait for the reader in each check.", valueName: "seconds"))
+    var timeout: Int = 15
+    @Option(help: ArgumentHelp("Protocol versions the phone offers, most preferred first, e.g. 1.0,0.9.", valueName: "list"))
+    var versions: String = "1.0"
+    @OptionGroup var phone: PhoneOptions
+    @OptionGroup var output: ConformanceOutputOptions
+
+    func validate() throws {
+        let radios = [listen.map(String.init), nfc, ble].compactMap { $0 }
+        guard radios.count == 1 else { throw ValidationError("give exactly one of --listen PORT, --nfc virtual[:LINK], --ble TRANSPORT") }
+        if let listen { guard (0...65535).contains(listen) else { throw ValidationError("--listen must be 0…65535") } }
+        if let nfc { guard nfc == "virtual" || nfc.hasPrefix("virtual:") else { throw ValidationError("--nfc takes virtual or virtual:LINKPATH (LockBench plays the card in a virtual PN532)") } }
+        guard phone.isGiven else { throw ValidationError("--key: the phone's private key (PEM, from `lockbench key credential`), with --document and --trust-reader") }
+        guard (1...600).contains(timeout) else { throw ValidationError("--timeout must be 1…600 seconds") }
+        if btsnoop != nil && ble == nil { throw ValidationError("--btsnoop goes with --ble") }
+        _ = try SocketCLI.versions(versions, flag: "--versions")
+    }
+
+    func run() throws {
+        let interface: RadioInterface = ble != nil ? .ble : listen != nil ? .socket : .nfc
+        let session = try phone.makeSession(interface: interface == .ble ? .ble : .nfc, versions: try SocketCLI.versions(versions, flag: "--versions"))!
+        let checks = try output.selected(ReaderCatalogue.all)
+        let recorder = output.transcript.map { _ in TranscriptRecorder(recordSecrets: output.transcriptSecrets) }
+        let presenter: PhonePresenter
+        var cleanup: () -> Void = {}
+        let text = output.effectiveFormat == "text"
+        do {
+            if let listen {
+                let p = try SocketPhonePresenter(host: "127.0.0.1", port: UInt16(listen))
+                presenter = p
+                cleanup = { p.server.close() }
+                if text { emitLine("listening on 127.0.0.1:\(p.server.port); connect the reader once per check (\(checks.count) checks)") }
+            } else if let nfc {
+                let link = nfc.hasPrefix("virtual:") ? String(nfc.dropFirst("virtual:".count)) : nil
+                let p = try VirtualNFCPhonePresenter(link: link)
+                p.timeout = TimeInterval(timeout)
+                presenter = p
+                cleanup = p.stop
+                emitError("virtual PN532 ready; connstring: \(p.reader.connstring)")
+                guard p.waitForReader(timeout: 60) else {
+                    throw UserError(message: "no reader opened \(p.reader.connstring) within 60 s", code: ExitCodes.environment)
+                }
+            } else {
+                let p = try BLEPhonePresenter(transport: ble!, btsnoop: btsnoop)
+                presenter = p
+                cleanup = p.stop
+            }
+        } catch let e as UserError {
+            throw e
+        } catch {
+            throw UserError(message: "cannot start the phone's radio: \(error)", code: ExitCodes.environment)
+        }
+        defer { cleanup() }
+        var base = session.configuration
+        base.interface = interface == .ble ? .ble : .nfc
+        let reader = ReaderUnderTest(presenter: presenter, base: base, recorder: recorder, timeout: TimeInterval(timeout))
+        let results = checks.map { $0.evaluate(reader, ()) }
+        try output.finish(ConformanceReport(direction: "reader", transport: presenter.description, results: results), recorder: recorder)
+    }
+}
+
+struct ConformanceList: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "List the checks: id, official Aliro Certification Tool case, docs/protocol.md section, what it checks.")
+
+    @Flag(help: "As JSON.")
+    var json = false
+
+    struct Entry: Encodable {
+        var direction: String, id: String, officialCase: String?, section: String, title: String
+    }
+
+    func run() throws {
+        let entries = CredentialCatalogue.all.map { Entry(direction: "credential", id: $0.id, officialCase: $0.officialCase, section: $0.section, title: $0.title) }
+            + ReaderCatalogue.all.map { Entry(direction: "reader", id: $0.id, officialCase: $0.officialCase, section: $0.section, title: $0.title) }
+        if json { print(KeyFiles.json(entries)); return }
+        for e in entries {
+            emitLine("\(e.direction.padding(toLength: 10, withPad: " ", startingAt: 0)) \(e.id.padding(toLength: 34, withPad: " ", startingAt: 0)) \((e.officialCase ?? "-").padding(toLength: 56, withPad: " ", startingAt: 0)) \(e.section)  \(e.title)")
+        }
+    }
+}
+
+extension ReaderIdentityFile {
+    /// The signing identity a reader identity file describes.
+    static func identity(_ path: String) throws -> ReaderIdentity {
+        let (file, dir) = try load(path)
+        let keyPath = file.signingKey.hasPrefix("/") ? file.signingKey : dir + "/" + file.signingKey
+        return ReaderIdentity(signingKey: try KeyFiles.privateKey(keyPath, what: "reader signing key"),
+                              groupID: try KeyFiles.id16(file.groupID, flag: "\(path) groupID"),
+                              subID: try KeyFiles.id16(file.subID, flag: "\(path) subID"))
+    }
+}
+
+/// `--fault` on `lock run` and `lock transact`: a lock that misbehaves on purpose, for testing
+/// `conformance reader` itself.
+struct ReaderFaultOptions: ParsableArguments {
+    @Option(name: .customLong("fault"), help: ArgumentHelp("Misbehave on purpose (repeatable): \(ReaderFaults.names.map(\.0).joined(separator: ", ")).", valueName: "name"))
+    var faults: [String] = []
+
+    func validate() throws {
+        for name in faults where !ReaderFaults.names.contains(where: { $0.0 == name }) {
+            throw ValidationError("unknown --fault \(name); one of \(ReaderFaults.names.map(\.0).joined(separator: ", "))")
+        }
+    }
+
+    var set: ReaderFaults {
+        faults.reduce(into: ReaderFaults()) { s, name in if let f = ReaderFaults.names.first(where: { $0.0 == name })?.1 { s.formUnion(f) } }
+    }
+}
