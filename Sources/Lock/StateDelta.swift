@@ -44,8 +44,12 @@ public struct StateDelta: Codable, Equatable, Sendable {
             if !changed.isEmpty { revocationLists = changed }
             if !removed.isEmpty { revocationListsRemoved = removed.sorted() }
         }
+        // `!=` first: an untouched cache shares its storage with the last record's, so a decision
+        // that cached nothing costs O(1) here, not O(cache).
         var docs = [String: Data]()
-        for (k, v) in a.cachedDocuments where b.cachedDocuments[k] != v { docs[k] = Data(v) }
+        if a.cachedDocuments != b.cachedDocuments {
+            for (k, v) in a.cachedDocuments where b.cachedDocuments[k] != v { docs[k] = Data(v) }
+        }
         if !docs.isEmpty { documents = docs }
         if a.cachedDocuments.count != b.cachedDocuments.count + docs.count {
             let removed = b.cachedDocuments.keys.filter { a.cachedDocuments[$0] == nil }
@@ -58,7 +62,9 @@ public struct StateDelta: Codable, Equatable, Sendable {
             if let appended { transactions = appended } else { transactionWindow = ta }
         }
         var v = [String: UInt16]()
-        for (k, n) in a.highestVersion where b.highestVersion[k] != n { v[k] = n }
+        if a.highestVersion != b.highestVersion {
+            for (k, n) in a.highestVersion where b.highestVersion[k] != n { v[k] = n }
+        }
         if !v.isEmpty { versions = v }
         if after.bolt != before.bolt { bolt = after.bolt }
         if after.clock != before.clock { clock = after.clock }
