@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 // LockBench: one target per layer; data flows radio → transport → protocol → engine → lock.
 // Pure layers (ByteCore, Codecs, Certification, AccessProtocol, OfflineUnlock, Lock) import no C
 // module and do no radio I/O; only NFC imports CLibNFC, only PCSC imports CPCSCLite, only BLE
@@ -8,6 +8,17 @@ import PackageDescription
 let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto")
 let cryptoExtras: Target.Dependency = .product(name: "_CryptoExtras", package: "swift-crypto")
 let argumentParser: Target.Dependency = .product(name: "ArgumentParser", package: "swift-argument-parser")
+// --- Trust (keys that stay current): the server stack, kept together so merges stay clean. ---
+let hummingbird: Target.Dependency = .product(name: "Hummingbird", package: "hummingbird")
+let hummingbirdTesting: Target.Dependency = .product(name: "HummingbirdTesting", package: "hummingbird")
+let sqliteNIO: Target.Dependency = .product(name: "SQLiteNIO", package: "sqlite-nio")
+let jwtKit: Target.Dependency = .product(name: "JWTKit", package: "jwt-kit")
+let serviceLifecycle: Target.Dependency = .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
+let metrics: Target.Dependency = .product(name: "Metrics", package: "swift-metrics")
+let prometheus: Target.Dependency = .product(name: "Prometheus", package: "swift-prometheus")
+let asyncHTTPClient: Target.Dependency = .product(name: "AsyncHTTPClient", package: "async-http-client")
+// --- end Trust ---
 
 let package = Package(
     name: "LockBench",
@@ -18,7 +29,17 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        // --- Trust ---
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.2"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // --- end Trust ---
     ],
     targets: [
         // Foundation: bytes, hex, incremental framing, the APDU seam between radios and protocol.
@@ -57,11 +78,29 @@ let package = Package(
             "ByteCore", "Codecs", "Certification", "OfflineUnlock", "AccessProtocol", "Lock",
             "ReaderSeam", "NFC", "VirtualPN532", "PCSC", "BLE", "SocketTransport", "Conformance",
         ]),
+        // --- Trust: the service that keeps short-lived keys current (storage seam, SQLite, HTTP,
+        // tokens), the virtual phone that polls it and serves the lock, and scenarios that run
+        // every actor on one virtual clock. ---
+        .target(name: "Trust", dependencies: [
+            "ByteCore", "Codecs", "OfflineUnlock", crypto, hummingbird, sqliteNIO, jwtKit,
+            serviceLifecycle, logging, metrics, prometheus,
+        ]),
+        .target(name: "TrustPhone", dependencies: [
+            "ByteCore", "OfflineUnlock", "AccessProtocol", "SocketTransport", "LockRuntime", "NFC", "BLE", "Trust", crypto,
+            asyncHTTPClient, logging,
+        ]),
+        .target(name: "Scenario", dependencies: [
+            "ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", "Lock", "LockRuntime", "Trust", "TrustPhone", crypto,
+            "BLE", "VirtualPN532", "SocketTransport", "ReaderSeam",
+        ]),
+        // --- end Trust ---
         .executableTarget(name: "lockbench", dependencies: [
             "LockRuntime", "Certification", "ReaderSeam", "NFC", "PCSC", "BLE", "SocketTransport", "Conformance", argumentParser,
+            "Trust", "TrustPhone", "Scenario", serviceLifecycle, logging, // Trust
         ]),
         .executableTarget(name: "lockbench-bench", dependencies: [
             "LockRuntime", "Certification", "AccessProtocol", "OfflineUnlock", "Codecs", "ReaderSeam", "PCSC", "VirtualPN532", "LockBenchTestDoubles", crypto, argumentParser,
+            "Trust", "TrustPhone", "Scenario", asyncHTTPClient, // Trust
         ]),
 
         // What the tests share: paths, the lockbench process runner, the fuzz runner and the
@@ -86,6 +125,12 @@ let package = Package(
         .testTarget(name: "NFCTests", dependencies: ["NFC", "ReaderSeam", "VirtualPN532", "ByteCore", "LockBenchTestSupport"]),
         .testTarget(name: "BLETests", dependencies: ["BLE", "ReaderSeam", "ByteCore", "LockBenchTestSupport"]),
         .testTarget(name: "LockRuntimeTests", dependencies: ["LockRuntime", "ReaderSeam", "PCSC", "SocketTransport", "AccessProtocol", "OfflineUnlock", "Lock", "NFC", "VirtualPN532", "ByteCore", "Codecs", "LockBenchTestSupport", crypto]),
+        // --- Trust ---
+        .testTarget(name: "TrustTests", dependencies: [
+            "lockbench", "Trust", "TrustPhone", "Scenario", "OfflineUnlock", "Lock", "LockRuntime", "ByteCore", "LockBenchTestSupport", crypto,
+            hummingbird, hummingbirdTesting, jwtKit, sqliteNIO, asyncHTTPClient, metrics, prometheus,
+        ], exclude: ["python"]),
+        // --- end Trust ---
         // Whole-program tests: run the built `lockbench` binary as a user would.
         .testTarget(name: "EndToEndTests", dependencies: ["lockbench", "lockbench-bench", "LockRuntime", "LockBenchTestSupport"]),
     ],

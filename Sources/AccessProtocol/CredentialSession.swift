@@ -2,6 +2,7 @@ import ByteCore
 import Codecs
 import Crypto
 import Foundation
+import OfflineUnlock
 
 /// A reader the credential trusts: its group id and group public key (LockBench: the reader's
 /// own signing key).

@@ -95,7 +95,7 @@ public struct ReaderConfiguration {
 
 /// The result of one transaction, as the pure state machine knows it.
 public struct TransactionResult: Sendable, Equatable {
-    public var decision: Decision
+    public var decision: TransactionDecision
     public var transactionID: [UInt8]
     public var credentialPublicKey: [UInt8]?
     public var version: UInt16?
@@ -115,8 +115,6 @@ public struct TransactionResult: Sendable, Equatable {
     /// The link failed after the decision: the lock decided and acted, but the credential never
     /// heard the answer (`acknowledged` is false). The transport's error.
     public var linkLostAfterDecision: String? = nil
-    /// The lock's own reason when it refused (set from the Resolution).
-    public var lockRefusal: Refusal? = nil
     /// The reader status the closing EXCHANGE carried (nil: CONTROL FLOW or nothing was sent).
     public var readerStatus: UInt16? = nil
     /// The mailbox operations the closing EXCHANGE carried, the data each read returned, and the
@@ -145,26 +143,26 @@ public enum ReaderAction: Sendable, Equatable {
     case complete(TransactionResult)
 }
 
-/// The lock's answer to `decide`: what it decided and the reader status the closing EXCHANGE
+/// The lock's answer to `decide`: what it decided (a denial names its layer: the engine's
+/// reason, or the lock's own such as `jammed`) and the reader status the closing EXCHANGE
 /// carries (for a grant, the bolt's real state after acting; for a denial, the status of the
 /// layer that refused).
 public struct Resolution: Sendable, Equatable {
-    public var decision: Decision
+    public var decision: TransactionDecision
     public var readerStatus: UInt16
-    /// The layered reason of a denial when it is not the engine's (a jammed bolt: `lock`).
-    public var refusal: Refusal?
 
-    public init(decision: Decision, readerStatus: UInt16, refusal: Refusal? = nil) {
+    public init(decision: TransactionDecision, readerStatus: UInt16) {
         self.decision = decision
         self.readerStatus = readerStatus
-        self.refusal = refusal
     }
 
     /// An engine's decision with no lock behind it (tests, benchmarks): a grant reports
-    /// `grantStatus`, a denial the engine reason's status.
+    /// `grantStatus`, a denial the engine reason's own status.
     public init(engine decision: Decision, grantStatus: UInt16 = ReaderStatus.unsecured) {
-        self.init(decision: decision,
-                  readerStatus: decision.isGrant ? grantStatus : ReaderSession.readerStatus(for: decision.denyReason))
+        switch decision {
+        case .grant: self.init(decision: TransactionDecision(decision), readerStatus: grantStatus)
+        case .deny(let reason, _): self.init(decision: TransactionDecision(decision), readerStatus: reason.readerStatus)
+        }
     }
 }
 
@@ -232,7 +230,7 @@ public struct ReaderSession {
         self.random = random
         let key = configuration.identity.signingKey
         self.signer = signer ?? { Primitives.sign($0, with: key) }
-        self.result = TransactionResult(decision: .deny(.malformedInput, detail: "transaction did not run"),
+        self.result = TransactionResult(decision: .deny(Refusal(.protocol(.malformedInput), detail: "transaction did not run")),
                                         transactionID: [], credentialPublicKey: nil, version: nil, fast: false,
                                         stepUp: false, acknowledged: false, learnedPersistentKey: nil,
                                         deviceEphemeralKey: nil, transcript: [])
@@ -287,7 +285,7 @@ public struct ReaderSession {
             result.acknowledged = false
             result.linkLostAfterDecision = detail
         } else {
-            result.decision = .deny(.malformedInput, detail: "transport: \(detail)")
+            result.decision = .deny(Refusal(.transport(.linkLost), detail: "transport: \(detail)"))
             result.learnedPersistentKey = nil
         }
         return result
@@ -298,7 +296,6 @@ public struct ReaderSession {
         guard case .deciding = step else { return .complete(result) }
         result.decision = resolution.decision
         result.decided = true
-        result.lockRefusal = resolution.refusal
         if !resolution.decision.isGrant || result.fast { result.learnedPersistentKey = nil }
         return close(ExchangeCommandPlaintext(readerStatus: resolution.readerStatus, mailbox: configuration.mailbox))
     }
@@ -468,7 +465,7 @@ public struct ReaderSession {
             }
             answer = try Auth1ResponsePlaintext(parsing: plain)
         } catch {
-            return failOnChannel(.malformedInput, "AUTH1 response plaintext: \(error)", status: ReaderStatus.badData)
+            return failOnChannel(.malformedInput, "AUTH1 response plaintext: \(error)")
         }
         guard case .publicKey(let credentialKey) = answer.identity else {
             return failOnChannel(.malformedInput, "AUTH1 response carries a key slot; the reader asked for the public key (5A)",
@@ -483,8 +480,7 @@ public struct ReaderSession {
             if !Primitives.isPoint(credentialKey) {
                 return failOnChannel(.malformedInput, "AUTH1 response: credential key is not a P-256 point", status: ReaderStatus.badDataContent)
             }
-            return failOnChannel(.badCredentialSignature, "device signature over the AUTH1 transcript does not verify with the credential key",
-                                 status: ReaderStatus.badSignature)
+            return failOnChannel(.badCredentialSignature, "device signature over the AUTH1 transcript does not verify with the credential key")
         }
         stepUpSK = keys.stepUpSK
         result.learnedPersistentKey = KeySchedule.persistentKey(k: sharedK, context: ctx, credentialKey: credentialKey)
@@ -504,12 +500,12 @@ public struct ReaderSession {
     private var pendingPresentation: Presentation?
 
     private mutating func sendEnvelope() -> ReaderAction {
-        guard let stepUpSK else { return failOnChannel(.malformedInput, "step-up without keys", status: ReaderStatus.badData) }
+        guard let stepUpSK else { return failOnChannel(.malformedInput, "step-up without keys") }
         let keys = KeySchedule.stepUpKeys(stepUpSK: stepUpSK)
         var ch = SecureChannel(role: .reader, readerKey: keys.reader, deviceKey: keys.device)
         let request = DeviceRequest.standard.encoded()
         let sealed: [UInt8]
-        do { sealed = try ch.seal(request) } catch { return failOnChannel(.secureChannelFailure, "\(error)", status: ReaderStatus.badData) }
+        do { sealed = try ch.seal(request) } catch { return failOnChannel(.secureChannelFailure, "\(error)") }
         stepUpChannel = ch
         step = .envelope
         return send(Commands.envelope(StepUpEnvelope.wrap(sealed)), "ENVELOPE")
@@ -520,24 +516,24 @@ public struct ReaderSession {
             return failOnChannel(.malformedInput, "ENVELOPE answered \(response.status)", status: ReaderStatus.statusWordError)
         }
         guard var ch = stepUpChannel, var presentation = pendingPresentation else {
-            return failOnChannel(.malformedInput, "ENVELOPE answer out of sequence", status: ReaderStatus.badData)
+            return failOnChannel(.malformedInput, "ENVELOPE answer out of sequence")
         }
         let sealed: [UInt8]
         do {
             sealed = try StepUpEnvelope.unwrap(response.data)
         } catch {
-            return failOnChannel(.malformedInput, "ENVELOPE response: \(error)", status: ReaderStatus.badData)
+            return failOnChannel(.malformedInput, "ENVELOPE response: \(error)")
         }
         let plain: [UInt8]
         do { plain = try ch.open(sealed) } catch {
-            return failOnChannel(.secureChannelFailure, "ENVELOPE response: \(error)", status: ReaderStatus.badData)
+            return failOnChannel(.secureChannelFailure, "ENVELOPE response: \(error)")
         }
         stepUpChannel = ch
         let documents: DeviceResponse
         do {
             documents = try DeviceResponse(parsing: plain)
         } catch {
-            return failOnChannel(.malformedInput, "DeviceResponse: \(error)", status: ReaderStatus.badData)
+            return failOnChannel(.malformedInput, "DeviceResponse: \(error)")
         }
         presentation.accessDocuments = documents.accessDocuments
         presentation.revocationDocuments = documents.revocationDocuments
@@ -574,31 +570,18 @@ public struct ReaderSession {
 
     /// Denies for a protocol reason once the secure channel exists, and tells the credential with
     /// an EXCHANGE carrying a failure reader status (no mailbox operations).
-    private mutating func failOnChannel(_ reason: DenyReason, _ detail: String, status: UInt16) -> ReaderAction {
+    private mutating func failOnChannel(_ reason: ProtocolFailure, _ detail: String, status: UInt16? = nil) -> ReaderAction {
         guard channel != nil else { return fail(reason, detail) }
-        result.decision = .deny(reason, detail: detail)
+        result.decision = .deny(Refusal(.protocol(reason), detail: detail))
         result.learnedPersistentKey = nil
         pendingParts = []
         assembler = ResponseAssembler()
-        return close(ExchangeCommandPlaintext(readerStatus: status))
-    }
-
-    /// The EXCHANGE reader status LockBench sends for an engine deny.
-    public static func readerStatus(for reason: DenyReason?) -> UInt16 {
-        switch reason {
-        case nil: return ReaderStatus.unsecured
-        case .unknownCredential?: return ReaderStatus.keyNotFound
-        case .expired?, .notYetValid?, .validityTooLong?: return ReaderStatus.keyExpired
-        case .untrustedIssuer?, .revoked?, .documentKeyMismatch?: return ReaderStatus.keyNotTrusted
-        case .badReaderSignature?, .badCredentialSignature?, .digestMismatch?: return ReaderStatus.badSignature
-        case .malformedInput?, .secureChannelFailure?, .replay?, .unsupportedVersion?, .downgrade?, .transactionLimit?: return ReaderStatus.badData
-        case .wrongReader?, .outsideSchedule?, .clockUntrusted?, .clockRollback?: return ReaderStatus.accessRights
-        }
+        return close(ExchangeCommandPlaintext(readerStatus: status ?? reason.readerStatus))
     }
 
     /// Denies for a protocol reason and tells the credential with CONTROL FLOW.
-    private mutating func fail(_ reason: DenyReason, _ detail: String, s2: UInt8 = ControlFlow.noInformation) -> ReaderAction {
-        result.decision = .deny(reason, detail: detail)
+    private mutating func fail(_ reason: ProtocolFailure, _ detail: String, s2: UInt8 = ControlFlow.noInformation) -> ReaderAction {
+        result.decision = .deny(Refusal(.protocol(reason), detail: detail))
         result.learnedPersistentKey = nil
         pendingParts = []
         assembler = ResponseAssembler()

@@ -6,7 +6,8 @@ import OfflineUnlock
 
 /// Everything a lock records about one transaction.
 public struct TransactionOutcome: Sendable, Equatable {
-    public var decision: Decision
+    /// A grant, or the refusal with the layer that produced it.
+    public var decision: TransactionDecision
     /// The access document id on a grant, else nil.
     public var credentialID: String?
     /// The credential's long-term public key (hex) when the protocol learnt it.
@@ -34,8 +35,6 @@ public struct TransactionOutcome: Sendable, Equatable {
     public var decided: Bool = false
     /// The link failed after the lock decided and acted: the credential never heard the answer.
     public var linkLostAfterDecision: String? = nil
-    /// Why it was refused, by layer (nil for a grant). Outcomes and logs print `refusal.code`.
-    public var refusal: Refusal? = nil
 
     public struct Timings: Sendable, Equatable {
         /// Wall time of the whole transaction, seconds.
@@ -46,7 +45,9 @@ public struct TransactionOutcome: Sendable, Equatable {
         public var commands: Int
     }
 
-    public var reason: DenyReason? { decision.denyReason }
+    /// Why it was refused, by layer (nil for a grant). Outcomes and logs print `refusal.code`.
+    public var refusal: Refusal? { decision.refusal }
+    public var reason: Refusal.Reason? { decision.reason }
     public var granted: Bool { decision.isGrant }
 }
 
@@ -101,6 +102,9 @@ public final class LockReader {
     public var replayGuard: ReplayGuard
     public var random: RandomSource
     public var signer: MessageSigner?
+    /// The lock's answer to the session's `decide` (it decides, acts and records); nil: the
+    /// decider's decision is sent as is (tests, benchmarks).
+    public var resolver: ((Presentation) -> Resolution)?
     /// Bounds on each transaction (`transaction_limit` past them).
     public var limits = TransactionLimits()
 
@@ -123,16 +127,16 @@ public final class LockReader {
                              fastCache: fastCache, replayGuard: replayGuard, random: random, signer: signer)
     }
 
-    /// Runs one transaction to completion. `resolve` answers the session's `decide` (the lock
-    /// decides and acts); without it the decider's decision is sent as is (tests, benchmarks).
-    /// Transport errors before the decision end it as a deny (malformed input, detail
-    /// "transport: …"); after it, the decision stands and `linkLostAfterDecision` says so. Going
-    /// past `limits` before the decision ends it as a deny `transaction_limit`.
+    /// Runs one transaction to completion. `resolve` (else `resolver`) answers the session's
+    /// `decide` (the lock decides and acts); without either the decider's decision is sent as is.
+    /// Transport errors before the decision end it as the transport's refusal (`link_lost`);
+    /// after it, the decision stands and `linkLostAfterDecision` says so.
+    /// Going past `limits` before the decision ends it as the transport's `transaction_limit`.
     public func runTransaction(over link: APDUTransceiver, at time: Date,
                                resolve: ((Presentation) -> Resolution)? = nil) -> TransactionOutcome {
         let started = DispatchTime.now().uptimeNanoseconds
         let decider = self.decider, grantStatus = configuration.grantStatus
-        let answer = resolve ?? { Resolution(engine: decider.decide($0), grantStatus: grantStatus) }
+        let answer = resolve ?? resolver ?? { Resolution(engine: decider.decide($0), grantStatus: grantStatus) }
         // The session lives only inside `drive`, so applying its result below mutates this
         // reader's caches in place instead of copying them (they are shared copy-on-write).
         let run = Self.drive(makeSession(), over: link, at: time, limits: limits, resolve: answer)
@@ -159,8 +163,7 @@ public final class LockReader {
                                   acknowledged: result.acknowledged, interface: interface, at: time,
                                   timings: .init(total: total, transport: Double(transportNanos) / 1e9, commands: commands),
                                   transcript: result.transcript, readerStatus: result.readerStatus, mailbox: MailboxRecord(result),
-                                  decided: result.decided, linkLostAfterDecision: result.linkLostAfterDecision,
-                                  refusal: result.lockRefusal ?? Refusal.attributing(result))
+                                  decided: result.decided, linkLostAfterDecision: result.linkLostAfterDecision)
     }
 
     /// Drives `initial` over `link` until it completes, the transport fails, or the transaction
@@ -182,7 +185,7 @@ public final class LockReader {
             case .transmit(let command):
                 if let exceeded = limits.exceeded(by: usage, now: DispatchTime.now().uptimeNanoseconds) {
                     var r = session.abort("transaction limit: \(exceeded)")
-                    if !r.decided { r.decision = .deny(.transactionLimit, detail: "transaction cut off: \(exceeded)") }
+                    if !r.decided { r.decision = .deny(Refusal(.transport(.transactionLimit), detail: "transaction cut off: \(exceeded)")) }
                     return Run(result: r, transportNanos: transportNanos, commands: usage.commands)
                 }
                 usage.commands += 1

@@ -3,6 +3,7 @@ import ByteCore
 import Codecs
 import Crypto
 import Foundation
+import OfflineUnlock
 
 /// Presents a phone to a reader under test, one transaction per call: accepts one socket
 /// connection, places a virtual card in a virtual PN532's field, or connects over BLE.

@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import AccessProtocol
 import ByteCore
 import Codecs
 import Foundation
@@ -15,7 +16,7 @@ import OfflineUnlock
 /// ```json
 /// {"credential":"d001","decision":"grant","seq":1,"time":"2026-03-02T09:00:00Z",
 ///  "transaction":"5a5a…","transport":"nfc","mac":"<64 hex>"}
-/// {"credential":null,"decision":"deny","detail":"…","reason":"unknown_credential",…,"mac":"…"}
+/// {"credential":null,"decision":"deny","detail":"…","layer":"engine","reason":"unknown_credential",…,"mac":"…"}
 /// ```
 /// `mac` = HMAC-SHA256(key, previous mac (32 zero bytes for seq 1) ‖ the line's bytes without
 /// the `,"mac":"…"` member). The key is `audit.key` (32 random bytes, mode 0600) in the state
@@ -29,26 +30,30 @@ public struct AuditEntry: Codable, Equatable, Sendable {
     public var transport: String
     /// "grant" or "deny".
     public var decision: String
-    /// The DenyReason raw value for denials.
+    /// The refusal's wire code for denials (`Refusal.code`: `expired`, `jammed`, `link_lost`…).
     public var reason: String?
+    /// The layer that refused (engine, protocol, transport, lock); absent in entries written
+    /// before layers were recorded.
+    public var layer: String?
     public var detail: String?
     /// The 16-byte AUTH0 transaction id, hex.
     public var transaction: String
     /// What this entry changed in the lock's state (the journal: see `StateDelta`); nil when nothing.
     public var state: StateDelta?
 
-    /// `reason` overrides the DenyReason's raw value for a reason of another layer (`jammed`).
-    public init(seq: UInt64, time: Date, credential: String?, transport: RadioInterface, decision: Decision, transaction: [UInt8],
-                reason: String? = nil) {
+    /// A transaction's outcome: a denial records its refusal's code, layer and detail.
+    public init(seq: UInt64, time: Date, credential: String?, transport: RadioInterface, decision: TransactionDecision,
+                transaction: [UInt8]) {
         self.seq = seq
         self.time = RFC3339.format(time)
         self.transport = transport.rawValue
         self.transaction = Hex.encode(transaction)
         switch decision {
         case .grant(let id):
-            self.decision = "grant"; self.credential = id; self.reason = nil; self.detail = nil
-        case .deny(let r, let d):
-            self.decision = "deny"; self.credential = credential; self.reason = reason ?? r.rawValue; self.detail = d
+            self.decision = "grant"; self.credential = id; self.reason = nil; self.layer = nil; self.detail = nil
+        case .deny(let refusal):
+            self.decision = "deny"; self.credential = credential
+            self.reason = refusal.code; self.layer = refusal.layer.rawValue; self.detail = refusal.detail
         }
     }
 
@@ -60,7 +65,7 @@ public struct AuditEntry: Codable, Equatable, Sendable {
         self.transport = transport.rawValue
         self.transaction = Hex.encode(transaction)
         self.decision = Self.revocationListEvent
-        self.credential = nil; self.reason = nil
+        self.credential = nil; self.reason = nil; self.layer = nil
         self.detail = change.description
     }
 
@@ -83,11 +88,11 @@ public struct AuditEntry: Codable, Equatable, Sendable {
         self.transport = "lock"
         self.transaction = ""
         self.decision = event
-        self.credential = nil; self.reason = nil
+        self.credential = nil; self.reason = nil; self.layer = nil
         self.detail = detail
     }
 
-    enum CodingKeys: String, CodingKey { case seq, time, credential, transport, decision, reason, detail, transaction, state }
+    enum CodingKeys: String, CodingKey { case seq, time, credential, transport, decision, reason, layer, detail, transaction, state }
 
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -97,6 +102,7 @@ public struct AuditEntry: Codable, Equatable, Sendable {
         try c.encode(transport, forKey: .transport)
         try c.encode(decision, forKey: .decision)
         try c.encodeIfPresent(reason, forKey: .reason)
+        try c.encodeIfPresent(layer, forKey: .layer)
         try c.encodeIfPresent(detail, forKey: .detail)
         try c.encode(transaction, forKey: .transaction)
         try c.encodeIfPresent(state, forKey: .state)
@@ -281,10 +287,10 @@ public final class AuditLog: @unchecked Sendable {
 
     /// Appends one entry and returns it once it is on disk.
     @discardableResult
-    public func append(time: Date, credential: String?, transport: RadioInterface, decision: Decision,
-                       transaction: [UInt8], reason: String? = nil) throws(LockError) -> AuditEntry {
+    public func append(time: Date, credential: String?, transport: RadioInterface, decision: TransactionDecision,
+                       transaction: [UInt8]) throws(LockError) -> AuditEntry {
         try append([AuditEntry(seq: 0, time: time, credential: credential, transport: transport,
-                               decision: decision, transaction: transaction, reason: reason)])[0]
+                               decision: decision, transaction: transaction)])[0]
     }
 
     /// Where the log ends now; `rollback(to:)` cuts it back there.

@@ -5,17 +5,17 @@ import Crypto
 import Foundation
 import OfflineUnlock
 
-/// An emulated lock: the engine, the bolt, the clock, persisted state and the audit log, behind
-/// the `AccessDecider` seam the reader session calls.
+/// An emulated lock: the engine, the bolt, the clock, persisted state and the audit log. Every
+/// transaction reaches it through `apply` (the reader's `resolver` for a presentation).
 ///
-/// For each decision, before `decide` returns (i.e. before the protocol acknowledges the
+/// For each decision, before `apply` returns (i.e. before the protocol acknowledges the
 /// transaction): the engine decides, the bolt moves, and ONE journal record — the audit entry,
 /// carrying the state change the decision caused (`StateDelta`) — is appended with one write and
 /// one fsync. If it cannot be written whole the decision is undone and becomes a deny
 /// `storage_failure` (see `commit`). Every `snapshotInterval` records (and on a clean stop) the
 /// whole state is written to `state.json` in the background, compacting the journal: recovery is
 /// that snapshot plus the deltas of the entries after the head it records.
-public final class EmulatedLock: AccessDecider, @unchecked Sendable {
+public final class EmulatedLock: @unchecked Sendable {
     public let configuration: LockConfiguration
     public let clock: VirtualClock
     public let engine: OfflineUnlockEngine
@@ -90,22 +90,16 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
     /// Dropping the lock is a clean stop: the state is written whole (best effort).
     deinit { try? persist() }
 
-    // MARK: AccessDecider
+    // MARK: The reader's questions
 
+    /// Does the lock need this credential's documents? A read of the engine's state.
     public func wantsStepUp(credentialPublicKey: [UInt8]) -> Bool {
         engine.wantsStepUp(credentialPublicKey: credentialPublicKey)
     }
 
-    /// The engine's decision as the lock acted on it (`apply(.presentation)`).
-    public func decide(_ presentation: Presentation) -> Decision {
+    /// The lock's decision on a presentation, as it acted on it (`apply(.presentation)`).
+    public func decide(_ presentation: Presentation) -> TransactionDecision {
         apply(.presentation(presentation)).decision
-    }
-
-    /// Records a transaction the protocol refused before asking the engine (bad signature,
-    /// secure-channel failure, malformed APDU…): `apply(.refused)` with the protocol's reason.
-    public func recordProtocolFailure(_ reason: DenyReason, detail: String, transactionID: [UInt8], interface: RadioInterface) {
-        let layer: Refusal.Layer = detail.hasPrefix("transport:") ? .transport : .protocol
-        _ = apply(.refused(Refusal(layer, reason, detail: detail), transaction: TransactionID(transactionID), interface: interface))
     }
 
     /// The one path from a transaction to the lock's action and its record: the engine decides
@@ -120,22 +114,17 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
         bolt.handle(.tick, at: now)
         switch input {
         case .refused(let refusal, let tid, let interface):
-            let reason = DenyReason(rawValue: refusal.code) ?? .malformedInput
-            return commit(.deny(reason, detail: refusal.detail), refusal: refusal, credential: nil, transaction: tid.bytes,
+            return commit(.deny(refusal), credential: nil, transaction: tid.bytes,
                           interface: interface, at: now, restoring: before)
         case .presentation(let p):
             if case .jammed = bolt.state(at: now) {
-                let refusal = Refusal(layer: .lock, code: LockReason.jammed.rawValue,
-                                      detail: "the bolt is jammed: the lock cannot open until the jam is cleared")
-                return commit(.deny(.malformedInput, detail: refusal.detail), refusal: refusal,
-                              credential: credentialID(for: p), transaction: p.transactionID, interface: p.interface, at: now,
+                let refusal = Refusal(.lock(LockReason.jammed), detail: "the bolt is jammed: the lock cannot open until the jam is cleared")
+                return commit(.deny(refusal), credential: credentialID(for: p), transaction: p.transactionID, interface: p.interface, at: now,
                               restoring: before)
             }
             let decision = engine.decide(p)
             if decision.isGrant { bolt.handle(.grant, at: now) }
-            var refusal: Refusal?
-            if case .deny(let reason, let detail) = decision { refusal = Refusal(.engine, reason, detail: detail) }
-            return commit(decision, refusal: refusal, credential: credentialID(for: p), transaction: p.transactionID,
+            return commit(TransactionDecision(decision), credential: credentialID(for: p), transaction: p.transactionID,
                           interface: p.interface, at: now, revocationChanges: engine.takeRevocationChanges(), restoring: before)
         }
     }
@@ -155,13 +144,11 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
     /// it stays: the audit entries are rolled back (the log never shows an outcome that did not
     /// happen), the engine, bolt and state go back to `before`, and the answer is the lock's own
     /// refusal `storage_failure` (`storageFailure`).
-    private func commit(_ decision: Decision, refusal: Refusal?, credential: String?, transaction: [UInt8],
+    private func commit(_ decision: TransactionDecision, credential: String?, transaction: [UInt8],
                         interface: RadioInterface, at now: Date, revocationChanges: [RevocationChange] = [],
                         restoring before: Snapshot) -> LockOutcome {
-        let code = refusal?.layer == .lock ? refusal?.code : nil
         var drafts = revocationChanges.map { AuditEntry(seq: 0, time: now, revocationChange: $0, transport: interface, transaction: transaction) }
-            + [AuditEntry(seq: 0, time: now, credential: credential, transport: interface, decision: decision, transaction: transaction,
-                          reason: code)]
+            + [AuditEntry(seq: 0, time: now, credential: credential, transport: interface, decision: decision, transaction: transaction)]
         // The state change rides in the decision's own entry: one record, one write, one fsync.
         let after = current()
         var delta = StateDelta(from: persisted, to: after, replayWindow: configuration.policy.replayWindow)
@@ -182,36 +169,36 @@ public final class EmulatedLock: AccessDecider, @unchecked Sendable {
             compactInBackground()
         }
         entries.forEach { onAudit?($0) }
-        return LockOutcome(decision: decision, refusal: refusal, bolt: bolt.state(at: now),
-                           readerStatus: status(decision, refusal, at: now), audit: entries.last)
+        return LockOutcome(decision: decision, bolt: bolt.state(at: now), readerStatus: status(decision, at: now),
+                           audit: entries.last)
     }
 
     /// The decision could not be recorded: undo it, refuse with the lock's own reason
-    /// `storage_failure` (the decision's reason stays `malformed_input`, the detail starts with
-    /// "storage failure:"), and record that refusal if the disk still takes it — it changes no
+    /// `storage_failure` (the detail starts with "storage failure:"), and record that refusal if the disk still takes it — it changes no
     /// state, so its entry is kept even if the state file cannot follow (the log may run ahead of
     /// the head the state records, never behind it).
     private func storageFailure(_ error: LockError, credential: String?, transaction: [UInt8], interface: RadioInterface,
                                 at now: Date, restoring before: Snapshot) -> LockOutcome {
         restore(before)
         let detail = "storage failure: the lock could not record the transaction durably, so it did not act on it: \(error.reason)"
-        let refusal = Refusal(layer: .lock, code: LockReason.storageFailure.rawValue, detail: detail)
-        let decision = Decision.deny(.malformedInput, detail: detail)
+        let decision = TransactionDecision.deny(Refusal(.lock(LockReason.storageFailure), detail: detail))
         let entry = try? audit.append([AuditEntry(seq: 0, time: now, credential: credential, transport: interface, decision: decision,
-                                                  transaction: transaction, reason: refusal.code)]).first
+                                                  transaction: transaction)]).first
         if let entry { onAudit?(entry) }
-        return LockOutcome(decision: decision, refusal: refusal, bolt: bolt.state(at: now),
+        return LockOutcome(decision: decision, bolt: bolt.state(at: now),
                            readerStatus: LockReason.storageFailure.readerStatus(bolt: bolt.readerStatus(at: now)), audit: entry)
     }
 
     /// The EXCHANGE status: a grant reports the bolt's real state after acting; a denial the
-    /// status of the layer that refused.
-    private func status(_ decision: Decision, _ refusal: Refusal?, at now: Date) -> UInt16 {
-        if decision.isGrant { return bolt.readerStatus(at: now) }
-        if refusal?.layer == .lock, let reason = refusal.flatMap({ LockReason(rawValue: $0.code) }) {
-            return reason.readerStatus(bolt: bolt.readerStatus(at: now))
+    /// status the refusing layer maps its reason to.
+    private func status(_ decision: TransactionDecision, at now: Date) -> UInt16 {
+        switch decision.reason {
+        case nil: return bolt.readerStatus(at: now)
+        case .engine(let reason)?: return reason.readerStatus
+        case .protocol(let reason)?: return reason.readerStatus
+        case .lock(let reason)?: return (reason as? LockReason)?.readerStatus(bolt: bolt.readerStatus(at: now)) ?? ReaderStatus.hardware
+        case .transport?: return bolt.readerStatus(at: now)     // nothing reaches the credential
         }
-        return ReaderSession.readerStatus(for: decision.denyReason)
     }
 
     private func credentialID(for p: Presentation) -> String? {

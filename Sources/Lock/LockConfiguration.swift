@@ -239,6 +239,12 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
     /// Reads and checks a configuration file; every problem names the file and the field.
     public static func load(path: String) throws(LockError) -> LockConfiguration {
         guard let data = FileManager.default.contents(atPath: path) else { throw LockError(.io, "cannot read lock configuration \(path)") }
+        return try load(data, path: path)
+    }
+
+    /// `load(path:)` on bytes already read from `path` (the fuzz target `config` enters here); the
+    /// key and issuer files it names are still read relative to `path`'s directory.
+    public static func load(_ data: Data, path: String) throws(LockError) -> LockConfiguration {
         var config: LockConfiguration
         do { config = try JSONDecoder().decode(LockConfiguration.self, from: data) } catch {
             throw LockError(.invalidConfiguration, "\(path): \(describe(error))")

@@ -11,14 +11,17 @@ public enum LockInput: Sendable {
     case refused(Refusal, transaction: TransactionID, interface: RadioInterface)
 }
 
-/// The lock's own reasons (its bolt, its storage), beside the engine's and the protocol's.
-public enum LockReason: String, Sendable {
+/// The lock's own reasons (its bolt, its storage), beside the engine's, the protocol's and the
+/// transport's. `rawValue` is the stable wire code.
+public enum LockReason: String, Sendable, CaseIterable, LockRefusalReason {
     /// The bolt is jammed: the lock cannot open, whatever the credential.
     case jammed
     /// The decision could not be recorded durably, so it is not acted on.
     case storageFailure = "storage_failure"
 
-    /// The EXCHANGE reader status the lock sends for its own refusal: the bolt's real state.
+    public var code: String { rawValue }
+
+    /// The EXCHANGE reader status the lock sends for its own refusal, given the bolt's.
     public func readerStatus(bolt: UInt16) -> UInt16 {
         switch self {
         case .jammed: return bolt                      // 0102 jammed
@@ -30,16 +33,16 @@ public enum LockReason: String, Sendable {
 /// The lock's answer to one input: the decision as recorded, the bolt after acting, the reader
 /// status the closing EXCHANGE carries, and the audit record (durable before this returns).
 public struct LockOutcome: Sendable, Equatable {
-    public var decision: Decision
-    /// nil for a grant; the layered reason otherwise.
-    public var refusal: Refusal?
+    /// A grant, or the refusal with its layer: the engine's reason or the lock's own.
+    public var decision: TransactionDecision
     public var bolt: LockStateMachine.State
     public var readerStatus: UInt16
     /// nil only when the record could not be written (then the decision is a storage denial).
     public var audit: AuditEntry?
 
+    /// nil for a grant; the layered reason otherwise.
+    public var refusal: Refusal? { decision.refusal }
+
     /// What the reader session is told (`ReaderSession.decided`).
-    public var resolution: Resolution {
-        Resolution(decision: decision, readerStatus: readerStatus, refusal: refusal?.layer == .lock ? refusal : nil)
-    }
+    public var resolution: Resolution { Resolution(decision: decision, readerStatus: readerStatus) }
 }

@@ -13,7 +13,7 @@ import VirtualPN532
 public struct DemoScenario {
     public struct Step {
         public var title: String
-        public var expected: DenyReason?
+        public var expected: Refusal.Reason?
         public var outcome: TransactionOutcome?
         public var passed: Bool { outcome.map { $0.reason == expected } ?? false }
     }
@@ -55,7 +55,7 @@ public struct DemoScenario {
 
         var steps = [Step]()
         var uidCounter: UInt8 = 0
-        func tap(_ title: String, _ card: CredentialSession, expect: DenyReason?) throws {
+        func tap(_ title: String, _ card: CredentialSession, expect: Refusal.Reason?) throws {
             say("tap: \(title)")
             uidCounter += 1
             try reader.insert(card, uid: [0x04, 0x4C, 0x42, 0x00, 0x00, 0x00, uidCounter])
@@ -68,7 +68,7 @@ public struct DemoScenario {
         let alice = try phone("alice", validFrom: now.addingTimeInterval(-600), validUntil: now.addingTimeInterval(8 * 3600))
         try tap("alice's phone, access document valid for 8 h", alice.0, expect: nil)
         let bob = try phone("bob", validFrom: now.addingTimeInterval(-10 * 3600), validUntil: now.addingTimeInterval(-2 * 3600))
-        try tap("bob's phone, access document expired 2 h ago", bob.0, expect: .expired)
+        try tap("bob's phone, access document expired 2 h ago", bob.0, expect: .engine(.expired))
 
         // Alice reports her phone lost; the issuer revokes it. Carol's phone carries the
         // revocation list to the offline lock with her own documents.
@@ -77,7 +77,7 @@ public struct DemoScenario {
         let carol = try phone("carol", validFrom: now.addingTimeInterval(-600), validUntil: now.addingTimeInterval(8 * 3600),
                               revocations: [revocation])
         try tap("carol's phone, carrying the issuer's revocation of alice's phone", carol.0, expect: nil)
-        try tap("alice's (lost) phone again", alice.0, expect: .revoked)
+        try tap("alice's (lost) phone again", alice.0, expect: .engine(.revoked))
 
         let log = (try? String(contentsOfFile: service.lock.audit.path, encoding: .utf8)) ?? "(audit log unreadable)"
         return (steps, log)

@@ -37,7 +37,10 @@ public final class LockService: @unchecked Sendable {
         reader = LockReader(configuration: ReaderConfiguration(identity: identity, supportedVersions: versions,
                                                                stepUpSelect: options.stepUpSelect, stepUpExchange: options.stepUpExchange,
                                                                mailbox: options.mailbox.map(\.operation)),
-                            decider: lock, fastCache: saved.fast, replayGuard: saved.replay)
+                            decider: lock.engine, fastCache: saved.fast, replayGuard: saved.replay)
+        // The engine answers the reader's step-up question; the lock answers `decide` (it
+        // decides, acts and records through `apply`): the engine is never asked around the lock.
+        reader.resolver = { [lock] presentation in lock.apply(.presentation(presentation)).resolution }
         reader.limits = configuration.transaction ?? TransactionLimits()
     }
 

@@ -1,12 +1,13 @@
 import ByteCore
 
-/// Why the lock said no. Every reason is machine-readable (`rawValue` is what the audit log and
-/// `--json` print) and each one has a test that produces it from a real transaction.
+/// Why the engine said no: the documents, the lock's rules, its clock, its memory. `rawValue` is
+/// the stable wire code (JSON, the audit log and scripts read it); `readerStatus` is the word the
+/// closing EXCHANGE tells the credential. Reasons of the other layers live with them: the
+/// protocol's `ProtocolFailure` and the transport's `TransportFailure` (AccessProtocol), the
+/// lock's `LockReason` (Lock); `Refusal` joins the four. Each case has a test that produces it
+/// from a real transaction (`DenyReasonTests`).
 public enum DenyReason: String, Codable, Sendable, CaseIterable {
     case unknownCredential = "unknown_credential"
-    case badReaderSignature = "bad_reader_signature"
-    case badCredentialSignature = "bad_credential_signature"
-    case secureChannelFailure = "secure_channel_failure"
     case untrustedIssuer = "untrusted_issuer"
     case digestMismatch = "digest_mismatch"
     case documentKeyMismatch = "document_key_mismatch"
@@ -18,13 +19,27 @@ public enum DenyReason: String, Codable, Sendable, CaseIterable {
     case revoked = "revoked"
     case clockUntrusted = "clock_untrusted"
     case clockRollback = "clock_rollback"
+    /// The transaction id was used before (the engine's memory; the protocol's own replay
+    /// check on ephemeral keys is `ProtocolFailure.replay`, same code).
     case replay = "replay"
+    /// The negotiated version is not one the lock's policy allows, or a document's version.
     case unsupportedVersion = "unsupported_version"
+    /// The version is below the policy's minimum or below what this credential used before.
     case downgrade = "downgrade"
+    /// A presented document is not a document (bad CBOR, wrong docType).
     case malformedInput = "malformed_input"
-    /// The transaction went past a bound of the lock's `TransactionLimits` (commands, response
-    /// parts, bytes or time): a peer that never finishes is cut off.
-    case transactionLimit = "transaction_limit"
+
+    /// The EXCHANGE reader status the lock sends for this reason.
+    public var readerStatus: UInt16 {
+        switch self {
+        case .unknownCredential: return ReaderStatus.keyNotFound
+        case .expired, .notYetValid, .validityTooLong: return ReaderStatus.keyExpired
+        case .untrustedIssuer, .revoked, .documentKeyMismatch: return ReaderStatus.keyNotTrusted
+        case .digestMismatch: return ReaderStatus.badSignature
+        case .malformedInput, .replay, .unsupportedVersion, .downgrade: return ReaderStatus.badData
+        case .wrongReader, .outsideSchedule, .clockUntrusted, .clockRollback: return ReaderStatus.accessRights
+        }
+    }
 }
 
 /// The engine's answer for one transaction.

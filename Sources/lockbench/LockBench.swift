@@ -16,6 +16,7 @@ struct LockBench: ParsableCommand {
             """,
             version: "LockBench \(LockBenchVersion.current) (libnfc \(LibNFC.version))",
             subcommands: firmwareCommands + engineCommands + lockCommands + nfcCommands + pcscCommands + bleCommands + conformanceCommands
+                + trustCommands
         )
     }
 

@@ -7,10 +7,13 @@ import OfflineUnlock
 import XCTest
 @testable import AccessProtocol
 
-/// Every `DenyReason`, each produced by a real transaction between `ReaderSession` (through
-/// `LockReader`) and `CredentialSession`, decided by the real offline-unlock engine.
+/// Every reason of every layer below the lock — the engine's `DenyReason`, the protocol's
+/// `ProtocolFailure`, the transport's `TransportFailure` — each produced by a real transaction
+/// between `ReaderSession` (through `LockReader`) and `CredentialSession`, decided by the real
+/// offline-unlock engine, and attributed to the layer that produced it. (The lock's own reasons,
+/// `jammed` and `storage_failure`, need a lock: `LockOutcomeTests`, `EmulatedLockTests`.)
 final class DenyReasonTests: XCTestCase {
-    private var produced: Set<DenyReason> = []
+    private var produced: [Refusal.Reason] = []
 
     private func run(_ credential: CredentialSession, engine: OfflineUnlockEngine = Fixture.engine(),
                      versions: [UInt16] = [ProtocolVersion.v1_0], link: ((InMemoryLink) -> Void)? = nil) -> TransactionOutcome {
@@ -20,21 +23,29 @@ final class DenyReasonTests: XCTestCase {
             .runTransaction(over: l, at: Fixture.time)
     }
 
-    private func expect(_ reason: DenyReason, _ outcome: TransactionOutcome, file: StaticString = #filePath, line: UInt = #line) {
+    private func expect(_ reason: Refusal.Reason, _ outcome: TransactionOutcome, file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertEqual(outcome.reason, reason, "\(outcome.decision)", file: file, line: line)
-        produced.insert(reason)
+        if outcome.reason == reason { produced.append(reason) }
+    }
+
+    private func expect(_ reason: DenyReason, _ outcome: TransactionOutcome, file: StaticString = #filePath, line: UInt = #line) {
+        expect(.engine(reason), outcome, file: file, line: line)
+    }
+
+    private func expect(_ reason: ProtocolFailure, _ outcome: TransactionOutcome, file: StaticString = #filePath, line: UInt = #line) {
+        expect(.protocol(reason), outcome, file: file, line: line)
     }
 
     func testEveryDenyReasonFromARealTransaction() {
         // Protocol layer.
-        expect(.badReaderSignature, run(Fixture.credential(trusting: Fixture.otherReaderKey)))
-        expect(.badCredentialSignature, run(Fixture.credential(faults: .wrongSignature)))
-        expect(.secureChannelFailure, run(Fixture.credential(faults: .corruptCiphertext)))
-        expect(.secureChannelFailure, run(Fixture.credential(faults: .corruptEnvelope)))
-        expect(.unsupportedVersion, run(Fixture.credential(versions: [0x0200])))
+        expect(ProtocolFailure.badReaderSignature, run(Fixture.credential(trusting: Fixture.otherReaderKey)))
+        expect(ProtocolFailure.badCredentialSignature, run(Fixture.credential(faults: .wrongSignature)))
+        expect(ProtocolFailure.secureChannelFailure, run(Fixture.credential(faults: .corruptCiphertext)))
+        expect(ProtocolFailure.secureChannelFailure, run(Fixture.credential(faults: .corruptEnvelope)))
+        expect(ProtocolFailure.unsupportedVersion, run(Fixture.credential(versions: [0x0200])))
         let both = [ProtocolVersion.v1_0, ProtocolVersion.v0_9]
-        expect(.downgrade, run(Fixture.credential(versions: both, faults: .stripVersions), versions: both))
-        expect(.downgrade, run(Fixture.credential(versions: both), versions: both) { link in
+        expect(ProtocolFailure.downgrade, run(Fixture.credential(versions: both, faults: .stripVersions), versions: both))
+        expect(ProtocolFailure.downgrade, run(Fixture.credential(versions: both), versions: both) { link in
             // A man in the middle that strips 1.0 from the SELECT answer.
             link.tap = { command, response in
                 guard command[1] == Instruction.select, command.count > 5, Array(command[5..<14]) == AID.expedited,
@@ -43,14 +54,29 @@ final class DenyReasonTests: XCTestCase {
                                       maxResponse: fci.maxResponse).encoded() + [0x90, 0x00]
             }
         })
-        expect(.malformedInput, run(Fixture.credential(faults: .malformedAuth0)))
-        expect(.transactionLimit, LockReader(configuration: Fixture.readerConfiguration(), decider: Fixture.engine())
+        expect(ProtocolFailure.malformedInput, run(Fixture.credential(faults: .malformedAuth0)))
+        expect(.transport(.transactionLimit), LockReader(configuration: Fixture.readerConfiguration(), decider: Fixture.engine())
             .runTransaction(over: InMemoryLink(EndlessPeer()), at: Fixture.time))
         let replaying = Fixture.credential(faults: .replayEphemeralKey)
         let engine = Fixture.engine()
         let reader = LockReader(configuration: Fixture.readerConfiguration(), decider: engine)
         XCTAssertTrue(reader.runTransaction(over: InMemoryLink(replaying), at: Fixture.time).granted)
-        expect(.replay, reader.runTransaction(over: InMemoryLink(replaying), at: Fixture.time))
+        expect(ProtocolFailure.replay, reader.runTransaction(over: InMemoryLink(replaying), at: Fixture.time))
+
+        // Transport: the link fails mid-transaction (the card leaves the field).
+        final class Gone: APDUTransceiver {
+            struct Lost: Error {}
+            var left = 2
+            let inner: InMemoryLink
+            init(_ inner: InMemoryLink) { self.inner = inner }
+            func transceive(_ command: [UInt8]) throws -> [UInt8] {
+                guard left > 0 else { throw Lost() }
+                left -= 1
+                return try inner.transceive(command)
+            }
+        }
+        expect(.transport(.linkLost), LockReader(configuration: Fixture.readerConfiguration(), decider: Fixture.engine())
+            .runTransaction(over: Gone(InMemoryLink(Fixture.credential())), at: Fixture.time))
 
         // Engine, from the documents the credential delivers in step-up.
         let t = Fixture.time
@@ -70,19 +96,39 @@ final class DenyReasonTests: XCTestCase {
                                     engine: Fixture.engine(clock: TrustedClock(highWaterMark: t, trusted: false))))
         expect(.clockRollback, run(Fixture.credential(), engine: Fixture.engine(clock: TrustedClock(trustedAt: t.addingTimeInterval(86_400)))))
 
-        XCTAssertEqual(Set(DenyReason.allCases).subtracting(produced), [], "deny reasons never produced by a transaction")
+        // Engine, from the lock's policy and memory: the version it allows, its minimum, a
+        // transaction id it has seen, a document that is not one.
+        var onlyOld = LockPolicy()
+        onlyOld.supportedProtocolVersions = [ProtocolVersion.v0_9]
+        expect(DenyReason.unsupportedVersion, run(Fixture.credential(), engine: Fixture.engine(policy: onlyOld)))
+        var newOnly = LockPolicy()
+        newOnly.minimumProtocolVersion = ProtocolVersion.v1_0
+        let old = [ProtocolVersion.v0_9]
+        expect(DenyReason.downgrade, run(Fixture.credential(versions: old), engine: Fixture.engine(policy: newOnly), versions: old))
+        let remembering = Fixture.engine()
+        func sameTransactionID() -> LockReader {
+            LockReader(configuration: Fixture.readerConfiguration(), decider: remembering, random: SeededRandom("tid"))
+        }
+        XCTAssertTrue(sameTransactionID().runTransaction(over: InMemoryLink(Fixture.credential()), at: t).granted)
+        expect(DenyReason.replay, sameTransactionID().runTransaction(over: InMemoryLink(Fixture.credential()), at: t))
+        let notADocument: [UInt8] = [0xA1, 0x61, 0x35, 0x67] + Array("aliro-a".utf8)   // {"5": "aliro-a"}
+        expect(DenyReason.malformedInput, run(Fixture.credential(accessDocuments: [notADocument])))
+
+        let every: [Refusal.Reason] = DenyReason.allCases.map { .engine($0) } + ProtocolFailure.allCases.map { .protocol($0) }
+            + TransportFailure.allCases.map { .transport($0) }
+        XCTAssertEqual(every.filter { !produced.contains($0) }.map(\.description), [], "reasons never produced by a transaction")
     }
 
     func testTheCredentialHearsWhy() {
         let credential = Fixture.credential(accessDocuments: [Fixture.accessDocument(from: Fixture.time.addingTimeInterval(-7200), until: Fixture.time.addingTimeInterval(-3600))])
-        XCTAssertEqual(run(credential).reason, .expired)
+        XCTAssertEqual(run(credential).reason, .engine(.expired))
         XCTAssertEqual(credential.lastReaderStatus, ReaderStatus.keyExpired)
         let refused = Fixture.credential(trusting: Fixture.otherReaderKey)
-        XCTAssertEqual(run(refused).reason, .badReaderSignature)
+        XCTAssertEqual(run(refused).reason, .protocol(.badReaderSignature))
         // The public test plan: S2 27 only for "protocol version not supported", 00 otherwise.
         XCTAssertEqual(refused.lastControlFlow, ControlFlow(s1: 0, s2: ControlFlow.noInformation))
         let old = Fixture.credential(versions: [0x0200])
-        XCTAssertEqual(run(old).reason, .unsupportedVersion)
+        XCTAssertEqual(run(old).reason, .protocol(.unsupportedVersion))
         XCTAssertEqual(old.lastControlFlow, ControlFlow(s1: 0, s2: ControlFlow.protocolVersionNotSupported))
     }
 }

@@ -249,7 +249,7 @@ final class InteropRegressionTests: XCTestCase {
     func testNoCommonVersionIsControlFlowS2_27() {
         let phone = credential(versions: [0x0200])
         let outcome = lock().runTransaction(over: InMemoryLink(phone), at: Fixture.time)
-        XCTAssertEqual(outcome.reason, .unsupportedVersion)
+        XCTAssertEqual(outcome.reason, .protocol(.unsupportedVersion))
         XCTAssertEqual(commands(outcome).last?.bytes, [0x80, 0x3C, 0x00, 0x00, 0x06, 0x41, 0x01, 0x00, 0x42, 0x01, 0x27])
     }
 
@@ -257,7 +257,7 @@ final class InteropRegressionTests: XCTestCase {
     func testAuth0AnswerWithAWrongTagIsControlFlowS2_00() {
         let phone = credential(faults: .auth0WrongTag)
         let outcome = lock().runTransaction(over: InMemoryLink(phone), at: Fixture.time)
-        XCTAssertEqual(outcome.reason, .malformedInput)
+        XCTAssertEqual(outcome.reason, .protocol(.malformedInput))
         XCTAssertEqual(commands(outcome).last?.bytes, [0x80, 0x3C, 0x00, 0x00, 0x06, 0x41, 0x01, 0x00, 0x42, 0x01, 0x00])
         XCTAssertEqual(phone.lastControlFlow, ControlFlow(s1: 0, s2: 0))
     }
@@ -266,7 +266,7 @@ final class InteropRegressionTests: XCTestCase {
     func testWrongDeviceSignatureIsToldInExchange() {
         let phone = credential(faults: .wrongSignature)
         let outcome = lock().runTransaction(over: InMemoryLink(phone), at: Fixture.time)
-        XCTAssertEqual(outcome.reason, .badCredentialSignature)
+        XCTAssertEqual(outcome.reason, .protocol(.badCredentialSignature))
         XCTAssertEqual(commands(outcome).last?.label, "EXCHANGE")
         XCTAssertEqual(phone.lastReaderStatus, ReaderStatus.badSignature)
         XCTAssertNil(phone.lastControlFlow)
@@ -277,7 +277,7 @@ final class InteropRegressionTests: XCTestCase {
     func testAuth1AnswerWithAWrongSignatureTagIsToldInExchange() {
         let phone = credential(faults: .auth1WrongSignatureTag)
         let outcome = lock().runTransaction(over: InMemoryLink(phone), at: Fixture.time)
-        XCTAssertEqual(outcome.reason, .malformedInput)
+        XCTAssertEqual(outcome.reason, .protocol(.malformedInput))
         XCTAssertEqual(commands(outcome).last?.label, "EXCHANGE")
         XCTAssertEqual(phone.lastReaderStatus, ReaderStatus.noSignature)
         XCTAssertEqual(ExchangeCommandPlaintext(readerStatus: ReaderStatus.noSignature).encoded(), [0x97, 0x02, 0x00, 0x23])
@@ -287,7 +287,7 @@ final class InteropRegressionTests: XCTestCase {
     func testRefusedReaderSignatureIsControlFlowS2_00() {
         let phone = Fixture.credential(trusting: Fixture.otherReaderKey)
         let outcome = lock().runTransaction(over: InMemoryLink(phone), at: Fixture.time)
-        XCTAssertEqual(outcome.reason, .badReaderSignature)
+        XCTAssertEqual(outcome.reason, .protocol(.badReaderSignature))
         XCTAssertEqual(commands(outcome).last?.bytes, [0x80, 0x3C, 0x00, 0x00, 0x06, 0x41, 0x01, 0x00, 0x42, 0x01, 0x00])
     }
 }

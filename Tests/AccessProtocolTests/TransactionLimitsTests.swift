@@ -39,11 +39,11 @@ final class TransactionLimitsTests: XCTestCase {
         let peer = EndlessPeer()
         let started = Date()
         let outcome = reader().runTransaction(over: InMemoryLink(peer), at: Fixture.time)
-        XCTAssertEqual(outcome.reason, .transactionLimit, "\(outcome.decision)")
+        XCTAssertEqual(outcome.reason, .transport(.transactionLimit), "\(outcome.decision)")
         XCTAssertLessThanOrEqual(peer.answered, TransactionLimits().maxResponseParts + 1)
         XCTAssertLessThanOrEqual(outcome.transcript.count, 2 * (TransactionLimits().maxResponseParts + 2))
         XCTAssertLessThan(Date().timeIntervalSince(started), 5)
-        guard case .deny(_, let detail) = outcome.decision else { return XCTFail() }
+        guard let detail = outcome.refusal?.detail else { return XCTFail() }
         XCTAssertTrue(detail.contains("response parts"), detail)
     }
 
@@ -53,7 +53,7 @@ final class TransactionLimitsTests: XCTestCase {
         limits.maxResponseParts = 4000
         let peer = EndlessPeer()
         let outcome = reader(limits).runTransaction(over: InMemoryLink(peer), at: Fixture.time)
-        XCTAssertEqual(outcome.reason, .transactionLimit)
+        XCTAssertEqual(outcome.reason, .transport(.transactionLimit))
         XCTAssertEqual(peer.answered, 10)
         XCTAssertEqual(outcome.timings.commands, 10)
     }
@@ -63,8 +63,8 @@ final class TransactionLimitsTests: XCTestCase {
         limits.maxCommands = 4000; limits.maxResponseParts = 4000; limits.maxBytes = 4096
         let peer = EndlessPeer(payload: [UInt8](repeating: 0xAB, count: 250))
         let outcome = reader(limits).runTransaction(over: InMemoryLink(peer), at: Fixture.time)
-        XCTAssertEqual(outcome.reason, .transactionLimit)
-        guard case .deny(_, let detail) = outcome.decision else { return XCTFail() }
+        XCTAssertEqual(outcome.reason, .transport(.transactionLimit))
+        guard let detail = outcome.refusal?.detail else { return XCTFail() }
         XCTAssertTrue(detail.contains("bytes received"), detail)
         XCTAssertLessThanOrEqual(peer.answered * 252, 4096 + 252)
     }
@@ -75,8 +75,8 @@ final class TransactionLimitsTests: XCTestCase {
         let peer = EndlessPeer(delay: 0.1, patience: 200)
         let started = Date()
         let outcome = reader(limits).runTransaction(over: InMemoryLink(peer), at: Fixture.time)
-        XCTAssertEqual(outcome.reason, .transactionLimit, "\(outcome.decision)")
-        guard case .deny(_, let detail) = outcome.decision else { return XCTFail() }
+        XCTAssertEqual(outcome.reason, .transport(.transactionLimit), "\(outcome.decision)")
+        guard let detail = outcome.refusal?.detail else { return XCTFail() }
         XCTAssertTrue(detail.contains("elapsed"), detail)
         XCTAssertLessThan(Date().timeIntervalSince(started), 8, "ends at the bound, not when the peer gives up (20 s)")
     }

@@ -81,7 +81,7 @@ final class TransactionTests: XCTestCase {
         let credential = Fixture.credential(accessDocuments: [])
         let reader = lock()
         let outcome = reader.runTransaction(over: InMemoryLink(credential), at: Fixture.time)
-        XCTAssertEqual(outcome.reason, .unknownCredential)
+        XCTAssertEqual(outcome.reason, .engine(.unknownCredential))
         XCTAssertEqual(reader.fastCache.count, 0)
         XCTAssertEqual(credential.lastReaderStatus, ReaderStatus.keyNotFound)
     }
@@ -121,7 +121,7 @@ final class TransactionTests: XCTestCase {
         var config = Fixture.readerConfiguration()
         config.interface = .ble
         let outcome = LockReader(configuration: config, decider: Fixture.engine()).runTransaction(over: InMemoryLink(Fixture.credential()), at: Fixture.time)
-        XCTAssertEqual(outcome.reason, .secureChannelFailure)
+        XCTAssertEqual(outcome.reason, .protocol(.secureChannelFailure))
         let bleCredential = CredentialSession(configuration: CredentialConfiguration(
             signingKey: Fixture.credentialKey, trustedReaders: [TrustedReader(groupID: Fixture.groupID, publicKey: Fixture.readerKey.publicBytes)],
             accessDocuments: [Fixture.accessDocument()], interface: .ble))
@@ -155,6 +155,8 @@ final class TransactionTests: XCTestCase {
         XCTAssertNil(early.linkLostAfterDecision)
     }
 
+    /// Issue 10 §1: a transport failure is the transport's own reason (`link_lost`), no longer
+    /// the protocol's `malformed_input` with a "transport:" detail.
     func testTransportFailureIsADeny() {
         final class Gone: APDUTransceiver {
             struct Lost: Error {}
@@ -162,7 +164,9 @@ final class TransactionTests: XCTestCase {
         }
         let outcome = lock().runTransaction(over: Gone(), at: Fixture.time)
         XCTAssertFalse(outcome.granted)
-        XCTAssertEqual(outcome.reason, .malformedInput)
-        XCTAssertTrue(outcome.decision == .deny(.malformedInput, detail: "transport: Lost()"), "\(outcome.decision)")
+        XCTAssertEqual(outcome.reason, .transport(.linkLost))
+        XCTAssertEqual(outcome.refusal?.code, "link_lost")
+        XCTAssertEqual(outcome.refusal?.layer, .transport)
+        XCTAssertTrue(outcome.decision == .deny(Refusal(.transport(.linkLost), detail: "transport: Lost()")), "\(outcome.decision)")
     }
 }

@@ -2,7 +2,7 @@ import LockBenchTestSupport
 import XCTest
 
 /// Runs the libFuzzer recipe of docs/fuzzing.md for a short while on each codec target, as part of
-/// `swift test` (`runFuzzer`, from LockBenchTestSupport): 20 000 inputs from the seed corpus each.
+/// `swift test` (`runFuzzer`, from LockBenchTestSupport): 5 000 inputs from the seed corpus each.
 final class FuzzRecipeTests: XCTestCase {
     func testCBORDecoderFuzzShortRun() throws { try runFuzzer("cbor") }
     func testCOSEParsersFuzzShortRun() throws { try runFuzzer("cose") }

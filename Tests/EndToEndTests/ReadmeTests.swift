@@ -6,7 +6,7 @@ import XCTest
 final class ReadmeTests: XCTestCase {
     /// The `lockbench …` commands of the README's first "emulated lock" block, continuation lines joined.
     static func walkthrough() throws -> [[String]] {
-        let readme = try String(contentsOf: LockBenchProcess.repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try String(contentsOf: Repository.url("README.md"), encoding: .utf8)
         guard let start = readme.range(of: "```sh\nlockbench key issuer") else { throw LineTimeout(expected: "walkthrough", seen: []) }
         let block = readme[start.upperBound...].prefix { _ in true }
         let body = String(block[..<block.range(of: "```")!.lowerBound])
@@ -88,5 +88,118 @@ final class ReadmeConformanceTests: XCTestCase {
                 if args.first == "trace" { XCTAssertTrue(r.stdout.contains("decrypted (expedited channel, device counter 1):"), String(r.stdout.prefix(1500))) }
             }
         }
+    }
+}
+
+/// The README's "Keys that stay current" block, run as written: the only substitutions are the
+/// printed login code for CODE and free ports for 8480 and 5000 (the machine is shared).
+final class ReadmeTrustTests: XCTestCase {
+    static func block() throws -> [[String]] {
+        let readme = try String(contentsOf: Repository.url("README.md"), encoding: .utf8)
+        guard let start = readme.range(of: "```sh\nlockbench trust init") else { throw LineTimeout(expected: "trust block", seen: []) }
+        let rest = readme[start.lowerBound...].dropFirst("```sh\n".count)
+        let body = String(rest[..<rest.range(of: "```")!.lowerBound]).replacingOccurrences(of: "\\\n", with: " ")
+        return body.split(separator: "\n").compactMap { line in
+            let code = line.split(separator: "#", maxSplits: 1).first.map(String.init) ?? ""
+            var words = [String](), current = "", quoted = false
+            for ch in code {
+                if ch == "\"" { quoted.toggle(); continue }
+                if ch == " " && !quoted { if !current.isEmpty { words.append(current); current = "" }; continue }
+                current.append(ch)
+            }
+            if !current.isEmpty { words.append(current) }
+            return words.first == "lockbench" ? Array(words.dropFirst()) : nil
+        }
+    }
+
+    static func freePort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+        return Int(UInt16(bigEndian: addr.sin_port))
+    }
+
+    func testKeysThatStayCurrentWorkAsWritten() throws {
+        let dir = try LockBenchProcess.temporaryDirectory(self)
+        let commands = try Self.block()
+        XCTAssertEqual(commands.count, 11, "\(commands)")
+        let httpPort = String(Self.freePort()), phonePort = String(Self.freePort())
+        func substitute(_ c: [String], code: String) -> [String] {
+            c.map { $0.replacingOccurrences(of: "8480", with: httpPort).replacingOccurrences(of: "5000", with: phonePort)
+                .replacingOccurrences(of: "CODE", with: code).replacingOccurrences(of: "&", with: "") }.filter { !$0.isEmpty }
+        }
+        var code = "", background = [InteractiveProcess]()
+        defer { for p in background { p.terminate() } }
+        for command in commands {
+            let args = substitute(command, code: code)
+            switch (args.first, args.dropFirst().first) {
+            case ("trust", "serve"):
+                let p = try InteractiveProcess(args, currentDirectory: dir)
+                background.append(p)
+                _ = try p.waitForLine(containing: "listening on")
+            case ("phone", "run"):
+                let p = try InteractiveProcess(args, currentDirectory: dir)
+                background.append(p)
+                _ = try p.waitForLine(containing: "listening")
+                let polled = try p.waitForLine(containing: "polled")
+                XCTAssertTrue(polled.contains("keys=1"), polled)
+            case ("scenario", "run"):
+                let junit = dir.appendingPathComponent("scenarios.xml").path
+                let r = try LockBenchProcess.run(args.map { $0 == "scenarios.xml" ? junit : $0 }, currentDirectory: LockBenchProcess.repositoryRoot)
+                XCTAssertEqual(r.status, 0, r.stdout + r.stderr)
+                XCTAssertTrue(r.stdout.contains("2 passed, 0 failed"), r.stdout)
+                XCTAssertTrue(try String(contentsOfFile: junit, encoding: .utf8).contains("tests=\"2\" failures=\"0\""))
+            default:
+                let r = try LockBenchProcess.run(args, currentDirectory: dir)
+                XCTAssertEqual(r.status, 0, "lockbench \(args.joined(separator: " ")): \(r.stderr)")
+                if args.starts(with: ["trust", "device", "add"]) {
+                    code = try XCTUnwrap(r.stdout.split(separator: "\n").first { $0.hasPrefix("login code: ") }?.dropFirst("login code: ".count)).description
+                }
+                if args.starts(with: ["lock", "transact"]) { XCTAssertTrue(r.stdout.lowercased().contains("grant"), r.stdout) }
+                if args.starts(with: ["trust", "grant", "revoke"]) { XCTAssertTrue(r.stdout.contains("revocation list: serial 1"), r.stdout) }
+            }
+        }
+    }
+}
+
+/// The credential-state commands as a user runs them: exit codes and messages (Schlage guide).
+final class TrustCLITests: XCTestCase {
+    func testCredentialStatesFromTheCommandLine() throws {
+        let dir = try LockBenchProcess.temporaryDirectory(self)
+        func run(_ args: String) throws -> LockBenchProcess.Result {
+            try LockBenchProcess.run(args.split(separator: " ").map(String.init), currentDirectory: dir)
+        }
+        XCTAssertEqual(try run("trust init site").status, 0)
+        XCTAssertEqual(try run("key credential site/phone").status, 0)
+        let add = try run("trust device add --site site --device phone --user alice --credential-key site/phone.pub.pem --json")
+        XCTAssertEqual(add.status, 0, add.stderr)
+        XCTAssertNotNil(try JSONSerialization.jsonObject(with: Data(add.stdout.utf8)) as? [String: String])
+        XCTAssertEqual(try run("trust grant add --site site --grant g1 --user alice --reader " + String(repeating: "ab", count: 16)).status, 0)
+        let suspend = try run("trust credential suspend --site site --device phone --reason audit")
+        XCTAssertEqual(suspend.status, 0, suspend.stderr)
+        XCTAssertTrue(suspend.stdout.contains("revocation list: serial 1"), suspend.stdout)
+        XCTAssertEqual(try run("trust credential resume --site site --device phone").status, 0)
+        XCTAssertEqual(try run("trust credential deactivate --site site --device phone").status, 0)
+        let resume = try run("trust credential resume --site site --device phone")
+        XCTAssertEqual(resume.status, 1, "deactivation is final")
+        XCTAssertTrue(resume.stderr.contains("deactivation is final"), resume.stderr)
+        let list = try run("trust device list --site site --json")
+        XCTAssertTrue(list.stdout.contains("\"credential\" : \"deactivated\""), list.stdout)
+        // Usage errors exit 2 and say what to do.
+        let bad = try run("trust grant add --site site --grant g2 --user alice --reader zz")
+        XCTAssertEqual(bad.status, 2)
+        XCTAssertTrue(bad.stderr.contains("reader \"zz\""), bad.stderr)
+        XCTAssertEqual(try run("trust init site").status, 2, "a second init refuses the existing site")
+        XCTAssertEqual(try run("trust device list --site nowhere").status, 2, "not a site: bad input")
+        let scenario = dir.appendingPathComponent("bad.scenario")
+        try "lock front\nfly away\n".write(to: scenario, atomically: true, encoding: .utf8)
+        let parse = try run("scenario run bad.scenario")
+        XCTAssertEqual(parse.status, 2)
+        XCTAssertTrue(parse.stderr.contains("line 2"), parse.stderr)
     }
 }

@@ -15,7 +15,10 @@
 #
 # Environment:
 #   LOCKBENCH_BUILD_DIR  debug build products to link (default: <repo>/.build/debug, built if absent)
-#   LOCKBENCH_FUZZ_OUT   where binaries and the working corpus go (default: <repo>/.build-fuzz)
+#   LOCKBENCH_FUZZ_OUT   where the working corpus, crash files and a link to the binary go
+#                        (default: <repo>/.build-fuzz)
+#   LOCKBENCH_FUZZ_CACHE where compiled harnesses are kept, keyed by a hash of all they are built
+#                        from (default: <build dir>/fuzz-harness)
 set -euo pipefail
 
 target="${1:?usage: fuzz.sh <target> [libFuzzer flags…]; targets: $(cd "$(dirname "$0")" && ls *.swift | sed 's/\.swift$//' | tr '\n' ' ')}"
@@ -53,7 +56,15 @@ done
 # them (not BLE, VirtualPN532).
 deps=("$build"/ByteCore.build/*.o)
 [[ ${#deps[@]} -gt 0 ]] || { echo "fuzz.sh: no build products in $build; run 'swift build --target OfflineUnlock'" >&2; exit 3; }
-if [[ "$module" == Codecs ]] || grep -qE '^import (Codecs|Crypto)$' "${sources[@]}" "$entry"; then
+# More modules below the one under test, uninstrumented: `// fuzz-link: NAME…` in the entry (e.g.
+# Lock needs OfflineUnlock, AccessProtocol, Certification).
+links=($(sed -n 's|^// fuzz-link: *||p' "$entry" | head -1))
+for m in "${links[@]}"; do
+    objects=("$build/$m.build"/*.o)
+    [[ ${#objects[@]} -gt 0 ]] || { echo "fuzz.sh: no objects for $m in $build (from the entry's fuzz-link line); run 'swift build --build-tests'" >&2; exit 3; }
+    deps+=("${objects[@]}")
+done
+if [[ "$module" == Codecs || ${#links[@]} -gt 0 ]] || grep -qE '^import (Codecs|Crypto)$' "${sources[@]}" "$entry"; then
     # _CryptoExtras (AES block permutation for the BLE rotating tag) and what it needs (SwiftASN1);
     # swift-crypto 4 adds the XKCP objects (CXKCP, CXKCPShims) when present.
     deps+=("$build"/Crypto.build/*.o "$build"/CryptoBoringWrapper.build/*.o "$build"/_CryptoExtras.build/*.o "$build"/SwiftASN1.build/*.o)
@@ -68,9 +79,25 @@ fi
 modulemaps=()
 for map in "$repo"/Sources/*/module.modulemap; do modulemaps+=(-Xcc "-fmodule-map-file=$map"); done
 
+# One compiled harness per content: the binary is cached under a hash of the compiler, the flags,
+# every source and the entry, and every linked object, so `swift test` (whose smoke runs each use
+# a fresh LOCKBENCH_FUZZ_OUT) and repeated runs compile a target once until something it is built
+# from changes. LOCKBENCH_FUZZ_CACHE overrides where (default: beside the debug build products).
+cache="${LOCKBENCH_FUZZ_CACHE:-$build/fuzz-harness}"
+mkdir -p "$cache"
+flags=(-sanitize=fuzzer,address -parse-as-library -g -module-name "$module" -I "$build/Modules" "${modulemaps[@]}")
+key="$( { swiftc --version 2>&1; printf '%s\n' "${flags[@]}"; sha256sum "${sources[@]}" "$entry" "${deps[@]}"; } | sha256sum | cut -c1-16)"
+cached="$cache/$target-$key"
+if [[ ! -x "$cached" ]]; then
+    swiftc "${flags[@]}" -j "$(nproc)" "${sources[@]}" "$entry" "${deps[@]}" -o "$cached.tmp.$$" 2> >(grep -v "Cannot export local symbol" >&2)
+    # Older harnesses of this target are stale now; the rename makes a concurrent run see a whole binary.
+    find "$cache" -maxdepth 1 -name "$target-*" ! -name "*.tmp.*" -delete
+    mv -f "$cached.tmp.$$" "$cached"
+else
+    echo "fuzz.sh: $target harness $key is up to date ($cached)" >&2
+fi
 binary="$out/$target-fuzz"
-swiftc -sanitize=fuzzer,address -parse-as-library -g -j "$(nproc)" -module-name "$module" \
-    -I "$build/Modules" "${modulemaps[@]}" "${sources[@]}" "$entry" "${deps[@]}" -o "$binary" 2> >(grep -v "Cannot export local symbol" >&2)
+ln -sf "$cached" "$binary"
 
 # Fuzz in a scratch copy of the seed corpus so the checked-in seeds stay as they are.
 corpus="$out/corpus-$target"

@@ -49,7 +49,7 @@ final class ConcurrentRadiosTests: XCTestCase {
         XCTAssertLessThan(tapEnded, slowEnded, "the NFC tap finished while the BLE peer was still stalling")
         XCTAssertLessThan(tapEnded.timeIntervalSince(started), 3.5, "the tap did not wait for the stalling peer")
         // And the stalling peer is cut off at its bound (4 s), not when it gives up (8 s).
-        XCTAssertEqual(slowOutcome?.reason, .transactionLimit, "\(String(describing: slowOutcome?.decision))")
+        XCTAssertEqual(slowOutcome?.reason, .transport(.transactionLimit), "\(String(describing: slowOutcome?.decision))")
         XCTAssertLessThan(slowEnded.timeIntervalSince(started), 7)
         // Both are in the audit log, the tap's grant and the peer's transaction_limit.
         let (entries, damage) = try AuditLog.verify(directory: config.stateDirectoryPath)

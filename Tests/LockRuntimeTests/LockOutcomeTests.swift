@@ -63,7 +63,7 @@ final class LockOutcomeTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: dir) }
         let provisioning = try LockProvisioning(directory: dir, clock: "2026-03-02T09:00:00Z")
         let lock = try EmulatedLock(configuration: provisioning.configuration)
-        let refused = lock.apply(.refused(Refusal(.protocol, .secureChannelFailure, detail: "AUTH1 response did not open"),
+        let refused = lock.apply(.refused(Refusal(.protocol(.secureChannelFailure), detail: "AUTH1 response did not open"),
                                           transaction: TransactionID([0xAB]), interface: .ble))
         XCTAssertEqual(refused.audit?.reason, "secure_channel_failure")
         XCTAssertEqual(refused.audit?.transport, "ble")

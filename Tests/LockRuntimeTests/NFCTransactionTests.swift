@@ -43,7 +43,7 @@ final class NFCTransactionTests: XCTestCase {
     // MARK: Deny reasons
 
     /// Taps `phone` on a fresh lock; asserts the outcome and the audit entry say `reason`.
-    private func assertDenied(_ reason: DenyReason, _ makePhone: (LockProvisioning) throws -> CredentialSession,
+    private func assertDenied(_ reason: Refusal.Reason, _ makePhone: (LockProvisioning) throws -> CredentialSession,
                               file: StaticString = #filePath, line: UInt = #line) throws {
         let lock = try RunningLock(self).start()
         let outcome = try lock.tap(try makePhone(lock.provisioning))
@@ -52,51 +52,51 @@ final class NFCTransactionTests: XCTestCase {
         let audit = try lock.audit()
         XCTAssertEqual(audit.count, 1, "one entry per tap", file: file, line: line)
         XCTAssertEqual(audit.last?.decision, "deny", file: file, line: line)
-        XCTAssertEqual(audit.last?.reason, reason.rawValue, file: file, line: line)
+        XCTAssertEqual(audit.last?.reason, reason.code, file: file, line: line)
         XCTAssertEqual(audit.last?.transport, "nfc", file: file, line: line)
         XCTAssertEqual(audit.last?.transaction, outcome.transactionID, file: file, line: line)
         XCTAssertEqual(lock.service.lock.boltName, "secured", file: file, line: line)
     }
 
     func testExpiredDocumentIsDenied() throws {
-        try assertDenied(.expired) { p in
+        try assertDenied(.engine(.expired)) { p in
             try p.phone(id: "bob", validFrom: Date().addingTimeInterval(-10 * 3600), validFor: 8 * 3600).session
         }
     }
 
     func testNotYetValidDocumentIsDenied() throws {
-        try assertDenied(.notYetValid) { p in
+        try assertDenied(.engine(.notYetValid)) { p in
             try p.phone(id: "early", validFrom: Date().addingTimeInterval(3 * 3600), validFor: 8 * 3600).session
         }
     }
 
     func testDocumentForAnotherReaderGroupIsDenied() throws {
-        try assertDenied(.wrongReader) { p in
+        try assertDenied(.engine(.wrongReader)) { p in
             try p.phone(id: "elsewhere", readers: [try ReaderRule(groupID: [UInt8](repeating: 0xEE, count: 16))]).session
         }
     }
 
     func testDocumentFromAnUntrustedIssuerIsDenied() throws {
-        try assertDenied(.untrustedIssuer) { p in
+        try assertDenied(.engine(.untrustedIssuer)) { p in
             try p.phone(id: "forged", issuer: P256.Signing.PrivateKey()).session
         }
     }
 
     func testCredentialTrustingAnotherReaderKeyRefusesTheReaderSignature() throws {
-        try assertDenied(.badReaderSignature) { p in
+        try assertDenied(.protocol(.badReaderSignature)) { p in
             let impostor = TrustedReader(groupID: p.groupID, publicKey: Primitives.point(of: P256.Signing.PrivateKey()))
             return try p.phone(id: "wary", trustedReaders: [impostor]).session
         }
     }
 
     func testCredentialSigningTheWrongTranscriptIsDenied() throws {
-        try assertDenied(.badCredentialSignature) { p in
+        try assertDenied(.protocol(.badCredentialSignature)) { p in
             try p.phone(id: "broken", faults: .wrongSignature).session
         }
     }
 
     func testCredentialWithoutDocumentsIsUnknown() throws {
-        try assertDenied(.unknownCredential) { p in
+        try assertDenied(.engine(.unknownCredential)) { p in
             try p.phone(id: "blank", withDocument: false).session
         }
     }
@@ -110,7 +110,7 @@ final class NFCTransactionTests: XCTestCase {
         let carol = try p.phone(id: "carol", revocations: [revocation])
         XCTAssertTrue(try lock.tap(carol.session).granted)
         let outcome = try lock.tap(alice.session)
-        XCTAssertEqual(outcome.reason, .revoked, "\(outcome.decision)")
+        XCTAssertEqual(outcome.reason, .engine(.revoked), "\(outcome.decision)")
         let audit = try lock.audit()
         XCTAssertEqual(audit.map(\.decision), ["grant", "revocation_list", "grant", "deny"])
         XCTAssertEqual(audit.last?.reason, "revoked")
@@ -131,13 +131,14 @@ final class NFCTransactionTests: XCTestCase {
         let aborted = lock.outcomes[before]
         XCTAssertEqual(hasty.answered, 3)
         XCTAssertFalse(aborted.granted)
-        XCTAssertEqual(aborted.reason, .malformedInput)
+        XCTAssertEqual(aborted.reason, .transport(.linkLost))
         XCTAssertTrue("\(aborted.decision)".contains("transport"), "\(aborted.decision)")
         XCTAssertEqual(aborted.timings.commands, 3)
         try lock.waitForMessage("card removed")
         var audit = try lock.audit()
         XCTAssertEqual(audit.count, 1)
-        XCTAssertEqual(audit.last?.reason, "malformed_input")
+        XCTAssertEqual(audit.last?.reason, "link_lost")
+        XCTAssertEqual(audit.last?.layer, "transport")
         XCTAssertTrue(audit.last?.detail?.hasPrefix("transport:") ?? false, audit.last?.detail ?? "no detail")
         XCTAssertEqual(lock.service.lock.boltName, "secured")
 

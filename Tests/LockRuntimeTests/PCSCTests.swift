@@ -157,7 +157,7 @@ final class PCSCTests: XCTestCase {
         let phone = try lock.provisioning.phone(id: "bob", validFrom: Date().addingTimeInterval(-10 * 3600), validFor: 8 * 3600)
         let outcome = try tap(lock, phone.session)
         XCTAssertFalse(outcome.granted)
-        XCTAssertEqual(outcome.reason, .expired, "\(outcome.decision)")
+        XCTAssertEqual(outcome.reason, .engine(.expired), "\(outcome.decision)")
         XCTAssertEqual(try lock.audit().map(\.reason), ["expired"])
         XCTAssertEqual(lock.service.lock.boltName, "secured")
     }

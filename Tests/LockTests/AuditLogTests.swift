@@ -1,3 +1,4 @@
+import AccessProtocol
 import ByteCore
 import Foundation
 @testable import Lock
@@ -12,13 +13,33 @@ final class AuditLogTests: XCTestCase {
         let log = try AuditLog(directory: dir)
         for i in 0..<n {
             try log.append(time: t0.addingTimeInterval(Double(i)), credential: nil, transport: .nfc,
-                           decision: i % 2 == 0 ? .grant(credentialID: "d00\(i)") : .deny(.expired, detail: "expired \"quoted\" / slashed"),
+                           decision: i % 2 == 0 ? .grant(credentialID: "d00\(i)") : .deny(Refusal(.engine(.expired), detail: "expired \"quoted\" / slashed")),
                            transaction: Array(repeating: UInt8(i), count: 16))
         }
         return log
     }
 
     var logPath: (String) -> String { { $0 + "/audit.log" } }
+
+    /// Issue 10 §1: a denial records its layer beside its code; a log written before layers were
+    /// recorded (deny lines without `layer`) still verifies, and new entries chain onto it.
+    func testDenialsRecordTheirLayerAndOldLinesWithoutOneStillVerify() throws {
+        let dir = try temporaryDirectory("lockbench-lock").path
+        let log = try AuditLog(directory: dir)
+        var old = AuditEntry(seq: 0, time: t0, credential: nil, transport: .nfc,
+                             decision: .deny(Refusal(.protocol(.malformedInput), detail: "transport: gone")), transaction: [1])
+        old.layer = nil                                  // the line as the lock wrote it before
+        try log.append([old])
+        try log.append(time: t0, credential: nil, transport: .nfc,
+                       decision: .deny(Refusal(.transport(.linkLost), detail: "transport: gone")), transaction: [2])
+        let (entries, damage) = try AuditLog.verify(directory: dir)
+        XCTAssertNil(damage)
+        XCTAssertEqual(entries.map(\.reason), ["malformed_input", "link_lost"])
+        XCTAssertEqual(entries.map(\.layer), [nil, "transport"])
+        let lines = try String(contentsOfFile: logPath(dir), encoding: .utf8).split(separator: "\n")
+        XCTAssertFalse(lines[0].contains("\"layer\""), String(lines[0]))
+        XCTAssertTrue(lines[1].contains("\"layer\":\"transport\",\"reason\":\"link_lost\""), String(lines[1]))
+    }
 
     func testAppendVerifyReopen() throws {
         let dir = try temporaryDirectory("lockbench-lock").path

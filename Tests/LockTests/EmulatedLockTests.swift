@@ -1,3 +1,4 @@
+import AccessProtocol
 import ByteCore
 import Codecs
 import Crypto
@@ -104,7 +105,7 @@ final class EmulatedLockTests: XCTestCase {
         XCTAssertEqual(lock!.readerStatus, 0x0101)
         try lock!.advanceClock(6)
         XCTAssertEqual(lock!.boltName, "secured")
-        lock!.recordProtocolFailure(.badCredentialSignature, detail: "AUTH1 signature", transactionID: [1, 2], interface: .ble)
+        _ = lock!.apply(.refused(Refusal(.protocol(.badCredentialSignature), detail: "AUTH1 signature"), transaction: TransactionID([1, 2]), interface: .ble))
         try lock!.setFastCache(Data([0xFA]))
         lock = nil
         // Restart: cached document, clock, FAST blob and audit chain survive.
@@ -127,11 +128,11 @@ final class EmulatedLockTests: XCTestCase {
         let lock = try EmulatedLock(configuration: LockConfiguration.load(path: try makeConfig(dir)))
         XCTAssertTrue(lock.decide(presentation([try document()])).isGrant)
         try lock.setClock(t0.addingTimeInterval(-3600), trusted: false)
-        XCTAssertEqual(lock.decide(presentation()).denyReason, .clockRollback)
+        XCTAssertEqual(lock.decide(presentation()).reason, .engine(.clockRollback))
         try lock.setClock(t0.addingTimeInterval(60), trusted: false)
         try lock.powerLoss()
         XCTAssertTrue(lock.wantsStepUp(credentialPublicKey: Primitives.point(of: credential)))
-        XCTAssertEqual(lock.decide(presentation()).denyReason, .clockUntrusted)
+        XCTAssertEqual(lock.decide(presentation()).reason, .engine(.clockUntrusted))
         try lock.setClock(t0.addingTimeInterval(120), trusted: true)
         XCTAssertTrue(lock.decide(presentation()).isGrant)
         try lock.jam()
@@ -172,7 +173,7 @@ final class EmulatedLockTests: XCTestCase {
                                             expiry: t0.addingTimeInterval(86_400), issuerKey: issuer).encoded()
         var p = presentation()
         p.revocationDocuments = [list]
-        XCTAssertEqual(lock.decide(p).denyReason, .revoked)
+        XCTAssertEqual(lock.decide(p).reason, .engine(.revoked))
         let (entries, damage) = try AuditLog.verify(directory: dir + "/state")
         XCTAssertNil(damage)
         XCTAssertEqual(entries.map(\.decision), ["grant", AuditEntry.revocationListEvent, "deny"])

@@ -215,7 +215,7 @@ final class LockDamageTests: XCTestCase {
         var p = base.presentation()
         p.revocationDocuments = [RevocationDocument.issue(revocation: RevocationData(serial: 1, entries: [entry]), issued: base.t0.addingTimeInterval(-60),
                                                           expiry: base.t0.addingTimeInterval(86_400), issuerKey: base.issuer).encoded()]
-        XCTAssertEqual(lock!.decide(p).denyReason, .revoked)
+        XCTAssertEqual(lock!.decide(p).reason, .engine(.revoked))
         lock = nil
         try FileManager.default.removeItem(atPath: dir + "/state/state.json")
         XCTAssertThrowsError(try EmulatedLock(configuration: LockConfiguration.load(path: path))) {
@@ -249,7 +249,7 @@ final class AuthenticatedStateTests: XCTestCase {
         var p = base.presentation()
         p.revocationDocuments = [RevocationDocument.issue(revocation: RevocationData(serial: 1, entries: [entry]), issued: base.t0.addingTimeInterval(-60),
                                                           expiry: base.t0.addingTimeInterval(86_400), issuerKey: base.issuer).encoded()]
-        XCTAssertEqual(lock!.decide(p).denyReason, .revoked)
+        XCTAssertEqual(lock!.decide(p).reason, .engine(.revoked))
         lock = nil
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/state/audit.key"))
         XCTAssertEqual((try FileManager.default.attributesOfItem(atPath: dir + "/keys/door.audit.key")[.posixPermissions] as? NSNumber)?.intValue, 0o600)

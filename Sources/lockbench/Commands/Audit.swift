@@ -1,3 +1,4 @@
+import AccessProtocol
 import ArgumentParser
 import ByteCore
 import Codecs
@@ -367,7 +368,7 @@ struct AuditCommand: ParsableCommand {
             setvbuf(stdout, nil, _IOLBF, 0)
             for i in 0..<count {
                 let tid = (0..<16).map { UInt8(truncatingIfNeeded: ($0 == 15 ? i : i >> 8)) }
-                let d: Decision = i % 3 == 0 ? .deny(.unknownCredential, detail: "burst \(i)") : .grant(credentialID: "b\(i)")
+                let d: TransactionDecision = i % 3 == 0 ? .deny(Refusal(.engine(.unknownCredential), detail: "burst \(i)")) : .grant(credentialID: "b\(i)")
                 let entry: AuditEntry
                 do { entry = try log.append(time: Date(timeIntervalSince1970: 1_770_000_000 + Double(i)), credential: nil, transport: .socket, decision: d, transaction: tid) } catch {
                     throw UserError(message: error.description, code: ExitCodes.environment)

@@ -3,6 +3,7 @@ import ByteCore
 import Codecs
 import Crypto
 import Foundation
+import LockRuntime
 import OfflineUnlock
 
 /// `lockbench doc …`: issue, revoke, show.
@@ -40,9 +41,15 @@ struct DocCommand: ParsableCommand {
         }
     }
 
+    /// The document rendered for `doc show` (LockRuntime's `DocumentJSON`); bytes that are no
+    /// document are a usage error (exit 2).
+    static func show(file: String, bytes: [UInt8], trust: TrustStore?) throws -> DocumentJSON {
+        do { return try DocumentJSON(file: file, bytes: bytes, trust: trust) } catch { throw UserError(message: error.message) }
+    }
+
     static func finish(_ bytes: [UInt8], signing: Signing, issuer: P256.Signing.PrivateKey) throws {
         try KeyFiles.write(Data(bytes), to: signing.out, force: signing.force)
-        let shown = try DocumentJSON(file: signing.out, bytes: bytes, trust: try TrustStore(issuerPublicKeys: [Primitives.point(of: issuer)]))
+        let shown = try show(file: signing.out, bytes: bytes, trust: try TrustStore(issuerPublicKeys: [Primitives.point(of: issuer)]))
         print(signing.json ? KeyFiles.json(shown) : shown.text)
     }
 
@@ -181,7 +188,7 @@ struct DocCommand: ParsableCommand {
         func run() throws {
             let bytes = try KeyFiles.readBytes(file, what: "document")
             let trust = issuer.isEmpty ? nil : try TrustStore(issuerPublicKeys: try issuer.map { try KeyFiles.publicKey($0, what: "issuer key") })
-            let shown = try DocumentJSON(file: file, bytes: bytes, trust: trust)
+            let shown = try DocCommand.show(file: file, bytes: bytes, trust: trust)
             print(json ? KeyFiles.json(shown) : shown.text)
             if trust != nil && !shown.verified { throw ExitCode(ExitCodes.negative) }
         }

@@ -210,8 +210,8 @@ struct DemoCommand: ParsableCommand {
         emitLine("")
         emitLine("Summary:")
         for step in result.steps {
-            let got = step.outcome.map { $0.granted ? "GRANTED" : "DENIED (\($0.reason?.rawValue ?? "?"))" } ?? "no decision"
-            let want = step.expected.map { "DENIED (\($0.rawValue))" } ?? "GRANTED"
+            let got = step.outcome.map { $0.granted ? "GRANTED" : "DENIED (\($0.reason?.code ?? "?"))" } ?? "no decision"
+            let want = step.expected.map { "DENIED (\($0.code))" } ?? "GRANTED"
             emitLine("  \(step.passed ? "ok  " : "FAIL") \(step.title): \(got)" + (step.passed ? "" : ", expected \(want)"))
         }
         emitLine("")

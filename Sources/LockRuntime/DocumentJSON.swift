@@ -3,29 +3,35 @@ import Codecs
 import Foundation
 import OfflineUnlock
 
-/// The JSON form of any document, for `lockbench doc show`.
-struct DocumentJSON: Encodable {
-    struct Validity: Encodable { var signed: String; var validFrom: String; var validUntil: String; var lifetime: String }
-    struct Reader: Encodable { var group: String; var sub: String? }
-    struct Access: Encodable { var version: Int; var id: String; var idText: String?; var readers: [Reader]; var schedules: [String] }
-    struct Revocation: Encodable { var serial: UInt64; var entries: [RevocationEntry] }
+/// The JSON form of any document, for `lockbench doc show` (here, outside the CLI, so the fuzz
+/// target `docshow` renders arbitrary documents the way the command does).
+public struct DocumentJSON: Encodable {
+    public struct Validity: Encodable { public var signed: String; public var validFrom: String; public var validUntil: String; public var lifetime: String }
+    public struct Reader: Encodable { public var group: String; public var sub: String? }
+    public struct Access: Encodable { public var version: Int; public var id: String; public var idText: String?; public var readers: [Reader]; public var schedules: [String] }
+    public struct Revocation: Encodable { public var serial: UInt64; public var entries: [RevocationEntry] }
+    /// The bytes are no document, or a document whose access or revocation data does not parse.
+    public struct Unreadable: Error, CustomStringConvertible {
+        public var message: String
+        public var description: String { message }
+    }
 
-    var file: String
-    var docType: String
-    var issuerKid: String?
+    public var file: String
+    public var docType: String
+    public var issuerKid: String?
     /// "verified", "not checked (pass --issuer)", or the reason verification failed.
-    var issuer: String
-    var validity: Validity
-    var credentialPublicKey: String?
-    var credentialKeyHash: String?
-    var access: Access?
-    var revocation: Revocation?
-    var size: Int
+    public var issuer: String
+    public var validity: Validity
+    public var credentialPublicKey: String?
+    public var credentialKeyHash: String?
+    public var access: Access?
+    public var revocation: Revocation?
+    public var size: Int
 
-    init(file: String, bytes: [UInt8], trust: TrustStore?) throws {
+    public init(file: String, bytes: [UInt8], trust: TrustStore?) throws(Unreadable) {
         let doc: IssuedDocument
         do { doc = try IssuedDocument(parsing: bytes) } catch {
-            throw UserError(message: "\(file): not a LockBench document: \(error)")
+            throw Unreadable(message: "\(file): not a LockBench document: \(error)")
         }
         self.file = file
         size = bytes.count
@@ -49,20 +55,20 @@ struct DocumentJSON: Encodable {
                                 idText: String(bytes: a.id, encoding: .utf8).flatMap { $0.allSatisfy { $0.isASCII && !$0.isNewline } ? $0 : nil },
                                 readers: a.readers.map { Reader(group: Hex.encode($0.groupID), sub: $0.subID.map(Hex.encode)) },
                                 schedules: a.schedules.map(\.description))
-            } catch { throw UserError(message: "\(file): \(error)") }
+            } catch { throw Unreadable(message: "\(file): \(error)") }
         case IssuedDocument.DocType.revocation:
             do {
                 let r = try RevocationDocument(document: doc).revocation
                 revocation = Revocation(serial: r.serial, entries: r.entries)
-            } catch { throw UserError(message: "\(file): \(error)") }
+            } catch { throw Unreadable(message: "\(file): \(error)") }
         default:
             break
         }
     }
 
-    var verified: Bool { issuer == "verified" }
+    public var verified: Bool { issuer == "verified" }
 
-    var text: String {
+    public var text: String {
         var lines = ["\(file): \(docType == IssuedDocument.DocType.access ? "access" : docType == IssuedDocument.DocType.revocation ? "revocation" : docType) document (\(docType), \(size) bytes)",
                      "  issuer kid   \(issuerKid ?? "none")  \(issuer)",
                      "  signed       \(validity.signed)",

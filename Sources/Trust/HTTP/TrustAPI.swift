@@ -1,0 +1,157 @@
+import Foundation
+import Hummingbird
+import Logging
+import Metrics
+import NIOCore
+import Prometheus
+
+/// The HTTP API (docs/trust-openapi.json): the OAuth token endpoint and the poll endpoint.
+///
+///   POST /v1/token            grant_type=authorization_code&code=… | grant_type=refresh_token&refresh_token=…
+///   GET  /v1/keys?since=N     Authorization: Bearer <access token>   → 200 JSON, or 204 when nothing changed
+///   GET  /v1/revocations      the latest revocation document (CBOR), for anyone to carry
+///   GET  /healthz, GET /metrics (Prometheus text)
+public enum TrustAPI {
+    /// Bodies over this size are refused before they are read.
+    public static let maxBody = 8192
+
+    public static func router(service: TrustService, registry: PrometheusCollectorRegistry? = nil) -> Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self)
+        let polls = Counter(label: "lockbench_trust_polls_total")
+        let unchanged = Counter(label: "lockbench_trust_polls_unchanged_total")
+        let refreshes = Counter(label: "lockbench_trust_token_requests_total")
+        let refused = Counter(label: "lockbench_trust_token_refusals_total")
+
+        router.post("/v1/token") { request, _ -> Response in
+            refreshes.increment()
+            let buffer: ByteBuffer
+            do { buffer = try await request.body.collect(upTo: maxBody) } catch {
+                refused.increment()
+                return Response(status: .contentTooLarge, body: jsonBody(["error": "invalid_request", "error_description": "the body is larger than \(maxBody) bytes"]))
+            }
+            let contentType = request.headers[.contentType] ?? ""
+            guard contentType.lowercased().hasPrefix("application/x-www-form-urlencoded") else {
+                refused.increment()
+                return oauthError(.init(.invalidRequest, "the token endpoint takes application/x-www-form-urlencoded (RFC 6749 §4.1.3)"))
+            }
+            guard let form = FormBody(parsing: String(buffer: buffer)) else {
+                refused.increment()
+                return oauthError(.init(.invalidRequest, "the body is not a well-formed form (duplicate or undecodable parameter)"))
+            }
+            do {
+                switch form["grant_type"] {
+                case "refresh_token":
+                    guard let token = form["refresh_token"], !token.isEmpty else { throw TrustError(.invalidRequest, "refresh_token is missing") }
+                    return json(try await service.refresh(token: token), headers: [.cacheControl: "no-store", .init("Pragma")!: "no-cache"])
+                case "authorization_code":
+                    guard let code = form["code"], !code.isEmpty else { throw TrustError(.invalidRequest, "code is missing") }
+                    return json(try await service.exchange(code: code), headers: [.cacheControl: "no-store", .init("Pragma")!: "no-cache"])
+                case nil:
+                    throw TrustError(.invalidRequest, "grant_type is missing")
+                case let other?:
+                    throw TrustError(.unsupportedGrantType, "grant_type \"\(other.prefix(64))\" is not supported; use refresh_token or authorization_code")
+                }
+            } catch let e as TrustError {
+                refused.increment()
+                return oauthError(e)
+            }
+        }
+
+        router.get("/v1/keys") { request, _ -> Response in
+            let claims: AccessClaims
+            do {
+                // The signature and claims here; the login's family is checked in the poll's own read.
+                claims = try await service.tokens.verify(try bearer(request), now: service.now())
+            } catch let e as TrustError {
+                return Response(status: .unauthorized,
+                                headers: [.wwwAuthenticate: "Bearer error=\"invalid_token\", error_description=\"\(e.message.replacingOccurrences(of: "\"", with: "'"))\""],
+                                body: jsonBody(["error": "invalid_token", "error_description": e.message]))
+            }
+            var since: Int64?
+            if let s = request.uri.queryParameters["since"].map(String.init) {
+                guard let n = Int64(s), n >= 0 else {
+                    return Response(status: .badRequest, body: jsonBody(["error": "invalid_request", "error_description": "since must be a cursor from an earlier poll (a non-negative integer)"]))
+                }
+                since = n
+            }
+            polls.increment()
+            do {
+                guard let result = try await service.poll(device: claims.sub.value, since: since, family: claims.fam) else {
+                    unchanged.increment()
+                    return Response(status: .noContent)
+                }
+                return json(result, headers: [.cacheControl: "no-store"])
+            } catch let e as TrustError {
+                return Response(status: .unauthorized,
+                                headers: [.wwwAuthenticate: "Bearer error=\"invalid_token\""],
+                                body: jsonBody(["error": "invalid_token", "error_description": e.message]))
+            }
+        }
+
+        router.get("/v1/revocations") { _, _ -> Response in
+            guard let list = try await service.revocationList() else { return Response(status: .noContent) }
+            return Response(status: .ok, headers: [.contentType: "application/cbor", .init("Revocation-Serial")!: String(list.serial)],
+                            body: .init(byteBuffer: ByteBuffer(bytes: list.document)))
+        }
+
+        router.get("/healthz") { _, _ -> String in "ok\n" }
+
+        if let registry {
+            router.get("/metrics") { _, _ -> Response in
+                var out = [UInt8]()
+                registry.emit(into: &out)
+                return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"], body: .init(byteBuffer: ByteBuffer(bytes: out)))
+            }
+        }
+        return router
+    }
+
+    static func bearer(_ request: Request) throws(TrustError) -> String {
+        guard let h = request.headers[.authorization] else { throw TrustError(.invalidToken, "no Authorization header (Bearer token)") }
+        let parts = h.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw TrustError(.invalidToken, "Authorization is not a Bearer token") }
+        return String(parts[1]).trimmingCharacters(in: .whitespaces)
+    }
+
+    static func oauthError(_ e: TrustError) -> Response {
+        // RFC 6749 §5.2: 400 with error and error_description.
+        Response(status: .badRequest, headers: [.cacheControl: "no-store"],
+                 body: jsonBody(["error": e.code.rawValue, "error_description": e.message]))
+    }
+
+    static func json<T: Encodable>(_ value: T, headers: HTTPFields = [:]) -> Response {
+        var h = headers
+        h[.contentType] = "application/json"
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
+        return Response(status: .ok, headers: h, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    static func jsonBody(_ fields: [String: String]) -> ResponseBody {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return .init(byteBuffer: ByteBuffer(bytes: (try? encoder.encode(fields)) ?? Data()))
+    }
+}
+
+/// An application/x-www-form-urlencoded body: `+` is a space, `%XX` a byte; a repeated
+/// parameter makes the request invalid (RFC 6749 §3.1).
+struct FormBody {
+    var fields: [String: String] = [:]
+
+    init?(parsing text: String) {
+        for pair in text.split(separator: "&", omittingEmptySubsequences: true).prefix(64) {
+            let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let k = Self.decode(kv[0]), let v = Self.decode(kv.count > 1 ? kv[1] : "") else { return nil }
+            guard fields[k] == nil else { return nil }
+            fields[k] = v
+        }
+    }
+
+    subscript(_ name: String) -> String? { fields[name] }
+
+    static func decode(_ s: Substring) -> String? {
+        s.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+    }
+}

@@ -1,0 +1,125 @@
+import ByteCore
+import Codecs
+import Crypto
+import Foundation
+import JWTKit
+
+/// The claims of an access token (RFC 9068 shape): who (`sub` = device), for whom (`aud`), by whom
+/// (`iss`), when (`iat`, `nbf`, `exp`), and the login it belongs to (`fam`), so revoking a family
+/// also stops its access tokens.
+public struct AccessClaims: JWTPayload, Equatable {
+    public var iss: IssuerClaim
+    public var aud: AudienceClaim
+    public var sub: SubjectClaim
+    public var iat: IssuedAtClaim
+    public var nbf: NotBeforeClaim
+    public var exp: ExpirationClaim
+    public var jti: IDClaim
+    public var fam: String
+
+    /// Time claims are checked by `TokenAuthority.verify` against the service's clock (virtual in
+    /// scenarios), not the system clock jwt-kit would use.
+    public func verify(using algorithm: some JWTAlgorithm) async throws {}
+}
+
+/// The token endpoint's success answer (RFC 6749 §5.1).
+public struct TokenResponse: Codable, Sendable, Equatable {
+    public var access_token: String
+    public var token_type: String
+    public var expires_in: Int
+    public var refresh_token: String
+    /// Seconds until the login (token family) ends and the user must authorize again.
+    public var refresh_token_expires_in: Int
+}
+
+/// Signs and checks access tokens: ES256 only, `typ` must be `at+jwt` (RFC 8725 §3.11, RFC 9068),
+/// `iss`, `aud`, `exp`, `nbf` always checked (RFC 8725 §3.8–3.10).
+public final class TokenAuthority: Sendable {
+    public static let type = "at+jwt"
+    public let keys: JWTKeyCollection
+    public let publicKey: P256.Signing.PublicKey
+    public let keyID: JWKIdentifier
+    let settings: TrustSettings
+    let clock: any TrustClock
+    /// Clock skew allowed on `nbf`/`exp` between instances.
+    public let leeway: TimeInterval = 5
+
+    public init(key: P256.Signing.PrivateKey, settings: TrustSettings, clock: any TrustClock) async throws {
+        keys = JWTKeyCollection()
+        keyID = JWKIdentifier(string: Self.keyID(key.publicKey))
+        await keys.add(ecdsa: try ES256PrivateKey(backing: key), kid: keyID)
+        publicKey = key.publicKey
+        self.settings = settings
+        self.clock = clock
+    }
+
+    public static func keyID(_ key: P256.Signing.PublicKey) -> String {
+        Hex.encode(Array(Primitives.sha256(Array(key.x963Representation)).prefix(8)))
+    }
+
+    public func accessToken(device: String, family: String, now: Date) async throws -> String {
+        let claims = AccessClaims(iss: .init(value: settings.issuer), aud: .init(value: [settings.audience]), sub: .init(value: device),
+                                  iat: .init(value: now), nbf: .init(value: now),
+                                  exp: .init(value: now.addingTimeInterval(settings.accessTokenLifetime)),
+                                  jti: .init(value: Base64URL.random(16)), fam: family)
+        var header = JWTHeader()
+        header.typ = Self.type
+        return try await keys.sign(claims, kid: keyID, header: header)
+    }
+
+    /// Checks a bearer token; every refusal names the rule.
+    public func verify(_ token: String, now: Date) async throws(TrustError) -> AccessClaims {
+        guard token.utf8.count <= 4096 else { throw TrustError(.invalidToken, "token longer than 4096 bytes") }
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let headerBytes = Base64URL.decode(String(parts[0])),
+              let header = try? JSONSerialization.jsonObject(with: Data(headerBytes)) as? [String: Any] else {
+            throw TrustError(.invalidToken, "not a JWS compact serialization (header.payload.signature)")
+        }
+        guard header["alg"] as? String == "ES256" else {
+            throw TrustError(.invalidToken, "alg \"\(header["alg"] ?? "absent")\" refused: ES256 only (RFC 8725 §3.1)")
+        }
+        guard header["typ"] as? String == Self.type else {
+            throw TrustError(.invalidToken, "typ \"\(header["typ"] ?? "absent")\" refused: access tokens are typ \(Self.type) (RFC 8725 §3.11)")
+        }
+        let claims: AccessClaims
+        do { claims = try await keys.verify(token, as: AccessClaims.self) } catch {
+            throw TrustError(.invalidToken, "signature or claims do not verify")
+        }
+        guard claims.iss.value == settings.issuer else { throw TrustError(.invalidToken, "iss \"\(claims.iss.value)\" is not \(settings.issuer)") }
+        guard claims.aud.value.contains(settings.audience) else {
+            throw TrustError(.invalidToken, "aud \(claims.aud.value) does not include \(settings.audience)")
+        }
+        guard now < claims.exp.value.addingTimeInterval(leeway) else { throw TrustError(.invalidToken, "expired at \(RFC3339.format(claims.exp.value))") }
+        guard now >= claims.nbf.value.addingTimeInterval(-leeway) else {
+            throw TrustError(.invalidToken, "not valid before \(RFC3339.format(claims.nbf.value))")
+        }
+        return claims
+    }
+
+    /// A one-time login code for `device`.
+    func newEnrollment(device: String, tx: any TrustTransaction, now: Date) async throws -> String {
+        let code = Base64URL.random(24)
+        try await tx.putEnrollment(EnrollmentRecord(hash: Self.hash(code), device: device,
+                                                    expiresAt: now.addingTimeInterval(settings.enrollmentLifetime)))
+        return code
+    }
+
+    static func hash(_ secret: String) -> [UInt8] { Primitives.sha256(Array(secret.utf8)) }
+}
+
+/// base64url without padding (RFC 4648 §5), as JWTs and opaque tokens use.
+public enum Base64URL {
+    public static func encode(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    public static func decode(_ text: String) -> [UInt8]? {
+        guard text.utf8.count <= 65536 else { return nil }
+        var s = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while s.utf8.count % 4 != 0 { s += "=" }
+        return Data(base64Encoded: s).map(Array.init)
+    }
+
+    public static func random(_ n: Int) -> String { encode(Primitives.randomBytes(n)) }
+}

@@ -1,0 +1,424 @@
+import ByteCore
+import Codecs
+import Crypto
+import Foundation
+import OfflineUnlock
+
+/// Why a phone polls (Tapkey "Manual polling": after login, after a grant is issued, after a grant
+/// affecting the user is modified or revoked, after grants on locks the user can open are revoked;
+/// plus the background schedule).
+public enum PollTrigger: String, Codable, Sendable, CaseIterable {
+    case schedule, login, manual
+    case grantIssued = "grant-issued"
+    case grantModified = "grant-modified"
+    case grantRevoked = "grant-revoked"
+    case lockGrantsRevoked = "lock-grants-revoked"
+    case credentialChanged = "credential-changed"
+}
+
+/// What an administrative change means for phones: who should poll, and why.
+public struct TrustChange: Sendable, Equatable {
+    public var affected: [Affected]
+    public struct Affected: Sendable, Equatable {
+        public var device: String
+        public var trigger: PollTrigger
+    }
+    /// The revocation serial published by this change, if any.
+    public var revocationSerial: UInt64?
+}
+
+/// The answer to a poll (`GET /v1/keys?since=`): the keys written since the cursor (new,
+/// re-issued, and deleted ones) and the latest revocation list if it changed. `nil` from
+/// `poll` means nothing changed (HTTP 204).
+public struct PollResult: Codable, Sendable, Equatable {
+    public struct Key: Codable, Sendable, Equatable {
+        public var id: String
+        public var grant: String
+        /// The access document (CBOR), base64.
+        public var document: String
+        public var iteration: Int
+        public var validUntil: String
+        public var expectedUpdate: String
+    }
+    public struct Revocation: Codable, Sendable, Equatable {
+        public var serial: UInt64
+        public var document: String
+    }
+    public var cursor: String
+    public var keys: [Key]
+    public var deleted: [String]
+    public var revocation: Revocation?
+}
+
+/// The trust service: grants, devices and credentials in, access and revocation documents out,
+/// exactly the documents `lockbench doc issue|revoke` write and the lock reads. All state lives in
+/// the storage seam, so any number of instances can share one database.
+public final class TrustService: Sendable {
+    public let storage: any TrustStorage
+    public let issuerKey: P256.Signing.PrivateKey
+    public let settings: TrustSettings
+    public let clock: any TrustClock
+    public let tokens: TokenAuthority
+
+    public init(storage: any TrustStorage, issuerKey: P256.Signing.PrivateKey, tokenKey: P256.Signing.PrivateKey,
+                settings: TrustSettings = TrustSettings(), clock: any TrustClock = SystemClock()) async throws {
+        self.storage = storage
+        self.issuerKey = issuerKey
+        self.settings = settings
+        self.clock = clock
+        self.tokens = try await TokenAuthority(key: tokenKey, settings: settings, clock: clock)
+    }
+
+    /// Whole seconds: documents carry RFC 3339 times without fractions.
+    public func now() -> Date { Date(timeIntervalSince1970: clock.now().timeIntervalSince1970.rounded(.down)) }
+
+    // MARK: devices and credentials
+
+    /// Registers a device and the credential key it carries; returns a one-time login code.
+    public func addDevice(id: String, user: String, credentialKey: [UInt8]) async throws -> String {
+        try Self.checkName(id, "device id"); try Self.checkName(user, "user")
+        guard (try? P256.Signing.PublicKey(x963Representation: credentialKey)) != nil else {
+            throw TrustError(.invalidRequest, "the credential key is not a P-256 public key (65 bytes, 04‖x‖y)")
+        }
+        let now = now()
+        return try await storage.write { tx in
+            if try await tx.device(id) != nil { throw TrustError(.conflict, "device \(id) exists") }
+            try await tx.putDevice(DeviceRecord(id: id, user: user, credentialKey: credentialKey, createdAt: now, updatedAt: now))
+            return try await self.tokens.newEnrollment(device: id, tx: tx, now: now)
+        }
+    }
+
+    /// A new one-time login code for a device (re-authorization after its tokens expired).
+    public func enroll(device: String) async throws -> String {
+        let now = now()
+        return try await storage.write { tx in
+            guard let d = try await tx.device(device) else { throw TrustError(.notFound, "no device \(device)") }
+            guard d.credentialState == .active || d.credentialState == .suspended else {
+                throw TrustError(.final, "device \(device)'s credential is \(d.credentialState.rawValue)")
+            }
+            return try await self.tokens.newEnrollment(device: device, tx: tx, now: now)
+        }
+    }
+
+    public func devices(user: String? = nil) async throws -> [DeviceRecord] {
+        try await storage.read { tx in try await tx.devices(user: user) }
+    }
+
+    /// Suspend, resume, deactivate (final) or delete a device's credential (Schlage guide). A
+    /// suspended or deactivated credential is revoked by its key hash, so every lock denies it
+    /// once any phone has carried the new list there; resume lifts the suspension.
+    public func setCredential(device: String, to target: CredentialState, reason: String? = nil) async throws -> TrustChange {
+        let now = now()
+        return try await storage.write { tx in
+            guard var d = try await tx.device(device) else { throw TrustError(.notFound, "no device \(device)") }
+            let from = d.credentialState
+            switch (from, target) {
+            case (.deactivated, .deleted), (.suspended, .deleted), (.active, .deleted): break
+            case (.deactivated, _), (.deleted, _):
+                throw TrustError(.final, "device \(device)'s credential is \(from.rawValue); deactivation is final")
+            case (.active, .suspended), (.suspended, .active), (.active, .deactivated), (.suspended, .deactivated): break
+            case (let a, let b) where a == b:
+                throw TrustError(.conflict, "device \(device)'s credential is already \(a.rawValue)")
+            default:
+                throw TrustError(.invalidRequest, "cannot go from \(from.rawValue) to \(target.rawValue)")
+            }
+            d.credentialState = target
+            d.updatedAt = now
+            try await tx.putDevice(d)
+            let cause = "credential:\(device)"
+            var entries = try await tx.revocations()
+            let keys = try await tx.keys(device: device)
+            if target == .active {
+                entries.removeAll { $0.cause == cause }
+            } else if !entries.contains(where: { $0.cause == cause }) {
+                let until = max(keys.map(\.validUntil).max() ?? now, now.addingTimeInterval(self.settings.keyLifetime))
+                entries.append(RevocationRecord(publicKeyHash: RevocationEntry.hash(credentialPublicKey: d.credentialKey),
+                                                expiry: until, cause: cause))
+            }
+            try await tx.replaceRevocations(entries)
+            let serial = try await self.publishRevocations(tx, now: now)
+            try await self.sync(device: d, tx: tx, now: now)
+            var affected = [TrustChange.Affected(device: device, trigger: .credentialChanged)]
+            affected += try await self.devicesSharingLocks(with: d.user, except: device, tx: tx)
+            return TrustChange(affected: affected, revocationSerial: serial)
+        }
+    }
+
+    // MARK: grants
+
+    public func addGrant(id: String, user: String, readers: [String], schedules: [String] = []) async throws -> TrustChange {
+        try Self.checkName(id, "grant id"); try Self.checkName(user, "user")
+        try Self.checkRules(readers, schedules)
+        let now = now()
+        return try await storage.write { tx in
+            if try await tx.grant(id) != nil { throw TrustError(.conflict, "grant \(id) exists") }
+            try await tx.putGrant(GrantRecord(id: id, user: user, readers: readers, schedules: schedules, updatedAt: now))
+            for d in try await tx.devices(user: user) { try await self.sync(device: d, tx: tx, now: now) }
+            return TrustChange(affected: try await tx.devices(user: user).map { .init(device: $0.id, trigger: .grantIssued) })
+        }
+    }
+
+    /// Changes a grant's readers or schedules: its keys are re-issued with a new document id and
+    /// the old documents are revoked (a narrowed grant must not keep opening the old readers).
+    public func modifyGrant(id: String, readers: [String]?, schedules: [String]?) async throws -> TrustChange {
+        let now = now()
+        return try await storage.write { tx in
+            guard var g = try await tx.grant(id) else { throw TrustError(.notFound, "no grant \(id)") }
+            guard g.state == .active else { throw TrustError(.conflict, "grant \(id) is revoked") }
+            try Self.checkRules(readers ?? g.readers, schedules ?? g.schedules)
+            g.readers = readers ?? g.readers
+            g.schedules = schedules ?? g.schedules
+            g.revision += 1
+            g.updatedAt = now
+            try await tx.putGrant(g)
+            let serial = try await self.revokeDocuments(of: try await tx.keys(grant: id), cause: "grant:\(id)#\(g.revision - 1)", tx: tx, now: now)
+            for d in try await tx.devices(user: g.user) { try await self.sync(device: d, tx: tx, now: now) }
+            return TrustChange(affected: try await tx.devices(user: g.user).map { .init(device: $0.id, trigger: .grantModified) },
+                               revocationSerial: serial)
+        }
+    }
+
+    /// Revokes a grant (with the administrator's reason): its keys are deleted from phones at their
+    /// next poll, and its documents revoked so offline phones are denied once the list reaches the lock.
+    public func revokeGrant(id: String, reason: String) async throws -> TrustChange {
+        let now = now()
+        return try await storage.write { tx in
+            guard var g = try await tx.grant(id) else { throw TrustError(.notFound, "no grant \(id)") }
+            guard g.state == .active else { throw TrustError(.conflict, "grant \(id) is already revoked") }
+            g.state = .revoked
+            g.reason = reason
+            g.revision += 1
+            g.updatedAt = now
+            try await tx.putGrant(g)
+            let serial = try await self.revokeDocuments(of: try await tx.keys(grant: id), cause: "grant:\(id)", tx: tx, now: now)
+            for d in try await tx.devices(user: g.user) { try await self.sync(device: d, tx: tx, now: now) }
+            var affected = try await tx.devices(user: g.user).map { TrustChange.Affected(device: $0.id, trigger: .grantRevoked) }
+            affected += try await self.devicesSharingLocks(readers: g.readers, exceptUser: g.user, tx: tx)
+            return TrustChange(affected: affected, revocationSerial: serial)
+        }
+    }
+
+    public func grants(user: String? = nil) async throws -> [GrantRecord] {
+        try await storage.read { tx in try await tx.grants(user: user) }
+    }
+
+    // MARK: polling
+
+    /// A phone's poll: brings the device's keys up to date (issue what is missing, re-issue what
+    /// passed `expectedUpdate` or whose grant changed, delete what lost its grant), then answers
+    /// everything written after `since`, or nil when nothing was.
+    public func poll(device: String, since: Int64?, family: String? = nil) async throws -> PollResult? {
+        let now = now()
+        // One read transaction when nothing is due (the login's family checked in it too). When
+        // something is due, the new documents are signed outside the write transaction (in
+        // parallel across polls) and stored if nothing changed meanwhile — else `sync` re-plans
+        // inside it — and the answer is read in that same transaction.
+        let (snapshot, answer) = try await storage.read { tx -> (Snapshot, Changes?) in
+            if let family, try await tx.family(family)?.revokedAt != nil {
+                throw TrustError(.invalidToken, "the token's login was revoked")
+            }
+            let s = try await self.snapshot(device: device, tx: tx)
+            if s.due(now: now, settings: self.settings) { return (s, nil) }
+            return (s, try await self.changes(device: device, since: since, tx: tx))
+        }
+        if let answer { return answer.result }
+        let prepared = try plan(snapshot, now: now)
+        return try await storage.write { tx in
+            guard let d = try await tx.device(device) else { throw TrustError(.invalidToken, "device \(device) is gone") }
+            try await self.sync(device: d, tx: tx, now: now, prepared: prepared)
+            return try await self.changes(device: device, since: since, tx: tx)
+        }.result
+    }
+
+    /// A poll's answer (nil: nothing changed), boxed so "no answer yet" and "nothing changed" differ.
+    struct Changes: Sendable { var result: PollResult? }
+
+    /// Everything of `device` written after `since` (all current keys when `since` is nil).
+    func changes(device: String, since: Int64?, tx: any TrustTransaction) async throws -> Changes {
+        let cursor = since ?? 0
+        let keys = try await tx.keys(device: device, after: cursor)
+        let list = try await tx.revocationList()
+        let listChanged = list.map { $0.sequence > cursor } ?? false
+        if since != nil && keys.isEmpty && !listChanged { return Changes(result: nil) }
+        let current = try await tx.currentSequence()
+        return Changes(result: PollResult(
+            cursor: String(current),
+            keys: keys.compactMap { k in
+                k.document.map { .init(id: k.id, grant: k.grant, document: Data($0).base64EncodedString(), iteration: k.iteration,
+                                       validUntil: RFC3339.format(k.validUntil), expectedUpdate: RFC3339.format(k.expectedUpdate)) }
+            },
+            deleted: since == nil ? [] : keys.filter { $0.document == nil }.map(\.id),
+            revocation: (listChanged || since == nil) ? list.map { .init(serial: $0.serial, document: Data($0.document).base64EncodedString()) } : nil))
+    }
+
+    /// What `sync` decides from, read in one snapshot.
+    struct Snapshot: Sendable {
+        var device: DeviceRecord
+        var keys: [String: KeyRecord]
+        var grants: [GrantRecord]
+        var list: RevocationListRecord?
+
+        /// Keys to issue or re-issue: a wanted key that is missing, deleted, from an older grant
+        /// revision, or past its expectedUpdate.
+        func stale(now: Date) -> [GrantRecord] {
+            grants.filter { g in
+                guard let k = keys[KeyRecord.id(grant: g.id, device: device.id)] else { return true }
+                return k.document == nil || k.grantRevision != g.revision || now >= k.expectedUpdate
+            }
+        }
+
+        func due(now: Date, settings: TrustSettings) -> Bool {
+            let wanted = Set(grants.map { KeyRecord.id(grant: $0.id, device: device.id) })
+            return !stale(now: now).isEmpty
+                || keys.values.contains { $0.document != nil && !wanted.contains($0.id) }
+                || list.map { TrustService.revocationDue($0, now: now, lifetime: settings.revocationLifetime) } ?? false
+        }
+    }
+
+    func snapshot(device: String, tx: any TrustTransaction) async throws -> Snapshot {
+        guard let d = try await tx.device(device) else { throw TrustError(.invalidToken, "device \(device) is gone") }
+        let keys = Dictionary(uniqueKeysWithValues: try await tx.keys(device: device).map { ($0.id, $0) })
+        let grants = d.credentialState.holdsKeys ? try await tx.grants(user: d.user).filter { $0.state == .active } : []
+        return Snapshot(device: d, keys: keys, grants: grants, list: try await tx.revocationList())
+    }
+
+    /// A key signed ahead of its transaction, valid only if the key it replaces is unchanged.
+    struct PreparedKey: Sendable {
+        var basedOn: Int64?
+        var key: KeyRecord
+    }
+
+    func plan(_ s: Snapshot, now: Date) throws -> [String: PreparedKey] {
+        var out = [String: PreparedKey]()
+        for g in s.stale(now: now) {
+            let old = s.keys[KeyRecord.id(grant: g.id, device: s.device.id)]
+            out[KeyRecord.id(grant: g.id, device: s.device.id)] = PreparedKey(basedOn: old?.sequence, key: try issue(grant: g, device: s.device, old: old, now: now))
+        }
+        return out
+    }
+
+    /// Signs the access document of one grant on one device's credential.
+    func issue(grant g: GrantRecord, device d: DeviceRecord, old: KeyRecord?, now: Date) throws -> KeyRecord {
+        // Same document id while the grant is unchanged (one revocation entry covers every
+        // iteration); a new one when the grant changed.
+        let docID = old.flatMap { $0.grantRevision == g.revision ? $0.documentID : nil } ?? Primitives.randomBytes(8)
+        let iteration = (old?.iteration ?? 0) + 1
+        let validity = IssuedDocument.Validity(signed: now, validFrom: now, validUntil: now.addingTimeInterval(settings.keyLifetime),
+                                               expectedUpdate: now.addingTimeInterval(settings.pollInterval),
+                                               validityIteration: iteration)
+        let access = try AccessData(id: docID, readers: try g.readers.map { try ReaderRule(parsing: $0) },
+                                    schedules: try g.schedules.map { try WeeklySchedule(parsing: $0) })
+        let doc = try AccessDocument.issue(access: access, credentialPublicKey: d.credentialKey, validity: validity, issuerKey: issuerKey)
+        return KeyRecord(id: KeyRecord.id(grant: g.id, device: d.id), grant: g.id, device: d.id, document: doc.encoded(), documentID: docID,
+                         iteration: iteration, grantRevision: g.revision, validUntil: validity.validUntil,
+                         expectedUpdate: validity.expectedUpdate!, sequence: 0)
+    }
+
+    /// Brings one device's keys in line with its grants and credential state, inside a write.
+    func sync(device d: DeviceRecord, tx: any TrustTransaction, now: Date, prepared: [String: PreparedKey] = [:]) async throws {
+        let s = try await snapshot(device: d.id, tx: tx)
+        let wanted = Set(s.grants.map { KeyRecord.id(grant: $0.id, device: d.id) })
+        for g in s.stale(now: now) {
+            let id = KeyRecord.id(grant: g.id, device: d.id)
+            let old = s.keys[id]
+            var key: KeyRecord
+            if let p = prepared[id], p.basedOn == old?.sequence, p.key.grantRevision == g.revision {
+                key = p.key
+            } else {
+                key = try issue(grant: g, device: d, old: old, now: now)
+            }
+            key.sequence = try await tx.nextSequence()
+            try await tx.putKey(key)
+        }
+        for k in s.keys.values where k.document != nil && !wanted.contains(k.id) {
+            var tomb = k
+            tomb.document = nil
+            tomb.sequence = try await tx.nextSequence()
+            try await tx.putKey(tomb)
+        }
+        if let list = s.list, Self.revocationDue(list, now: now, lifetime: settings.revocationLifetime) {
+            _ = try await publishRevocations(tx, now: now)
+        }
+    }
+
+    // MARK: revocation lists
+
+    /// Revokes the documents of `keys` by document id until they would have expired anyway.
+    func revokeDocuments(of keys: [KeyRecord], cause: String, tx: any TrustTransaction, now: Date) async throws -> UInt64? {
+        let live = keys.filter { $0.validUntil > now }
+        guard !live.isEmpty else { return nil }
+        var entries = try await tx.revocations()
+        for k in live where !entries.contains(where: { $0.documentID == k.documentID }) {
+            entries.append(RevocationRecord(documentID: k.documentID, expiry: k.validUntil, cause: cause))
+        }
+        try await tx.replaceRevocations(entries)
+        return try await publishRevocations(tx, now: now)
+    }
+
+    /// Issues the next revocation document (serial + 1) with every entry that has not lapsed.
+    func publishRevocations(_ tx: any TrustTransaction, now: Date) async throws -> UInt64 {
+        let entries = try await tx.revocations().filter { $0.expiry > now }
+        try await tx.replaceRevocations(entries)
+        let serial = (try await tx.revocationList()?.serial ?? 0) + 1
+        let data = RevocationData(serial: serial, entries: try entries.map {
+            try RevocationEntry(publicKeyHash: $0.publicKeyHash, documentID: $0.documentID, expiry: $0.expiry)
+        })
+        let doc = RevocationDocument.issue(revocation: data, issued: now, expiry: now.addingTimeInterval(settings.revocationLifetime),
+                                           issuerKey: issuerKey)
+        try await tx.putRevocationList(RevocationListRecord(serial: serial, document: doc.encoded(), sequence: try await tx.nextSequence()))
+        return serial
+    }
+
+    /// A list past half its lifetime is re-issued at the next poll, so locks never hold an expired one.
+    static func revocationDue(_ list: RevocationListRecord, now: Date, lifetime: TimeInterval) -> Bool {
+        guard let doc = try? RevocationDocument(parsing: list.document) else { return true }
+        return now >= doc.issued.addingTimeInterval(lifetime / 2)
+    }
+
+    public func revocationList() async throws -> RevocationListRecord? {
+        try await storage.read { tx in try await tx.revocationList() }
+    }
+
+    // MARK: who should poll
+
+    func devicesSharingLocks(with user: String, except device: String, tx: any TrustTransaction) async throws -> [TrustChange.Affected] {
+        let readers = try await tx.grants(user: user).filter { $0.state == .active }.flatMap(\.readers)
+        return try await devicesSharingLocks(readers: readers, exceptUser: nil, tx: tx).filter { $0.device != device }
+    }
+
+    /// Devices of other users with an active grant on one of these readers' groups: they should
+    /// poll for the new revocation list and carry it to the locks.
+    func devicesSharingLocks(readers: [String], exceptUser: String?, tx: any TrustTransaction) async throws -> [TrustChange.Affected] {
+        let groups = Set(readers.map { $0.split(separator: ":").first.map(String.init)?.lowercased() ?? "" })
+        var users = Set<String>()
+        for g in try await tx.grants(user: nil) where g.state == .active && g.user != exceptUser {
+            if g.readers.contains(where: { groups.contains($0.split(separator: ":").first.map(String.init)?.lowercased() ?? "") }) {
+                users.insert(g.user)
+            }
+        }
+        var out = [TrustChange.Affected]()
+        for u in users.sorted() {
+            for d in try await tx.devices(user: u) { out.append(.init(device: d.id, trigger: .lockGrantsRevoked)) }
+        }
+        return out
+    }
+
+    // MARK: checks
+
+    static func checkName(_ s: String, _ what: String) throws(TrustError) {
+        guard !s.isEmpty, s.utf8.count <= 64, s.allSatisfy({ $0.isLetter || $0.isNumber || "-_.@".contains($0) }), !s.contains("/") else {
+            throw TrustError(.invalidRequest, "\(what) \"\(s.prefix(80))\" must be 1–64 letters, digits, '-', '_', '.', '@'")
+        }
+    }
+
+    static func checkRules(_ readers: [String], _ schedules: [String]) throws(TrustError) {
+        guard !readers.isEmpty else { throw TrustError(.invalidRequest, "a grant names at least one reader (GROUP or GROUP:SUB, hex)") }
+        guard readers.count <= 32, schedules.count <= 32 else { throw TrustError(.invalidRequest, "at most 32 readers and 32 schedules") }
+        for r in readers {
+            do { _ = try ReaderRule(parsing: r) } catch { throw TrustError(.invalidRequest, "reader \"\(r.prefix(80))\": \(error.reason)") }
+        }
+        for s in schedules {
+            do { _ = try WeeklySchedule(parsing: s) } catch { throw TrustError(.invalidRequest, "schedule \"\(s.prefix(80))\": \(error.reason)") }
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import OfflineUnlock
+
+/// A site's policy for keys and tokens. Defaults follow the reference documents: Tapkey's 8-hour
+/// background fetch, digi.me's 30-day refresh tokens.
+public struct TrustSettings: Codable, Equatable, Sendable {
+    /// How long an issued access document is valid (the lock's offline window).
+    public var keyLifetime: TimeInterval = 8 * 3600
+    /// When a phone is expected to poll again: the MSO's `expectedUpdate` is issue time + this;
+    /// a poll after it re-issues the key with the next `validityIteration`.
+    public var pollInterval: TimeInterval = 8 * 3600
+    /// Access tokens (ES256 JWTs) are short-lived.
+    public var accessTokenLifetime: TimeInterval = 15 * 60
+    /// A token family (one login) ends this long after the login, whatever its rotations (digi.me: 30 days).
+    public var refreshLifetime: TimeInterval = 30 * 24 * 3600
+    /// A refresh token used again this soon after its first use is a retry after a lost
+    /// response, not theft: its unused successor is superseded and a new one issued. 0: no grace.
+    public var refreshGrace: TimeInterval = 30
+    /// How long locks accept a revocation document.
+    public var revocationLifetime: TimeInterval = 30 * 24 * 3600
+    /// How long a one-time enrollment (login) code may wait.
+    public var enrollmentLifetime: TimeInterval = 3600
+    /// The `iss` of access tokens and the `aud` they must carry.
+    public var issuer: String = "urn:lockbench:trust"
+    public var audience: String = "urn:lockbench:phone"
+
+    public init() {}
+
+    /// `name value` pairs as a site file or a scenario's `site` line writes them.
+    public mutating func set(_ name: String, _ value: String) throws(TrustError) {
+        func duration() throws(TrustError) -> TimeInterval {
+            guard let d = DurationText.parse(value), d >= 0 else {
+                throw TrustError(.invalidRequest, "\(name) \"\(value)\" is not a duration like 90s, 30m, 8h, 7d")
+            }
+            return d
+        }
+        switch name {
+        case "key-lifetime": keyLifetime = try duration()
+        case "poll-interval": pollInterval = try duration()
+        case "access-token-lifetime": accessTokenLifetime = try duration()
+        case "refresh-lifetime": refreshLifetime = try duration()
+        case "refresh-grace": refreshGrace = try duration()
+        case "revocation-lifetime": revocationLifetime = try duration()
+        case "enrollment-lifetime": enrollmentLifetime = try duration()
+        case "issuer": issuer = value
+        case "audience": audience = value
+        default:
+            throw TrustError(.invalidRequest, "unknown setting \"\(name)\"; one of \(Self.names.joined(separator: ", "))")
+        }
+        guard keyLifetime > 0, accessTokenLifetime > 0, refreshLifetime > 0 else {
+            throw TrustError(.invalidRequest, "\(name) must be longer than 0")
+        }
+    }
+
+    public static let names = ["key-lifetime", "poll-interval", "access-token-lifetime", "refresh-lifetime", "refresh-grace",
+                               "revocation-lifetime", "enrollment-lifetime", "issuer", "audience"]
+}
+
+/// Why the service refused: the OAuth error code where one applies (RFC 6749 §5.2), else ours.
+public struct TrustError: Error, CustomStringConvertible, Equatable, Sendable {
+    public enum Code: String, Sendable {
+        case invalidRequest = "invalid_request"
+        case invalidGrant = "invalid_grant"
+        case unsupportedGrantType = "unsupported_grant_type"
+        /// The refresh token's family reached its absolute lifetime: the user must log in again.
+        case tokenExpired = "token_expired"
+        case invalidToken = "invalid_token"
+        case notFound = "not_found"
+        case conflict = "conflict"
+        /// A deactivated credential cannot change state again (Schlage guide: deactivation is final).
+        case final = "credential_deactivated"
+    }
+    public var code: Code
+    public var message: String
+    public init(_ code: Code, _ message: String) { self.code = code; self.message = message }
+    public var description: String { "\(code.rawValue): \(message)" }
+}

@@ -1,0 +1,98 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import Trust
+
+/// Why a request to the trust service failed, as the phone sees it.
+public enum TrustClientError: Error, Equatable, CustomStringConvertible, Sendable {
+    /// No answer: the phone is offline or the service is down.
+    case network(String)
+    /// The token endpoint refused (RFC 6749 §5.2 `error`, `error_description`).
+    case oauth(code: String, description: String)
+    /// The poll endpoint refused the access token (401).
+    case unauthorized(String)
+    /// Anything else the phone did not expect.
+    case protocolError(String)
+
+    public var description: String {
+        switch self {
+        case .network(let m): return "network: \(m)"
+        case .oauth(let c, let d): return "\(c): \(d)"
+        case .unauthorized(let m): return "unauthorized: \(m)"
+        case .protocolError(let m): return "protocol: \(m)"
+        }
+    }
+}
+
+/// The phone's side of the HTTP API over async-http-client: any OAuth client would do the same.
+public final class TrustClient: Sendable {
+    public let baseURL: String
+    let http: HTTPClient
+    let ownsClient: Bool
+    public let timeout: TimeAmount
+
+    public init(baseURL: String, http: HTTPClient? = nil, timeout: TimeAmount = .seconds(10)) {
+        self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
+        self.http = http ?? HTTPClient(eventLoopGroupProvider: .singleton)
+        ownsClient = http == nil
+        self.timeout = timeout
+    }
+
+    public func shutdown() async {
+        if ownsClient { try? await http.shutdown() }
+    }
+
+    /// `POST /v1/token` with a form body.
+    public func token(_ form: [(String, String)]) async throws(TrustClientError) -> TokenResponse {
+        var request = HTTPClientRequest(url: baseURL + "/v1/token")
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        request.body = .bytes(ByteBuffer(string: Self.form(form)))
+        let (status, body) = try await send(request)
+        if status == 200 {
+            guard let r = try? JSONDecoder().decode(TokenResponse.self, from: body) else {
+                throw .protocolError("the token answer is not RFC 6749 JSON")
+            }
+            return r
+        }
+        let e = (try? JSONDecoder().decode([String: String].self, from: body)) ?? [:]
+        throw .oauth(code: e["error"] ?? "http_\(status)", description: e["error_description"] ?? "")
+    }
+
+    /// `GET /v1/keys?since=` with the access token; nil on 204 (nothing changed).
+    public func keys(accessToken: String, since: String?) async throws(TrustClientError) -> PollResult? {
+        var url = baseURL + "/v1/keys"
+        if let since { url += "?since=" + since }
+        var request = HTTPClientRequest(url: url)
+        request.headers.add(name: "Authorization", value: "Bearer " + accessToken)
+        let (status, body) = try await send(request)
+        switch status {
+        case 200:
+            guard let r = try? JSONDecoder().decode(PollResult.self, from: body) else { throw .protocolError("the poll answer does not decode") }
+            return r
+        case 204: return nil
+        case 401:
+            let e = (try? JSONDecoder().decode([String: String].self, from: body)) ?? [:]
+            throw .unauthorized(e["error_description"] ?? "401")
+        default: throw .protocolError("poll answered HTTP \(status)")
+        }
+    }
+
+    func send(_ request: HTTPClientRequest) async throws(TrustClientError) -> (Int, Data) {
+        do {
+            let response = try await http.execute(request, timeout: timeout)
+            let body = try await response.body.collect(upTo: 1 << 20)
+            return (Int(response.status.code), Data(body.readableBytesView))
+        } catch {
+            throw .network("\(baseURL): \(error)")
+        }
+    }
+
+    static func form(_ fields: [(String, String)]) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return fields.map { k, v in
+            (k.addingPercentEncoding(withAllowedCharacters: allowed) ?? k) + "=" + (v.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")
+        }.joined(separator: "&")
+    }
+}

@@ -1,0 +1,286 @@
+import AccessProtocol
+import ByteCore
+import Codecs
+import Crypto
+import Foundation
+import OfflineUnlock
+import Trust
+
+/// A virtual phone: its credential key, the keys (access documents) and revocation list it
+/// caches, its OAuth tokens, and its polling — on a schedule (`pollEvery`, Tapkey's 8-hour
+/// background fetch; 0 = never, an unconfigured background fetch) and on the triggers Tapkey lists.
+/// It reads time from the clock every actor shares.
+public final class VirtualPhone: @unchecked Sendable {
+    public struct Options: Sendable, Equatable {
+        /// Background poll interval; 0 = never.
+        public var pollEvery: TimeInterval = 8 * 3600
+        /// On an expired login: raise "re-authorize" and log in again (digi.me
+        /// `autoRecoverExpiredCredentials`, default true); false: fail with `token_expired`.
+        public var autoRecover = true
+        /// Poll when told that a grant changed (Tapkey "manual polling").
+        public var pollOnTriggers = true
+        public init() {}
+    }
+
+    /// A key the phone holds.
+    public struct HeldKey: Codable, Sendable, Equatable {
+        public var id: String
+        public var grant: String
+        public var document: [UInt8]
+        public var iteration: Int
+        public var validUntil: Date
+        public var expectedUpdate: Date
+    }
+
+    /// Something the phone did, for `show`, scenarios and logs.
+    public struct Event: Sendable, Equatable, CustomStringConvertible {
+        public enum Kind: String, Sendable { case polled, unchanged, pollFailed = "poll-failed", loggedIn = "logged-in", refreshed
+            case reauthorize, tokenExpired = "token-expired", offline, online, keyAdded = "key-added", keyDeleted = "key-deleted"
+            case revocation }
+        public var at: Date
+        public var kind: Kind
+        public var trigger: PollTrigger?
+        public var detail: String
+        public var description: String {
+            "\(RFC3339.format(at)) \(kind.rawValue)" + (trigger.map { " (\($0.rawValue))" } ?? "") + (detail.isEmpty ? "" : ": \(detail)")
+        }
+    }
+
+    public enum PollOutcome: Sendable, Equatable {
+        case updated(keys: Int, deleted: Int, revocationSerial: UInt64?)
+        case unchanged
+        case failed(String)
+    }
+
+    struct Tokens: Sendable {
+        var access: String
+        var accessExpires: Date
+        var refresh: String
+    }
+
+    public let id: String
+    public let key: P256.Signing.PrivateKey
+    public var options: Options
+    public let clock: any TrustClock
+    let client: TrustClient
+    /// Asked for a fresh login code when the login expired and `autoRecover` is on.
+    public var reauthorize: (@Sendable (_ device: String) async -> String?)?
+
+    private let lock = NSLock()
+    private var _keys: [String: HeldKey] = [:]
+    private var _revocation: (serial: UInt64, document: [UInt8])?
+    private var cursor: String?
+    private var tokens: Tokens?
+    private var _online = true
+    private var _lastPoll: Date?
+    /// The schedule counts from the last poll attempt (or the login).
+    private var scheduleBase: Date?
+    private var _events: [Event] = []
+    private var _lastError: String?
+    var fastCache: FastCache?
+
+    public init(id: String, key: P256.Signing.PrivateKey = .init(), client: TrustClient, clock: any TrustClock, options: Options = Options()) {
+        self.id = id; self.key = key; self.client = client; self.clock = clock; self.options = options
+    }
+
+    public var publicKey: [UInt8] { Primitives.point(of: key) }
+
+    // MARK: state
+
+    private func locked<T>(_ body: () -> T) -> T { lock.lock(); defer { lock.unlock() }; return body() }
+
+    public var keys: [HeldKey] { locked { _keys.values.sorted { $0.id < $1.id } } }
+    public var revocationSerial: UInt64? { locked { _revocation?.serial } }
+    public var revocationDocument: [UInt8]? { locked { _revocation?.document } }
+    public var isOnline: Bool { locked { _online } }
+    public var lastPoll: Date? { locked { _lastPoll } }
+    public var events: [Event] { locked { _events } }
+    public var lastError: String? { locked { _lastError } }
+    public var isLoggedIn: Bool { locked { tokens != nil } }
+
+    func record(_ kind: Event.Kind, _ trigger: PollTrigger? = nil, _ detail: String = "") {
+        let e = Event(at: clock.now(), kind: kind, trigger: trigger, detail: detail)
+        locked {
+            _events.append(e)
+            if _events.count > 10_000 { _events.removeFirst(_events.count - 10_000) }
+        }
+    }
+
+    public func setOnline(_ online: Bool) {
+        locked { _online = online }
+        record(online ? .online : .offline)
+    }
+
+    /// When the background schedule polls next (nil: never).
+    public var nextScheduledPoll: Date? {
+        locked {
+            guard options.pollEvery > 0, let base = scheduleBase else { return nil }
+            return base.addingTimeInterval(options.pollEvery)
+        }
+    }
+
+    // MARK: login and tokens
+
+    /// Logs in with a one-time code (`authorization_code` grant), then polls (trigger `login`).
+    @discardableResult
+    public func login(code: String) async -> PollOutcome {
+        do {
+            let r = try await client.token([("grant_type", "authorization_code"), ("code", code)])
+            store(r)
+            locked { scheduleBase = clock.now(); cursor = nil; _lastError = nil }
+            record(.loggedIn)
+        } catch {
+            locked { _lastError = error.description }
+            record(.pollFailed, .login, error.description)
+            return .failed(error.description)
+        }
+        return await poll(trigger: .login)
+    }
+
+    func store(_ r: TokenResponse) {
+        let now = clock.now()
+        locked { tokens = Tokens(access: r.access_token, accessExpires: now.addingTimeInterval(TimeInterval(r.expires_in)), refresh: r.refresh_token) }
+    }
+
+    /// A valid access token: refreshed silently when it has expired; on an expired or revoked
+    /// login, re-authorizes (auto-recover) or fails with the OAuth error.
+    func accessToken(forceRefresh: Bool = false) async -> Result<String, TrustClientError> {
+        guard let t = locked({ tokens }) else { return await recover("not logged in") }
+        if !forceRefresh && clock.now() < t.accessExpires.addingTimeInterval(-5) { return .success(t.access) }
+        do {
+            let r = try await client.token([("grant_type", "refresh_token"), ("refresh_token", t.refresh)])
+            store(r)
+            record(.refreshed)
+            return .success(r.access_token)
+        } catch let e {
+            if case .oauth(let code, let description) = e {
+                locked { tokens = nil }
+                if code == "token_expired" { record(.tokenExpired, nil, description) }
+                return await recover("\(code): \(description)", code: code)
+            }
+            return .failure(e)
+        }
+    }
+
+    func recover(_ reason: String, code: String = "token_expired") async -> Result<String, TrustClientError> {
+        guard options.autoRecover else { return .failure(.oauth(code: code, description: reason)) }
+        record(.reauthorize, nil, reason)
+        guard let fresh = await reauthorize?(id) else { return .failure(.oauth(code: code, description: "re-authorize: \(reason)")) }
+        do {
+            let r = try await client.token([("grant_type", "authorization_code"), ("code", fresh)])
+            store(r)
+            locked { scheduleBase = clock.now(); cursor = nil }
+            record(.loggedIn)
+            return .success(r.access_token)
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    // MARK: polling
+
+    /// Polls the service: new and re-issued keys are stored, deleted ones removed, a newer
+    /// revocation list kept (to carry to every lock). Offline: fails without a request.
+    @discardableResult
+    public func poll(trigger: PollTrigger) async -> PollOutcome {
+        locked { scheduleBase = clock.now() }
+        guard isOnline else {
+            record(.pollFailed, trigger, "offline")
+            return .failed("offline")
+        }
+        var token: String
+        switch await accessToken() {
+        case .success(let t): token = t
+        case .failure(let e): return fail(trigger, e)
+        }
+        let since = locked { cursor }
+        var result: PollResult?
+        do {
+            result = try await client.keys(accessToken: token, since: since)
+        } catch TrustClientError.unauthorized {
+            // The access token was refused (expired by the service's clock, or its login revoked): refresh once.
+            switch await accessToken(forceRefresh: true) {
+            case .success(let t): token = t
+            case .failure(let e): return fail(trigger, e)
+            }
+            do { result = try await client.keys(accessToken: token, since: since) } catch { return fail(trigger, error) }
+        } catch {
+            return fail(trigger, error)
+        }
+        let now = clock.now()
+        locked { _lastPoll = now; _lastError = nil }
+        guard let result else {
+            record(.unchanged, trigger)
+            return .unchanged
+        }
+        return apply(result, trigger: trigger, full: since == nil)
+    }
+
+    func fail(_ trigger: PollTrigger, _ e: TrustClientError) -> PollOutcome {
+        let text: String
+        if case .oauth(let code, _) = e { text = code } else { text = e.description }
+        locked { _lastError = text }
+        record(.pollFailed, trigger, e.description)
+        return .failed(text)
+    }
+
+    func apply(_ r: PollResult, trigger: PollTrigger, full: Bool) -> PollOutcome {
+        var added = [String](), deleted = [String]()
+        var newSerial: UInt64?
+        locked {
+            if full { _keys.removeAll() }
+            for k in r.keys {
+                guard let doc = Data(base64Encoded: k.document), let until = RFC3339.parse(k.validUntil),
+                      let expected = RFC3339.parse(k.expectedUpdate) else { continue }
+                _keys[k.id] = HeldKey(id: k.id, grant: k.grant, document: Array(doc), iteration: k.iteration, validUntil: until, expectedUpdate: expected)
+                added.append(k.id)
+            }
+            for id in r.deleted where _keys.removeValue(forKey: id) != nil { deleted.append(id) }
+            if let rev = r.revocation, let doc = Data(base64Encoded: rev.document), rev.serial > (_revocation?.serial ?? 0) {
+                _revocation = (rev.serial, Array(doc))
+                newSerial = rev.serial
+            }
+            cursor = r.cursor
+        }
+        record(.polled, trigger, "\(added.count) key(s), \(deleted.count) deleted" + (newSerial.map { ", revocation serial \($0)" } ?? ""))
+        for id in added { record(.keyAdded, trigger, id) }
+        for id in deleted { record(.keyDeleted, trigger, id) }
+        return .updated(keys: added.count, deleted: deleted.count, revocationSerial: newSerial)
+    }
+
+    // MARK: serving the lock
+
+    /// The credential session the lock talks to: this phone's key, every key it holds (an
+    /// expired one too, so the lock says `expired`, not `unknown_credential`) and its revocation list.
+    public func session(trusting readers: [TrustedReader], interface: RadioInterface) -> CredentialSession {
+        let (docs, revocation, fast) = locked { (_keys.values.sorted { $0.id < $1.id }.map(\.document), _revocation?.document, fastCache) }
+        return CredentialSession(configuration: CredentialConfiguration(
+            signingKey: key, trustedReaders: readers, accessDocuments: docs,
+            revocationDocuments: revocation.map { [$0] } ?? [], interface: interface), fastCache: fast)
+    }
+
+    func keep(fastCache: FastCache) { locked { self.fastCache = fastCache } }
+}
+
+/// The phone as a radio sees it: each transaction (`reset`) starts a session with the keys the
+/// phone holds at that moment, and the FAST keys it learnt are kept for the next.
+public final class PhoneResponder: APDUResponder, @unchecked Sendable {
+    public let phone: VirtualPhone
+    public let readers: [TrustedReader]
+    public let interface: RadioInterface
+    private var current: CredentialSession
+
+    public init(phone: VirtualPhone, trusting readers: [TrustedReader], interface: RadioInterface) {
+        self.phone = phone; self.readers = readers; self.interface = interface
+        current = phone.session(trusting: readers, interface: interface)
+    }
+
+    public func reset() {
+        phone.keep(fastCache: current.fastCache)
+        current = phone.session(trusting: readers, interface: interface)
+    }
+
+    public func respond(to command: [UInt8]) -> [UInt8] { current.respond(to: command) }
+
+    public var lastSession: CredentialSession { current }
+}

@@ -1,0 +1,241 @@
+import AsyncHTTPClient
+import Crypto
+import Dispatch
+import Foundation
+import NIOCore
+import Scenario
+import Trust
+import TrustPhone
+
+/// `lockbench-bench trust`: the trust service under load over loopback HTTP on a durable SQLite
+/// file, each figure against a baseline measured in the same run:
+///
+/// - key refreshes: phones polling after their keys' expectedUpdate (token check, read, re-issue
+///   with an ES256 signature, durable write) vs the same HTTP stack answering /healthz;
+/// - refresh-token rotations (reuse detection, durable) vs a bare durable write through the same
+///   storage seam; then 50 rotations of one token at once must leave one live token;
+/// - the 9-hour offline scenario vs the same scenario without the 9 hours.
+enum TrustBenchmark {
+    static func run(_ arguments: [String]) -> Int32 {
+        var phones = 1000, concurrency = 64, rounds = 3, rotations = 4000
+        var i = 0
+        while i < arguments.count {
+            let next = i + 1 < arguments.count ? Int(arguments[i + 1]) : nil
+            switch (arguments[i], next) {
+            case ("--phones", let n?): phones = n
+            case ("--concurrency", let n?): concurrency = n
+            case ("--rounds", let n?): rounds = n
+            case ("--rotations", let n?): rotations = n
+            default:
+                print("usage: lockbench-bench trust [--phones N (1000)] [--concurrency N (64)] [--rounds N (3)] [--rotations N (4000)]")
+                return 2
+            }
+            i += 2
+        }
+        guard phones > 0, concurrency > 0, rounds > 0, rotations > 0 else { print("counts must be positive"); return 2 }
+        let box = Box()
+        let done = DispatchSemaphore(value: 0)
+        Task.detached {
+            do { box.code = try await measure(phones: phones, concurrency: concurrency, rounds: rounds, rotations: rotations) } catch {
+                print("error: \(error)"); box.code = 3
+            }
+            done.signal()
+        }
+        done.wait()
+        return box.code
+    }
+
+    final class Box: @unchecked Sendable { var code: Int32 = 0 }
+
+    struct Sample { var rate: Double; var p50: Double; var p99: Double }
+
+    /// Runs `work(k)` for k in 0..<n with `concurrency` at once; rate per second and latency percentiles (ms).
+    static func load(_ n: Int, concurrency: Int, _ work: @escaping @Sendable (Int) async throws -> Void) async throws -> Sample {
+        let t0 = DispatchTime.now().uptimeNanoseconds
+        let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
+            for w in 0..<concurrency {
+                group.addTask {
+                    var out = [Double]()
+                    var k = w
+                    while k < n {
+                        let s = DispatchTime.now().uptimeNanoseconds
+                        try await work(k)
+                        out.append(Double(DispatchTime.now().uptimeNanoseconds - s) / 1e6)
+                        k += concurrency
+                    }
+                    return out
+                }
+            }
+            var all = [Double]()
+            for try await part in group { all += part }
+            return all.sorted()
+        }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
+        func pct(_ p: Double) -> Double { latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] }
+        return Sample(rate: Double(n) / seconds, p50: pct(0.5), p99: pct(0.99))
+    }
+
+    static func measure(phones: Int, concurrency: Int, rounds: Int, rotations: Int) async throws -> Int32 {
+        let dir = NSTemporaryDirectory() + "lockbench-bench-trust-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var settings = TrustSettings()
+        settings.accessTokenLifetime = 365 * 86400   // the key-refresh figure measures polls, not token refreshes
+        settings.refreshGrace = 0
+        let clock = ManualClock(Date(timeIntervalSince1970: 1_772_438_400))
+        let storage = try await SQLiteTrustStorage.open(path: dir + "/trust.sqlite")
+        let service = try await TrustService(storage: storage, issuerKey: .init(), tokenKey: .init(), settings: settings, clock: clock)
+        let server = try await TrustServer.start(service: service)
+        var config = HTTPClient.Configuration()
+        config.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = concurrency
+        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
+        let client = TrustClient(baseURL: server.baseURL, http: http)
+        defer { Task { try? await http.shutdown() } }
+
+        print("trust benchmark: \(phones) phones, concurrency \(concurrency), SQLite WAL synchronous=FULL at \(dir)")
+        // Fixture: a user, a device and a grant per phone, logged in, first keys fetched.
+        var tokens = [String](repeating: "", count: phones)
+        let group = Data(Primitives16.random).map { String(format: "%02x", $0) }.joined()
+        for p in 0..<phones {
+            let code = try await service.addDevice(id: "p\(p)", user: "u\(p)", credentialKey: Array(P256.Signing.PrivateKey().publicKey.x963Representation))
+            _ = try await service.addGrant(id: "g\(p)", user: "u\(p)", readers: [group])
+            tokens[p] = try await client.token([("grant_type", "authorization_code"), ("code", code)]).access_token
+        }
+        let access = tokens
+        let cursors = Cursors(phones)
+        _ = try await load(phones, concurrency: concurrency) { k in
+            cursors.set(k, try await client.keys(accessToken: access[k], since: nil)?.cursor)
+        }
+
+        // Baseline: the same server and client, /healthz (no token, no database, no signature).
+        var health = HTTPClientRequest(url: server.baseURL + "/healthz")
+        health.method = .GET
+        let healthRequest = health
+        let baseline = try await load(phones * rounds, concurrency: concurrency) { _ in
+            let r = try await http.execute(healthRequest, timeout: .seconds(30))
+            _ = try await r.body.collect(upTo: 1024)
+        }
+        // Key refreshes: every poll comes after expectedUpdate, so each re-issues a signed key.
+        var refresh = Sample(rate: 0, p50: 0, p99: 0)
+        var issued = 0
+        for _ in 0..<rounds {
+            clock.advance(settings.pollInterval)
+            let s = try await load(phones, concurrency: concurrency) { k in
+                guard let r = try await client.keys(accessToken: access[k], since: cursors.get(k)), r.keys.count == 1 else {
+                    throw TrustError(.invalidRequest, "a poll after expectedUpdate did not re-issue the key")
+                }
+                cursors.set(k, r.cursor)
+            }
+            issued += phones
+            if s.rate > refresh.rate { refresh = s }
+        }
+
+        // Rotations: each phone rotates its refresh token in turn; baseline: a bare durable write.
+        // Each worker owns the holders ≡ its index (mod concurrency), so no two requests ever
+        // present the same token at once (that would be reuse, and revoke the family).
+        let workers = min(concurrency, phones)
+        let holders = max(workers, min(phones, rotations) / workers * workers)
+        let refreshTokens = RefreshTokens()
+        for p in 0..<holders {
+            let code = try await service.enroll(device: "p\(p)")
+            refreshTokens.set(p, try await service.exchange(code: code).refresh_token)
+        }
+        let writeBaseline = try await load(rotations, concurrency: concurrency) { k in
+            try await storage.write { tx in try await tx.setSetting("bench.\(k % holders)", String(k)) }
+        }
+        let rotation = try await load(rotations, concurrency: workers) { k in
+            let p = k % holders
+            let old = refreshTokens.get(p)
+            let r = try await client.token([("grant_type", "refresh_token"), ("refresh_token", old)])
+            refreshTokens.set(p, r.refresh_token)
+        }
+        // 50 rotations of one token at once (grace window on): never two live tokens in its family.
+        var graceSettings = settings
+        graceSettings.refreshGrace = 30
+        let graceService = try await TrustService(storage: storage, issuerKey: .init(), tokenKey: .init(), settings: graceSettings, clock: clock)
+        let code = try await graceService.enroll(device: "p0")
+        let first = try await graceService.exchange(code: code)
+        let fam = try await graceService.authorize(bearer: first.access_token).fam
+        await withTaskGroup(of: Void.self) { g in
+            for _ in 0..<50 { g.addTask { _ = try? await graceService.refresh(token: first.refresh_token) } }
+        }
+        let live = try await storage.read { tx in try await tx.refreshTokens(family: fam) }.filter { $0.state == .active }.count
+
+        // The 9-hour scenario vs the same lines without the 9 hours.
+        let nine = try ScenarioScript(parsing: Self.nineHours(advance: "9h"), name: "offline-9h")
+        let zero = try ScenarioScript(parsing: Self.nineHours(advance: "0s").replacingOccurrences(of: "expect denied expired", with: "expect granted"), name: "same-without-9h")
+        let runner = ScenarioRunner()
+        var nineBest = Double.infinity, zeroBest = Double.infinity
+        for _ in 0..<3 {
+            let a = await runner.run(nine), b = await runner.run(zero)
+            guard a.status == .passed, b.status == .passed else { print("scenario failed: \(a.message ?? "") \(b.message ?? "")"); return 1 }
+            nineBest = min(nineBest, a.seconds); zeroBest = min(zeroBest, b.seconds)
+        }
+
+        await server.stop()
+        try await storage.close()
+
+        func f(_ x: Double, _ d: Int = 0) -> String { String(format: "%.\(d)f", x) }
+        print("")
+        print("| figure | measured | baseline (same run) | ratio | target | met |")
+        print("|---|---|---|---|---|---|")
+        let refreshOK = refresh.rate >= 5000 && refresh.p99 <= 20
+        print("| key refreshes over HTTP, SQLite durable (\(issued) re-issued keys, best of \(rounds) rounds) | \(f(refresh.rate))/s, p50 \(f(refresh.p50, 2)) ms, p99 \(f(refresh.p99, 2)) ms | /healthz \(f(baseline.rate))/s, p99 \(f(baseline.p99, 2)) ms | \(f(refresh.rate / baseline.rate, 3)) | ≥ 5,000/s, p99 ≤ 20 ms | \(refreshOK ? "yes" : "no") |")
+        let rotationOK = rotation.rate >= 2000 && live == 1
+        print("| refresh rotations, reuse detection, durable (\(rotations)) | \(f(rotation.rate))/s, p99 \(f(rotation.p99, 2)) ms | bare durable write \(f(writeBaseline.rate))/s | \(f(rotation.rate / writeBaseline.rate, 3)) | ≥ 2,000/s | \(rotationOK ? "yes" : "no") |")
+        print("| 50 concurrent rotations of one token | \(live) live token(s) in the family | — | — | exactly 1 | \(live == 1 ? "yes" : "no") |")
+        print("| 9-hour offline scenario, wall time | \(f(nineBest * 1000, 1)) ms | same lines, no 9 h: \(f(zeroBest * 1000, 1)) ms | \(f(nineBest / zeroBest, 2)) | ≤ 1,000 ms | \(nineBest <= 1 ? "yes" : "no") |")
+        return refreshOK && rotationOK && nineBest <= 1 ? 0 : 1
+    }
+
+    static func nineHours(advance: String) -> String {
+        """
+        clock set 2026-03-02T08:00:00Z
+        lock front
+        phone alice user alice
+        grant add g1 alice front
+        phone alice login
+        tap alice front expect granted
+        phone alice offline
+        clock advance \(advance)
+        tap alice front expect denied expired
+        phone alice online
+        phone alice poll
+        tap alice front expect granted
+        """
+    }
+
+    enum Primitives16 { static var random: [UInt8] { (0..<16).map { _ in UInt8.random(in: 0...255) } } }
+
+    final class Cursors: @unchecked Sendable {
+        private let lock = NSLock(); private var values: [String?]
+        init(_ n: Int) { values = Array(repeating: nil, count: n) }
+        func get(_ k: Int) -> String? { lock.lock(); defer { lock.unlock() }; return values[k] }
+        func set(_ k: Int, _ v: String?) { lock.lock(); values[k] = v; lock.unlock() }
+    }
+
+    final class RefreshTokens: @unchecked Sendable {
+        private let lock = NSLock(); private var values: [Int: String] = [:]
+        func get(_ k: Int) -> String { lock.lock(); defer { lock.unlock() }; return values[k] ?? "" }
+        func set(_ k: Int, _ v: String) { lock.lock(); values[k] = v; lock.unlock() }
+    }
+}
+
+import ArgumentParser
+
+extension LockBenchBench {
+    struct Trust: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "trust",
+            abstract: "Key refreshes and refresh-token rotations over loopback HTTP on durable SQLite, and the 9-hour scenario, each against a baseline.")
+        @Option(help: "Phones (devices, each with a grant and a login).") var phones = 1000
+        @Option(help: "Requests in flight at once.") var concurrency = 64
+        @Option(help: "Rounds of key refreshes (each after expectedUpdate); the best counts.") var rounds = 3
+        @Option(help: "Refresh-token rotations.") var rotations = 4000
+
+        func run() throws {
+            let status = TrustBenchmark.run(["--phones", "\(phones)", "--concurrency", "\(concurrency)", "--rounds", "\(rounds)", "--rotations", "\(rotations)"])
+            if status != 0 { throw ExitCode(status) }
+        }
+    }
+}

@@ -1,0 +1,256 @@
+import AccessProtocol
+import ArgumentParser
+import BLE
+import ByteCore
+import Codecs
+import Foundation
+import SocketTransport
+import NFC
+import OfflineUnlock
+import Scenario
+import Trust
+import TrustPhone
+import VirtualPN532
+
+/// `lockbench phone run`: a virtual phone that keeps its keys current from a trust service and
+/// serves them to locks.
+struct PhoneCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "phone",
+        abstract: "A virtual phone that logs in to a trust service, polls for keys and serves locks.",
+        subcommands: [Run.self])
+
+    struct Run: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Log in, keep the keys current and serve them to locks until stdin closes or `quit`.",
+            discussion: """
+            The phone logs in with its one-time code (`trust device add` printed it), polls at once
+            (the "after login" trigger), then every --poll-every (8h by default, Tapkey's
+            background fetch; 0 = never, as an app without background fetch), and on the `poll`
+            command. Expired access tokens are refreshed silently; when the login itself expires
+            (30 days) the phone says "re-authorize" and waits for `login CODE` (or, with
+            --no-auto-recover, fails with token_expired).
+
+            It serves the lock on one transport: socket (listens on --port, as `credential
+            serve`; `lockbench lock transact` or a lock connects), pn532 (a virtual PN532 on a
+            pty with the phone in its field; its connstring is printed for the lock), or ble
+            (each `tap` command connects to the lock on --ble and runs one transaction).
+
+            Commands (stdin, one per line): poll, offline, online, show, login CODE, tap (ble),
+            quit.
+            """)
+
+        @Option(help: ArgumentHelp("The trust service, e.g. http://127.0.0.1:8480.", valueName: "url"))
+        var trust: String
+        @Option(help: ArgumentHelp("This phone's device id (as registered).", valueName: "id"))
+        var device: String
+        @Option(help: ArgumentHelp("The phone's credential key (PEM PKCS#8, from `key credential`).", valueName: "file"))
+        var key: String
+        @Option(help: ArgumentHelp("The one-time login code.", valueName: "code"))
+        var code: String?
+        @Option(name: [.customLong("trust-reader")], help: ArgumentHelp("A reader the phone trusts (NAME.reader.json or a lock configuration). Repeatable.", valueName: "file"))
+        var trustReader: [String] = []
+        @Option(name: .customLong("poll-every"), help: ArgumentHelp("Background poll interval; 0 = never.", valueName: "duration"))
+        var pollEvery: String = "8h"
+        @Flag(name: .customLong("no-auto-recover"), help: "On an expired login fail with token_expired instead of asking to re-authorize.")
+        var noAutoRecover = false
+        @Option(help: ArgumentHelp("socket, pn532 or ble.", valueName: "transport"))
+        var transport: String = "socket"
+        @Option(help: ArgumentHelp("With socket: the port to listen on (0: any, printed).", valueName: "n"))
+        var port: Int = Int(SocketCredentialServer.defaultPort)
+        @Option(name: .customLong("ble"), help: ArgumentHelp("With ble: the HCI transport (tcp:HOST:PORT, hci0, …).", valueName: "spec"))
+        var ble: String?
+        @Flag(help: "Print events as JSON lines.")
+        var json = false
+
+        func validate() throws {
+            guard ["socket", "pn532", "ble"].contains(transport) else { throw ValidationError("--transport is socket, pn532 or ble") }
+            guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535") }
+            if transport == "ble" && ble == nil { throw ValidationError("--transport ble needs --ble SPEC (e.g. tcp:127.0.0.1:9101)") }
+            guard DurationText.parse(pollEvery) != nil || pollEvery == "0" else { throw ValidationError("--poll-every \"\(pollEvery)\" is not a duration like 8h (0 = never)") }
+            guard !trustReader.isEmpty else { throw ValidationError("the phone must trust the lock's reader: --trust-reader NAME.reader.json (or the lock.json)") }
+        }
+
+        func run() throws {
+            let signingKey = try KeyFiles.privateKey(key, what: "credential key")
+            let readers = try trustReader.map { try SoftwarePhone.trustedReader($0, group: nil) }
+            var options = VirtualPhone.Options()
+            options.pollEvery = pollEvery == "0" ? 0 : DurationText.parse(pollEvery)!
+            options.autoRecover = !noAutoRecover
+            let client = TrustClient(baseURL: trust)
+            let phone = VirtualPhone(id: device, key: signingKey, client: client, clock: SystemClock(), options: options)
+            let say: @Sendable (String, [String: String]) -> Void = { [json] text, fields in
+                emitLine(json ? KeyFiles.compactJSON(fields.merging(["event": text]) { a, _ in a }) : text + (fields.isEmpty ? "" : " " + fields.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")))
+            }
+            let interface: RadioInterface = transport == "ble" ? .ble : transport == "pn532" ? .nfc : .socket
+            let responder = PhoneResponder(phone: phone, trusting: readers, interface: interface)
+
+            // The radio.
+            var stopRadio: () -> Void = {}
+            var bleTap: (() -> String)?
+            switch transport {
+            case "socket":
+                let server: SocketCredentialServer
+                do { server = try SocketCredentialServer(host: "127.0.0.1", port: UInt16(port)) } catch {
+                    throw UserError(message: "cannot listen on 127.0.0.1:\(port): \(error); pick another --port", code: ExitCodes.environment)
+                }
+                say("listening", ["address": "127.0.0.1:\(server.port)"])
+                Thread.detachNewThread { try? server.serve(responder) }
+                stopRadio = { server.close() }
+            case "pn532":
+                let reader: VirtualReader
+                do { reader = try VirtualReader(card: responder) } catch {
+                    throw UserError(message: "cannot start the virtual PN532: \(error)", code: ExitCodes.environment)
+                }
+                say("virtual-pn532", ["connstring": reader.connstring])
+                stopRadio = { reader.stop() }
+            default:
+                let spec: TransportSpec
+                do { spec = try TransportSpec(parsing: ble!) } catch { throw UserError(message: "--ble: \(error.reason)") }
+                bleTap = {
+                    do {
+                        let p = try BLEPhone(configuration: BLEPhone.Configuration(transport: spec))
+                        try p.start()
+                        defer { p.stop() }
+                        let outcome = try p.unlock(with: responder)
+                        return outcome.completion == EchoFlow.granted ? "granted" : "denied"
+                    } catch {
+                        return "failed: \(error)"
+                    }
+                }
+            }
+            defer { stopRadio() }
+
+            func report(_ outcome: VirtualPhone.PollOutcome, _ trigger: PollTrigger) {
+                switch outcome {
+                case .updated(let k, let d, let s):
+                    say("polled", ["trigger": trigger.rawValue, "keys": String(k), "deleted": String(d), "revocation": s.map(String.init) ?? "-"])
+                case .unchanged: say("unchanged", ["trigger": trigger.rawValue])
+                case .failed(let why): say("poll-failed", ["trigger": trigger.rawValue, "error": why])
+                }
+            }
+            phone.reauthorize = { _ in
+                say("reauthorize", ["hint": "run `lockbench trust device enroll --device \(phone.id)` and type: login CODE"])
+                return nil
+            }
+            if let code {
+                let outcome = try blocking { await phone.login(code: code) }
+                report(outcome, .login)
+            }
+            // The background schedule.
+            let scheduler = Thread {
+                while !Thread.current.isCancelled {
+                    Thread.sleep(forTimeInterval: 1)
+                    if let due = phone.nextScheduledPoll, due <= Date() {
+                        if let outcome = try? blocking({ await phone.poll(trigger: .schedule) }) { report(outcome, .schedule) }
+                    }
+                }
+            }
+            scheduler.start()
+            defer { scheduler.cancel() }
+
+            while let line = readLine() {
+                let words = line.split(separator: " ").map(String.init)
+                guard let verb = words.first else { continue }
+                switch verb {
+                case "poll": report(try blocking { await phone.poll(trigger: .manual) }, .manual)
+                case "offline": phone.setOnline(false); say("offline", [:])
+                case "online": phone.setOnline(true); say("online", [:])
+                case "login":
+                    guard words.count == 2 else { say("usage: login CODE", [:]); continue }
+                    let c = words[1]
+                    report(try blocking { await phone.login(code: c) }, .login)
+                case "show":
+                    for k in phone.keys {
+                        say("key", ["id": k.id, "iteration": String(k.iteration), "validUntil": RFC3339.format(k.validUntil),
+                                    "expectedUpdate": RFC3339.format(k.expectedUpdate)])
+                    }
+                    say("state", ["keys": String(phone.keys.count), "revocation": phone.revocationSerial.map(String.init) ?? "-",
+                                  "online": String(phone.isOnline), "loggedIn": String(phone.isLoggedIn),
+                                  "nextPoll": phone.nextScheduledPoll.map(RFC3339.format) ?? "never", "lastError": phone.lastError ?? "-"])
+                case "tap":
+                    guard let bleTap else { say("tap: only with --transport ble (on socket and pn532 the lock taps)", [:]); continue }
+                    say("tap", ["result": bleTap()])
+                case "quit", "exit": return
+                default: say("unknown command '\(verb)': poll, offline, online, show, login CODE, tap, quit", [:])
+                }
+            }
+        }
+    }
+}
+
+struct ScenarioCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "scenario",
+        abstract: "Run scenarios: trust service, phones and locks on one clock.",
+        subcommands: [Run.self])
+
+    struct Run: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run scenario files; exit 0 if all pass, 1 if one fails, 2 if one cannot be read, 3 if the environment fails.",
+            discussion: """
+            Each scenario gets its own site (SQLite), trust service on a loopback HTTP port,
+            phones and real LockService locks; taps cross the chosen transport. With --clock
+            virtual (the default) every actor reads one frozen clock that only `clock advance`
+            and `run until` move, so nine hours take milliseconds; --clock system runs on the
+            wall clock (advances still shift every actor together). The language is in
+            docs/trust.md; the shipped scenarios are in scenarios/.
+            """)
+        @Argument(help: ArgumentHelp("Scenario files (.scenario).", valueName: "file"))
+        var files: [String]
+        @Option(help: ArgumentHelp("Write a JUnit XML report here.", valueName: "file"))
+        var junit: String?
+        @Flag(help: "Print the results as JSON.")
+        var json = false
+        @Flag(help: "Print each line as it runs.")
+        var verbose = false
+        @Option(help: ArgumentHelp("socket (default), pn532 (a virtual PN532 per lock, through libnfc) or ble (Bumble's virtual controllers).", valueName: "transport"))
+        var transport: String = "socket"
+        @Option(help: ArgumentHelp("virtual or system.", valueName: "mode"))
+        var clock: String = "virtual"
+
+        func validate() throws {
+            guard !files.isEmpty else { throw ValidationError("name at least one scenario file") }
+            guard ["socket", "pn532", "ble"].contains(transport) else { throw ValidationError("--transport is socket, pn532 or ble") }
+            guard clock == "virtual" || clock == "system" else { throw ValidationError("--clock is virtual or system") }
+        }
+
+        func run() throws {
+            var scripts = [ScenarioScript]()
+            for f in files {
+                let text = try KeyFiles.readText(f, what: "scenario")
+                do { scripts.append(try ScenarioScript(parsing: text, name: f)) } catch {
+                    throw UserError(message: "\(f): \(error.description)")
+                }
+            }
+            let tap: TapTransport = transport == "socket" ? SocketTap() : RadioTap(transport == "ble" ? .ble : .pn532)
+            let runner = ScenarioRunner(transport: tap, clockMode: clock == "system" ? .system : .virtual)
+            if verbose { runner.trace = { emitError($0) } }
+            let results = try blocking { () async -> [ScenarioResult] in
+                var out = [ScenarioResult]()
+                for s in scripts { out.append(await runner.run(s)) }
+                return out
+            }
+            if let junit {
+                do { try Data(JUnitReport.xml(results).utf8).write(to: URL(fileURLWithPath: junit), options: .atomic) } catch {
+                    throw UserError(message: "cannot write --junit \(junit): \(error.localizedDescription)", code: ExitCodes.environment)
+                }
+            }
+            if json { print(KeyFiles.json(results)) } else {
+                for r in results {
+                    let time = String(format: "%.3f s", r.seconds)
+                    switch r.status {
+                    case .passed: print("PASS \(r.name) (\(r.steps) steps, \(time))")
+                    case .failed, .error:
+                        print("\(r.status == .failed ? "FAIL" : "ERROR") \(r.name):\(r.line ?? 0): \(r.command ?? "")")
+                        print("  \(r.message ?? "")")
+                    }
+                }
+                let passed = results.filter { $0.status == .passed }.count
+                print("\(passed) passed, \(results.count - passed) failed")
+            }
+            if results.contains(where: { $0.status == .error }) { throw ExitCode(ExitCodes.environment) }
+            if results.contains(where: { $0.status == .failed }) { throw ExitCode(ExitCodes.negative) }
+        }
+    }
+}

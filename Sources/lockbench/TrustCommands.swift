@@ -1,0 +1,395 @@
+import ArgumentParser
+import ByteCore
+import Codecs
+import Foundation
+import Logging
+import Prometheus
+import Metrics
+import ServiceLifecycle
+import Trust
+import TrustPhone
+import Scenario
+
+let trustCommands: [ParsableCommand.Type] = [TrustCommand.self, PhoneCommand.self, ScenarioCommand.self]
+
+/// `lockbench trust …`: the trust service that keeps short-lived keys current.
+struct TrustCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "trust",
+        abstract: "Run the trust service that issues short-lived keys to phones and keeps them current; manage grants, devices and credentials.",
+        discussion: """
+        A site (`trust init DIR`) holds the issuer key whose public half every lock trusts
+        (DIR/issuer.pub.pem in the lock's trustedIssuers), the key that signs access tokens, the
+        settings (DIR/site.json: key lifetime, poll interval, token lifetimes) and an SQLite
+        database. `trust serve` answers phones over HTTP (docs/trust-openapi.json): the OAuth
+        token endpoint and the poll endpoint. The administrative commands work on the database
+        directly, while the server runs or not.
+
+          lockbench trust init site
+          lockbench trust device add --site site --device alice-phone --user alice --credential-key alice.pub.pem
+          lockbench trust grant add --site site --grant g1 --user alice --reader-identity front.reader.json --whole-group
+          lockbench trust serve --site site --port 8480
+          lockbench trust grant revoke --site site --grant g1 --reason "left the company"
+          lockbench trust credential suspend --site site --device alice-phone
+        """,
+        subcommands: [Init.self, Serve.self, DeviceCommand.self, GrantCommand.self, CredentialStateCommand.self])
+
+    struct SiteOptions: ParsableArguments {
+        @Option(help: ArgumentHelp("The site directory (from `trust init`).", valueName: "dir"))
+        var site: String
+        @Option(help: ArgumentHelp("The database: sqlite:PATH (default: DIR/trust.sqlite).", valueName: "url"))
+        var db: String?
+        @Option(help: ArgumentHelp("Act as of this time instead of the system clock (RFC 3339).", valueName: "time"))
+        var now: String?
+        @Flag(help: "Print the result as JSON.")
+        var json = false
+
+        func withService<T: Sendable>(_ body: @escaping @Sendable (TrustService) async throws -> T) throws -> T {
+            let site = try TrustCommand.open(self.site)
+            let clock = try TrustCommand.clock(now)
+            let db = self.db
+            return try TrustCommand.mapErrors {
+                try blocking {
+                    let service = try await site.service(database: db, clock: clock)
+                    do {
+                        let r = try await body(service)
+                        try await service.storage.close()
+                        return r
+                    } catch {
+                        try? await service.storage.close()
+                        throw error
+                    }
+                }
+            }
+        }
+    }
+
+    /// `--now TIME`: a clock standing there; none: the system clock.
+    static func clock(_ now: String?) throws -> any TrustClock {
+        guard let now else { return SystemClock() }
+        guard let d = RFC3339.parse(now) else { throw UserError(message: "--now \"\(now)\" is not an RFC 3339 time like 2026-03-02T09:00:00Z") }
+        return FixedClock(d)
+    }
+
+    static func open(_ dir: String) throws -> TrustSite {
+        do { return try TrustSite.open(dir) } catch { throw UserError(message: error.message) }
+    }
+
+    /// Service refusals become usage errors with the service's words; a damaged database an environment failure.
+    static func mapErrors<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch let e as TrustError {
+            throw UserError(message: e.message, code: e.code == .notFound || e.code == .conflict || e.code == .final ? ExitCodes.negative : ExitCodes.usage)
+        } catch let e as UserError { throw e } catch let e as TrustStorageError {
+            throw UserError(message: "the database: \(e.description)", code: ExitCodes.environment)
+        } catch {
+            throw UserError(message: "\(error)", code: ExitCodes.environment)
+        }
+    }
+
+    static func printChange(_ what: String, _ change: TrustChange, json: Bool) {
+        if json {
+            struct Out: Encodable { var done: String; var poll: [[String: String]]; var revocationSerial: UInt64? }
+            print(KeyFiles.json(Out(done: what, poll: change.affected.map { ["device": $0.device, "trigger": $0.trigger.rawValue] },
+                                    revocationSerial: change.revocationSerial)))
+            return
+        }
+        print(what)
+        if let s = change.revocationSerial { print("revocation list: serial \(s)") }
+        for a in change.affected { print("poll: \(a.device) (\(a.trigger.rawValue))") }
+    }
+
+    struct Init: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create a site: issuer key, token key, settings and database.",
+            discussion: """
+            Locks that should accept this site's keys list DIR/issuer.pub.pem in their
+            trustedIssuers. Settings can be given now (--set key-lifetime=8h, repeatable) or
+            edited in DIR/site.json: \(TrustSettings.names.joined(separator: ", ")).
+            """)
+        @Argument(help: ArgumentHelp("The new site's directory.", valueName: "dir"))
+        var directory: String
+        @Option(name: .customLong("set"), help: ArgumentHelp("A setting, NAME=VALUE (e.g. poll-interval=8h). Repeatable.", valueName: "name=value"))
+        var settings: [String] = []
+
+        func run() throws {
+            var s = TrustSettings()
+            for pair in settings {
+                let kv = pair.split(separator: "=", maxSplits: 1).map(String.init)
+                guard kv.count == 2 else { throw UserError(message: "--set \(pair): write NAME=VALUE, e.g. --set poll-interval=8h") }
+                do { try s.set(kv[0], kv[1]) } catch { throw UserError(message: "--set: \(error.message)") }
+            }
+            let site: TrustSite
+            do { site = try TrustSite.create(at: directory, settings: s) } catch { throw UserError(message: error.message) }
+            try TrustCommand.mapErrors { try blocking { try await SQLiteTrustStorage.open(path: site.databasePath).close() } }
+            print("site: \(directory)")
+            print("issuer public key (list it in each lock's trustedIssuers): \(site.issuerPublicPath)")
+            print("database: \(site.databasePath)")
+        }
+    }
+
+    struct Serve: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Serve phones over HTTP: the token endpoint and the poll endpoint.",
+            discussion: """
+            Runs until SIGINT or SIGTERM (graceful shutdown through swift-service-lifecycle).
+            --clock virtual starts a clock frozen at --now that only the process's own requests
+            see (for demos that must not depend on the wall clock); system is the default.
+            Prometheus metrics are served at /metrics.
+            """)
+        @Option(help: ArgumentHelp("The site directory.", valueName: "dir"))
+        var site: String
+        @Option(help: ArgumentHelp("TCP port (0: any free port, printed).", valueName: "n"))
+        var port: Int = 8480
+        @Option(help: ArgumentHelp("Address to listen on.", valueName: "host"))
+        var host: String = "127.0.0.1"
+        @Option(help: ArgumentHelp("The database: sqlite:PATH (default: DIR/trust.sqlite).", valueName: "url"))
+        var db: String?
+        @Option(help: ArgumentHelp("system, or virtual (frozen at --now).", valueName: "mode"))
+        var clock: String = "system"
+        @Option(help: ArgumentHelp("With --clock virtual: the time (RFC 3339).", valueName: "time"))
+        var now: String?
+
+        func validate() throws {
+            guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535") }
+            guard clock == "system" || clock == "virtual" else { throw ValidationError("--clock is system or virtual") }
+            if clock == "virtual" && now == nil { throw ValidationError("--clock virtual needs --now TIME") }
+        }
+
+        func run() throws {
+            let site = try TrustCommand.open(self.site)
+            let clock = try TrustCommand.clock(now)
+            let (db, host, port) = (self.db, self.host, self.port)
+            try TrustCommand.mapErrors {
+                try blocking {
+                    let registry = PrometheusCollectorRegistry()
+                    MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+                    let service = try await site.service(database: db, clock: clock)
+                    var logger = Logger(label: "lockbench.trust")
+                    logger.logLevel = .notice
+                    let server = try await TrustServer.start(service: service, host: host, port: port, registry: registry, logger: logger)
+                    emitLine("trust service listening on http://\(host):\(server.port)")
+                    let stop = DispatchSemaphore(value: 0)
+                    let signals = StopSignals { _ in stop.signal() }
+                    await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                        DispatchQueue.global().async { stop.wait(); c.resume() }
+                    }
+                    withExtendedLifetime(signals) {}
+                    await server.stop()
+                    try await service.storage.close()
+                    emitLine("stopped")
+                }
+            }
+        }
+    }
+}
+
+/// A clock standing at one time (admin commands with --now, `serve --clock virtual`).
+struct FixedClock: TrustClock {
+    let time: Date
+    init(_ time: Date) { self.time = time }
+    func now() -> Date { time }
+}
+
+struct DeviceCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "device", abstract: "Register devices (phones) and their credential keys; issue login codes.",
+        subcommands: [Add.self, Enroll.self, List.self])
+
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Register a device with its credential key; prints its one-time login code.",
+            discussion: "The phone exchanges the code at POST /v1/token (grant_type=authorization_code) for its first tokens: `lockbench phone run --code CODE`.")
+        @OptionGroup var site: TrustCommand.SiteOptions
+        @Option(help: ArgumentHelp("The device id (letters, digits, - _ . @).", valueName: "id"))
+        var device: String
+        @Option(help: ArgumentHelp("The user the device belongs to.", valueName: "user"))
+        var user: String
+        @Option(name: .customLong("credential-key"), help: ArgumentHelp("The phone's credential key (PEM, public or private).", valueName: "file"))
+        var credentialKey: String
+
+        func run() throws {
+            let key = try KeyFiles.publicKey(credentialKey, what: "credential key")
+            let (device, user) = (self.device, self.user)
+            let code = try site.withService { try await $0.addDevice(id: device, user: user, credentialKey: key) }
+            if site.json { print(KeyFiles.json(["device": device, "user": user, "code": code])) } else {
+                print("device \(device) of \(user) registered")
+                print("login code: \(code)")
+            }
+        }
+    }
+
+    struct Enroll: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "A new one-time login code for a device (re-authorization after its login expired).")
+        @OptionGroup var site: TrustCommand.SiteOptions
+        @Option(help: ArgumentHelp("The device id.", valueName: "id"))
+        var device: String
+        func run() throws {
+            let device = self.device
+            let code = try site.withService { try await $0.enroll(device: device) }
+            print(site.json ? KeyFiles.json(["device": device, "code": code]) : "login code: \(code)")
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List devices and their credential states.")
+        @OptionGroup var site: TrustCommand.SiteOptions
+        @Option(help: ArgumentHelp("Only this user's devices.", valueName: "user"))
+        var user: String?
+        func run() throws {
+            let user = self.user
+            let devices = try site.withService { try await $0.devices(user: user) }
+            if site.json {
+                print(KeyFiles.json(devices.map { ["device": $0.id, "user": $0.user, "credential": $0.credentialState.rawValue,
+                                                   "keyHash": Hex.encode(Primitives.sha256($0.credentialKey))] }))
+            } else {
+                for d in devices { print("\(d.id)\t\(d.user)\t\(d.credentialState.rawValue)") }
+            }
+        }
+    }
+}
+
+struct GrantCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "grant", abstract: "Grant a user access to readers, modify or revoke grants.",
+        discussion: """
+        Each change tells which phones should poll now (Tapkey manual polling: after a grant is
+        issued, after a grant affecting the user is modified or revoked, after grants on locks the
+        user can open are revoked). Revoking (and narrowing) also publishes the next revocation
+        list, which any phone carries to offline locks.
+        """,
+        subcommands: [Add.self, Modify.self, Revoke.self, List.self])
+
+    struct Readers: ParsableArguments {
+        @Option(help: ArgumentHelp("A reader group or one reader: GROUP or GROUP:SUB (hex). Repeatable.", valueName: "group[:sub]"))
+        var reader: [String] = []
+        @Option(name: .customLong("reader-identity"), help: ArgumentHelp("A reader identity file (from `key reader`). Repeatable.", valueName: "file"))
+        var readerIdentity: [String] = []
+        @Flag(name: .customLong("whole-group"), help: "With --reader-identity: every reader of its group.")
+        var wholeGroup = false
+        @Option(help: ArgumentHelp("A weekly window, e.g. \"mon-fri 08:00-18:00\". Repeatable.", valueName: "days hh:mm-hh:mm"))
+        var schedule: [String] = []
+
+        func rules() throws -> [String] {
+            var out = reader
+            for path in readerIdentity {
+                let (f, _) = try ReaderIdentityFile.load(path)
+                out.append(wholeGroup ? f.groupID : f.groupID + ":" + f.subID)
+            }
+            return out
+        }
+    }
+
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Grant a user access to readers (optionally on schedules).")
+        @OptionGroup var site: TrustCommand.SiteOptions
+        @Option(help: ArgumentHelp("The grant id.", valueName: "id")) var grant: String
+        @Option(help: ArgumentHelp("The user.", valueName: "user")) var user: String
+        @OptionGroup var readers: Readers
+        func run() throws {
+            let rules = try readers.rules(), (grant, user, schedules) = (self.grant, self.user, readers.schedule)
+            guard !rules.isEmpty else { throw UserError(message: "name at least one --reader GROUP[:SUB] or --reader-identity FILE") }
+            let change = try site.withService { try await $0.addGrant(id: grant, user: user, readers: rules, schedules: schedules) }
+            TrustCommand.printChange("grant \(grant) issued to \(user)", change, json: site.json)
+        }
+    }
+
+    struct Modify: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Change a grant's readers or schedules (its keys are re-issued, the old ones revoked).")
+        @OptionGroup var site: TrustCommand.SiteOptions
+        @Option(help: ArgumentHelp("The grant id.", valueName: "id")) var grant: String
+        @OptionGroup var readers: Readers
+        @Flag(name: .customLong("no-schedule"), help: "Remove every schedule (any time).") var noSchedule = false
+        func run() throws {
+            let rules = try readers.rules(), grant = self.grant
+            let schedules: [String]? = noSchedule ? [] : (readers.schedule.isEmpty ? nil : readers.schedule)
+            guard !rules.isEmpty || schedules != nil else { throw UserError(message: "give new --reader/--reader-identity, --schedule or --no-schedule") }
+            let change = try site.withService { try await $0.modifyGrant(id: grant, readers: rules.isEmpty ? nil : rules, schedules: schedules) }
+            TrustCommand.printChange("grant \(grant) modified", change, json: site.json)
+        }
+    }
+
+    struct Revoke: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Revoke a grant, with a reason (kept for the audit).")
+        @OptionGroup var site: TrustCommand.SiteOptions
+        @Option(help: ArgumentHelp("The grant id.", valueName: "id")) var grant: String
+        @Option(help: ArgumentHelp("Why (e.g. \"left the company\").", valueName: "text")) var reason: String
+        func run() throws {
+            let (grant, reason) = (self.grant, self.reason)
+            let change = try site.withService { try await $0.revokeGrant(id: grant, reason: reason) }
+            TrustCommand.printChange("grant \(grant) revoked", change, json: site.json)
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List grants.")
+        @OptionGroup var site: TrustCommand.SiteOptions
+        @Option(help: ArgumentHelp("Only this user's grants.", valueName: "user")) var user: String?
+        func run() throws {
+            let user = self.user
+            let grants = try site.withService { try await $0.grants(user: user) }
+            if site.json { print(KeyFiles.json(grants.map(GrantJSON.init))) } else {
+                for g in grants {
+                    print("\(g.id)\t\(g.user)\t\(g.state.rawValue)\t\(g.readers.joined(separator: ","))\t\(g.schedules.joined(separator: "; "))"
+                          + (g.reason.map { "\treason: \($0)" } ?? ""))
+                }
+            }
+        }
+    }
+
+    struct GrantJSON: Encodable {
+        var id, user, state: String
+        var readers, schedules: [String]
+        var reason: String?
+        var revision: Int
+        init(_ g: GrantRecord) {
+            id = g.id; user = g.user; state = g.state.rawValue; readers = g.readers; schedules = g.schedules; reason = g.reason; revision = g.revision
+        }
+    }
+}
+
+/// `trust credential suspend|resume|deactivate|delete` (Schlage guide credential states).
+struct CredentialStateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "credential",
+        abstract: "Suspend, resume, deactivate (final) or delete a device's credential.",
+        discussion: """
+        Suspending or deactivating revokes the credential by its key hash in the next revocation
+        list: each lock denies it (`revoked`) once any phone has carried that list there, even
+        while the phone itself stays offline with its keys. Resume lifts a suspension.
+        Deactivation is final: resume is refused (exit 1); delete removes it for good.
+        """,
+        subcommands: [Suspend.self, Resume.self, Deactivate.self, Delete.self])
+
+    struct Options: ParsableArguments {
+        @OptionGroup var site: TrustCommand.SiteOptions
+        @Option(help: ArgumentHelp("The device id.", valueName: "id")) var device: String
+        @Option(help: ArgumentHelp("Why (kept with the change).", valueName: "text")) var reason: String?
+
+        func apply(_ target: CredentialState) throws {
+            let (device, reason) = (self.device, self.reason)
+            let change = try site.withService { try await $0.setCredential(device: device, to: target, reason: reason) }
+            TrustCommand.printChange("credential of \(device): \(target.rawValue)", change, json: site.json)
+        }
+    }
+
+    struct Suspend: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Suspend a credential (revoked at locks until resumed).")
+        @OptionGroup var options: Options
+        func run() throws { try options.apply(.suspended) }
+    }
+    struct Resume: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Resume a suspended credential (refused after deactivation).")
+        @OptionGroup var options: Options
+        func run() throws { try options.apply(.active) }
+    }
+    struct Deactivate: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Deactivate a credential: final, its logins end, it is revoked at every lock.")
+        @OptionGroup var options: Options
+        func run() throws { try options.apply(.deactivated) }
+    }
+    struct Delete: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete a credential from its device (its keys are deleted at the next poll).")
+        @OptionGroup var options: Options
+        func run() throws { try options.apply(.deleted) }
+    }
+}

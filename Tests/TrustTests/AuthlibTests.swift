@@ -1,0 +1,27 @@
+import Crypto
+import Foundation
+@testable import Trust
+import XCTest
+
+/// An independent OAuth client (Python Authlib) against the token endpoint over loopback HTTP.
+final class AuthlibTests: XCTestCase {
+    func testAuthlibClientAgainstTheTokenEndpoint() async throws {
+        var settings = TrustSettings()
+        settings.refreshGrace = 0
+        let f = try await TrustFixture.make(settings); defer { Task { await f.close() } }
+        let server = try await TrustServer.start(service: f.service)
+        defer { Task { await server.stop() } }
+        let code = try await f.service.addDevice(id: "p1", user: "alice", credentialKey: Array(P256.Signing.PrivateKey().publicKey.x963Representation))
+        let script = HTTPTests.repositoryRoot.appendingPathComponent("Tests/TrustTests/python/authlib_client.py").path
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["python3", script, server.baseURL, code]
+        let out = Pipe(); p.standardOutput = out; p.standardError = out
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self)
+        XCTAssertEqual(p.terminationStatus, 0, "authlib client (pip install authlib requests):\n\(text)")
+        XCTAssertEqual(text.components(separatedBy: "\n").filter { $0.hasPrefix("ok ") }.count, 7, text)
+    }
+}

@@ -1,0 +1,217 @@
+import Crypto
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Metrics
+import Prometheus
+import NIOCore
+@testable import Trust
+import TrustPhone
+import XCTest
+
+/// The HTTP API through Hummingbird's test client, checked against docs/trust-openapi.json: every
+/// answer's status is documented for its operation and its JSON body has the documented fields.
+final class HTTPTests: XCTestCase {
+    static let repositoryRoot: URL = {
+        var url = URL(fileURLWithPath: #filePath)
+        while url.path != "/" {
+            url.deleteLastPathComponent()
+            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) { return url }
+        }
+        fatalError("Package.swift not found")
+    }()
+
+    static let openAPI: [String: Any] = {
+        let data = try! Data(contentsOf: repositoryRoot.appendingPathComponent("docs/trust-openapi.json"))
+        return try! JSONSerialization.jsonObject(with: data) as! [String: Any]
+    }()
+
+    /// Checks one answer against the document: status listed, JSON body matches the schema.
+    func conforms(_ path: String, _ method: String, _ status: Int, _ body: ByteBuffer, file: StaticString = #filePath, line: UInt = #line) {
+        let paths = Self.openAPI["paths"] as! [String: Any]
+        guard let op = (paths[path] as? [String: Any])?[method] as? [String: Any] else { return XCTFail("\(method) \(path) is not documented", file: file, line: line) }
+        let responses = op["responses"] as! [String: Any]
+        guard let r = responses[String(status)] as? [String: Any] else {
+            return XCTFail("\(method) \(path) answered \(status), documented: \(responses.keys.sorted())", file: file, line: line)
+        }
+        guard let schema = ((r["content"] as? [String: Any])?["application/json"] as? [String: Any])?["schema"] as? [String: Any] else { return }
+        let json = try? JSONSerialization.jsonObject(with: Data(buffer: body))
+        XCTAssertNotNil(json, "\(method) \(path) \(status): body is not JSON", file: file, line: line)
+        if let json { check(json, schema, at: "\(method) \(path) \(status)", file: file, line: line) }
+    }
+
+    func check(_ value: Any, _ schema: [String: Any], at location: String, file: StaticString, line: UInt) {
+        var schema = schema
+        if let ref = schema["$ref"] as? String {
+            let name = ref.components(separatedBy: "/").last!
+            schema = ((Self.openAPI["components"] as! [String: Any])["schemas"] as! [String: Any])[name] as! [String: Any]
+        }
+        switch schema["type"] as? String {
+        case "object":
+            guard let o = value as? [String: Any] else { return XCTFail("\(location): not an object", file: file, line: line) }
+            for r in schema["required"] as? [String] ?? [] where o[r] == nil { XCTFail("\(location): missing \(r)", file: file, line: line) }
+            let props = schema["properties"] as? [String: Any] ?? [:]
+            for (k, v) in o {
+                guard let p = props[k] as? [String: Any] else { XCTFail("\(location): undocumented field \(k)", file: file, line: line); continue }
+                check(v, p, at: location + "." + k, file: file, line: line)
+            }
+        case "array":
+            guard let a = value as? [Any] else { return XCTFail("\(location): not an array", file: file, line: line) }
+            for item in a { check(item, schema["items"] as! [String: Any], at: location + "[]", file: file, line: line) }
+        case "string": XCTAssertTrue(value is String, "\(location): not a string", file: file, line: line)
+        case "integer":
+            let n = value as? NSNumber
+            XCTAssertTrue(n.map { $0.doubleValue == $0.doubleValue.rounded() } ?? false, "\(location): not an integer", file: file, line: line)
+        default: break
+        }
+    }
+
+    func form(_ s: String) -> (HTTPFields, ByteBuffer) {
+        ([.contentType: "application/x-www-form-urlencoded"], ByteBuffer(string: s))
+    }
+
+    func testEveryDocumentedAnswer() async throws {
+        let f = try await TrustFixture.make(); defer { Task { await f.close() } }
+        let code = try await f.service.addDevice(id: "p1", user: "alice", credentialKey: Array(P256.Signing.PrivateKey().publicKey.x963Representation))
+        _ = try await f.service.addGrant(id: "g1", user: "alice", readers: [f.group])
+        let app = Application(router: TrustAPI.router(service: f.service))
+        try await app.test(.router) { client in
+            // 204 before anything is revoked.
+            try await client.execute(uri: "/v1/revocations", method: .get) { r in
+                XCTAssertEqual(r.status, .noContent); self.conforms("/v1/revocations", "get", r.status.code, r.body)
+            }
+            let (h, b) = form("grant_type=authorization_code&code=" + code)
+            var tokens: TokenResponse!
+            try await client.execute(uri: "/v1/token", method: .post, headers: h, body: b) { r in
+                XCTAssertEqual(r.status, .ok)
+                XCTAssertEqual(r.headers[.cacheControl], "no-store")
+                self.conforms("/v1/token", "post", r.status.code, r.body)
+                tokens = try JSONDecoder().decode(TokenResponse.self, from: Data(buffer: r.body))
+            }
+            var cursor = ""
+            try await client.execute(uri: "/v1/keys", method: .get, headers: [.authorization: "Bearer " + tokens.access_token]) { r in
+                XCTAssertEqual(r.status, .ok)
+                self.conforms("/v1/keys", "get", r.status.code, r.body)
+                cursor = try JSONDecoder().decode(PollResult.self, from: Data(buffer: r.body)).cursor
+            }
+            try await client.execute(uri: "/v1/keys?since=" + cursor, method: .get, headers: [.authorization: "Bearer " + tokens.access_token]) { r in
+                XCTAssertEqual(r.status, .noContent); self.conforms("/v1/keys", "get", r.status.code, r.body)
+            }
+            try await client.execute(uri: "/v1/keys?since=-1", method: .get, headers: [.authorization: "Bearer " + tokens.access_token]) { r in
+                XCTAssertEqual(r.status, .badRequest); self.conforms("/v1/keys", "get", r.status.code, r.body)
+            }
+            for auth in [nil, "Basic abc", "Bearer " + tokens.refresh_token, "Bearer x.y.z"] {
+                try await client.execute(uri: "/v1/keys", method: .get, headers: auth.map { [.authorization: $0] } ?? [:]) { r in
+                    XCTAssertEqual(r.status, .unauthorized, auth ?? "no header")
+                    XCTAssertNotNil(r.headers[.wwwAuthenticate])
+                    self.conforms("/v1/keys", "get", r.status.code, r.body)
+                }
+            }
+            // Rotation over HTTP, then reuse → invalid_grant.
+            let (h2, b2) = form("grant_type=refresh_token&refresh_token=" + tokens.refresh_token)
+            try await client.execute(uri: "/v1/token", method: .post, headers: h2, body: b2) { r in XCTAssertEqual(r.status, .ok) }
+            f.clock.advance(60)
+            for (body, error) in [("grant_type=refresh_token&refresh_token=" + tokens.refresh_token, "invalid_grant"),
+                                  ("grant_type=password&username=a&password=b", "unsupported_grant_type"),
+                                  ("code=abc", "invalid_request"),
+                                  ("grant_type=refresh_token", "invalid_request"),
+                                  ("grant_type=refresh_token&grant_type=refresh_token&refresh_token=x", "invalid_request")] {
+                let (h3, b3) = form(body)
+                try await client.execute(uri: "/v1/token", method: .post, headers: h3, body: b3) { r in
+                    XCTAssertEqual(r.status, .badRequest, body)
+                    self.conforms("/v1/token", "post", r.status.code, r.body)
+                    XCTAssertEqual(try JSONDecoder().decode([String: String].self, from: Data(buffer: r.body))["error"], error, body)
+                }
+            }
+            // JSON instead of a form.
+            try await client.execute(uri: "/v1/token", method: .post, headers: [.contentType: "application/json"],
+                                     body: ByteBuffer(string: #"{"grant_type":"refresh_token"}"#)) { r in
+                XCTAssertEqual(r.status, .badRequest); self.conforms("/v1/token", "post", r.status.code, r.body)
+            }
+            // An oversized body is refused before it is read whole.
+            let (h4, _) = form("")
+            try await client.execute(uri: "/v1/token", method: .post, headers: h4, body: ByteBuffer(string: String(repeating: "a", count: 20_000))) { r in
+                XCTAssertEqual(r.status, .contentTooLarge); self.conforms("/v1/token", "post", r.status.code, r.body)
+            }
+            _ = try await f.service.revokeGrant(id: "g1", reason: "test")
+            try await client.execute(uri: "/v1/revocations", method: .get) { r in
+                XCTAssertEqual(r.status, .ok); XCTAssertEqual(r.headers[.contentType], "application/cbor")
+                self.conforms("/v1/revocations", "get", r.status.code, r.body)
+            }
+            try await client.execute(uri: "/healthz", method: .get) { r in XCTAssertEqual(r.status, .ok) }
+        }
+    }
+
+    /// Every documented operation is routed (none answers 404).
+    func testEveryDocumentedOperationIsServed() async throws {
+        let f = try await TrustFixture.make(); defer { Task { await f.close() } }
+        let app = Application(router: TrustAPI.router(service: f.service))
+        let paths = Self.openAPI["paths"] as! [String: Any]
+        try await app.test(.router) { client in
+            for (path, ops) in paths {
+                for method in (ops as! [String: Any]).keys {
+                    try await client.execute(uri: path, method: method == "post" ? .post : .get) { r in
+                        XCTAssertNotEqual(r.status, .notFound, "\(method) \(path)")
+                    }
+                }
+            }
+        }
+    }
+
+    /// The document itself is valid OpenAPI 3.1 (Python openapi-spec-validator, an independent checker).
+    func testOpenAPIDocumentValidates() throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["python3", "-c", "import json,sys; from openapi_spec_validator import validate; validate(json.load(open(sys.argv[1]))); print('valid')",
+                       Self.repositoryRoot.appendingPathComponent("docs/trust-openapi.json").path]
+        let out = Pipe(); p.standardOutput = out; p.standardError = out
+        try p.run(); p.waitUntilExit()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        XCTAssertEqual(p.terminationStatus, 0, "openapi-spec-validator (pip install openapi-spec-validator): \(text)")
+        XCTAssertTrue(text.contains("valid"))
+    }
+
+    /// The phone's client (async-http-client) against the real server on a loopback port.
+    func testPhoneClientOverLoopback() async throws {
+        let f = try await TrustFixture.make(); defer { Task { await f.close() } }
+        let server = try await TrustServer.start(service: f.service)
+        let client = TrustClient(baseURL: server.baseURL)
+        let code = try await f.service.addDevice(id: "p1", user: "alice", credentialKey: Array(P256.Signing.PrivateKey().publicKey.x963Representation))
+        let t = try await client.token([("grant_type", "authorization_code"), ("code", code)])
+        let r = try await client.keys(accessToken: t.access_token, since: nil)
+        XCTAssertEqual(r?.keys.count, 0)
+        do { _ = try await client.token([("grant_type", "authorization_code"), ("code", code)]); XCTFail("a used code") } catch {
+            XCTAssertEqual(error, .oauth(code: "invalid_grant", description: "login code already used"))
+        }
+        await client.shutdown()
+        await server.stop()
+        // The server is gone: a network error, not a crash.
+        let gone = TrustClient(baseURL: server.baseURL, timeout: .seconds(2))
+        do { _ = try await gone.keys(accessToken: "x", since: nil); XCTFail("no server") } catch {
+            if case .network = error {} else { XCTFail("\(error)") }
+        }
+        await gone.shutdown()
+    }
+}
+
+/// `/metrics` in Prometheus text: the counters the API keeps (swift-metrics → swift-prometheus).
+final class MetricsTests: XCTestCase {
+    func testMetricsAreServed() async throws {
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        let f = try await TrustFixture.make(); defer { Task { await f.close() } }
+        let app = Application(router: TrustAPI.router(service: f.service, registry: registry))
+        try await app.test(.router) { client in
+            try await client.execute(uri: "/v1/token", method: .post, headers: [.contentType: "application/x-www-form-urlencoded"],
+                                     body: ByteBuffer(string: "grant_type=refresh_token&refresh_token=nope")) { r in
+                XCTAssertEqual(r.status, .badRequest)
+            }
+            try await client.execute(uri: "/metrics", method: .get) { r in
+                XCTAssertEqual(r.status, .ok)
+                let text = String(buffer: r.body)
+                XCTAssertTrue(text.contains("lockbench_trust_token_requests_total 1"), text)
+                XCTAssertTrue(text.contains("lockbench_trust_token_refusals_total 1"), text)
+            }
+        }
+    }
+}

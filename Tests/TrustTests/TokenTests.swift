@@ -1,0 +1,177 @@
+import Codecs
+import Crypto
+import Foundation
+import JWTKit
+@testable import Trust
+import XCTest
+
+/// Tokens: RFC 6749 grants, ES256 access tokens checked per RFC 8725, refresh rotation with
+/// reuse detection (RFC 9700), the grace window, the 30-day absolute lifetime (digi.me).
+final class TokenTests: XCTestCase {
+    func testRotationIssuesANewRefreshTokenEachUse() async throws {
+        let f = try await TrustFixture.make(); defer { Task { await f.close() } }
+        let first = try await f.login("p1", user: "alice")
+        let second = try await f.service.refresh(token: first.refresh_token)
+        XCTAssertNotEqual(first.refresh_token, second.refresh_token)
+        XCTAssertEqual(second.token_type, "Bearer")
+        XCTAssertEqual(second.expires_in, 900)
+        let third = try await f.service.refresh(token: second.refresh_token)
+        XCTAssertNotEqual(third.refresh_token, second.refresh_token)
+        let claims = try await f.service.authorize(bearer: third.access_token)
+        XCTAssertEqual(claims.sub.value, "p1")
+    }
+
+    func testReusedRefreshTokenRevokesTheWholeFamily() async throws {
+        let f = try await TrustFixture.make(); defer { Task { await f.close() } }
+        let first = try await f.login("p1", user: "alice")
+        let fam = try await f.service.authorize(bearer: first.access_token).fam
+        let second = try await f.service.refresh(token: first.refresh_token)
+        f.clock.advance(31)   // past the 30 s grace window
+        await XCTAssertTrustError(.invalidGrant) { try await f.service.refresh(token: first.refresh_token) }
+        // The legitimate holder's token dies with the family, and so do its access tokens.
+        await XCTAssertTrustError(.invalidGrant) { try await f.service.refresh(token: second.refresh_token) }
+        await XCTAssertTrustError(.invalidToken) { try await f.service.authorize(bearer: second.access_token) }
+        let active = try await f.storage.read { tx in try await tx.refreshTokens(family: fam) }.filter { $0.state == .active }
+        XCTAssertEqual(active.count, 0)
+    }
+
+    func testRetryWithinGraceWindowSupersedesTheLostSuccessor() async throws {
+        let f = try await TrustFixture.make(); defer { Task { await f.close() } }
+        let first = try await f.login("p1", user: "alice")
+        let lost = try await f.service.refresh(token: first.refresh_token)   // the answer never arrived
+        f.clock.advance(30)                                                  // exactly the grace window
+        let retry = try await f.service.refresh(token: first.refresh_token)
+        XCTAssertNotEqual(retry.refresh_token, lost.refresh_token)
+        // The lost successor is dead; presenting it is reuse and ends the family.
+        _ = try await f.service.refresh(token: retry.refresh_token)
+        await XCTAssertTrustError(.invalidGrant) { try await f.service.refresh(token: lost.refresh_token) }
+    }
+
+    func testRetryAfterTheSuccessorWasUsedIsReuse() async throws {
+        let f = try await TrustFixture.make(); defer { Task { await f.close() } }
+        let first = try await f.login("p1", user: "alice")
+        let second = try await f.service.refresh(token: first.refresh_token)
+        _ = try await f.service.refresh(token: second.refresh_token)
+        await XCTAssertTrustError(.invalidGrant) { try await f.service.refresh(token: first.refresh_token) }
+    }
+
+    func testLoginEndsAfterThirtyDaysWhateverTheRotations() async throws {
+        let f = try await TrustFixture.make(); defer { Task { await f.close() } }
+        var t = try await f.login("p1", user: "alice")
+        for _ in 0..<29 {
+            f.clock.advance(86400)
+            t = try await f.service.refresh(token: t.refresh_token)
+        }
+        f.clock.advance(86400 - 1)   // 30 days less one second: still fine
+        t = try await f.service.refresh(token: t.refresh_token)
+        XCTAssertEqual(t.refresh_token_expires_in, 1)
+        f.clock.advance(1)           // exactly 30 days
+        await XCTAssertTrustError(.tokenExpired) { try await f.service.refresh(token: t.refresh_token) }
+        // A new login (the re-authorization) starts a new 30 days.
+        let code = try await f.service.enroll(device: "p1")
+        let fresh = try await f.service.exchange(code: code)
+        XCTAssertEqual(fresh.refresh_token_expires_in, 30 * 86400)
+    }
+
+    func testLoginCodeIsOneTimeAndExpires() async throws {
+        let f = try await TrustFixture.make(); defer { Task { await f.close() } }
+        let code = try await f.service.addDevice(id: "p1", user: "alice", credentialKey: Array(P256.Signing.PrivateKey().publicKey.x963Representation))
+        _ = try await f.service.exchange(code: code)
+        await XCTAssertTrustError(.invalidGrant) { try await f.service.exchange(code: code) }
+        let late = try await f.service.enroll(device: "p1")
+        f.clock.advance(3600)
+        await XCTAssertTrustError(.invalidGrant) { try await f.service.exchange(code: late) }
+        await XCTAssertTrustError(.invalidGrant) { try await f.service.exchange(code: "not-a-code") }
+    }
+
+    func testAccessTokenIsNotARefreshTokenAndViceVersa() async throws {
+        let f = try await TrustFixture.make(); defer { Task { await f.close() } }
+        let t = try await f.login("p1", user: "alice")
+        await XCTAssertTrustError(.invalidGrant) { try await f.service.refresh(token: t.access_token) }
+        await XCTAssertTrustError(.invalidToken) { try await f.service.authorize(bearer: t.refresh_token) }
+    }
+
+    func testAccessTokenHeaderAndClaims() async throws {
+        let f = try await TrustFixture.make(); defer { Task { await f.close() } }
+        let t = try await f.login("p1", user: "alice")
+        let header = try JSONSerialization.jsonObject(with: Data(Base64URL.decode(String(t.access_token.split(separator: ".")[0]))!)) as! [String: Any]
+        XCTAssertEqual(header["typ"] as? String, "at+jwt")
+        XCTAssertEqual(header["alg"] as? String, "ES256")
+        XCTAssertNotNil(header["kid"])
+        // exp: valid until 15 min (+ 5 s leeway), refused after.
+        f.clock.advance(900)
+        _ = try await f.service.authorize(bearer: t.access_token)
+        f.clock.advance(5)
+        await XCTAssertTrustError(.invalidToken) { try await f.service.authorize(bearer: t.access_token) }
+    }
+
+    /// Tokens forged with the right key but a wrong header or claim are refused, each by its rule.
+    func testForgedTokensAreRefused() async throws {
+        let f = try await TrustFixture.make(); defer { Task { await f.close() } }
+        let t = try await f.login("p1", user: "alice")
+        let fam = try await f.service.authorize(bearer: t.access_token).fam
+        let now = f.clock.now()
+        func claims(iss: String = f.service.settings.issuer, aud: String = f.service.settings.audience,
+                    nbf: Date? = nil, exp: Date? = nil) -> AccessClaims {
+            AccessClaims(iss: .init(value: iss), aud: .init(value: [aud]), sub: .init(value: "p1"), iat: .init(value: now),
+                         nbf: .init(value: nbf ?? now), exp: .init(value: exp ?? now.addingTimeInterval(600)), jti: .init(value: "x"), fam: fam)
+        }
+        func sign(_ c: AccessClaims, typ: String? = "at+jwt") async throws -> String {
+            var h = JWTHeader()
+            h.typ = typ
+            return try await f.service.tokens.keys.sign(c, header: h)
+        }
+        let good = try await sign(claims())
+        _ = try await f.service.authorize(bearer: good)
+        let cases: [(String, String)] = [
+            ("wrong iss", try await sign(claims(iss: "urn:evil"))),
+            ("wrong aud", try await sign(claims(aud: "urn:other-api"))),
+            ("typ JWT", try await sign(claims(), typ: "JWT")),
+            ("no typ", try await sign(claims(), typ: nil)),
+            ("not yet valid", try await sign(claims(nbf: now.addingTimeInterval(60)))),
+            ("expired", try await sign(claims(exp: now.addingTimeInterval(-60)))),
+        ]
+        for (what, token) in cases {
+            await XCTAssertTrustError(.invalidToken, { try await f.service.authorize(bearer: token) })
+            _ = what
+        }
+        // alg "none": the same claims, unsigned.
+        let parts = good.split(separator: ".")
+        let none = Base64URL.encode(Array(#"{"alg":"none","typ":"at+jwt"}"#.utf8)) + "." + parts[1] + "."
+        await XCTAssertTrustError(.invalidToken) { try await f.service.authorize(bearer: none) }
+        // HS256 with the public key as the secret (algorithm confusion).
+        let hs = Base64URL.encode(Array(#"{"alg":"HS256","typ":"at+jwt"}"#.utf8)) + "." + parts[1] + "." + parts[2]
+        await XCTAssertTrustError(.invalidToken) { try await f.service.authorize(bearer: hs) }
+        // Another key, same header and claims.
+        let other = JWTKeyCollection()
+        await other.add(ecdsa: try ES256PrivateKey(backing: P256.Signing.PrivateKey()))
+        var h = JWTHeader(); h.typ = "at+jwt"
+        let foreign = try await other.sign(claims(), header: h)
+        await XCTAssertTrustError(.invalidToken) { try await f.service.authorize(bearer: foreign) }
+        // A flipped signature byte.
+        var sig = Base64URL.decode(String(parts[2]))!
+        sig[10] ^= 1
+        await XCTAssertTrustError(.invalidToken) { try await f.service.authorize(bearer: parts[0] + "." + parts[1] + "." + Base64URL.encode(sig)) }
+        await XCTAssertTrustError(.invalidToken) { try await f.service.authorize(bearer: "a.b") }
+    }
+
+    /// 50 refreshes of one token at once: at most one token of the family is ever active.
+    func testFiftyConcurrentRefreshesNeverForkAFamily() async throws {
+        let f = try await TrustFixture.make(); defer { Task { await f.close() } }
+        let t = try await f.login("p1", user: "alice")
+        let fam = try await f.service.authorize(bearer: t.access_token).fam
+        let results = await withTaskGroup(of: String?.self) { group in
+            for _ in 0..<50 { group.addTask { try? await f.service.refresh(token: t.refresh_token).refresh_token } }
+            var out = [String?]()
+            for await r in group { out.append(r) }
+            return out
+        }
+        XCTAssertGreaterThanOrEqual(results.compactMap { $0 }.count, 1)
+        let tokens = try await f.storage.read { tx in try await tx.refreshTokens(family: fam) }
+        XCTAssertEqual(tokens.filter { $0.state == .active }.count, 1, "exactly one live token in the family")
+        // The live one is one of the answers, and it works.
+        let live = results.compactMap { $0 }.filter { r in tokens.contains { $0.state == .active && $0.hash == TokenAuthority.hash(r) } }
+        XCTAssertEqual(live.count, 1)
+        _ = try await f.service.refresh(token: live[0])
+    }
+}
