@@ -206,13 +206,6 @@ public final class LockReader {
     /// Applies what a finished session learnt: the FAST key of a granted credential, the device
     /// ephemeral key against replays, and the cache's recency.
     public func apply(_ result: TransactionResult) {
-        if let eph = result.deviceEphemeralKey { replayGuard.insert(eph) }
-        if let key = result.credentialPublicKey {
-            if let p = result.learnedPersistentKey, result.decision.isGrant {
-                fastCache.store(p, for: key)
-            } else if result.fast {
-                fastCache.touch(key)
-            }
-        }
+        ReaderLearning(result).apply(to: &fastCache, &replayGuard)
     }
 }

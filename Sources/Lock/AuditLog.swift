@@ -38,6 +38,8 @@ public struct AuditEntry: Codable, Equatable, Sendable {
     public var detail: String?
     /// The 16-byte AUTH0 transaction id, hex.
     public var transaction: String
+    /// What this entry changed in the lock's state (the journal: see `StateDelta`); nil when nothing.
+    public var state: StateDelta?
 
     /// A transaction's outcome: a denial records its refusal's code, layer and detail.
     public init(seq: UInt64, time: Date, credential: String?, transport: RadioInterface, decision: TransactionDecision,
@@ -90,7 +92,7 @@ public struct AuditEntry: Codable, Equatable, Sendable {
         self.detail = detail
     }
 
-    enum CodingKeys: String, CodingKey { case seq, time, credential, transport, decision, reason, layer, detail, transaction }
+    enum CodingKeys: String, CodingKey { case seq, time, credential, transport, decision, reason, layer, detail, transaction, state }
 
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -103,6 +105,7 @@ public struct AuditEntry: Codable, Equatable, Sendable {
         try c.encodeIfPresent(layer, forKey: .layer)
         try c.encodeIfPresent(detail, forKey: .detail)
         try c.encode(transaction, forKey: .transaction)
+        try c.encodeIfPresent(state, forKey: .state)
     }
 }
 
@@ -159,6 +162,10 @@ public final class AuditLog: @unchecked Sendable {
     /// `audit_damage` entries no `audit_acknowledged` entry has followed yet (this open's included).
     public var unacknowledgedDamage: [AuditEntry] { mutex.lock(); defer { mutex.unlock() }; return _unacknowledgedDamage }
     private var _unacknowledgedDamage: [AuditEntry]
+    /// The verified entries after the head the lock recorded in its snapshot (`expectedHead`), in
+    /// order: the journal records whose state deltas recovery replays. Empty when the recorded
+    /// head is not in the chain (the log was replaced or cut): nothing foreign is replayed.
+    public let journalTail: [AuditEntry]
 
     /// Opens (creating if needed) the log in `directory`, verifies the chain, keeps the valid prefix.
     /// `expectedHead` is the last acknowledged entry the lock recorded; a log ending before it is
@@ -210,6 +217,9 @@ public final class AuditLog: @unchecked Sendable {
             aside = name
         }
         self.damage = damage
+        let recorded = expectedHead ?? .empty
+        journalTail = recorded.seq == 0 || scan.macs[recorded.seq] == recorded.mac
+            ? scan.entries.filter { $0.seq > recorded.seq } : []
         _head = scan.head
         length = scan.validBytes
         _unacknowledgedDamage = scan.unacknowledgedDamage

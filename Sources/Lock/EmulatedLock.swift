@@ -9,9 +9,12 @@ import OfflineUnlock
 /// transaction reaches it through `apply` (the reader's `resolver` for a presentation).
 ///
 /// For each decision, before `apply` returns (i.e. before the protocol acknowledges the
-/// transaction): the engine decides, the bolt moves, the audit entry is appended and fsynced,
-/// and the state file is replaced atomically. If either write fails the decision is undone and
-/// becomes the lock's own refusal `storage_failure` (see `commit`).
+/// transaction): the engine decides, the bolt moves, and ONE journal record — the audit entry,
+/// carrying the state change the decision caused (`StateDelta`) — is appended with one write and
+/// one fsync. If it cannot be written whole the decision is undone and becomes a deny
+/// `storage_failure` (see `commit`). Every `snapshotInterval` records (and on a clean stop) the
+/// whole state is written to `state.json` in the background, compacting the journal: recovery is
+/// that snapshot plus the deltas of the entries after the head it records.
 public final class EmulatedLock: @unchecked Sendable {
     public let configuration: LockConfiguration
     public let clock: VirtualClock
@@ -24,6 +27,17 @@ public final class EmulatedLock: @unchecked Sendable {
     private var persisted: PersistedLockState
     private var bolt: LockStateMachine
     private let mutex = NSLock()
+    /// Journal records since the last snapshot; at `snapshotInterval` a snapshot is written.
+    private var recordsSinceSnapshot = 0
+    /// Writes snapshots in order, off the decision's path.
+    private let snapshots = DispatchQueue(label: "lockbench.lock.snapshot")
+    /// What the reader learnt since the last record, for the next record (bounded).
+    private var pendingReaderLearning: [ReaderLearning] = []
+    /// What the reader learnt after the snapshot, from the journal: `LockService` applies it to
+    /// the reader memory of the snapshot (`fastCache`) when it opens.
+    public let recoveredReaderLearning: [ReaderLearning]
+    /// Journal records between snapshots: bounds what recovery replays.
+    public var snapshotInterval = 64
     /// Called after every decision with the audit entry (for live output).
     public var onAudit: ((AuditEntry) -> Void)?
 
@@ -43,7 +57,8 @@ public final class EmulatedLock: @unchecked Sendable {
         readerSigningKey = try configuration.readerSigningKey()
         let core = DecisionCore(reader: try configuration.readerIdentity(), policy: configuration.policy,
                                 trust: try configuration.trustStore())
-        let state: PersistedLockState
+        var state: PersistedLockState
+        var fresh = false
         if let saved = try store.load() {
             state = saved
         } else if AuditLog.hasHistory(directory: dir) {
@@ -54,14 +69,26 @@ public final class EmulatedLock: @unchecked Sendable {
             let mode = try configuration.initialClock()
             let start = VirtualClock(mode).now()
             state = PersistedLockState(engine: EngineState(clock: TrustedClock(trustedAt: start)), clock: mode)
+            fresh = true
         }
+        audit = try AuditLog(directory: dir, key: key, expectedHead: state.auditHead, io: io, now: VirtualClock(state.clock).now())
+        // Recovery: the snapshot, then every journal record after the head it records.
+        for entry in audit.journalTail { entry.state?.apply(to: &state, replayWindow: configuration.policy.replayWindow) }
+        state.auditHead = audit.head
+        recordsSinceSnapshot = audit.journalTail.count
+        recoveredReaderLearning = audit.journalTail.flatMap { $0.state?.reader ?? [] }
         persisted = state
         clock = VirtualClock(state.clock)
         bolt = LockStateMachine(relockTime: configuration.policy.relockTime, state: state.bolt)
-        audit = try AuditLog(directory: dir, key: key, expectedHead: state.auditHead, io: io, now: clock.now())
         let clock = self.clock
         engine = OfflineUnlockEngine(core: core, state: state.engine, now: { clock.now() })
+        // A lock's first snapshot exists before its first record: a journal never lacks its base.
+        // A start also snapshots what it replayed: the recorded head is current again.
+        if fresh || audit.damage != nil || !audit.journalTail.isEmpty { try persist() }
     }
+
+    /// Dropping the lock is a clean stop: the state is written whole (best effort).
+    deinit { try? persist() }
 
     // MARK: The reader's questions
 
@@ -120,18 +147,26 @@ public final class EmulatedLock: @unchecked Sendable {
     private func commit(_ decision: TransactionDecision, credential: String?, transaction: [UInt8],
                         interface: RadioInterface, at now: Date, revocationChanges: [RevocationChange] = [],
                         restoring before: Snapshot) -> LockOutcome {
-        let mark = audit.mark
-        let drafts = revocationChanges.map { AuditEntry(seq: 0, time: now, revocationChange: $0, transport: interface, transaction: transaction) }
+        var drafts = revocationChanges.map { AuditEntry(seq: 0, time: now, revocationChange: $0, transport: interface, transaction: transaction) }
             + [AuditEntry(seq: 0, time: now, credential: credential, transport: interface, decision: decision, transaction: transaction)]
+        // The state change rides in the decision's own entry: one record, one write, one fsync.
+        let after = current()
+        var delta = StateDelta(from: persisted, to: after, replayWindow: configuration.policy.replayWindow)
+        if !pendingReaderLearning.isEmpty { delta.reader = pendingReaderLearning }
+        if !delta.isEmpty { drafts[drafts.count - 1].state = delta }
         let entries: [AuditEntry]
         do { entries = try audit.append(drafts) } catch {
             return storageFailure(error, credential: credential, transaction: transaction, interface: interface, at: now, restoring: before)
         }
-        do { try persist() } catch {
-            let rolledBack: String
-            do { try audit.rollback(to: mark); rolledBack = "" } catch { rolledBack = "; " + error.reason }
-            return storageFailure(LockError(error.code, error.reason + rolledBack), credential: credential, transaction: transaction,
-                                  interface: interface, at: now, restoring: before)
+        persisted = after
+        persisted.auditHead = audit.head
+        pendingReaderLearning = []
+        recordsSinceSnapshot += 1
+        // A revocation list or clock-trust change is snapshotted at once (after the answer): whole
+        // records cut from the journal's end are not detectable, the snapshot's head is.
+        if recordsSinceSnapshot >= snapshotInterval || delta.revocationLists != nil || delta.revocationListsRemoved != nil
+            || delta.trustedClock.map({ $0.trusted != before.engine.clock.trusted }) == true {
+            compactInBackground()
         }
         entries.forEach { onAudit?($0) }
         return LockOutcome(decision: decision, bolt: bolt.state(at: now), readerStatus: status(decision, at: now),
@@ -170,12 +205,38 @@ public final class EmulatedLock: @unchecked Sendable {
         engine.cachedDocumentID(credentialPublicKey: p.credentialPublicKey)
     }
 
+    /// The state as it is in memory now (engine, bolt, clock, at the journal's head).
+    private func current() -> PersistedLockState {
+        var s = persisted
+        s.engine = engine.state
+        s.bolt = bolt.state
+        s.clock = clock.mode
+        s.auditHead = audit.head
+        return s
+    }
+
+    /// Writes a snapshot now and waits for it (lock controls, a clean stop): the state whole,
+    /// atomically (temp, fsync, rename, directory fsync), with the journal head it covers.
     private func persist() throws(LockError) {
-        persisted.engine = engine.state
-        persisted.bolt = bolt.state
-        persisted.clock = clock.mode
-        persisted.auditHead = audit.head
-        try store.save(persisted)
+        persisted = current()
+        let state = persisted, store = store
+        let failure: LockError? = snapshots.sync {
+            do throws(LockError) { try store.save(state); return nil } catch { return error }
+        }
+        if let failure { throw failure }
+        recordsSinceSnapshot = 0
+        pendingReaderLearning = []
+    }
+
+    /// Compacts the journal off the decision's path: the snapshot is written after the answer,
+    /// in order with any other. A crash mid-write leaves the previous snapshot (atomic rename),
+    /// and the journal still holds every record after it; a failure is retried after the next
+    /// `snapshotInterval` records.
+    private func compactInBackground() {
+        let state = persisted, store = store
+        recordsSinceSnapshot = 0
+        pendingReaderLearning = []          // the snapshot's reader memory holds it
+        snapshots.async { try? store.save(state) }
     }
 
     /// Applies `body` and saves; when the save fails, the change is undone in memory too.
@@ -199,8 +260,9 @@ public final class EmulatedLock: @unchecked Sendable {
     /// EXCHANGE reader status for the bolt now.
     public var readerStatus: UInt16 { mutex.lock(); defer { mutex.unlock() }; return bolt.readerStatus(at: clock.now()) }
 
-    /// Relocks when the relock time has passed.
-    public func tick() throws(LockError) { try mutate { bolt.handle(.tick, at: clock.now()) } }
+    /// Relocks when the relock time has passed. Nothing is written: a relock follows from the
+    /// recorded relock time, so recovery reaches the same bolt; the next record carries it.
+    public func tick() throws(LockError) { mutex.lock(); defer { mutex.unlock() }; bolt.handle(.tick, at: clock.now()) }
     public func jam() throws(LockError) { try mutate { bolt.handle(.jam, at: clock.now()) } }
     public func clearJam() throws(LockError) { try mutate { bolt.handle(.clearJam, at: clock.now()) } }
 
@@ -248,6 +310,20 @@ public final class EmulatedLock: @unchecked Sendable {
     public func stageFastCache(_ blob: Data?) {
         mutex.lock(); defer { mutex.unlock() }
         persisted.fastCache = blob
+    }
+
+    /// Keeps what the reader learnt in a transaction for the journal: it rides in the next record
+    /// (a few hundred bytes, not the reader's whole memory), and `memory` — the whole reader
+    /// memory, for the next snapshot — is kept without writing. A crash before the next record
+    /// costs at most this transaction's FAST key (that credential's next tap runs standard) and
+    /// device ephemeral key.
+    public func stageReaderLearning(_ learning: ReaderLearning, memory: Data?) {
+        mutex.lock(); defer { mutex.unlock() }
+        persisted.fastCache = memory
+        guard !learning.isEmpty else { return }
+        pendingReaderLearning.append(learning)
+        // Bounded: without records for this long, the oldest wait for the next snapshot instead.
+        if pendingReaderLearning.count > 64 { pendingReaderLearning.removeFirst() }
     }
 
     /// Damage found in the audit log (this time or before) that no operator has acknowledged.

@@ -27,7 +27,9 @@ public final class LockService: @unchecked Sendable {
         self.configuration = configuration
         lock = try EmulatedLock(configuration: configuration)
         certification = try Self.verdict(configuration, tables: tables)
-        let saved = lock.fastCache.flatMap { try? JSONDecoder().decode(ReaderMemory.self, from: $0) } ?? ReaderMemory()
+        var saved = lock.fastCache.flatMap { try? JSONDecoder().decode(ReaderMemory.self, from: $0) } ?? ReaderMemory()
+        // The snapshot's reader memory, then what the journal says the reader learnt after it.
+        for learning in lock.recoveredReaderLearning { learning.apply(to: &saved.fast, &saved.replay) }
         let ids = try configuration.readerIdentity()
         let identity = AccessProtocol.ReaderIdentity(signingKey: lock.readerSigningKey, groupID: ids.groupID, subID: ids.subID)
         let versions = configuration.policy.supportedProtocolVersions.sorted(by: >)
@@ -50,7 +52,7 @@ public final class LockService: @unchecked Sendable {
     public var walletPolling: Bool { certification.isCertified }
 
     /// Runs one transaction over `link` at the lock's clock, every outcome through `EmulatedLock.apply`,
-    /// and stages what the reader learnt for the next state write.
+    /// and stages what the reader learnt for the next journal record.
     public func transact(over link: APDUTransceiver, interface: RadioInterface) -> TransactionOutcome {
         let started = DispatchTime.now().uptimeNanoseconds
         try? lock.tick()
@@ -72,12 +74,14 @@ public final class LockService: @unchecked Sendable {
             _ = lock.apply(.refused(refusal, transaction: outcome.id, interface: interface))
         }
         mutex.lock()
+        let learning = ReaderLearning(run.result)
         reader.apply(run.result)
         let memory = ReaderMemory(fast: reader.fastCache, replay: reader.replayGuard)
         inFlight -= 1
         mutex.broadcast()
         mutex.unlock()
-        if let blob = try? JSONEncoder().encode(memory), blob != lock.fastCache { lock.stageFastCache(blob) }
+        // Journaled with the next record; the whole memory waits for the next snapshot.
+        lock.stageReaderLearning(learning, memory: try? JSONEncoder().encode(memory))
         return outcome
     }
 

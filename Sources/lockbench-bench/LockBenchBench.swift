@@ -216,10 +216,15 @@ extension LockBenchBench {
             abstract: "What making one decision durable costs the lock, against a bare fsync measured in the same run.",
             discussion: """
             On --directory (point it at the disk you care about) the benchmark times a bare \
-            300-byte append + fsync, then `EmulatedLock.decide` for a cached credential — the \
-            engine's checks, the audit append and fsync, the atomic state rewrite — on a lock \
-            holding 1 and 256 cached documents. It prints medians of --samples, each decision as a \
-            multiple of the bare fsync, and whether it meets the goal of one fsync + 1 ms.
+            300-byte append + fsync (before and after the decisions), then `EmulatedLock.decide` \
+            made durable — the engine's checks and one journal record (the audit entry with its \
+            state delta) appended and fsynced — for a credential whose document is cached and for \
+            a step-up (a new phone's document verified and cached), each on a lock holding 1 and \
+            256 cached documents.
+
+            It prints the load average, medians of --samples, each decision as the bare fsync plus \
+            the rest, whether it meets the goal of one fsync + 1 ms, and the 256-vs-1 ratio (a \
+            journal keeps it near 1).
             """
         )
 

@@ -141,31 +141,24 @@ final class EmulatedLockTests: XCTestCase {
         XCTAssertEqual(lock.readerStatus, 0x0100)
     }
 
-    func testStorageFailureDeniesAndKeepsTheBoltSecured() throws {
+    /// §2.10: a tap writes the journal only, so a snapshot that cannot be written (here the state
+    /// file's temporary path is taken) neither undoes nor delays a durable decision; the journal
+    /// still holds its state change for recovery.
+    func testASnapshotThatCannotBeWrittenDoesNotUndoADurableDecision() throws {
         let dir = try temporaryDirectory("lockbench-lock").path
         let lock = try EmulatedLock(configuration: LockConfiguration.load(path: try makeConfig(dir)))
-        // Make the state file's directory unwritable for the atomic rename.
-        try FileManager.default.setAttributes([.posixPermissions: 0o500], ofItemAtPath: dir + "/state")
-        defer { try? FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: dir + "/state") }
-        if getuid() == 0 {
-            // root ignores directory permissions: make the state path a directory instead.
-            try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: dir + "/state")
-            try? FileManager.default.removeItem(atPath: dir + "/state/state.json")
-            try FileManager.default.createDirectory(atPath: dir + "/state/state.json.tmp", withIntermediateDirectories: true)
-        }
+        lock.snapshotInterval = 1
+        let snapshot = try Data(contentsOf: URL(fileURLWithPath: dir + "/state/state.json"))
+        try FileManager.default.createDirectory(atPath: dir + "/state/state.json.tmp", withIntermediateDirectories: true)
         let outcome = lock.apply(.presentation(presentation([try document()])))
-        // Before issue 10: the engine's `malformed_input` with a "storage failure:" detail.
-        XCTAssertEqual(outcome.decision.reason, .lock(LockReason.storageFailure), "\(outcome)")
-        XCTAssertEqual(outcome.refusal?.layer, .lock)
-        XCTAssertEqual(outcome.refusal?.code, "storage_failure", "\(outcome)")
-        let detail = outcome.refusal?.detail ?? ""
-        XCTAssertTrue(detail.hasPrefix("storage failure:") && detail.contains("could not record the transaction durably"), detail)
-        XCTAssertEqual(lock.boltName, "secured")
-        // The grant that could not be saved is not in the log; the deny that was answered is.
+        XCTAssertTrue(outcome.decision.isGrant, "\(outcome)")
+        XCTAssertEqual(lock.boltName, "unsecured")
+        XCTAssertThrowsError(try lock.flush(), "the snapshot cannot be written")
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: dir + "/state/state.json")), snapshot)
         let (entries, damage) = try AuditLog.verify(directory: dir + "/state")
         XCTAssertNil(damage)
-        XCTAssertEqual(entries.map(\.decision), ["deny"])
-        XCTAssertEqual(entries.first?.reason, "storage_failure")
+        XCTAssertEqual(entries.map(\.decision), ["grant"])
+        XCTAssertNotNil(entries.first?.state?.documents)
     }
 
     // MARK: Issue 9

@@ -1,0 +1,59 @@
+import ByteCore
+import Foundation
+
+/// What one finished session taught the reader: the device ephemeral key (against replays), and
+/// for its credential a FAST key learnt on a grant, or a FAST use (recency). Small and Codable, so
+/// a lock can journal it instead of rewriting the reader's whole memory; applying it again to a
+/// memory that already holds it changes nothing but recency.
+public struct ReaderLearning: Codable, Equatable, Sendable {
+    public var deviceEphemeralKey: [UInt8]?
+    public var credentialPublicKey: [UInt8]?
+    /// Kpersistent learnt in a granted standard transaction.
+    public var persistentKey: [UInt8]?
+    /// The credential used FAST (its cache entry becomes the most recent).
+    public var usedFast: Bool
+
+    public init(_ result: TransactionResult) {
+        deviceEphemeralKey = result.deviceEphemeralKey
+        credentialPublicKey = result.credentialPublicKey
+        persistentKey = result.decision.isGrant ? result.learnedPersistentKey : nil
+        usedFast = result.fast
+    }
+
+    /// Whether applying it would change anything.
+    public var isEmpty: Bool { deviceEphemeralKey == nil && (credentialPublicKey == nil || (persistentKey == nil && !usedFast)) }
+
+    public func apply(to fastCache: inout FastCache, _ replayGuard: inout ReplayGuard) {
+        if let eph = deviceEphemeralKey, !replayGuard.contains(eph) { replayGuard.insert(eph) }
+        guard let key = credentialPublicKey else { return }
+        if let p = persistentKey {
+            fastCache.store(p, for: key)
+        } else if usedFast {
+            fastCache.touch(key)
+        }
+    }
+
+    enum CodingKeys: String, CodingKey { case deviceEphemeralKey, credentialPublicKey, persistentKey, usedFast }
+
+    // Hex on disk (it rides in an audit line), bytes in memory.
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        func bytes(_ k: CodingKeys) throws -> [UInt8]? {
+            guard let text = try c.decodeIfPresent(String.self, forKey: k) else { return nil }
+            guard let b = Hex.decode(text) else { throw DecodingError.dataCorruptedError(forKey: k, in: c, debugDescription: "not hex") }
+            return b
+        }
+        deviceEphemeralKey = try bytes(.deviceEphemeralKey)
+        credentialPublicKey = try bytes(.credentialPublicKey)
+        persistentKey = try bytes(.persistentKey)
+        usedFast = try c.decodeIfPresent(Bool.self, forKey: .usedFast) ?? false
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeIfPresent(deviceEphemeralKey.map { Hex.encode($0) }, forKey: .deviceEphemeralKey)
+        try c.encodeIfPresent(credentialPublicKey.map { Hex.encode($0) }, forKey: .credentialPublicKey)
+        try c.encodeIfPresent(persistentKey.map { Hex.encode($0) }, forKey: .persistentKey)
+        if usedFast { try c.encode(true, forKey: .usedFast) }
+    }
+}
