@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import AccessProtocol
 import ByteCore
 import Codecs
 import Crypto
@@ -102,7 +103,7 @@ enum DurabilityBenchmark {
                                                issuerKey: issuer).encoded()
             return (key, doc)
         }
-        func stepUp(_ p: (key: [UInt8], document: [UInt8])) -> Decision {
+        func stepUp(_ p: (key: [UInt8], document: [UInt8])) -> TransactionDecision {
             lock.decide(Presentation(credentialPublicKey: p.key, transactionID: Primitives.randomBytes(16), interface: .nfc,
                                      protocolVersion: 0x0100, fast: false, accessDocuments: [p.document]))
         }
@@ -114,7 +115,7 @@ enum DurabilityBenchmark {
             keys.append(p.key)
         }
         let newPhones = try (0..<samples).map { try phone(cached + $0) }
-        func timed(_ body: () -> Decision, _ what: String) throws -> Double {
+        func timed(_ body: () -> TransactionDecision, _ what: String) throws -> Double {
             let t0 = DispatchTime.now().uptimeNanoseconds
             let d = body()
             let t = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9

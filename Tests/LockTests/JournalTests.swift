@@ -35,7 +35,7 @@ final class JournalTests: XCTestCase {
         XCTAssertTrue(lock.decide(base.presentation()).isGrant)
         XCTAssertEqual(lock.decide(Presentation(credentialPublicKey: Primitives.point(of: P256.Signing.PrivateKey()),
                                                 transactionID: Primitives.randomBytes(16), interface: .ble, protocolVersion: 0x0100,
-                                                fast: false)).denyReason, .unknownCredential)
+                                                fast: false)).reason, .engine(.unknownCredential))
         // Taps wrote the journal only: the snapshot is the one the lock started with.
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: dir + "/state/state.json")), snapshot)
         let entries = try AuditLog.verify(directory: dir + "/state").entries
@@ -51,7 +51,7 @@ final class JournalTests: XCTestCase {
         // A replayed transaction is refused after the crash too.
         var replayed = base.presentation()
         replayed.transactionID = Hex.decode(entries[1].transaction)!
-        XCTAssertEqual(recovered.decide(replayed).denyReason, .replay)
+        XCTAssertEqual(recovered.decide(replayed).reason, .engine(.replay))
     }
 
     func testTheStepUpRecordDoesNotGrowWithTheCache() throws {
