@@ -24,20 +24,19 @@ struct PhoneCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Log in, keep the keys current and serve them to locks until stdin closes or `quit`.",
             discussion: """
-            The phone logs in with its one-time code (`trust device add` printed it), polls at once
-            (the "after login" trigger), then every --poll-every (8h by default, Tapkey's
-            background fetch; 0 = never, as an app without background fetch), and on the `poll`
-            command. Expired access tokens are refreshed silently; when the login itself expires
-            (30 days) the phone says "re-authorize" and waits for `login CODE` (or, with
-            --no-auto-recover, fails with token_expired).
+            The phone logs in with its one-time code (`trust device add` printed it), polls at once (the \
+            "after login" trigger), then every --poll-every (8h by default, Tapkey's background fetch; 0 \
+            = never, as an app without background fetch), and on the `poll` command. Expired access \
+            tokens are refreshed silently; when the login itself expires (30 days) the phone says \
+            "re-authorize" and waits for `login CODE` (or, with --no-auto-recover, fails with \
+            token_expired).
 
-            It serves the lock on one transport: socket (listens on --port, as `credential
-            serve`; `lockbench lock transact` or a lock connects), pn532 (a virtual PN532 on a
-            pty with the phone in its field; its connstring is printed for the lock), or ble
-            (each `tap` command connects to the lock on --ble and runs one transaction).
+            It serves the lock on one transport: socket (listens on --port, as `credential serve`; \
+            `lockbench lock transact` or a lock connects), pn532 (a virtual PN532 on a pty with the \
+            phone in its field; its connstring is printed for the lock), or ble (each `tap` command \
+            connects to the lock on --ble and runs one transaction).
 
-            Commands (stdin, one per line): poll, offline, online, show, login CODE, tap (ble),
-            quit.
+            Commands (stdin, one per line): poll, offline, online, show, login CODE, tap (ble), quit.
             """)
 
         @Option(help: ArgumentHelp("The trust service, e.g. http://127.0.0.1:8480.", valueName: "url"))
@@ -189,12 +188,11 @@ struct ScenarioCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Run scenario files; exit 0 if all pass, 1 if one fails, 2 if one cannot be read, 3 if the environment fails.",
             discussion: """
-            Each scenario gets its own site (SQLite), trust service on a loopback HTTP port,
-            phones and real LockService locks; taps cross the chosen transport. With --clock
-            virtual (the default) every actor reads one frozen clock that only `clock advance`
-            and `run until` move, so nine hours take milliseconds; --clock system runs on the
-            wall clock (advances still shift every actor together). The language is in
-            docs/trust.md; the shipped scenarios are in scenarios/.
+            Each scenario gets its own site (SQLite), trust service on a loopback HTTP port, phones and \
+            real LockService locks; taps cross the chosen transport. With --clock virtual (the default) \
+            every actor reads one frozen clock that only `clock advance` and `run until` move, so nine \
+            hours take milliseconds; --clock system runs on the wall clock (advances still shift every \
+            actor together). The language is in docs/trust.md; the shipped scenarios are in scenarios/.
             """)
         @Argument(help: ArgumentHelp("Scenario files (.scenario).", valueName: "file"))
         var files: [String]

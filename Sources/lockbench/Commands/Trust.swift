@@ -16,18 +16,23 @@ struct TrustCommand: ParsableCommand {
         commandName: "trust",
         abstract: "Run the trust service that issues short-lived keys to phones and keeps them current; manage grants, devices and credentials.",
         discussion: """
-        A site (`trust init DIR`) holds the issuer key whose public half every lock trusts
-        (DIR/issuer.pub.pem in the lock's trustedIssuers), the key that signs access tokens, the
-        settings (DIR/site.json: key lifetime, poll interval, token lifetimes) and an SQLite
-        database. `trust serve` answers phones over HTTP (docs/trust-openapi.json): the OAuth
-        token endpoint and the poll endpoint. The administrative commands work on the database
-        directly, while the server runs or not.
+        A site (`trust init DIR`) holds the issuer key whose public half every lock trusts \
+        (DIR/issuer.pub.pem in the lock's trustedIssuers), the key that signs access tokens, the \
+        settings (DIR/site.json: key lifetime, poll interval, token lifetimes) and an SQLite database. \
+        `trust serve` answers phones over HTTP (docs/trust-openapi.json): the OAuth token endpoint and \
+        the poll endpoint. The administrative commands work on the database directly, while the server \
+        runs or not.
 
           lockbench trust init site
-          lockbench trust device add --site site --device alice-phone --user alice --credential-key alice.pub.pem
-          lockbench trust grant add --site site --grant g1 --user alice --reader-identity front.reader.json --whole-group
+          lockbench trust device add --site site --device alice-phone --user \\
+              alice --credential-key \
+          alice.pub.pem
+          lockbench trust grant add --site site --grant g1 --user alice \\
+              --reader-identity \
+          front.reader.json --whole-group
           lockbench trust serve --site site --port 8480
-          lockbench trust grant revoke --site site --grant g1 --reason "left the company"
+          lockbench trust grant revoke --site site --grant g1 --reason "left the \\
+              company"
           lockbench trust credential suspend --site site --device alice-phone
         """,
         subcommands: [Init.self, Serve.self, DeviceCommand.self, GrantCommand.self, CredentialStateCommand.self])
@@ -100,9 +105,9 @@ struct TrustCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Create a site: issuer key, token key, settings and database.",
             discussion: """
-            Locks that should accept this site's keys list DIR/issuer.pub.pem in their
-            trustedIssuers. Settings can be given now (--set key-lifetime=8h, repeatable) or
-            edited in DIR/site.json: \(TrustSettings.names.joined(separator: ", ")).
+            Locks that should accept this site's keys list DIR/issuer.pub.pem in their trustedIssuers. \
+            Settings can be given now (--set key-lifetime=8h, repeatable) or edited in DIR/site.json: \
+            \(TrustSettings.names.joined(separator: ", ")).
             """)
         @Argument(help: ArgumentHelp("The new site's directory.", valueName: "dir"))
         var directory: String
@@ -129,10 +134,10 @@ struct TrustCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Serve phones over HTTP: the token endpoint and the poll endpoint.",
             discussion: """
-            Runs until SIGINT or SIGTERM (graceful shutdown through swift-service-lifecycle).
-            --clock virtual starts a clock frozen at --now that only the process's own requests
-            see (for demos that must not depend on the wall clock); system is the default.
-            Prometheus metrics are served at /metrics.
+            Runs until SIGINT or SIGTERM (graceful shutdown through swift-service-lifecycle). --clock \
+            virtual starts a clock frozen at --now that only the process's own requests see (for demos \
+            that must not depend on the wall clock); system is the default. Prometheus metrics are \
+            served at /metrics.
             """)
         @Option(help: ArgumentHelp("The site directory.", valueName: "dir"))
         var site: String
@@ -250,10 +255,10 @@ struct GrantCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "grant", abstract: "Grant a user access to readers, modify or revoke grants.",
         discussion: """
-        Each change tells which phones should poll now (Tapkey manual polling: after a grant is
-        issued, after a grant affecting the user is modified or revoked, after grants on locks the
-        user can open are revoked). Revoking (and narrowing) also publishes the next revocation
-        list, which any phone carries to offline locks.
+        Each change tells which phones should poll now (Tapkey manual polling: after a grant is issued, \
+        after a grant affecting the user is modified or revoked, after grants on locks the user can open \
+        are revoked). Revoking (and narrowing) also publishes the next revocation list, which any phone \
+        carries to offline locks.
         """,
         subcommands: [Add.self, Modify.self, Revoke.self, List.self])
 
@@ -351,10 +356,10 @@ struct CredentialStateCommand: ParsableCommand {
         commandName: "credential",
         abstract: "Suspend, resume, deactivate (final) or delete a device's credential.",
         discussion: """
-        Suspending or deactivating revokes the credential by its key hash in the next revocation
-        list: each lock denies it (`revoked`) once any phone has carried that list there, even
-        while the phone itself stays offline with its keys. Resume lifts a suspension.
-        Deactivation is final: resume is refused (exit 1); delete removes it for good.
+        Suspending or deactivating revokes the credential by its key hash in the next revocation list: \
+        each lock denies it (`revoked`) once any phone has carried that list there, even while the phone \
+        itself stays offline with its keys. Resume lifts a suspension. Deactivation is final: resume is \
+        refused (exit 1); delete removes it for good.
         """,
         subcommands: [Suspend.self, Resume.self, Deactivate.self, Delete.self])
 
