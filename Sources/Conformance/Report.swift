@@ -66,41 +66,24 @@ public struct ConformanceReport: Codable, Equatable, Sendable {
     public func junit() -> String {
         var x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         let total = results.reduce(0) { $0 + $1.seconds }
-        x += "<testsuite name=\"lockbench conformance \(Self.escape(direction))\" tests=\"\(results.count)\" failures=\"\(failed)\" skipped=\"\(notApplicable)\" time=\"\(String(format: "%.3f", total))\">\n"
+        x += "<testsuite name=\"lockbench conformance \(XMLText.escaped(direction))\" tests=\"\(results.count)\" failures=\"\(failed)\" skipped=\"\(notApplicable)\" time=\"\(String(format: "%.3f", total))\">\n"
         for r in results {
             let name = r.id + (r.officialCase.map { " (\($0))" } ?? "")
-            x += "  <testcase classname=\"conformance.\(Self.escape(direction))\" name=\"\(Self.escape(name))\" time=\"\(String(format: "%.3f", r.seconds))\""
+            x += "  <testcase classname=\"conformance.\(XMLText.escaped(direction))\" name=\"\(XMLText.escaped(name))\" time=\"\(String(format: "%.3f", r.seconds))\""
             switch r.status {
             case .pass:
                 x += "/>\n"
             case .notApplicable:
-                x += ">\n    <skipped message=\"\(Self.escape(r.reason))\"/>\n  </testcase>\n"
+                x += ">\n    <skipped message=\"\(XMLText.escaped(r.reason))\"/>\n  </testcase>\n"
             case .fail:
                 var body = r.reason
                 if let e = r.expected, let a = r.actual {
                     body += "\nexpected \(e)\nactual   \(a)\nfirst difference at byte \(r.firstDifference ?? 0)"
                 }
-                x += ">\n    <failure message=\"\(Self.escape(r.reason))\">\(Self.escape(body)) (\(Self.escape(r.section)))</failure>\n  </testcase>\n"
+                x += ">\n    <failure message=\"\(XMLText.escaped(r.reason))\">\(XMLText.escaped(body)) (\(XMLText.escaped(r.section)))</failure>\n  </testcase>\n"
             }
         }
         x += "</testsuite>\n"
         return x
-    }
-
-    static func escape(_ s: String) -> String {
-        var out = ""
-        for c in s.unicodeScalars {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&apos;"
-            default:
-                // XML 1.0 forbids most control characters even as references.
-                if c.value < 0x20 && c != "\n" && c != "\t" && c != "\r" { out += "?" } else { out.unicodeScalars.append(c) }
-            }
-        }
-        return out
     }
 }

@@ -1,3 +1,4 @@
+import ByteCore
 import Foundation
 
 /// JUnit XML for CI: one testsuite, one testcase per scenario, a <failure> naming the line.
@@ -7,34 +8,18 @@ public enum JUnitReport {
         let errors = results.filter { $0.status == .error }.count
         let total = results.reduce(0) { $0 + $1.seconds }
         var out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-        out += "<testsuite name=\"\(escape(suite))\" tests=\"\(results.count)\" failures=\"\(failures)\" errors=\"\(errors)\" time=\"\(String(format: "%.3f", total))\">\n"
+        out += "<testsuite name=\"\(XMLText.escaped(suite))\" tests=\"\(results.count)\" failures=\"\(failures)\" errors=\"\(errors)\" time=\"\(String(format: "%.3f", total))\">\n"
         for r in results {
-            out += "  <testcase classname=\"scenario\" name=\"\(escape(r.name))\" time=\"\(String(format: "%.3f", r.seconds))\""
+            out += "  <testcase classname=\"scenario\" name=\"\(XMLText.escaped(r.name))\" time=\"\(String(format: "%.3f", r.seconds))\""
             switch r.status {
             case .passed: out += "/>\n"
             case .failed, .error:
                 let tag = r.status == .failed ? "failure" : "error"
                 let message = "line \(r.line ?? 0): \(r.command ?? ""): \(r.message ?? "")"
-                out += ">\n    <\(tag) message=\"\(escape(message))\">\(escape(message))</\(tag)>\n  </testcase>\n"
+                out += ">\n    <\(tag) message=\"\(XMLText.escaped(message))\">\(XMLText.escaped(message))</\(tag)>\n  </testcase>\n"
             }
         }
         out += "</testsuite>\n"
         return out
-    }
-
-    static func escape(_ s: String) -> String {
-        var o = ""
-        for ch in s.unicodeScalars {
-            switch ch {
-            case "&": o += "&amp;"
-            case "<": o += "&lt;"
-            case ">": o += "&gt;"
-            case "\"": o += "&quot;"
-            case "'": o += "&apos;"
-            default:
-                if ch.value < 0x20 && ch != "\n" && ch != "\t" { o += "?" } else { o.unicodeScalars.append(ch) }
-            }
-        }
-        return o
     }
 }
