@@ -23,9 +23,10 @@ public final class LockService: @unchecked Sendable {
     private let mutex = NSCondition()
     private var inFlight = 0
 
-    public init(configuration: LockConfiguration, tables: CertificationTables = .builtIn()) throws {
+    /// `io`: the lock's write/fsync seam (`GroupCommit.io` when many locks share a disk).
+    public init(configuration: LockConfiguration, tables: CertificationTables = .builtIn(), io: FileIO = .system) throws {
         self.configuration = configuration
-        lock = try EmulatedLock(configuration: configuration)
+        lock = try EmulatedLock(configuration: configuration, io: io)
         certification = try Self.verdict(configuration, tables: tables)
         var saved = lock.fastCache.flatMap { try? JSONDecoder().decode(ReaderMemory.self, from: $0) } ?? ReaderMemory()
         // The snapshot's reader memory, then what the journal says the reader learnt after it.

@@ -91,12 +91,20 @@ final class World: @unchecked Sendable {
     var lockOrder: [String] = []
     var phones: [String: VirtualPhone] = [:]
     var users: [String: String] = [:]   // phone → user
+    /// The locks' write/fsync seam (a fleet's locks share one `GroupCommit`).
+    var io: FileIO = .system
 
-    init(clockMode: ScenarioRunner.ClockMode, transport: TapTransport) throws {
+    /// Kept after `shutdown` (a directory the user named).
+    var keepDirectory = false
+
+    init(clockMode: ScenarioRunner.ClockMode, transport: TapTransport, directory: String? = nil) throws {
         clock = ScenarioClock(clockMode == .virtual ? .frozen(Date(timeIntervalSince1970: 1_772_438_400)) : .running(offset: 0))
         self.transport = transport
-        directory = NSTemporaryDirectory() + "lockbench-scenario-" + Hex.encode(Primitives.randomBytes(6))
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        if let directory, FileManager.default.fileExists(atPath: directory) {
+            throw ScenarioError(line: 0, "\(directory) exists; name a new directory (it is created and kept)")
+        }
+        self.directory = directory ?? NSTemporaryDirectory() + "lockbench-scenario-" + Hex.encode(Primitives.randomBytes(6))
+        try FileManager.default.createDirectory(atPath: self.directory, withIntermediateDirectories: true)
     }
 
     func shutdown() async {
@@ -106,7 +114,7 @@ final class World: @unchecked Sendable {
         await server?.stop()
         try? await service?.storage.close()
         locks.removeAll()
-        try? FileManager.default.removeItem(atPath: directory)
+        if !keepDirectory { try? FileManager.default.removeItem(atPath: directory) }
     }
 
     /// The site, service and HTTP server, created at the first actor (after any `site` lines).
@@ -275,6 +283,14 @@ final class World: @unchecked Sendable {
     // MARK: locks
 
     func addLock(_ name: String) throws {
+        let made = try makeLock(name)
+        locks[name] = made
+        lockOrder.append(name)
+    }
+
+    /// A lock with its own directory, reader key and state, on the world's clock; safe to call
+    /// from several threads (the fleet opens its locks in parallel).
+    func makeLock(_ name: String) throws -> (service: LockService, reader: TrustedReader, group: [UInt8]) {
         guard let site else { throw ScenarioError(line: 0, "no site") }
         let dir = directory + "/lock-" + name
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -290,9 +306,8 @@ final class World: @unchecked Sendable {
                                        reader: .init(signingKey: "reader.key.pem", groupID: Hex.encode(group), subID: Hex.encode(sub)),
                                        trustedIssuers: [site.issuerPublicPath], stateDirectory: "state",
                                        clock: running ? "system" : RFC3339.format(clock.now()), baseDirectory: dir)
-        let service = try LockService(configuration: config)
+        let service = try LockService(configuration: config, io: io)
         try clock.attach(service.lock)
-        locks[name] = (service, TrustedReader(groupID: group, publicKey: Primitives.point(of: readerKey)), group)
-        lockOrder.append(name)
+        return (service, TrustedReader(groupID: group, publicKey: Primitives.point(of: readerKey)), group)
     }
 }

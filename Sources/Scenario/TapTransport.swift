@@ -39,3 +39,25 @@ public final class SocketTap: TapTransport, @unchecked Sendable {
 
     public func close() {}
 }
+
+/// No radio: the lock's APDUs are handed to the phone in memory. For many taps in one process
+/// (`lockbench fleet`), where what is measured is the protocol, the decision and its journal.
+public final class MemoryTap: TapTransport, @unchecked Sendable {
+    public let name = "memory"
+    public let interface = RadioInterface.socket
+    public init() {}
+
+    public func tap(_ phone: PhoneResponder, on lock: LockService) throws -> TransactionOutcome {
+        phone.reset()
+        defer { phone.reset() }     // a new session next time; the FAST keys learnt are kept
+        return lock.transact(over: Link(phone), interface: interface)
+    }
+
+    public func close() {}
+
+    final class Link: APDUTransceiver {
+        let phone: PhoneResponder
+        init(_ phone: PhoneResponder) { self.phone = phone }
+        func transceive(_ command: [UInt8]) throws -> [UInt8] { phone.respond(to: command) }
+    }
+}

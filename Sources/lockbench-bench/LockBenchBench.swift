@@ -12,7 +12,7 @@ struct LockBenchBench: ParsableCommand {
         SUBCOMMAND`. Exit codes: 0 measured, 1 a measured run failed its check, 2 usage error, \
         3 environment failure (no lockbench binary, no controller, libnfc missing).
         """,
-        subcommands: [Audit.self, Transaction.self, NFC.self, BLE.self, PCSC.self, Durability.self, Trust.self]
+        subcommands: [Audit.self, Transaction.self, NFC.self, BLE.self, PCSC.self, Durability.self, Trust.self, Fleet.self]
     )
 
     /// Usage errors exit 2 like the CLI's (ArgumentParser's default is 64).
@@ -211,6 +211,34 @@ extension LockBenchBench {
 }
 
 extension LockBenchBench {
+    struct Fleet: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Many locks and phones in one process: tap rate, latency and memory, against the bare fsync rate and one lock measured in the same run.",
+            discussion: """
+            Runs `lockbench fleet`'s engine twice on --directory: one lock, one phone, one thread             (each tap waits for its own fsync: the single-lock baseline), then --locks locks with a             phone each, tapped by --workers threads with group commit (the fsyncs waiting at the             same moment share one flush). Before them it times the bare fsync rate of the disk. It             prints taps per second, p50/p95/p99 latency, decisions per flush, the decisions found in             the audit logs, the process's peak RSS, the ratios, and the goals (≥ 1,000 locks,             < 1 GiB, ≥ 1,000 durable taps/s). Build in release: `swift build -c release --product             lockbench-bench`.
+            """
+        )
+
+        @Option(help: "Locks (one phone each).")
+        var locks = 1000
+        @Option(help: "Taps in the fleet run.")
+        var taps = 20_000
+        @Option(help: "Threads tapping at once.")
+        var workers = 64
+        @Option(help: ArgumentHelp("Where the locks' state goes (default: the temporary directory).", valueName: "dir"))
+        var directory: String?
+
+        func validate() throws {
+            guard (1...100_000).contains(locks) else { throw ValidationError("--locks takes 1…100000") }
+            guard (1...10_000_000).contains(taps) else { throw ValidationError("--taps takes 1…10000000") }
+            guard (1...1024).contains(workers) else { throw ValidationError("--workers takes 1…1024") }
+        }
+
+        func run() throws {
+            try finish(FleetBenchmark.run(locks: locks, taps: taps, workers: workers, directory: directory ?? FileManager.default.temporaryDirectory.path))
+        }
+    }
+
     struct Durability: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "What making one decision durable costs the lock, against a bare fsync measured in the same run.",

@@ -1,0 +1,456 @@
+import AccessProtocol
+import ByteCore
+import Foundation
+import Lock
+import LockRuntime
+import Trust
+import TrustPhone
+
+/// What `lockbench fleet` runs: one trust service, `locks` locks and `phones` phones in one
+/// process on one clock, then a load of taps. Phone i holds a grant (its own user, grant `g<i>`)
+/// on lock i mod `locks`.
+public struct FleetPlan: Sendable, Equatable {
+    public var locks = 10
+    public var phones = 10
+    /// Stop after this many taps (when `duration` is nil too: 1,000).
+    public var taps: Int?
+    /// Stop after this many seconds of wall time.
+    public var duration: TimeInterval?
+    /// Taps started per second over all workers; 0 = as fast as the workers go.
+    public var rate: Double = 0
+    /// Threads tapping at once (each tap blocks on its lock's fsync).
+    public var workers = 8
+    /// Percent of taps a phone makes at a lock it holds no grant for (denied).
+    public var foreignPercent: Double = 0
+    /// Revocation fan-out: this many grants revoked at once, every affected phone told to poll.
+    public var revoke = 0
+    /// The fan-out runs when this many taps have started (default: half the taps, or 1 s in).
+    public var revokeAfterTaps: Int?
+    public var seed: UInt64 = 1
+    public var clock: ScenarioRunner.ClockMode = .virtual
+    /// Background poll interval of every phone (runs with `--clock system`); 0 = never.
+    public var pollEvery: TimeInterval = 0
+    /// Every lock's journal fsync shares one flush with the others waiting (`GroupCommit`).
+    public var groupCommit = true
+    /// Where the site and the locks' state live: a fresh temporary directory if nil, removed
+    /// after the run; a given directory (it must not exist) is kept, for inspection.
+    public var directory: String?
+    public init() {}
+
+    /// Refuses a plan that cannot run: every count bounded, so no flag can exhaust the machine by accident.
+    public func validate() throws(ScenarioError) {
+        func check(_ ok: Bool, _ m: String) throws(ScenarioError) { if !ok { throw ScenarioError(line: 0, m) } }
+        try check((1...100_000).contains(locks), "--locks must be 1…100000 (got \(locks))")
+        try check((1...100_000).contains(phones), "--phones must be 1…100000 (got \(phones))")
+        try check((1...1024).contains(workers), "--workers must be 1…1024 (got \(workers))")
+        try check(taps.map { (1...100_000_000).contains($0) } ?? true, "--taps must be 1…100000000")
+        try check(duration.map { $0.isFinite && $0 > 0 && $0 <= 86_400 } ?? true, "--duration must be more than 0 and at most 24h")
+        try check(rate.isFinite && rate >= 0 && rate <= 1_000_000, "--rate must be 0 (unlimited) … 1000000 taps/s")
+        try check(foreignPercent.isFinite && (0...100).contains(foreignPercent), "--foreign must be 0…100 (percent)")
+        try check((0...phones).contains(revoke), "--revoke must be 0…\(phones) (the number of phones; each holds one grant)")
+        try check(foreignPercent == 0 || locks > 1, "--foreign needs at least 2 locks (a lock the phone holds no grant for)")
+        if let a = revokeAfterTaps, let t = taps { try check(a < t, "--revoke-after must be less than --taps (\(t))") }
+        try check(pollEvery.isFinite && pollEvery >= 0, "--poll-every must be a duration or 0")
+    }
+}
+
+/// The summary of one fleet run: what the workers counted as they tapped, what the phones
+/// recorded, and what the locks' audit logs hold afterwards (counted independently).
+public struct FleetSummary: Codable, Sendable, Equatable {
+    public struct Latency: Codable, Sendable, Equatable {
+        /// Milliseconds, wall time of one whole tap (protocol, decision, durable record).
+        public var p50: Double, p95: Double, p99: Double, max: Double
+    }
+    public struct Revocation: Codable, Sendable, Equatable {
+        /// Grants revoked (one phone each).
+        public var grants: Int
+        /// From the first revocation to the last affected phone's poll, seconds.
+        public var fanOutSeconds: Double
+        /// Affected phones whose poll after the revocation deleted the key.
+        public var phonesUpdated: Int
+        /// Taps by a revoked phone after the fan-out finished, and how many of them were granted (must be 0).
+        public var tapsAfter: Int
+        public var grantedAfter: Int
+    }
+    public var locks: Int
+    public var phones: Int
+    public var workers: Int
+    public var clock: String
+    public var taps: Int
+    public var granted: Int
+    public var denied: Int
+    /// Denials by refusal code (`unknown_credential`, `storage_failure`, …).
+    public var deniedBy: [String: Int]
+    /// Phone polls (successful, unchanged or failed), logins and silent token refreshes.
+    public var polls: Int
+    public var pollFailures: Int
+    public var logins: Int
+    public var refreshes: Int
+    public var latency: Latency
+    /// The load phase (wall) and the set-up before it.
+    public var seconds: Double
+    public var setupSeconds: Double
+    public var tapsPerSecond: Double
+    /// Decisions (grant + deny entries) in every lock's verified audit log after the run.
+    public var auditDecisions: Int
+    /// fsync requests of the locks' journals and the flushes that served them (group commit).
+    public var fsyncRequests: Int?
+    public var flushes: Int?
+    public var revocation: Revocation?
+    /// Peak resident memory of the process (VmHWM), MiB.
+    public var peakRSSMiB: Double?
+
+    /// Every decision durable and counted, no storage failure, no revoked phone let in.
+    public var consistent: Bool {
+        auditDecisions == taps && granted + denied == taps && deniedBy["storage_failure", default: 0] == 0
+            && (revocation?.grantedAfter ?? 0) == 0
+    }
+}
+
+/// Progress while the load runs.
+public struct FleetProgress: Sendable {
+    public var taps: Int
+    public var target: Int?
+    public var granted: Int
+    public var denied: Int
+    public var seconds: Double
+}
+
+/// Runs a `FleetPlan`: builds the world (site, service over HTTP, locks, phones logged in), taps,
+/// optionally revokes, then counts.
+public final class FleetRunner: @unchecked Sendable {
+    public let plan: FleetPlan
+    /// Called about twice a second during the load (from a background thread).
+    public var progress: (@Sendable (FleetProgress) -> Void)?
+    /// Called with a line at each set-up stage.
+    public var stage: (@Sendable (String) -> Void)?
+
+    public init(plan: FleetPlan) { self.plan = plan }
+
+    struct Actor { let phone: VirtualPhone; let lock: Int }
+
+    public func run() async throws -> FleetSummary {
+        try plan.validate()
+        let setupStart = Date()
+        let world = try World(clockMode: plan.clock, transport: MemoryTap(), directory: plan.directory)
+        let commit = plan.groupCommit ? GroupCommit() : nil
+        if let commit { world.io = commit.io }
+        world.keepDirectory = plan.directory != nil
+        do {
+            let summary = try await run(in: world, commit: commit, setupStart: setupStart)
+            await world.shutdown()
+            return summary
+        } catch {
+            await world.shutdown()
+            throw error
+        }
+    }
+
+    private func run(in world: World, commit: GroupCommit?, setupStart: Date) async throws -> FleetSummary {
+        let service = try await world.trust()
+        // Locks, opened in parallel (each creates its state directory, key and first snapshot).
+        stage?("opening \(plan.locks) lock(s)")
+        let made = try await parallel(plan.locks, width: 16) { i in try world.makeLock("L\(i)") }
+        let locks = made
+        for (i, l) in locks.enumerated() { world.locks["L\(i)"] = l; world.lockOrder.append("L\(i)") }
+        // Phones: device, grant on lock i mod N, login (which polls: the key arrives).
+        stage?("enrolling \(plan.phones) phone(s)")
+        var options = VirtualPhone.Options()
+        options.pollEvery = plan.pollEvery
+        let phones: [VirtualPhone] = try await parallel(plan.phones, width: 16) { [plan] i in
+            let id = "P\(i)"
+            let phone = VirtualPhone(id: id, client: world.client!, clock: world.clock, options: options)
+            phone.reauthorize = { device in try? await service.enroll(device: device) }
+            _ = try await service.addDevice(id: id, user: "u\(i)", credentialKey: phone.publicKey)
+            _ = try await service.addGrant(id: "g\(i)", user: "u\(i)", readers: [Hex.encode(locks[i % plan.locks].group)])
+            let code = try await service.enroll(device: id)
+            if case .failed(let why) = await phone.login(code: code) { throw ScenarioError(line: 0, "phone \(id) could not log in: \(why)") }
+            guard phone.keys.count == 1 else { throw ScenarioError(line: 0, "phone \(id) holds \(phone.keys.count) keys after login, expected 1") }
+            return phone
+        }
+        for p in phones { world.phones[p.id] = p }
+        let setupSeconds = Date().timeIntervalSince(setupStart)
+        stage?("tapping")
+
+        let load = Load(plan: plan, phones: phones, locks: locks, world: world, service: service)
+        load.progress = progress
+        let result = await load.run()
+
+        // Independent counts: every lock's audit log, verified (the MAC chain), decisions counted.
+        var auditDecisions = 0
+        for l in locks { l.service.flush() }
+        for i in 0..<plan.locks {
+            let dir = world.directory + "/lock-L\(i)/state"
+            let (entries, damage) = try AuditLog.verify(directory: dir)
+            if let damage { throw ScenarioError(line: 0, "lock L\(i)'s audit log is damaged: \(damage)") }
+            auditDecisions += entries.filter { $0.decision == "grant" || $0.decision == "deny" }.count
+        }
+        var polls = 0, failures = 0, logins = 0, refreshes = 0
+        for p in phones {
+            for e in p.events {
+                switch e.kind {
+                case .polled, .unchanged: polls += 1
+                case .pollFailed: polls += 1; failures += 1
+                case .loggedIn: logins += 1
+                case .refreshed: refreshes += 1
+                default: break
+                }
+            }
+        }
+        let counts = commit?.counts
+        return FleetSummary(
+            locks: plan.locks, phones: plan.phones, workers: plan.workers, clock: plan.clock.rawValue,
+            taps: result.taps, granted: result.granted, denied: result.taps - result.granted, deniedBy: result.deniedBy,
+            polls: polls, pollFailures: failures, logins: logins, refreshes: refreshes,
+            latency: result.latency, seconds: result.seconds, setupSeconds: setupSeconds,
+            tapsPerSecond: result.seconds > 0 ? Double(result.taps) / result.seconds : 0,
+            auditDecisions: auditDecisions, fsyncRequests: counts?.requests, flushes: counts?.flushes,
+            revocation: result.revocation, peakRSSMiB: Self.peakRSSMiB())
+    }
+
+    /// VmHWM from /proc/self/status, MiB (nil where there is no procfs).
+    public static func peakRSSMiB() -> Double? {
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            let kb = line.split(separator: " ").compactMap { Double($0) }.first
+            return kb.map { $0 / 1024 }
+        }
+        return nil
+    }
+
+    /// Runs `body(0..<count)` with at most `width` at once; results in index order.
+    func parallel<T: Sendable>(_ count: Int, width: Int, _ body: @escaping @Sendable (Int) async throws -> T) async throws -> [T] {
+        try await withThrowingTaskGroup(of: (Int, T).self) { group in
+            var results = [T?](repeating: nil, count: count)
+            var next = 0
+            while next < min(width, count) { let i = next; group.addTask { (i, try await body(i)) }; next += 1 }
+            while let (i, value) = try await group.next() {
+                results[i] = value
+                if next < count { let j = next; group.addTask { (j, try await body(j)) }; next += 1 }
+            }
+            return results.map { $0! }
+        }
+    }
+}
+
+/// The load phase: worker threads claim tap numbers, pace them to the rate, tap, and count.
+final class Load: @unchecked Sendable {
+    struct Result {
+        var taps = 0, granted = 0
+        var deniedBy: [String: Int] = [:]
+        var latency = FleetSummary.Latency(p50: 0, p95: 0, p99: 0, max: 0)
+        var seconds = 0.0
+        var revocation: FleetSummary.Revocation?
+    }
+
+    let plan: FleetPlan
+    let phones: [VirtualPhone]
+    let locks: [(service: LockService, reader: TrustedReader, group: [UInt8])]
+    let world: World
+    let service: TrustService
+    var progress: (@Sendable (FleetProgress) -> Void)?
+
+    private let mutex = NSLock()
+    private var claimed = 0
+    private var finished = 0
+    private var granted = 0
+    private var deniedBy: [String: Int] = [:]
+    private var samples: [UInt64] = []
+    private var seen = 0
+    private var sampler: SplitMix
+    private var revoked: Set<Int> = []
+    private var revocationDone = false
+    private var revocation: FleetSummary.Revocation?
+    private var start = DispatchTime.now().uptimeNanoseconds
+    static let sampleCap = 1 << 20
+
+    init(plan: FleetPlan, phones: [VirtualPhone], locks: [(service: LockService, reader: TrustedReader, group: [UInt8])],
+         world: World, service: TrustService) {
+        self.plan = plan; self.phones = phones; self.locks = locks; self.world = world; self.service = service
+        sampler = SplitMix(seed: plan.seed ^ 0x5A17)
+    }
+
+    var target: Int? { plan.taps ?? (plan.duration == nil ? 1000 : nil) }
+
+    func elapsed() -> Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
+
+    /// The next tap number, or nil when the run is over.
+    func claim() -> Int? {
+        mutex.lock(); defer { mutex.unlock() }
+        if let t = target, claimed >= t { return nil }
+        if let d = plan.duration, elapsed() >= d { return nil }
+        claimed += 1
+        return claimed - 1
+    }
+
+    func run() async -> Result {
+        start = DispatchTime.now().uptimeNanoseconds
+        let done = DispatchGroup()
+        let stop = Flag()
+        for w in 0..<plan.workers {
+            done.enter()
+            let thread = Thread { [self] in work(); done.leave() }
+            thread.name = "fleet-\(w)"
+            thread.start()
+        }
+        let monitor = Thread { [self] in
+            while !stop.value {
+                Thread.sleep(forTimeInterval: 0.5)
+                if stop.value { break }
+                let p = mutex.withLock { FleetProgress(taps: finished, target: target, granted: granted, denied: finished - granted, seconds: elapsed()) }
+                progress?(p)
+            }
+        }
+        if progress != nil { monitor.start() }
+        let poller = plan.pollEvery > 0 ? Task { [self] in await pollDue(until: stop) } : nil
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in done.notify(queue: .global()) { c.resume() } }
+        let seconds = elapsed()
+        stop.value = true
+        await poller?.value
+        return mutex.withLock {
+            var r = Result()
+            r.taps = finished; r.granted = granted; r.deniedBy = deniedBy; r.seconds = seconds; r.revocation = revocation
+            let sorted = samples.sorted()
+            func at(_ q: Double) -> Double {
+                guard !sorted.isEmpty else { return 0 }
+                let rank = max(0, Int((Double(sorted.count) * q).rounded(.up)) - 1)     // nearest rank
+                return Double(sorted[min(sorted.count - 1, rank)]) / 1e6
+            }
+            r.latency = .init(p50: at(0.50), p95: at(0.95), p99: at(0.99), max: Double(sorted.last ?? 0) / 1e6)
+            return r
+        }
+    }
+
+    /// The tap `n` is: which phone, at which lock (its own, or with `foreignPercent` another).
+    func choice(_ n: Int) -> (phone: Int, lock: Int) {
+        var rng = SplitMix(seed: plan.seed &+ UInt64(n) &* 0x9E37_79B9_7F4A_7C15)
+        let phone = Int(rng.next() % UInt64(phones.count))
+        let own = phone % locks.count
+        if plan.foreignPercent > 0, Double(rng.next() % 10_000) < plan.foreignPercent * 100 {
+            let other = Int(rng.next() % UInt64(locks.count - 1))
+            return (phone, other >= own ? other + 1 : other)
+        }
+        return (phone, own)
+    }
+
+    var revokeAt: Int? {
+        guard plan.revoke > 0 else { return nil }
+        if let a = plan.revokeAfterTaps { return a }
+        if let t = target { return t / 2 }
+        return nil
+    }
+
+    func work() {
+        while let n = claim() {
+            if plan.rate > 0 {
+                let due = start + UInt64(Double(n) / plan.rate * 1e9)
+                let now = DispatchTime.now().uptimeNanoseconds
+                if due > now { Thread.sleep(forTimeInterval: Double(due - now) / 1e9) }
+            }
+            if let at = revokeAt, n == at { fanOut() }
+            else if revokeAt == nil, plan.revoke > 0, mutex.withLock({ revocation == nil && !revocationStarted }), elapsed() >= 1 {
+                let mine = mutex.withLock { () -> Bool in if revocationStarted { return false }; revocationStarted = true; return true }
+                if mine { fanOut() }
+            }
+            let (p, l) = choice(n)
+            let phone = phones[p], lock = locks[l]
+            let afterRevocation = mutex.withLock { revocationDone && revoked.contains(p) }
+            let responder = PhoneResponder(phone: phone, trusting: [lock.reader], interface: world.transport.interface)
+            let t0 = DispatchTime.now().uptimeNanoseconds
+            let outcome = (try? world.transport.tap(responder, on: lock.service))
+            let ns = DispatchTime.now().uptimeNanoseconds - t0
+            mutex.withLock {
+                finished += 1
+                var code = "tap_failed"
+                if let outcome {
+                    if outcome.decision.isGrant { granted += 1 } else { code = outcome.decision.refusal?.code ?? "deny" }
+                }
+                if outcome?.decision.isGrant != true { deniedBy[code, default: 0] += 1 }
+                if afterRevocation, revocation != nil {
+                    revocation!.tapsAfter += 1
+                    if outcome?.decision.isGrant == true { revocation!.grantedAfter += 1 }
+                }
+                // Reservoir sample of latencies (bounded memory over any duration).
+                seen += 1
+                if samples.count < Self.sampleCap { samples.append(ns) } else {
+                    let j = Int(sampler.next() % UInt64(seen))
+                    if j < Self.sampleCap { samples[j] = ns }
+                }
+            }
+        }
+    }
+
+    private var revocationStarted = false
+
+    /// Revokes `plan.revoke` grants (phones chosen by the seed), tells every affected phone to
+    /// poll, all at once, and waits until they have.
+    func fanOut() {
+        mutex.withLock { revocationStarted = true }
+        var rng = SplitMix(seed: plan.seed ^ 0xFA_2011)
+        var order = Array(0..<phones.count)
+        for i in stride(from: order.count - 1, to: 0, by: -1) { order.swapAt(i, Int(rng.next() % UInt64(i + 1))) }
+        let chosen = Array(order.prefix(plan.revoke))
+        let began = DispatchTime.now().uptimeNanoseconds
+        let (service, phones) = (self.service, self.phones)
+        let updated = waitFor {
+            try? await withThrowingTaskGroup(of: Bool.self) { group in
+                for p in chosen {
+                    group.addTask {
+                        let change = try await service.revokeGrant(id: "g\(p)", reason: "fleet fan-out")
+                        for a in change.affected where a.device == phones[p].id { _ = await phones[p].poll(trigger: a.trigger) }
+                        return phones[p].keys.isEmpty
+                    }
+                }
+                var n = 0
+                for try await ok in group where ok { n += 1 }
+                return n
+            }
+        } ?? 0
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - began) / 1e9
+        mutex.withLock {
+            revoked = Set(chosen)
+            revocation = .init(grants: chosen.count, fanOutSeconds: seconds, phonesUpdated: updated, tapsAfter: 0, grantedAfter: 0)
+            revocationDone = true
+        }
+    }
+
+    /// Scheduled polls (system clock): every second, the phones whose poll is due.
+    func pollDue(until stop: Flag) async {
+        while !stop.value {
+            try? await Task.sleep(nanoseconds: 1_000_000_000)
+            let now = world.clock.now()
+            for p in phones where !stop.value {
+                if let due = p.nextScheduledPoll, due <= now { await p.poll(trigger: .schedule) }
+            }
+        }
+    }
+
+    /// Runs async work from a worker thread and waits for it.
+    func waitFor<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T {
+        let box = Box<T>()
+        let sem = DispatchSemaphore(value: 0)
+        Task.detached { box.value = await body(); sem.signal() }
+        sem.wait()
+        return box.value!
+    }
+
+    final class Box<T>: @unchecked Sendable { var value: T? }
+    final class Flag: @unchecked Sendable {
+        private let lock = NSLock()
+        private var _value = false
+        var value: Bool { get { lock.withLock { _value } } set { lock.withLock { _value = newValue } } }
+    }
+}
+
+/// A small seeded generator (SplitMix64): the same seed, the same taps.
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

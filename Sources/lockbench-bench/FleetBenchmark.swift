@@ -1,0 +1,56 @@
+import Foundation
+import Scenario
+
+/// `lockbench-bench fleet`: the density goal — ≥ 1,000 locks and their phones in one process in
+/// < 1 GiB, tapping ≥ 1,000 times a second with every decision durable — against baselines from
+/// the same run on the same disk: the bare fsync rate (one 300-byte append + fsync after another)
+/// and one lock tapped by one phone on one thread (every tap waits for its own fsync).
+enum FleetBenchmark {
+    static func run(locks: Int, taps: Int, workers: Int, directory: String) -> Int32 {
+        let base = directory + "/lockbench-fleet-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        do {
+            try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+            let fsyncSeconds = try DurabilityBenchmark.bareFsync(base + "/bare.log", samples: 300)
+            let bareRate = 1 / fsyncSeconds
+            var single = FleetPlan()
+            single.locks = 1; single.phones = 1; single.workers = 1; single.taps = 500; single.groupCommit = false
+            single.directory = base + "/single"
+            let one = try blocking { try await FleetRunner(plan: single).run() }
+            var fleet = FleetPlan()
+            fleet.locks = locks; fleet.phones = locks; fleet.workers = workers; fleet.taps = taps
+            fleet.directory = base + "/fleet"
+            let runner = FleetRunner(plan: fleet)
+            runner.stage = { FileHandle.standardError.write(Data("fleet: \($0)\n".utf8)) }
+            let many = try blocking { try await runner.run() }
+            func f(_ x: Double, _ d: Int = 0) -> String { String(format: "%.\(d)f", x) }
+            print("directory: \(directory)")
+            print("load average: \(DurabilityBenchmark.loadAverage()), cores: \(ProcessInfo.processInfo.activeProcessorCount)")
+            print("baseline, bare fsync (300-byte append + fsync, median of 300): \(f(fsyncSeconds * 1000, 3)) ms = \(f(bareRate))/s")
+            print("baseline, 1 lock, 1 phone, 1 thread, own fsync: \(f(one.tapsPerSecond))/s, p50 \(f(one.latency.p50, 2)) ms, p99 \(f(one.latency.p99, 2)) ms (\(one.taps) taps)")
+            print("fleet, \(many.locks) locks + \(many.phones) phones, \(many.workers) workers, group commit: \(f(many.tapsPerSecond))/s over \(many.taps) taps, "
+                  + "p50 \(f(many.latency.p50, 2)) ms, p95 \(f(many.latency.p95, 2)) ms, p99 \(f(many.latency.p99, 2)) ms; set-up \(f(many.setupSeconds, 1)) s")
+            if let r = many.fsyncRequests, let fl = many.flushes, fl > 0 {
+                print("journal fsyncs \(r), flushes \(fl): \(f(Double(r) / Double(fl), 1)) decisions per flush")
+            }
+            print("decisions in the audit logs: \(many.auditDecisions) of \(many.taps) taps (\(many.consistent ? "consistent" : "INCONSISTENT"))")
+            let rss = FleetRunner.peakRSSMiB() ?? 0
+            print("peak RSS of this process (both runs): \(f(rss)) MiB")
+            print("ratios: fleet ÷ bare fsync rate \(f(many.tapsPerSecond / bareRate, 2))×, fleet ÷ single lock \(f(many.tapsPerSecond / max(one.tapsPerSecond, 0.001), 2))×")
+            let rateMet = many.tapsPerSecond >= 1000, memoryMet = rss < 1024, locksMet = many.locks >= 1000
+            print("goal ≥ 1,000 locks: \(locksMet ? "met" : "NOT met"); < 1 GiB: \(memoryMet ? "met" : "NOT met"); ≥ 1,000 taps/s durable: \(rateMet ? "met" : "NOT met")")
+            return many.consistent && one.consistent ? 0 : 1
+        } catch {
+            print("fleet benchmark failed: \(error)")
+            return 3
+        }
+    }
+
+    static func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+        final class Box: @unchecked Sendable { var result: Result<T, Error>? }
+        let box = Box(), done = DispatchSemaphore(value: 0)
+        Task.detached { do { box.result = .success(try await body()) } catch { box.result = .failure(error) }; done.signal() }
+        done.wait()
+        return try box.result!.get()
+    }
+}
