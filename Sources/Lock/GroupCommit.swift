@@ -32,7 +32,7 @@ public final class GroupCommit: @unchecked Sendable {
     private let flush: @Sendable (Int32) -> Int32
 
     /// `flush` is the system call one leader makes for everyone (tests inject a failing one).
-    public init(flush: @escaping @Sendable (Int32) -> Int32 = { fd in Self.syncFilesystem(fd) }) {
+    public init(flush: @escaping @Sendable (Int32) -> Int32 = { fd in GroupCommit.syncFilesystem(fd) }) {
         self.flush = flush
     }
 

@@ -62,15 +62,26 @@ public struct FleetSummary: Codable, Sendable, Equatable {
         public var p50: Double, p95: Double, p99: Double, max: Double
     }
     public struct Revocation: Codable, Sendable, Equatable {
-        /// Grants revoked (one phone each).
+        /// Grants revoked (one phone each) and the revocation list serial that carries them.
         public var grants: Int
-        /// From the first revocation to the last affected phone's poll, seconds.
+        public var serial: UInt64?
+        /// From the first revocation until every phone has polled (the revoked ones delete their
+        /// key, every one fetches the new list to carry to the locks), seconds.
         public var fanOutSeconds: Double
-        /// Affected phones whose poll after the revocation deleted the key.
+        /// Revoked phones whose poll deleted the key.
         public var phonesUpdated: Int
-        /// Taps by a revoked phone after the fan-out finished, and how many of them were granted (must be 0).
+        /// Phones that hold the new revocation list after the fan-out.
+        public var phonesCarrying: Int
+        /// Taps by a revoked phone at a lock that already held the list, and how many of them were
+        /// granted (must be 0).
         public var tapsAfter: Int
         public var grantedAfter: Int
+        /// Taps by a revoked phone at a lock the list had not reached yet: an offline lock still
+        /// honours the document it cached until a list reaches it (docs/trust.md), so these may open.
+        public var tapsBeforeListReached: Int
+        public var grantedBeforeListReached: Int
+        /// Locks holding the list at the end of the run.
+        public var locksHolding: Int
     }
     public var locks: Int
     public var phones: Int
@@ -150,14 +161,14 @@ public final class FleetRunner: @unchecked Sendable {
         let service = try await world.trust()
         // Locks, opened in parallel (each creates its state directory, key and first snapshot).
         stage?("opening \(plan.locks) lock(s)")
-        let made = try await parallel(plan.locks, width: 16) { i in try world.makeLock("L\(i)") }
+        let made = try await Self.parallel(plan.locks, width: 16) { i in try world.makeLock("L\(i)") }
         let locks = made
         for (i, l) in locks.enumerated() { world.locks["L\(i)"] = l; world.lockOrder.append("L\(i)") }
         // Phones: device, grant on lock i mod N, login (which polls: the key arrives).
         stage?("enrolling \(plan.phones) phone(s)")
         var options = VirtualPhone.Options()
         options.pollEvery = plan.pollEvery
-        let phones: [VirtualPhone] = try await parallel(plan.phones, width: 16) { [plan] i in
+        let phones: [VirtualPhone] = try await Self.parallel(plan.phones, width: 16) { [plan, options] i in
             let id = "P\(i)"
             let phone = VirtualPhone(id: id, client: world.client!, clock: world.clock, options: options)
             phone.reauthorize = { device in try? await service.enroll(device: device) }
@@ -174,7 +185,10 @@ public final class FleetRunner: @unchecked Sendable {
 
         let load = Load(plan: plan, phones: phones, locks: locks, world: world, service: service)
         load.progress = progress
-        let result = await load.run()
+        var result = await load.run()
+        if let serial = result.revocation?.serial {
+            result.revocation!.locksHolding = locks.filter { Load.serial(of: $0.service) >= serial }.count
+        }
 
         // Independent counts: every lock's audit log, verified (the MAC chain), decisions counted.
         var auditDecisions = 0
@@ -219,7 +233,7 @@ public final class FleetRunner: @unchecked Sendable {
     }
 
     /// Runs `body(0..<count)` with at most `width` at once; results in index order.
-    func parallel<T: Sendable>(_ count: Int, width: Int, _ body: @escaping @Sendable (Int) async throws -> T) async throws -> [T] {
+    static func parallel<T: Sendable>(_ count: Int, width: Int, _ body: @escaping @Sendable (Int) async throws -> T) async throws -> [T] {
         try await withThrowingTaskGroup(of: (Int, T).self) { group in
             var results = [T?](repeating: nil, count: count)
             var next = 0
@@ -354,7 +368,8 @@ final class Load: @unchecked Sendable {
             }
             let (p, l) = choice(n)
             let phone = phones[p], lock = locks[l]
-            let afterRevocation = mutex.withLock { revocationDone && revoked.contains(p) }
+            let (revokedPhone, listSerial) = mutex.withLock { (revocationDone && revoked.contains(p), revocation?.serial ?? .max) }
+            let listReached = revokedPhone && Self.serial(of: lock.service) >= listSerial
             let responder = PhoneResponder(phone: phone, trusting: [lock.reader], interface: world.transport.interface)
             let t0 = DispatchTime.now().uptimeNanoseconds
             let outcome = (try? world.transport.tap(responder, on: lock.service))
@@ -366,9 +381,15 @@ final class Load: @unchecked Sendable {
                     if outcome.decision.isGrant { granted += 1 } else { code = outcome.decision.refusal?.code ?? "deny" }
                 }
                 if outcome?.decision.isGrant != true { deniedBy[code, default: 0] += 1 }
-                if afterRevocation, revocation != nil {
-                    revocation!.tapsAfter += 1
-                    if outcome?.decision.isGrant == true { revocation!.grantedAfter += 1 }
+                if revokedPhone, revocation != nil {
+                    let opened = outcome?.decision.isGrant == true
+                    if listReached {
+                        revocation!.tapsAfter += 1
+                        if opened { revocation!.grantedAfter += 1 }
+                    } else {
+                        revocation!.tapsBeforeListReached += 1
+                        if opened { revocation!.grantedBeforeListReached += 1 }
+                    }
                 }
                 // Reservoir sample of latencies (bounded memory over any duration).
                 seen += 1
@@ -392,26 +413,36 @@ final class Load: @unchecked Sendable {
         let chosen = Array(order.prefix(plan.revoke))
         let began = DispatchTime.now().uptimeNanoseconds
         let (service, phones) = (self.service, self.phones)
-        let updated = waitFor {
-            try? await withThrowingTaskGroup(of: Bool.self) { group in
-                for p in chosen {
-                    group.addTask {
-                        let change = try await service.revokeGrant(id: "g\(p)", reason: "fleet fan-out")
-                        for a in change.affected where a.device == phones[p].id { _ = await phones[p].poll(trigger: a.trigger) }
-                        return phones[p].keys.isEmpty
-                    }
-                }
-                var n = 0
-                for try await ok in group where ok { n += 1 }
-                return n
+        let outcome = waitFor { () async -> (updated: Int, serial: UInt64?) in
+            // The revocations, then every phone polls at once (the revoked ones on the change's
+            // trigger, the others as a wake-up would make them), 32 at a time.
+            var serial: UInt64?
+            var triggers: [Int: PollTrigger] = [:]
+            for p in chosen {
+                guard let change = try? await service.revokeGrant(id: "g\(p)", reason: "fleet fan-out") else { continue }
+                serial = max(serial ?? 0, change.revocationSerial ?? 0)
+                for a in change.affected where a.device == phones[p].id { triggers[p] = a.trigger }
             }
-        } ?? 0
+            let triggered = triggers
+            _ = try? await FleetRunner.parallel(phones.count, width: 32) { i in
+                await phones[i].poll(trigger: triggered[i] ?? .manual)
+            }
+            return (chosen.filter { phones[$0].keys.isEmpty }.count, serial)
+        }
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - began) / 1e9
+        let carrying = phones.filter { ($0.revocationSerial ?? 0) >= (outcome.serial ?? .max) }.count
         mutex.withLock {
             revoked = Set(chosen)
-            revocation = .init(grants: chosen.count, fanOutSeconds: seconds, phonesUpdated: updated, tapsAfter: 0, grantedAfter: 0)
+            revocation = .init(grants: chosen.count, serial: outcome.serial, fanOutSeconds: seconds, phonesUpdated: outcome.updated,
+                               phonesCarrying: carrying, tapsAfter: 0, grantedAfter: 0, tapsBeforeListReached: 0,
+                               grantedBeforeListReached: 0, locksHolding: 0)
             revocationDone = true
         }
+    }
+
+    /// The newest revocation list serial a lock holds (0: none).
+    static func serial(of lock: LockService) -> UInt64 {
+        lock.lock.engine.state.revocationLists.values.map(\.serial).max() ?? 0
     }
 
     /// Scheduled polls (system clock): every second, the phones whose poll is due.

@@ -16,7 +16,8 @@ enum FleetBenchmark {
             var single = FleetPlan()
             single.locks = 1; single.phones = 1; single.workers = 1; single.taps = 500; single.groupCommit = false
             single.directory = base + "/single"
-            let one = try blocking { try await FleetRunner(plan: single).run() }
+            let singlePlan = single
+            let one = try blocking { try await FleetRunner(plan: singlePlan).run() }
             var fleet = FleetPlan()
             fleet.locks = locks; fleet.phones = locks; fleet.workers = workers; fleet.taps = taps
             fleet.directory = base + "/fleet"
@@ -47,10 +48,11 @@ enum FleetBenchmark {
     }
 
     static func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-        final class Box: @unchecked Sendable { var result: Result<T, Error>? }
-        let box = Box(), done = DispatchSemaphore(value: 0)
+        let box = ResultBox<T>(), done = DispatchSemaphore(value: 0)
         Task.detached { do { box.result = .success(try await body()) } catch { box.result = .failure(error) }; done.signal() }
         done.wait()
         return try box.result!.get()
     }
 }
+
+private final class ResultBox<T>: @unchecked Sendable { var result: Result<T, Error>? }

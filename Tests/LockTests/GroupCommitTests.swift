@@ -38,13 +38,19 @@ final class GroupCommitTests: XCTestCase {
         let log = FlushLog()
         let commit = GroupCommit(flush: { log.flush($0) })
         let callers = 64
-        let times = UnsafeMutableBufferPointer<(arrive: UInt64, leave: UInt64, rc: Int32)>.allocate(capacity: callers)
-        defer { times.deallocate() }
-        DispatchQueue.concurrentPerform(iterations: callers) { i in
+        final class Times: @unchecked Sendable {
+            let lock = NSLock()
+            var all: [(arrive: UInt64, leave: UInt64, rc: Int32)] = []
+        }
+        let record = Times()
+        DispatchQueue.concurrentPerform(iterations: callers) { _ in
             let arrive = DispatchTime.now().uptimeNanoseconds
             let rc = commit.fsync(fd)
-            times[i] = (arrive, DispatchTime.now().uptimeNanoseconds, rc)
+            let leave = DispatchTime.now().uptimeNanoseconds
+            record.lock.withLock { record.all.append((arrive, leave, rc)) }
         }
+        let times = record.all
+        XCTAssertEqual(times.count, callers)
         let counts = commit.counts
         XCTAssertEqual(counts.requests, callers)
         XCTAssertEqual(counts.flushes, log.flushes.count)

@@ -21,8 +21,10 @@ struct FleetCommand: ParsableCommand {
 
         --revoke N revokes N grants at once, when --revoke-after taps have started (default: half \
         of --taps, or 1 s into a --duration run), and every affected phone polls at once (Tapkey \
-        "manual polling"); the summary gives the fan-out time and how many of those phones' later \
-        taps were granted (it must be 0).
+        "manual polling") and every other phone polls as a wake-up would make it, fetching the \
+        new revocation list to carry to the locks. The summary gives the fan-out time, and the \
+        revoked phones' later taps: at a lock the list has reached (none may be granted) and at a \
+        lock it has not reached yet (an offline lock honours the document it cached until then).
 
         With --clock virtual (the default) the clock stands still during the load; with --clock \
         system it is the wall clock and --poll-every makes phones poll on schedule.
@@ -139,8 +141,11 @@ struct FleetCommand: ParsableCommand {
             rows.append(("journal fsyncs / flushes", "\(r) / \(f)" + (f > 0 ? String(format: " (%.1f per flush)", Double(r) / Double(f)) : "")))
         }
         if let r = s.revocation {
-            rows.append(("revocation fan-out", "\(r.grants) grant(s), \(r.phonesUpdated) phone(s) updated in \(String(format: "%.3f", r.fanOutSeconds)) s"))
-            rows.append(("  revoked phones' taps after", "\(r.tapsAfter), granted \(r.grantedAfter)"))
+            rows.append(("revocation fan-out", "\(r.grants) grant(s) (list \(r.serial.map(String.init) ?? "none")), \(r.phonesUpdated) key(s) deleted, "
+                         + "\(r.phonesCarrying) phone(s) carrying the list, in \(String(format: "%.3f", r.fanOutSeconds)) s"))
+            rows.append(("  revoked phones' taps, list at the lock", "\(r.tapsAfter), granted \(r.grantedAfter)"))
+            rows.append(("  … list not at the lock yet", "\(r.tapsBeforeListReached), granted \(r.grantedBeforeListReached) (offline: the cached document opens)"))
+            rows.append(("  locks holding the list", "\(r.locksHolding) of \(s.locks)"))
         }
         if let m = s.peakRSSMiB { rows.append(("peak RSS", String(format: "%.0f MiB", m))) }
         rows.append(("result", s.consistent ? "consistent" : "INCONSISTENT"))
