@@ -39,7 +39,9 @@ final class FleetTests: XCTestCase {
         let rev = try XCTUnwrap(s.revocation)
         XCTAssertEqual(rev.grants, 2)
         XCTAssertEqual(rev.phonesUpdated, 2)
-        XCTAssertEqual(rev.grantedAfter, 0)
+        XCTAssertEqual(rev.grantedAfter, 0, "no revoked phone opens a lock that holds the revocation list")
+        XCTAssertEqual(rev.phonesCarrying, 6, "every phone fetched the new list")
+        XCTAssertLessThanOrEqual(rev.tapsAfter, s.denied, "each of those taps is among the denials")
         // Every phone logged in once and polled at login; the two revoked ones polled again.
         XCTAssertEqual(s.logins, 6)
         XCTAssertGreaterThanOrEqual(s.polls, 6 + 2)
@@ -58,7 +60,8 @@ final class FleetTests: XCTestCase {
     func testTheTableAndPlainProgressLines() throws {
         let r = try fleet(["--locks", "2", "--phones", "2", "--taps", "20", "--no-group-commit"])
         XCTAssertEqual(r.status, 0, r.stderr)
-        XCTAssertTrue(r.stdout.contains("decisions in the audit logs  20 (= taps)"), r.stdout)
+        let audit = r.stdout.split(separator: "\n").first { $0.hasPrefix("decisions in the audit logs") }
+        XCTAssertEqual(audit.map { $0.hasSuffix(" 20 (= taps)") }, true, r.stdout)
         XCTAssertTrue(r.stdout.contains("result"), r.stdout)
         XCTAssertTrue(r.stdout.contains("consistent"), r.stdout)
         XCTAssertFalse(r.stdout.contains("journal fsyncs"), "no group commit: no flush counts")
