@@ -165,10 +165,15 @@ final class EngineDecisionTests: XCTestCase {
         assertDeny(.malformedInput, f.presentation(access: [f.revocationDocument(serial: 1, entries: [])]))
     }
 
-    func testEveryEngineReasonIsCovered() {
+    func testEveryEngineReasonIsCovered() throws {
         // Every DenyReason is the engine's (the protocol's, transport's and lock's reasons live
-        // with their layers). Each has its own test; this pins the list so a new reason gets one.
-        XCTAssertEqual(DenyReason.allCases.count, 16)
+        // with their layers), and each has a test in this file that makes the engine deny with it:
+        // a new reason fails here until it gets an `assertDeny(.newReason, …)`, with no list to edit.
+        let source = try String(contentsOfFile: "\(#filePath)", encoding: .utf8)
+        for reason in DenyReason.allCases {
+            XCTAssertTrue(source.contains("assertDeny(.\(reason), "), "no test denies with .\(reason) (\(reason.rawValue))")
+        }
+        XCTAssertEqual(Set(DenyReason.allCases.map(\.rawValue)).count, DenyReason.allCases.count, "two reasons share a code")
     }
 
     func testCacheEvictsSoonestExpiring() {

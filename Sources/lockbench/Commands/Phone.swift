@@ -4,6 +4,7 @@ import BLE
 import ByteCore
 import Codecs
 import Foundation
+import LockRuntime
 import SocketTransport
 import NFC
 import OfflineUnlock
