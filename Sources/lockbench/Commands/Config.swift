@@ -58,7 +58,7 @@ struct ConfigCommand: ParsableCommand {
         var relock: String = "5s"
         @Option(name: .customLong("utc-offset"), help: ArgumentHelp("Schedule time zone, minutes east of UTC.", valueName: "minutes"))
         var utcOffset: Int = 0
-        @Option(help: ArgumentHelp("NFC reader for `lock run`: a libnfc connstring or pcsc[:READER NAME] (default: the virtual PN532).", valueName: "reader"))
+        @Option(help: ArgumentHelp("NFC reader for `lock run`: \(LockRunner.NFCSource.forms) (default: the virtual PN532).", valueName: "reader"))
         var nfc: String?
         @Option(help: ArgumentHelp("BLE transport: hci0, uart:/dev/ttyUSB0, tcp:HOST:PORT, unix:PATH.", valueName: "transport"))
         var ble: String?

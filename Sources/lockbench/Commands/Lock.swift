@@ -89,7 +89,7 @@ struct LockRun: ParsableCommand {
 
     @OptionGroup var config: LockConfigOption
 
-    @Option(help: ArgumentHelp("NFC reader: a libnfc connstring, `virtual` or `virtual:LINKPATH`, `pcsc` or `pcsc:READER NAME` (overrides the configuration).", valueName: "reader"))
+    @Option(help: ArgumentHelp("NFC reader: \(LockRunner.NFCSource.forms) (overrides the configuration).", valueName: "reader"))
     var nfc: String?
 
     @Option(help: ArgumentHelp("BLE controller transport (overrides the configuration).", valueName: "transport"))
