@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOCore
+import NIOPosix
 import SQLiteNIO
 
 /// The storage seam on an embedded SQLite file (sqlite-nio): nothing to install, durable
@@ -9,6 +10,7 @@ import SQLiteNIO
 public final class SQLiteTrustStorage: TrustStorage, @unchecked Sendable {
     public let path: String
     private let writer: SQLiteConnection
+    private let writerPool: NIOThreadPool
     private let readers: [(SQLiteConnection, AsyncMutex)]
     private let nextReader = NSLock()
     private var readerIndex = 0
@@ -18,7 +20,17 @@ public final class SQLiteTrustStorage: TrustStorage, @unchecked Sendable {
 
     /// `readers`: read connections (reads run in parallel, one at a time on each).
     public static func open(path: String, readers: Int = 8, logger: Logger = Logger(label: "lockbench.trust.sqlite")) async throws -> SQLiteTrustStorage {
-        let writer = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+        // The writer's statements run on a thread of their own, never queued behind reads.
+        let writerPool = NIOThreadPool(numberOfThreads: 1)
+        writerPool.start()
+        let writer: SQLiteConnection
+        do {
+            writer = try await SQLiteConnection.open(storage: .file(path: path), threadPool: writerPool, logger: logger,
+                                                     on: MultiThreadedEventLoopGroup.singleton.any())
+        } catch {
+            try? await writerPool.shutdownGracefully()
+            throw error
+        }
         do {
             _ = try await rows(writer, "PRAGMA journal_mode=WAL")
             _ = try await rows(writer, "PRAGMA synchronous=FULL")
@@ -31,15 +43,16 @@ public final class SQLiteTrustStorage: TrustStorage, @unchecked Sendable {
                 _ = try await rows(r, "PRAGMA busy_timeout=10000")
                 pool.append((r, AsyncMutex()))
             }
-            return SQLiteTrustStorage(path: path, writer: writer, readers: pool)
+            return SQLiteTrustStorage(path: path, writer: writer, writerPool: writerPool, readers: pool)
         } catch {
             try? await writer.close()
+            try? await writerPool.shutdownGracefully()
             throw error
         }
     }
 
-    private init(path: String, writer: SQLiteConnection, readers: [(SQLiteConnection, AsyncMutex)]) {
-        self.path = path; self.writer = writer; self.readers = readers
+    private init(path: String, writer: SQLiteConnection, writerPool: NIOThreadPool, readers: [(SQLiteConnection, AsyncMutex)]) {
+        self.path = path; self.writer = writer; self.writerPool = writerPool; self.readers = readers
     }
 
     /// Group commit: concurrent writers queue; one leader runs the queued bodies in one
@@ -168,6 +181,7 @@ public final class SQLiteTrustStorage: TrustStorage, @unchecked Sendable {
     public func close() async throws {
         for (r, _) in readers { try await r.close() }
         try await writer.close()
+        try await writerPool.shutdownGracefully()
         writerThread.stop()
     }
 
