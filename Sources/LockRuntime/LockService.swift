@@ -14,6 +14,8 @@ import OfflineUnlock
 /// what the session learnt back into the reader.
 public final class LockService: @unchecked Sendable {
     public let configuration: LockConfiguration
+    /// The radios' part of the same file (`nfc`, `ble`): what `lock run` starts when no flag overrides it.
+    public let radios: RadioSettings
     public let lock: EmulatedLock
     public let reader: LockReader
     /// The model and firmware against the certification tables; wallet (ECP) polling only when certified.
@@ -24,8 +26,10 @@ public final class LockService: @unchecked Sendable {
     private var inFlight = 0
 
     /// `io`: the lock's write/fsync seam (`GroupCommit.io` when many locks share a disk).
-    public init(configuration: LockConfiguration, tables: CertificationTables = .builtIn(), io: FileIO = .system) throws {
+    public init(configuration: LockConfiguration, radios: RadioSettings = RadioSettings(),
+                tables: CertificationTables = .builtIn(), io: FileIO = .system) throws {
         self.configuration = configuration
+        self.radios = radios
         lock = try EmulatedLock(configuration: configuration, io: io)
         certification = try Self.verdict(configuration, tables: tables)
         var saved = lock.fastCache.flatMap { try? JSONDecoder().decode(ReaderMemory.self, from: $0) } ?? ReaderMemory()
@@ -46,7 +50,8 @@ public final class LockService: @unchecked Sendable {
     }
 
     public convenience init(configurationPath: String, tables: CertificationTables = .builtIn()) throws {
-        try self.init(configuration: try LockConfiguration.load(path: configurationPath), tables: tables)
+        let file = try LockFile.load(path: configurationPath)
+        try self.init(configuration: file.lock, radios: file.radios, tables: tables)
     }
 
     /// Certified for wallet credentials: the NFC loop sends the ECP access polling frame.
