@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LockRuntime
 import OfflineUnlock
 import Scenario
 
