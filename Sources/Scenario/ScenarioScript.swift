@@ -60,6 +60,8 @@ public struct ScenarioScript: Sendable {
         case expectNoEvent(String, String, trigger: String?)
         case expectRefused(code: String, Box)
         case runUntil(String, event: String, within: TimeInterval)
+        /// Push approval and wallet lines (ApprovalLines.swift).
+        case approval(ApprovalLine)
     }
 
     /// Indirection for `expect refused …`, which wraps another command.
@@ -130,6 +132,7 @@ public struct ScenarioScript: Sendable {
             guard let n = Int(s), n >= 0, n < 1 << 40 else { throw ScenarioError(line: 0, "\"\(s)\" is not a count") }
             return n
         }
+        if let a = try ApprovalLine(words: w) { return .approval(a) }
         switch (w[0], w.count > 1 ? w[1] : "") {
         case ("clock", "set"):
             try need(3, "clock set 2026-03-02T08:00:00Z")

@@ -36,7 +36,11 @@ public final class VirtualPhone: @unchecked Sendable {
     public struct Event: Sendable, Equatable, CustomStringConvertible {
         public enum Kind: String, Sendable { case polled, unchanged, pollFailed = "poll-failed", loggedIn = "logged-in", refreshed
             case reauthorize, tokenExpired = "token-expired", offline, online, keyAdded = "key-added", keyDeleted = "key-deleted"
-            case revocation }
+            case revocation
+            // Push approval (ForgeRock): a request reached the approver, was answered, or the
+            // requester received its unlock command.
+            case approvalReceived = "approval-received", approved, denied, approvalFailed = "approval-failed"
+            case unlockReceived = "unlock-received" }
         public var at: Date
         public var kind: Kind
         public var trigger: PollTrigger?
@@ -78,6 +82,8 @@ public final class VirtualPhone: @unchecked Sendable {
     private var _events: [Event] = []
     private var _lastError: String?
     var fastCache: FastCache?
+    /// Push approval state: the approver's inbox, the requester's unlock commands, the simulated biometrics.
+    public let approvals = PhoneApprovals()
 
     public init(id: String, key: P256.Signing.PrivateKey = .init(), client: TrustClient, clock: any TrustClock, options: Options = Options()) {
         self.id = id; self.key = key; self.client = client; self.clock = clock; self.options = options
@@ -253,7 +259,9 @@ public final class VirtualPhone: @unchecked Sendable {
     /// The credential session the lock talks to: this phone's key, every key it holds (an
     /// expired one too, so the lock says `expired`, not `unknown_credential`) and its revocation list.
     public func session(trusting readers: [TrustedReader], interface: RadioInterface) -> CredentialSession {
-        let (docs, revocation, fast) = locked { (_keys.values.sorted { $0.id < $1.id }.map(\.document), _revocation?.document, fastCache) }
+        // Unlock commands first: the lock takes the first presented document bound to this key.
+        let (keyDocs, revocation, fast) = locked { (_keys.values.sorted { $0.id < $1.id }.map(\.document), _revocation?.document, fastCache) }
+        let docs = approvals.unlockDocuments(now: clock.now()) + keyDocs
         return CredentialSession(configuration: CredentialConfiguration(
             signingKey: key, trustedReaders: readers, accessDocuments: docs,
             revocationDocuments: revocation.map { [$0] } ?? [], interface: interface), fastCache: fast)
