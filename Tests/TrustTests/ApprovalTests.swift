@@ -39,8 +39,8 @@ final class ApprovalTests: XCTestCase {
         XCTAssertEqual(r.expiresAt, TrustFixture.t0.addingTimeInterval(ApprovalRules.defaultTTL))
         let inbox = try await p.f.service.pendingApprovals(device: "alice-phone")
         XCTAssertEqual(inbox.map(\.id), [r.id])
-        let value1 = try await p.f.service.pendingApprovals(device: "bob-phone").count
-        XCTAssertEqual(value1, 0, "bob is not the approver")
+        let bobInbox = try await p.f.service.pendingApprovals(device: "bob-phone").count
+        XCTAssertEqual(bobInbox, 0, "bob is not the approver")
         p.f.clock.advance(10)
         let answered = try await p.f.service.answerApproval(id: r.id, device: "alice-phone", .accept(challengeResponse: nil, authentication: .tap))
         XCTAssertEqual(answered.status, .approved)
@@ -53,8 +53,8 @@ final class ApprovalTests: XCTestCase {
         XCTAssertEqual(doc.access.readers.map { Hex.encode($0.groupID) }, [p.rule])
         XCTAssertEqual(doc.validity.validFrom, TrustFixture.t0.addingTimeInterval(10))
         XCTAssertEqual(doc.validity.validUntil, TrustFixture.t0.addingTimeInterval(10 + ApprovalRules.unlockLifetime))
-        let value2 = try await p.f.service.pendingApprovals(device: "alice-phone").count
-        XCTAssertEqual(value2, 0)
+        let aliceInboxAfter = try await p.f.service.pendingApprovals(device: "alice-phone").count
+        XCTAssertEqual(aliceInboxAfter, 0)
         // The requester sees the command, the approver does not.
         let (_, role) = try await p.f.service.approval(id: r.id, device: "bob-phone")
         XCTAssertEqual(ApprovalView(answered, as: role, now: p.f.service.now()).unlockDocument.flatMap { Data(base64Encoded: $0) }.map { Array($0) }, answered.unlockDocument)
@@ -76,8 +76,8 @@ final class ApprovalTests: XCTestCase {
         await XCTAssertTrustError(.challengeResponseRequired) {
             try await p.f.service.answerApproval(id: r.id, device: "alice-phone", .accept(challengeResponse: nil, authentication: .tap))
         }
-        let value3 = try await p.f.service.pendingApprovals(device: "alice-phone").map(\.id)
-        XCTAssertEqual(value3, [r.id])
+        let stillPending = try await p.f.service.pendingApprovals(device: "alice-phone").map(\.id)
+        XCTAssertEqual(stillPending, [r.id])
         // The right number approves.
         let ok = try await p.f.service.answerApproval(id: r.id, device: "alice-phone", .accept(challengeResponse: shown, authentication: .tap))
         XCTAssertEqual(ok.status, .approved); XCTAssertNotNil(ok.unlockDocument)
@@ -99,8 +99,8 @@ final class ApprovalTests: XCTestCase {
                 try await p.f.service.answerApproval(id: strict.id, device: "alice-phone", .accept(challengeResponse: nil, authentication: how))
             }
         }
-        let value4 = try await p.f.service.answerApproval(id: strict.id, device: "alice-phone", .accept(challengeResponse: nil, authentication: .biometric)).status
-        XCTAssertEqual(value4, .approved)
+        let strictStatus = try await p.f.service.answerApproval(id: strict.id, device: "alice-phone", .accept(challengeResponse: nil, authentication: .biometric)).status
+        XCTAssertEqual(strictStatus, .approved)
         let lenient = try await request(p, .biometric)
         XCTAssertTrue(lenient.allowDeviceCredentials)
         let r = try await p.f.service.answerApproval(id: lenient.id, device: "alice-phone", .accept(challengeResponse: nil, authentication: .deviceCredentials))
@@ -112,18 +112,18 @@ final class ApprovalTests: XCTestCase {
         _ = try await p.f.login("alice-ipad", user: "alice")
         let r = try await request(p, ttl: 30)
         p.f.clock.advance(29)
-        let value5 = try await p.f.service.pendingApprovals(device: "alice-ipad").count
-        XCTAssertEqual(value5, 1)
+        let pendingAt29s = try await p.f.service.pendingApprovals(device: "alice-ipad").count
+        XCTAssertEqual(pendingAt29s, 1)
         p.f.clock.advance(1)   // exactly the TTL
-        let value6 = try await p.f.service.pendingApprovals(device: "alice-ipad").count
-        XCTAssertEqual(value6, 0)
+        let pendingAt30s = try await p.f.service.pendingApprovals(device: "alice-ipad").count
+        XCTAssertEqual(pendingAt30s, 0)
         await XCTAssertTrustError(.approvalExpired) {
             try await p.f.service.answerApproval(id: r.id, device: "alice-phone", .accept(challengeResponse: nil, authentication: .tap))
         }
-        let value7 = try await p.f.service.approval(id: r.id, device: "bob-phone").0.status
-        XCTAssertEqual(value7, .expired)
-        let value8 = try await p.f.service.approval(id: r.id, device: "bob-phone").0.unlockDocument
-        XCTAssertNil(value8)
+        let expiredStatus = try await p.f.service.approval(id: r.id, device: "bob-phone").0.status
+        XCTAssertEqual(expiredStatus, .expired)
+        let expiredCommand = try await p.f.service.approval(id: r.id, device: "bob-phone").0.unlockDocument
+        XCTAssertNil(expiredCommand)
         // Either of alice's devices may answer; the first answer is final.
         let r2 = try await request(p)
         _ = try await p.f.service.answerApproval(id: r2.id, device: "alice-ipad", .deny)
@@ -235,6 +235,10 @@ final class ApprovalHTTPTests: XCTestCase {
             }
             _ = try await call(.post, "/v1/approvals", "/v1/approvals", bob, #"{"approver":"alice","lock":"\#(f.group)"}"#, expect: .tooManyRequests)
             _ = try await call(.post, "/v1/approvals", "/v1/approvals", bob, String(repeating: " ", count: 9000), expect: .contentTooLarge)
+            // A revoked login (reuse detected, credential deactivated) neither asks nor answers.
+            try await f.storage.write { tx in try await tx.revokeFamilies(device: "alice-phone", at: f.service.now(), reason: "test") }
+            _ = try await call(.get, "/v1/approvals", "/v1/approvals", alice, expect: .unauthorized)
+            _ = try await call(.post, "/v1/approvals/" + id + "/deny", "/v1/approvals/{id}/deny", alice, expect: .unauthorized)
         }
     }
 }
