@@ -119,7 +119,10 @@ public struct ScenarioScript: Sendable {
         credential suspend|resume|deactivate|delete PHONE [reason TEXT] | \
         tap PHONE LOCK expect granted|denied [REASON] | expect PHONE keys N | expect PHONE iteration GRANT N | \
         expect PHONE revocation N|none | expect PHONE error CODE|none | expect PHONE [no-]event KIND [TRIGGER] | \
-        expect refused CODE COMMAND… | run until PHONE polls|refreshes|reauthorizes [within DURATION]
+        expect refused CODE COMMAND… | run until PHONE polls|refreshes|reauthorizes [within DURATION] | \
+        unlock request PHONE from USER LOCK [type T] [message TEXT] [ttl D] [context JSON] [payload JSON] | \
+        phone NAME fetch|approve [N|right|wrong]|deny|biometric B|passcode yes|no|wallet FIELD VALUE | \
+        expect PHONE answer|request|inbox|unlocks|wallet|notification …
         """
 
     static func command(_ w: [String]) throws(ScenarioError) -> Command {

@@ -1,3 +1,4 @@
+import Scenario
 import TrustPhone
 import XCTest
 
@@ -73,5 +74,21 @@ final class WalletTests: XCTestCase {
         XCTAssertThrowsError(try s.set("colour", "red"))
         for n in 1...7 { XCTAssertNotNil(WalletProvisioning.guide(n)) }
         XCTAssertNil(WalletProvisioning.guide(8))
+    }
+}
+
+/// The approval and wallet scenario lines refuse what they cannot run, naming the line.
+final class ApprovalLineTests: XCTestCase {
+    func testMalformedLinesAreRefusedWithTheirLine() {
+        for bad in ["phone alice approve abc", "phone alice approve 1000", "phone alice biometric maybe", "phone alice passcode sometimes",
+                    "phone alice wallet device android", "phone alice wallet colour red", "unlock request bob alice front",
+                    "unlock request bob from alice front type push", "unlock request bob from alice front ttl soon",
+                    "unlock request bob from alice front message", "expect alice request maybe", "expect alice inbox -1",
+                    "expect alice wallet fine", "expect alice notification colour red"] {
+            XCTAssertThrowsError(try ScenarioScript(parsing: "clock set 2026-03-02T08:00:00Z\n" + bad, name: "bad"), bad) { error in
+                XCTAssertEqual((error as? ScenarioError)?.line, 2, bad)
+            }
+        }
+        XCTAssertNoThrow(try ScenarioScript(parsing: "unlock request bob from alice front type challenge ttl 2m message \"hi there\" no-device-credentials\nphone alice approve right\nexpect alice answer denied wrong_challenge", name: "good"))
     }
 }
