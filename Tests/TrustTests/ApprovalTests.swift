@@ -242,3 +242,19 @@ final class ApprovalHTTPTests: XCTestCase {
         }
     }
 }
+
+/// The approval push's data: strings only, and the largest possible request well under 4096 bytes.
+final class ApprovalPushTests: XCTestCase {
+    func testTheLargestApprovalPushFits() throws {
+        let r = ApprovalRecord(id: String(repeating: "f", count: 16), requester: String(repeating: "d", count: 64), approver: "alice",
+                               lock: String(repeating: "a", count: 65), pushType: .challenge, message: String(repeating: "é", count: 128),
+                               contextInfo: String(repeating: "x", count: 1024), customPayload: String(repeating: "y", count: 1024),
+                               numbersChallenge: [10, 11, 12], challenge: 11, allowDeviceCredentials: true, timeAdded: TrustFixture.t0,
+                               ttl: 600, status: .pending)
+        let data = ApprovalPush.data(r)
+        XCTAssertEqual(data[ApprovalPush.identifier], r.id)
+        XCTAssertNil(data["challenge"]); XCTAssertNil(data["numbersChallenge"]); XCTAssertNil(data["contextInfo"])
+        let encoder = JSONEncoder(); encoder.outputFormatting = [.sortedKeys]
+        XCTAssertLessThan(try encoder.encode(data).count, 1024)
+    }
+}
