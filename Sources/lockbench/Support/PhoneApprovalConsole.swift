@@ -1,6 +1,7 @@
 import ByteCore
 import Codecs
 import Foundation
+import LockRuntime
 import OfflineUnlock
 import Trust
 import TrustPhone
