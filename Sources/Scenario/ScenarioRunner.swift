@@ -227,6 +227,8 @@ final class World: @unchecked Sendable {
                 return
             }
             throw StepFailure("the command was accepted; expected it refused with \(code)")
+        case .approval(let line):
+            try await run(line)
         case .runUntil(let name, let event, let within):
             let p = try phone(name)
             let kinds: Set<VirtualPhone.Event.Kind> = event == "polls" ? [.polled, .unchanged, .pollFailed]

@@ -60,6 +60,8 @@ public struct ScenarioScript: Sendable {
         case expectNoEvent(String, String, trigger: String?)
         case expectRefused(code: String, Box)
         case runUntil(String, event: String, within: TimeInterval)
+        /// Push approval and wallet lines (ApprovalLines.swift).
+        case approval(ApprovalLine)
     }
 
     /// Indirection for `expect refused …`, which wraps another command.
@@ -117,7 +119,10 @@ public struct ScenarioScript: Sendable {
         credential suspend|resume|deactivate|delete PHONE [reason TEXT] | \
         tap PHONE LOCK expect granted|denied [REASON] | expect PHONE keys N | expect PHONE iteration GRANT N | \
         expect PHONE revocation N|none | expect PHONE error CODE|none | expect PHONE [no-]event KIND [TRIGGER] | \
-        expect refused CODE COMMAND… | run until PHONE polls|refreshes|reauthorizes [within DURATION]
+        expect refused CODE COMMAND… | run until PHONE polls|refreshes|reauthorizes [within DURATION] | \
+        unlock request PHONE from USER LOCK [type T] [message TEXT] [ttl D] [context JSON] [payload JSON] | \
+        phone NAME fetch|approve [N|right|wrong]|deny|biometric B|passcode yes|no|wallet FIELD VALUE | \
+        expect PHONE answer|request|inbox|unlocks|wallet|notification …
         """
 
     static func command(_ w: [String]) throws(ScenarioError) -> Command {
@@ -130,6 +135,7 @@ public struct ScenarioScript: Sendable {
             guard let n = Int(s), n >= 0, n < 1 << 40 else { throw ScenarioError(line: 0, "\"\(s)\" is not a count") }
             return n
         }
+        if let a = try ApprovalLine(words: w) { return .approval(a) }
         switch (w[0], w.count > 1 ? w[1] : "") {
         case ("clock", "set"):
             try need(3, "clock set 2026-03-02T08:00:00Z")

@@ -69,6 +69,13 @@ public struct TrustError: Error, CustomStringConvertible, Equatable, Sendable {
         case conflict = "conflict"
         /// A deactivated credential cannot change state again (Schlage guide: deactivation is final).
         case final = "credential_deactivated"
+        // Push approval (ForgeRock): the request's state or the answer's shape.
+        case forbidden = "forbidden"
+        case approvalExpired = "approval_expired"
+        case alreadyAnswered = "already_answered"
+        case challengeResponseRequired = "challenge_response_required"
+        case biometricRequired = "biometric_required"
+        case tooManyPending = "too_many_pending"
     }
     public var code: Code
     public var message: String

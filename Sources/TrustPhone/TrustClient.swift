@@ -13,6 +13,8 @@ public enum TrustClientError: Error, Equatable, CustomStringConvertible, Sendabl
     case unauthorized(String)
     /// Anything else the phone did not expect.
     case protocolError(String)
+    /// An API call refused with `{"error", "error_description"}` (push approval).
+    case refused(status: Int, code: String, description: String)
 
     public var description: String {
         switch self {
@@ -20,6 +22,7 @@ public enum TrustClientError: Error, Equatable, CustomStringConvertible, Sendabl
         case .oauth(let c, let d): return "\(c): \(d)"
         case .unauthorized(let m): return "unauthorized: \(m)"
         case .protocolError(let m): return "protocol: \(m)"
+        case .refused(let status, let c, let d): return "\(c) (HTTP \(status)): \(d)"
         }
     }
 }

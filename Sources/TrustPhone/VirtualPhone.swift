@@ -36,7 +36,11 @@ public final class VirtualPhone: @unchecked Sendable {
     public struct Event: Sendable, Equatable, CustomStringConvertible {
         public enum Kind: String, Sendable { case polled, unchanged, pollFailed = "poll-failed", loggedIn = "logged-in", refreshed
             case reauthorize, tokenExpired = "token-expired", offline, online, keyAdded = "key-added", keyDeleted = "key-deleted"
-            case revocation }
+            case revocation
+            // Push approval (ForgeRock): a request reached the approver, was answered, or the
+            // requester received its unlock command.
+            case approvalReceived = "approval-received", approved, denied, approvalFailed = "approval-failed"
+            case unlockReceived = "unlock-received" }
         public var at: Date
         public var kind: Kind
         public var trigger: PollTrigger?
@@ -78,6 +82,8 @@ public final class VirtualPhone: @unchecked Sendable {
     private var _events: [Event] = []
     private var _lastError: String?
     var fastCache: FastCache?
+    /// Push approval state: the approver's inbox, the requester's unlock commands, the simulated biometrics.
+    public let approvals = PhoneApprovals()
 
     public init(id: String, key: P256.Signing.PrivateKey = .init(), client: TrustClient, clock: any TrustClock, options: Options = Options()) {
         self.id = id; self.key = key; self.client = client; self.clock = clock; self.options = options
@@ -252,8 +258,15 @@ public final class VirtualPhone: @unchecked Sendable {
 
     /// The credential session the lock talks to: this phone's key, every key it holds (an
     /// expired one too, so the lock says `expired`, not `unknown_credential`) and its revocation list.
-    public func session(trusting readers: [TrustedReader], interface: RadioInterface) -> CredentialSession {
-        let (docs, revocation, fast) = locked { (_keys.values.sorted { $0.id < $1.id }.map(\.document), _revocation?.document, fastCache) }
+    /// With `readerGroup` (learnt from AUTH0), the documents naming that group come first: the lock
+    /// takes the first presented document bound to this key (docs/documents.md, row 5).
+    public func session(trusting readers: [TrustedReader], interface: RadioInterface, readerGroup: [UInt8]? = nil) -> CredentialSession {
+        let (keyDocs, revocation, fast) = locked { (_keys.values.sorted { $0.id < $1.id }.map(\.document), _revocation?.document, fastCache) }
+        var docs = approvals.unlockDocuments(now: clock.now()) + keyDocs
+        if let readerGroup {
+            let names = { (doc: [UInt8]) in (try? AccessDocument(parsing: doc))?.access.readers.contains { $0.groupID == readerGroup } ?? false }
+            docs = docs.filter(names) + docs.filter { !names($0) }
+        }
         return CredentialSession(configuration: CredentialConfiguration(
             signingKey: key, trustedReaders: readers, accessDocuments: docs,
             revocationDocuments: revocation.map { [$0] } ?? [], interface: interface), fastCache: fast)
@@ -278,9 +291,33 @@ public final class PhoneResponder: APDUResponder, @unchecked Sendable {
     public func reset() {
         phone.keep(fastCache: current.fastCache)
         current = phone.session(trusting: readers, interface: interface)
+        beforeAuth0 = []
     }
 
-    public func respond(to command: [UInt8]) -> [UInt8] { current.respond(to: command) }
+    /// The commands of this transaction before AUTH0 (SELECT), to replay into a reordered session.
+    private var beforeAuth0: [[UInt8]]? = []
+
+    /// While the phone holds unlock commands, AUTH0 names the reader: the session is rebuilt with
+    /// the documents for that reader first and the earlier commands (SELECT, whose answer does not
+    /// depend on the documents) replayed into it, so a command for one door never shadows the key
+    /// for another.
+    public func respond(to command: [UInt8]) -> [UInt8] {
+        if var earlier = beforeAuth0 {
+            if let apdu = try? CommandAPDU(parsing: command), apdu.ins == Instruction.auth0 {
+                beforeAuth0 = nil
+                if phone.approvals.unlockCount > 0, let auth0 = try? Auth0Command(parsing: apdu.data) {
+                    current = phone.session(trusting: readers, interface: interface, readerGroup: Array(auth0.readerID.prefix(16)))
+                    for c in earlier { _ = current.respond(to: c) }
+                }
+            } else if earlier.count < 8 {
+                earlier.append(command)
+                beforeAuth0 = earlier
+            } else {
+                beforeAuth0 = nil
+            }
+        }
+        return current.respond(to: command)
+    }
 
     public var lastSession: CredentialSession { current }
 }

@@ -203,3 +203,71 @@ final class TrustCLITests: XCTestCase {
         XCTAssertTrue(parse.stderr.contains("line 2"), parse.stderr)
     }
 }
+
+/// README "Remote unlock by push approval": every command, and every `name>` line typed into that
+/// phone, as written (ports and login codes substituted; the challenge number is the one shown).
+final class ReadmeApprovalTests: XCTestCase {
+    func testPushApprovalWorksAsWritten() throws {
+        let readme = try String(contentsOf: Repository.url("README.md"), encoding: .utf8)
+        let start = try XCTUnwrap(readme.range(of: "```sh\nlockbench trust init approval-site"))
+        let rest = readme[start.lowerBound...].dropFirst("```sh\n".count)
+        let body = String(rest[..<rest.range(of: "```")!.lowerBound]).replacingOccurrences(of: "\\\n", with: " ")
+        let dir = try LockBenchProcess.temporaryDirectory(self)
+        let httpPort = String(ReadmeTrustTests.freePort()), alicePort = String(ReadmeTrustTests.freePort()), bobPort = String(ReadmeTrustTests.freePort())
+        var codes = [String: String](), phones = [String: InteractiveProcess](), background = [InteractiveProcess]()
+        defer { for p in background { p.terminate() } }
+        var shown = "", ran = 0, typed = 0
+        for raw in body.split(separator: "\n").map(String.init) {
+            if raw.hasPrefix("#") {
+                // "#   NAME> LINE   → EXPECTED": typed into that phone.
+                let text = raw.dropFirst().trimmingCharacters(in: .whitespaces)
+                guard let gt = text.range(of: "> "), let arrow = text.range(of: "→") else { continue }
+                let phone = String(text[..<gt.lowerBound])
+                var line = text[gt.upperBound..<arrow.lowerBound].trimmingCharacters(in: .whitespaces)
+                let expected = text[arrow.upperBound...].trimmingCharacters(in: .whitespaces).split(separator: " ").first.map(String.init) ?? ""
+                if line.hasPrefix("approve ") { line = "approve " + shown }
+                let p = try XCTUnwrap(phones[phone], "no phone \(phone) runs")
+                p.send(line)
+                let answer = try p.waitForLine(containing: expected, timeout: 30)
+                if line.hasPrefix("request-unlock") { shown = try XCTUnwrap(answer.split(separator: " ").first { $0.hasPrefix("show=") }).dropFirst(5).description }
+                if line == "requests" { XCTAssertTrue(answer.contains("status=approved"), answer) }
+                typed += 1
+                continue
+            }
+            let code = raw.split(separator: "#", maxSplits: 1).first.map(String.init) ?? ""
+            let words = code.split(separator: " ").map(String.init).filter { $0 != "&" }
+            guard words.first == "lockbench" else { continue }
+            let args = Array(words.dropFirst()).map {
+                $0.replacingOccurrences(of: "8481", with: httpPort).replacingOccurrences(of: "5001", with: alicePort)
+                    .replacingOccurrences(of: "5002", with: bobPort)
+                    .replacingOccurrences(of: "ALICE_CODE", with: codes["alice-phone"] ?? "").replacingOccurrences(of: "BOB_CODE", with: codes["bob-phone"] ?? "")
+            }
+            ran += 1
+            switch (args.first, args.dropFirst().first) {
+            case ("trust", "serve"):
+                let p = try InteractiveProcess(args, currentDirectory: dir)
+                background.append(p)
+                _ = try p.waitForLine(containing: "listening on", timeout: 60)
+            case ("phone", "run"):
+                let p = try InteractiveProcess(args, currentDirectory: dir)
+                background.append(p)
+                _ = try p.waitForLine(containing: "listening", timeout: 60)
+                _ = try p.waitForLine(containing: "polled", timeout: 60)
+                phones[args[args.firstIndex(of: "--device")! + 1]] = p
+            case ("scenario", "run"):
+                let r = try LockBenchProcess.run(args, currentDirectory: LockBenchProcess.repositoryRoot)
+                XCTAssertEqual(r.status, 0, r.stdout + r.stderr)
+                XCTAssertTrue(r.stdout.contains("5 passed, 0 failed"), r.stdout)
+            default:
+                let r = try LockBenchProcess.run(args, currentDirectory: dir)
+                XCTAssertEqual(r.status, 0, "lockbench \(args.joined(separator: " ")): \(r.stderr)")
+                if args.starts(with: ["trust", "device", "add"]) {
+                    codes[args[args.firstIndex(of: "--device")! + 1]] = try XCTUnwrap(r.stdout.split(separator: "\n").first { $0.hasPrefix("login code: ") }?.dropFirst("login code: ".count)).description
+                }
+                if args.starts(with: ["lock", "transact"]) { XCTAssertTrue(r.stdout.lowercased().contains("grant"), r.stdout) }
+            }
+        }
+        XCTAssertEqual(ran, 13)
+        XCTAssertEqual(typed, 5)
+    }
+}

@@ -26,46 +26,6 @@ final class HTTPTests: XCTestCase {
         return try! JSONSerialization.jsonObject(with: data) as! [String: Any]
     }()
 
-    /// Checks one answer against the document: status listed, JSON body matches the schema.
-    func conforms(_ path: String, _ method: String, _ status: Int, _ body: ByteBuffer, file: StaticString = #filePath, line: UInt = #line) {
-        let paths = Self.openAPI["paths"] as! [String: Any]
-        guard let op = (paths[path] as? [String: Any])?[method] as? [String: Any] else { return XCTFail("\(method) \(path) is not documented", file: file, line: line) }
-        let responses = op["responses"] as! [String: Any]
-        guard let r = responses[String(status)] as? [String: Any] else {
-            return XCTFail("\(method) \(path) answered \(status), documented: \(responses.keys.sorted())", file: file, line: line)
-        }
-        guard let schema = ((r["content"] as? [String: Any])?["application/json"] as? [String: Any])?["schema"] as? [String: Any] else { return }
-        let json = try? JSONSerialization.jsonObject(with: Data(buffer: body))
-        XCTAssertNotNil(json, "\(method) \(path) \(status): body is not JSON", file: file, line: line)
-        if let json { check(json, schema, at: "\(method) \(path) \(status)", file: file, line: line) }
-    }
-
-    func check(_ value: Any, _ schema: [String: Any], at location: String, file: StaticString, line: UInt) {
-        var schema = schema
-        if let ref = schema["$ref"] as? String {
-            let name = ref.components(separatedBy: "/").last!
-            schema = ((Self.openAPI["components"] as! [String: Any])["schemas"] as! [String: Any])[name] as! [String: Any]
-        }
-        switch schema["type"] as? String {
-        case "object":
-            guard let o = value as? [String: Any] else { return XCTFail("\(location): not an object", file: file, line: line) }
-            for r in schema["required"] as? [String] ?? [] where o[r] == nil { XCTFail("\(location): missing \(r)", file: file, line: line) }
-            let props = schema["properties"] as? [String: Any] ?? [:]
-            for (k, v) in o {
-                guard let p = props[k] as? [String: Any] else { XCTFail("\(location): undocumented field \(k)", file: file, line: line); continue }
-                check(v, p, at: location + "." + k, file: file, line: line)
-            }
-        case "array":
-            guard let a = value as? [Any] else { return XCTFail("\(location): not an array", file: file, line: line) }
-            for item in a { check(item, schema["items"] as! [String: Any], at: location + "[]", file: file, line: line) }
-        case "string": XCTAssertTrue(value is String, "\(location): not a string", file: file, line: line)
-        case "integer":
-            let n = value as? NSNumber
-            XCTAssertTrue(n.map { $0.doubleValue == $0.doubleValue.rounded() } ?? false, "\(location): not an integer", file: file, line: line)
-        default: break
-        }
-    }
-
     func form(_ s: String) -> (HTTPFields, ByteBuffer) {
         ([.contentType: "application/x-www-form-urlencoded"], ByteBuffer(string: s))
     }
@@ -212,6 +172,49 @@ final class MetricsTests: XCTestCase {
                 XCTAssertTrue(text.contains("lockbench_trust_token_requests_total 1"), text)
                 XCTAssertTrue(text.contains("lockbench_trust_token_refusals_total 1"), text)
             }
+        }
+    }
+}
+
+/// The OpenAPI check, for every test class that answers over HTTP (HTTPTests, ApprovalHTTPTests).
+extension XCTestCase {
+    /// Checks one answer against the document: status listed, JSON body matches the schema.
+    func conforms(_ path: String, _ method: String, _ status: Int, _ body: ByteBuffer, file: StaticString = #filePath, line: UInt = #line) {
+        let paths = HTTPTests.openAPI["paths"] as! [String: Any]
+        guard let op = (paths[path] as? [String: Any])?[method] as? [String: Any] else { return XCTFail("\(method) \(path) is not documented", file: file, line: line) }
+        let responses = op["responses"] as! [String: Any]
+        guard let r = responses[String(status)] as? [String: Any] else {
+            return XCTFail("\(method) \(path) answered \(status), documented: \(responses.keys.sorted())", file: file, line: line)
+        }
+        guard let schema = ((r["content"] as? [String: Any])?["application/json"] as? [String: Any])?["schema"] as? [String: Any] else { return }
+        let json = try? JSONSerialization.jsonObject(with: Data(buffer: body))
+        XCTAssertNotNil(json, "\(method) \(path) \(status): body is not JSON", file: file, line: line)
+        if let json { check(json, schema, at: "\(method) \(path) \(status)", file: file, line: line) }
+    }
+
+    func check(_ value: Any, _ schema: [String: Any], at location: String, file: StaticString, line: UInt) {
+        var schema = schema
+        if let ref = schema["$ref"] as? String {
+            let name = ref.components(separatedBy: "/").last!
+            schema = ((HTTPTests.openAPI["components"] as! [String: Any])["schemas"] as! [String: Any])[name] as! [String: Any]
+        }
+        switch schema["type"] as? String {
+        case "object":
+            guard let o = value as? [String: Any] else { return XCTFail("\(location): not an object", file: file, line: line) }
+            for r in schema["required"] as? [String] ?? [] where o[r] == nil { XCTFail("\(location): missing \(r)", file: file, line: line) }
+            let props = schema["properties"] as? [String: Any] ?? [:]
+            for (k, v) in o {
+                guard let p = props[k] as? [String: Any] else { XCTFail("\(location): undocumented field \(k)", file: file, line: line); continue }
+                check(v, p, at: location + "." + k, file: file, line: line)
+            }
+        case "array":
+            guard let a = value as? [Any] else { return XCTFail("\(location): not an array", file: file, line: line) }
+            for item in a { check(item, schema["items"] as! [String: Any], at: location + "[]", file: file, line: line) }
+        case "string": XCTAssertTrue(value is String, "\(location): not a string", file: file, line: line)
+        case "integer":
+            let n = value as? NSNumber
+            XCTAssertTrue(n.map { $0.doubleValue == $0.doubleValue.rounded() } ?? false, "\(location): not an integer", file: file, line: line)
+        default: break
         }
     }
 }

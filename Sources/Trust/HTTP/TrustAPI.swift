@@ -94,6 +94,8 @@ public enum TrustAPI {
                             body: .init(byteBuffer: ByteBuffer(bytes: list.document)))
         }
 
+        addApprovalRoutes(to: router, service: service)
+
         router.get("/healthz") { _, _ -> String in "ok\n" }
 
         if let registry {

@@ -41,6 +41,16 @@ struct PhoneCommand: ParsableCommand {
 
             Commands (stdin, one per line): poll, offline, online, show, login CODE, tap (ble, pn532), \
             insert and remove (pn532), quit.
+
+            Push approval (ForgeRock): `request-unlock USER LOCK [default|challenge|biometric] [TTL]` asks \
+            USER's phones to let this phone open LOCK (GROUP[:SUB] hex or NAME.reader.json) and prints the \
+            number to show for a challenge; on the approver's phone `fetch` brings the request, `inbox` \
+            shows its message, context and numbers, `approve [N]` accepts (N: the number shown on the \
+            requester's side) and `deny` refuses; `biometric match|no-match|none` and `passcode yes|no` \
+            set what the simulated sensor answers. Once approved, `fetch` or `requests` on the requester \
+            brings the signed unlock command, valid for a minute, which the phone presents to the lock. \
+            `wallet-state [FIELD VALUE]` walks the Schlage guide's provisioning decision tree on the \
+            phone's Wallet (FIELD: device, library, pass, watch, can-add).
             """)
 
         @Option(help: ArgumentHelp("The trust service, e.g. http://127.0.0.1:8480.", valueName: "url"))
@@ -166,9 +176,11 @@ struct PhoneCommand: ParsableCommand {
             scheduler.start()
             defer { scheduler.cancel() }
 
+            let approvalConsole = PhoneApprovalConsole(phone: phone, say: say)
             while let line = readLine() {
                 let words = line.split(separator: " ").map(String.init)
                 guard let verb = words.first else { continue }
+                if try approvalConsole.handle(words) { continue }
                 switch verb {
                 case "poll": report(try blocking { await phone.poll(trigger: .manual) }, .manual)
                 case "offline": phone.setOnline(false); say("offline", [:])
@@ -193,7 +205,7 @@ struct PhoneCommand: ParsableCommand {
                     guard let field else { say("\(verb): only with --transport pn532", [:]); continue }
                     say("field", ["phone": field(verb == "insert")])
                 case "quit", "exit": return
-                default: say("unknown command '\(verb)': poll, offline, online, show, login CODE, tap, insert, remove, quit", [:])
+                default: say("unknown command '\(verb)': poll, offline, online, show, login CODE, tap, insert, remove, quit, \(PhoneApprovalConsole.verbs)", [:])
                 }
             }
         }

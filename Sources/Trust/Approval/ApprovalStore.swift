@@ -1,0 +1,31 @@
+import Foundation
+
+/// Approval records through the storage seam's settings table (`setting`/`setSetting`), so every
+/// backend that implements the seam — SQLite here, PostgreSQL next — keeps them in the same
+/// atomic, durable transaction as everything else without a schema change of its own. Requests
+/// are few and short-lived: one JSON row per request, and per approver a bounded index of
+/// the ids still pending.
+extension TrustTransaction {
+    func approval(_ id: String) async throws -> ApprovalRecord? {
+        guard let text = try await setting("approval." + id) else { return nil }
+        do { return try JSONDecoder().decode(ApprovalRecord.self, from: Data(text.utf8)) } catch {
+            throw TrustError(.invalidRequest, "approval \(id) is stored damaged: \(error)")
+        }
+    }
+
+    func putApproval(_ r: ApprovalRecord) async throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        try await setSetting("approval." + r.id, String(decoding: try encoder.encode(r), as: UTF8.self))
+    }
+
+    /// Ids of the requests addressed to `user` that were pending when last written.
+    func pendingApprovalIDs(approver user: String) async throws -> [String] {
+        guard let text = try await setting("approvals-pending." + user) else { return [] }
+        return (try? JSONDecoder().decode([String].self, from: Data(text.utf8))) ?? []
+    }
+
+    func setPendingApprovalIDs(_ ids: [String], approver user: String) async throws {
+        try await setSetting("approvals-pending." + user, String(decoding: try JSONEncoder().encode(ids), as: UTF8.self))
+    }
+}
