@@ -36,7 +36,10 @@ public final class VirtualPhone: @unchecked Sendable {
     public struct Event: Sendable, Equatable, CustomStringConvertible {
         public enum Kind: String, Sendable { case polled, unchanged, pollFailed = "poll-failed", loggedIn = "logged-in", refreshed
             case reauthorize, tokenExpired = "token-expired", offline, online, keyAdded = "key-added", keyDeleted = "key-deleted"
-            case revocation }
+            case revocation
+            // Push (PhonePush).
+            case push, pushNotHandled = "push-not-handled", forceQuit = "force-quit", tokenRotated = "token-rotated"
+            case wakeUp = "wake-up", wakeUpRead = "wake-up-read", wakeUpRevoked = "wake-up-revoked" }
         public var at: Date
         public var kind: Kind
         public var trigger: PollTrigger?
