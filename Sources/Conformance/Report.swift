@@ -64,26 +64,20 @@ public struct ConformanceReport: Codable, Equatable, Sendable {
 
     /// JUnit XML: one testcase per check (classname = direction), skipped when not applicable.
     public func junit() -> String {
-        var x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-        let total = results.reduce(0) { $0 + $1.seconds }
-        x += "<testsuite name=\"lockbench conformance \(XMLText.escaped(direction))\" tests=\"\(results.count)\" failures=\"\(failed)\" skipped=\"\(notApplicable)\" time=\"\(String(format: "%.3f", total))\">\n"
-        for r in results {
-            let name = r.id + (r.officialCase.map { " (\($0))" } ?? "")
-            x += "  <testcase classname=\"conformance.\(XMLText.escaped(direction))\" name=\"\(XMLText.escaped(name))\" time=\"\(String(format: "%.3f", r.seconds))\""
+        JUnitSuite(name: "lockbench conformance \(direction)", cases: results.map { r in
+            let outcome: JUnitSuite.Outcome
             switch r.status {
-            case .pass:
-                x += "/>\n"
-            case .notApplicable:
-                x += ">\n    <skipped message=\"\(XMLText.escaped(r.reason))\"/>\n  </testcase>\n"
+            case .pass: outcome = .passed
+            case .notApplicable: outcome = .skipped(message: r.reason)
             case .fail:
                 var body = r.reason
                 if let e = r.expected, let a = r.actual {
                     body += "\nexpected \(e)\nactual   \(a)\nfirst difference at byte \(r.firstDifference ?? 0)"
                 }
-                x += ">\n    <failure message=\"\(XMLText.escaped(r.reason))\">\(XMLText.escaped(body)) (\(XMLText.escaped(r.section)))</failure>\n  </testcase>\n"
+                outcome = .failure(message: r.reason, body: "\(body) (\(r.section))")
             }
-        }
-        x += "</testsuite>\n"
-        return x
+            return JUnitSuite.TestCase(classname: "conformance.\(direction)", name: r.id + (r.officialCase.map { " (\($0))" } ?? ""),
+                                       seconds: r.seconds, outcome: outcome)
+        }).xml()
     }
 }

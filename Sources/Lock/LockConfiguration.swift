@@ -5,8 +5,10 @@ import Crypto
 import Foundation
 import OfflineUnlock
 
-/// The lock configuration file (JSON; docs/lock-config.md). Relative paths are relative to the
-/// file's own directory.
+/// The lock's part of the lock configuration file (JSON; docs/lock-config.md): what the lock
+/// decides, acts and records with. The radios' part (`nfc`, `ble`) in the same object belongs to
+/// the runtime (`RadioSettings`, LockRuntime), and this type skips it. Relative paths are relative
+/// to the file's own directory.
 ///
 /// ```json
 /// {
@@ -17,8 +19,6 @@ import OfflineUnlock
 ///   "policy": { "maxDocumentLifetime": "7d", "clockLeeway": "5m", "relockTime": "5s" },
 ///   "stateDirectory": "state",
 ///   "clock": "2026-03-02T09:00:00Z",
-///   "nfc": { "connstring": "pn532_uart:/dev/ttyUSB0" },
-///   "ble": { "transport": "tcp:127.0.0.1:9000" },
 ///   "protocol": { "stepUpSelect": "when-asked", "stepUpExchange": "step-up",
 ///                 "mailbox": [{ "op": "read", "offset": 0, "length": 8 }] }
 /// }
@@ -35,62 +35,6 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
             self.signingKey = signingKey; self.groupID = groupID; self.subID = subID
         }
     }
-    public struct NFC: Codable, Equatable, Sendable {
-        /// A libnfc connstring (`pn532_uart:/dev/ttyUSB0`, `acr122_usb`, …); absent = the virtual PN532.
-        public var connstring: String?
-        public init(connstring: String? = nil) { self.connstring = connstring }
-    }
-    public struct BLE: Codable, Equatable, Sendable {
-        /// `hci0`, `uart:/dev/ttyUSB0`, `tcp:HOST:PORT`, `unix:PATH`; absent = no BLE.
-        public var transport: String?
-        /// The lock's static random address (`C3:12:34:56:78:9A`); absent = derived from the reader
-        /// identity (docs/ble.md). Checked where the BLE layer parses it (`lock run`).
-        public var address: String?
-        /// A link with no access-protocol channel open for this long is dropped.
-        public var idleTimeout: TimeInterval = 5
-        /// A channel with no traffic for this long is closed and its link dropped.
-        public var transactionTimeout: TimeInterval = 10
-        /// The group resolving key (16 bytes, 32 hex digits) the advertisement's rotating tag is
-        /// computed under; absent = derived from the reader group id (docs/ble.md).
-        public var groupResolvingKey: String?
-        /// How long one rotating tag (and its expiry) lives.
-        public var tagRotation: TimeInterval = 900
-
-        public init(transport: String? = nil) { self.transport = transport }
-
-        enum CodingKeys: String, CodingKey { case transport, address, idleTimeout, transactionTimeout, groupResolvingKey, tagRotation }
-
-        public init(from decoder: Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            func duration(_ k: CodingKeys) throws -> TimeInterval? {
-                guard let s = try c.decodeIfPresent(String.self, forKey: k) else { return nil }
-                guard let d = DurationText.parse(s), d > 0, d <= 86_400 * 7 else {
-                    throw DecodingError.dataCorruptedError(forKey: k, in: c, debugDescription: "\"\(s)\" is not a duration like 5s, 10s, 15m (more than 0, at most 7d)")
-                }
-                return d
-            }
-            transport = try c.decodeIfPresent(String.self, forKey: .transport)
-            address = try c.decodeIfPresent(String.self, forKey: .address)
-            if let v = try duration(.idleTimeout) { idleTimeout = v }
-            if let v = try duration(.transactionTimeout) { transactionTimeout = v }
-            if let v = try duration(.tagRotation) { tagRotation = v }
-            groupResolvingKey = try c.decodeIfPresent(String.self, forKey: .groupResolvingKey)
-            if let k = groupResolvingKey, Hex.decode(k)?.count != 16 {
-                throw DecodingError.dataCorruptedError(forKey: .groupResolvingKey, in: c, debugDescription: "must be 32 hex digits (16 bytes), got \"\(k)\"")
-            }
-        }
-
-        public func encode(to encoder: Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encodeIfPresent(transport, forKey: .transport)
-            try c.encodeIfPresent(address, forKey: .address)
-            try c.encode(DurationText.format(idleTimeout), forKey: .idleTimeout)
-            try c.encode(DurationText.format(transactionTimeout), forKey: .transactionTimeout)
-            try c.encodeIfPresent(groupResolvingKey, forKey: .groupResolvingKey)
-            try c.encode(DurationText.format(tagRotation), forKey: .tagRotation)
-        }
-    }
-
     /// How the reader meets credentials built differently (docs/protocol.md "Optional elements").
     public struct ProtocolOptions: Codable, Equatable, Sendable {
         /// `when-asked` (default): the step-up SELECT only when the AUTH1 bitmap sets bit 2; `always`.
@@ -179,8 +123,6 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
     public var stateDirectory: String
     /// The virtual clock at first start: an RFC 3339 time (frozen there, CI) or "system" (running).
     public var clock: String?
-    public var nfc: NFC?
-    public var ble: BLE?
     /// Optional-element behaviour; absent = the defaults.
     public var `protocol`: ProtocolOptions
     /// Bounds on each transaction (absent: `TransactionLimits()` defaults).
@@ -192,14 +134,14 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
     public var baseDirectory: String = "."
 
     enum CodingKeys: String, CodingKey {
-        case model, firmware, reader, trustedIssuers, policy, stateDirectory, clock, nfc, ble, `protocol`, transaction, auditKeyFile
+        case model, firmware, reader, trustedIssuers, policy, stateDirectory, clock, `protocol`, transaction, auditKeyFile
     }
 
     public init(model: String, firmware: String, reader: Reader, trustedIssuers: [String], policy: LockPolicy = LockPolicy(),
-                stateDirectory: String, clock: String? = nil, nfc: NFC? = nil, ble: BLE? = nil,
+                stateDirectory: String, clock: String? = nil,
                 protocol options: ProtocolOptions = ProtocolOptions(), baseDirectory: String = ".") {
         self.model = model; self.firmware = firmware; self.reader = reader; self.trustedIssuers = trustedIssuers
-        self.policy = policy; self.stateDirectory = stateDirectory; self.clock = clock; self.nfc = nfc; self.ble = ble
+        self.policy = policy; self.stateDirectory = stateDirectory; self.clock = clock
         self.protocol = options
         self.baseDirectory = baseDirectory
     }
@@ -213,8 +155,6 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
         policy = try c.decodeIfPresent(LockPolicy.self, forKey: .policy) ?? LockPolicy()
         stateDirectory = try c.decodeIfPresent(String.self, forKey: .stateDirectory) ?? "state"
         clock = try c.decodeIfPresent(String.self, forKey: .clock)
-        nfc = try c.decodeIfPresent(NFC.self, forKey: .nfc)
-        ble = try c.decodeIfPresent(BLE.self, forKey: .ble)
         `protocol` = try c.decodeIfPresent(ProtocolOptions.self, forKey: .protocol) ?? ProtocolOptions()
         transaction = try c.decodeIfPresent(TransactionLimits.self, forKey: .transaction)
         auditKeyFile = try c.decodeIfPresent(String.self, forKey: .auditKeyFile)
@@ -229,8 +169,6 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
         try c.encode(policy, forKey: .policy)
         try c.encode(stateDirectory, forKey: .stateDirectory)
         try c.encodeIfPresent(clock, forKey: .clock)
-        try c.encodeIfPresent(nfc, forKey: .nfc)
-        try c.encodeIfPresent(ble, forKey: .ble)
         if self.protocol != ProtocolOptions() { try c.encode(self.protocol, forKey: .protocol) }
         try c.encodeIfPresent(transaction, forKey: .transaction)
         try c.encodeIfPresent(auditKeyFile, forKey: .auditKeyFile)
@@ -310,7 +248,9 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
         return .frozen(d)
     }
 
-    static func describe(_ error: Error) -> String {
+    /// A decoding error as the file's reader needs it: the field's dotted path and what is wrong
+    /// (also used for the radios' part of the file, `RadioSettings` in LockRuntime).
+    public static func describe(_ error: Error) -> String {
         switch error {
         case DecodingError.keyNotFound(let k, let ctx):
             return "missing field \((ctx.codingPath + [k]).map(\.stringValue).joined(separator: "."))"

@@ -96,10 +96,9 @@ public struct LockProvisioning {
             ? try accessDocument(id: id, credentialKey: key, validFrom: from, validUntil: from.addingTimeInterval(validFor),
                                  readers: readers, schedules: schedules, issuer: issuer)
             : nil
-        let session = CredentialSession(configuration: CredentialConfiguration(
-            signingKey: key, trustedReaders: trustedReaders ?? [trustedReader],
-            accessDocuments: document.map { [$0.encoded()] } ?? [],
-            revocationDocuments: revocations.map { $0.encoded() }, faults: faults))
+        let session = SoftwarePhone.session(key: key, access: document.map { [$0.encoded()] } ?? [],
+                                            revocation: revocations.map { $0.encoded() },
+                                            trusting: trustedReaders ?? [trustedReader], faults: faults)
         return Phone(key: key, document: document, session: session)
     }
 

@@ -113,7 +113,7 @@ public final class LockRunner {
         var config = BLELock.Configuration(transport: try TransportSpec(parsing: spec))
         config.btsnoop = btsnoop
         let ids = try service.configuration.readerIdentity()
-        let settings = service.configuration.ble ?? LockConfiguration.BLE()
+        let settings = service.radios.ble ?? RadioSettings.BLE()
         config.advertisement.groupID = ids.groupID
         config.advertisement.subID = ids.subID
         config.address = try bleAddress ?? settings.address.map { text throws(BLEError) in try BLEAddress(staticRandom: text) }

@@ -14,6 +14,8 @@ import OfflineUnlock
 /// what the session learnt back into the reader.
 public final class LockService: @unchecked Sendable {
     public let configuration: LockConfiguration
+    /// The radios' part of the same file (`nfc`, `ble`): what `lock run` starts when no flag overrides it.
+    public let radios: RadioSettings
     public let lock: EmulatedLock
     public let reader: LockReader
     /// The model and firmware against the certification tables; wallet (ECP) polling only when certified.
@@ -23,8 +25,10 @@ public final class LockService: @unchecked Sendable {
     private let mutex = NSCondition()
     private var inFlight = 0
 
-    public init(configuration: LockConfiguration, tables: CertificationTables = .builtIn()) throws {
+    public init(configuration: LockConfiguration, radios: RadioSettings = RadioSettings(),
+                tables: CertificationTables = .builtIn()) throws {
         self.configuration = configuration
+        self.radios = radios
         lock = try EmulatedLock(configuration: configuration)
         certification = try Self.verdict(configuration, tables: tables)
         var saved = lock.fastCache.flatMap { try? JSONDecoder().decode(ReaderMemory.self, from: $0) } ?? ReaderMemory()
@@ -45,7 +49,8 @@ public final class LockService: @unchecked Sendable {
     }
 
     public convenience init(configurationPath: String, tables: CertificationTables = .builtIn()) throws {
-        try self.init(configuration: try LockConfiguration.load(path: configurationPath), tables: tables)
+        let file = try LockFile.load(path: configurationPath)
+        try self.init(configuration: file.lock, radios: file.radios, tables: tables)
     }
 
     /// Certified for wallet credentials: the NFC loop sends the ECP access polling frame.

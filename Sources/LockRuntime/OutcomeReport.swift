@@ -95,6 +95,13 @@ public struct OutcomeReport: Encodable, Sendable {
         return text
     }
 
+    /// What `lock transact` and `decide` print: pretty JSON, or the line with the mailbox's
+    /// answer and the APDUs (when recorded) below it.
+    public func rendered(json: Bool) -> String {
+        if json { return KeyFiles.json(self) }
+        return ([line] + (mailbox.map { ["  \($0.line)"] } ?? []) + (apdus ?? []).map { "  " + $0 }).joined(separator: "\n")
+    }
+
     /// The word of a `lock run` event: `GRANTED` or `DENIED (reason)`.
     public var eventMessage: String { granted ? "GRANTED" : "DENIED (\(reason ?? "?"))" }
 }

@@ -12,6 +12,9 @@ extension LockRunner {
         /// A PC/SC reader through pcscd: the first one, or the one named.
         case pcsc(reader: String?)
 
+        /// The forms `init(_:)` takes, for `--help` (the commands name no scheme themselves).
+        public static let forms = "a libnfc connstring, `virtual` or `virtual:LINKPATH`, `pcsc` or `pcsc:READER NAME`"
+
         /// `virtual`, `virtual:/tmp/lockbench-reader`, `pcsc`, `pcsc:READER NAME`, or a libnfc connstring.
         public init(_ text: String) {
             if text == "virtual" { self = .virtual(link: nil) }

@@ -4,22 +4,14 @@ import Foundation
 /// JUnit XML for CI: one testsuite, one testcase per scenario, a <failure> naming the line.
 public enum JUnitReport {
     public static func xml(_ results: [ScenarioResult], suite: String = "lockbench-scenarios") -> String {
-        let failures = results.filter { $0.status == .failed }.count
-        let errors = results.filter { $0.status == .error }.count
-        let total = results.reduce(0) { $0 + $1.seconds }
-        var out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-        out += "<testsuite name=\"\(XMLText.escaped(suite))\" tests=\"\(results.count)\" failures=\"\(failures)\" errors=\"\(errors)\" time=\"\(String(format: "%.3f", total))\">\n"
-        for r in results {
-            out += "  <testcase classname=\"scenario\" name=\"\(XMLText.escaped(r.name))\" time=\"\(String(format: "%.3f", r.seconds))\""
-            switch r.status {
-            case .passed: out += "/>\n"
-            case .failed, .error:
-                let tag = r.status == .failed ? "failure" : "error"
-                let message = "line \(r.line ?? 0): \(r.command ?? ""): \(r.message ?? "")"
-                out += ">\n    <\(tag) message=\"\(XMLText.escaped(message))\">\(XMLText.escaped(message))</\(tag)>\n  </testcase>\n"
+        JUnitSuite(name: suite, cases: results.map { r in
+            let message = "line \(r.line ?? 0): \(r.command ?? ""): \(r.message ?? "")"
+            let outcome: JUnitSuite.Outcome = switch r.status {
+            case .passed: .passed
+            case .failed: .failure(message: message, body: message)
+            case .error: .error(message: message, body: message)
             }
-        }
-        out += "</testsuite>\n"
-        return out
+            return JUnitSuite.TestCase(classname: "scenario", name: r.name, seconds: r.seconds, outcome: outcome)
+        }).xml()
     }
 }

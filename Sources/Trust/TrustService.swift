@@ -59,6 +59,10 @@ public final class TrustService: Sendable {
     public let settings: TrustSettings
     public let clock: any TrustClock
     public let tokens: TokenAuthority
+    /// Concurrent refresh-token rotations, handled together (`TrustService+Tokens`).
+    let rotations: Coalescer<Rotation, Rotated>
+    /// Concurrent polls' signed keys, stored together by compare-and-swap (`poll`).
+    let keyWrites: Coalescer<KeyWrite, [KeyRecord]?>
 
     public init(storage: any TrustStorage, issuerKey: P256.Signing.PrivateKey, tokenKey: P256.Signing.PrivateKey,
                 settings: TrustSettings = TrustSettings(), clock: any TrustClock = SystemClock()) async throws {
@@ -67,6 +71,8 @@ public final class TrustService: Sendable {
         self.settings = settings
         self.clock = clock
         self.tokens = try await TokenAuthority(key: tokenKey, settings: settings, clock: clock)
+        rotations = Coalescer { batch in try await storage.write { tx in try await Self.rotate(batch, settings: settings, tx: tx) } }
+        keyWrites = Coalescer { batch in try await storage.write { tx in try await Self.store(batch, tx: tx) } }
     }
 
     /// Whole seconds: documents carry RFC 3339 times without fractions.
@@ -207,22 +213,35 @@ public final class TrustService: Sendable {
     /// A phone's poll: brings the device's keys up to date (issue what is missing, re-issue what
     /// passed `expectedUpdate` or whose grant changed, delete what lost its grant), then answers
     /// everything written after `since`, or nil when nothing was.
+    ///
+    /// The cost is in round trips on the one serialized write path, so a poll reads everything it
+    /// decides from in one consistent read (`pollState`, the login's family checked in it too) and
+    /// answers from it when nothing is due. When something is due it signs the new documents
+    /// outside any transaction (in parallel across polls), and stores them by compare-and-swap,
+    /// together with the other polls of the moment (`store`): only if the device's newest key and
+    /// the revocation list are still those it read. Any change in between (a grant, a credential
+    /// state, another poll of the same device) moves one of those, and the poll falls back to
+    /// re-planning inside the write (`sync`).
     public func poll(device: String, since: Int64?, family: String? = nil) async throws -> PollResult? {
         let now = now()
-        // One read transaction when nothing is due (the login's family checked in it too). When
-        // something is due, the new documents are signed outside the write transaction (in
-        // parallel across polls) and stored if nothing changed meanwhile — else `sync` re-plans
-        // inside it — and the answer is read in that same transaction.
-        let (snapshot, answer) = try await storage.read { tx -> (Snapshot, Changes?) in
-            if let family, try await tx.family(family)?.revokedAt != nil {
-                throw TrustError(.invalidToken, "the token's login was revoked")
-            }
-            let s = try await self.snapshot(device: device, tx: tx)
-            if s.due(now: now, settings: self.settings) { return (s, nil) }
-            return (s, try await self.changes(device: device, since: since, tx: tx))
+        let state = try await storage.read { tx in try await tx.pollState(device: device, family: family) }
+        if state.familyRevoked { throw TrustError(.invalidToken, "the token's login was revoked") }
+        guard let d = state.device else { throw TrustError(.invalidToken, "device \(device) is gone") }
+        let snapshot = Snapshot(state: state, device: d)
+        guard snapshot.due(now: now, settings: settings) else {
+            return Self.changes(keys: state.keys, list: state.list, since: since, current: state.sequence)
         }
-        if let answer { return answer.result }
         let prepared = try plan(snapshot, now: now)
+        if !(state.list.map { Self.revocationDue($0, now: now, lifetime: settings.revocationLifetime) } ?? false) {
+            var changed = prepared.values.map(\.key).sorted { $0.id < $1.id }
+            changed += snapshot.unwanted.map { var tomb = $0; tomb.document = nil; return tomb }
+            let write = KeyWrite(device: device, keysAt: state.keys.map(\.sequence).max(), listAt: state.list?.sequence, keys: changed)
+            if let written = try await keyWrites.submit(write) {
+                let ids = Set(written.map(\.id))
+                return Self.changes(keys: state.keys.filter { !ids.contains($0.id) } + written, list: state.list, since: since,
+                                    current: written.last?.sequence ?? state.sequence)
+            }
+        }
         return try await storage.write { tx in
             guard let d = try await tx.device(device) else { throw TrustError(.invalidToken, "device \(device) is gone") }
             try await self.sync(device: d, tx: tx, now: now, prepared: prepared)
@@ -230,25 +249,65 @@ public final class TrustService: Sendable {
         }.result
     }
 
+    /// Keys a poll signed, to store if the device's keys and the list are still at these versions.
+    struct KeyWrite: Sendable {
+        var device: String
+        var keysAt: Int64?
+        var listAt: Int64?
+        var keys: [KeyRecord]
+    }
+
+    /// Stores many polls' keys in three statements: the versions they were planned from, checked
+    /// all at once; the sequence numbers of all that still hold; the keys. Nil for a poll whose
+    /// device or list moved (or that an earlier poll of the same device in the batch moved).
+    static func store(_ batch: [KeyWrite], tx: any TrustTransaction) async throws -> [Result<[KeyRecord]?, Error>] {
+        var versions = try await tx.pollVersions(devices: batch.map(\.device))
+        var accepted = [Bool](repeating: false, count: batch.count)
+        var total = 0
+        for (i, w) in batch.enumerated() where !w.keys.isEmpty && versions.keys[w.device] == w.keysAt && versions.list == w.listAt {
+            accepted[i] = true
+            total += w.keys.count
+            versions.keys[w.device] = Int64.min   // moved: a second poll of this device in the batch re-plans
+        }
+        guard total > 0 else { return batch.map { _ in .success(nil) } }
+        var next = try await tx.reserveSequences(total)
+        var out = [Result<[KeyRecord]?, Error>]()
+        var all = [KeyRecord]()
+        for (i, w) in batch.enumerated() {
+            guard accepted[i] else { out.append(.success(nil)); continue }
+            let keys = w.keys.map { k in var k = k; k.sequence = next; next += 1; return k }
+            all += keys
+            out.append(.success(keys))
+        }
+        try await tx.putKeys(all)
+        return out
+    }
+
     /// A poll's answer (nil: nothing changed), boxed so "no answer yet" and "nothing changed" differ.
     struct Changes: Sendable { var result: PollResult? }
 
     /// Everything of `device` written after `since` (all current keys when `since` is nil).
     func changes(device: String, since: Int64?, tx: any TrustTransaction) async throws -> Changes {
+        let keys = try await tx.keys(device: device, after: since ?? 0)
+        return Changes(result: Self.changes(keys: keys, list: try await tx.revocationList(), since: since,
+                                            current: try await tx.currentSequence()))
+    }
+
+    /// The answer to a poll from `since`, given the device's keys (at least those written after
+    /// it), the latest list and the sequence the answer is current to (the next cursor).
+    static func changes(keys: [KeyRecord], list: RevocationListRecord?, since: Int64?, current: Int64) -> PollResult? {
         let cursor = since ?? 0
-        let keys = try await tx.keys(device: device, after: cursor)
-        let list = try await tx.revocationList()
+        let fresh = keys.filter { $0.sequence > cursor }.sorted { $0.sequence < $1.sequence }
         let listChanged = list.map { $0.sequence > cursor } ?? false
-        if since != nil && keys.isEmpty && !listChanged { return Changes(result: nil) }
-        let current = try await tx.currentSequence()
-        return Changes(result: PollResult(
+        if since != nil && fresh.isEmpty && !listChanged { return nil }
+        return PollResult(
             cursor: String(current),
-            keys: keys.compactMap { k in
+            keys: fresh.compactMap { k in
                 k.document.map { .init(id: k.id, grant: k.grant, document: Data($0).base64EncodedString(), iteration: k.iteration,
                                        validUntil: RFC3339.format(k.validUntil), expectedUpdate: RFC3339.format(k.expectedUpdate)) }
             },
-            deleted: since == nil ? [] : keys.filter { $0.document == nil }.map(\.id),
-            revocation: (listChanged || since == nil) ? list.map { .init(serial: $0.serial, document: Data($0.document).base64EncodedString()) } : nil))
+            deleted: since == nil ? [] : fresh.filter { $0.document == nil }.map(\.id),
+            revocation: (listChanged || since == nil) ? list.map { .init(serial: $0.serial, document: Data($0.document).base64EncodedString()) } : nil)
     }
 
     /// What `sync` decides from, read in one snapshot.
@@ -257,6 +316,17 @@ public final class TrustService: Sendable {
         var keys: [String: KeyRecord]
         var grants: [GrantRecord]
         var list: RevocationListRecord?
+
+        init(device: DeviceRecord, keys: [String: KeyRecord], grants: [GrantRecord], list: RevocationListRecord?) {
+            self.device = device; self.keys = keys; self.grants = grants; self.list = list
+        }
+
+        /// From a poll's one read; `grants` are the user's, of which a credential that holds keys wants the active ones.
+        init(state: PollState, device d: DeviceRecord) {
+            self.init(device: d, keys: Dictionary(state.keys.map { ($0.id, $0) }) { a, _ in a },
+                      grants: d.credentialState.holdsKeys ? state.grants.filter { $0.state == .active && $0.user == d.user } : [],
+                      list: state.list)
+        }
 
         /// Keys to issue or re-issue: a wanted key that is missing, deleted, from an older grant
         /// revision, or past its expectedUpdate.
@@ -267,10 +337,14 @@ public final class TrustService: Sendable {
             }
         }
 
-        func due(now: Date, settings: TrustSettings) -> Bool {
+        /// Live keys no grant wants any more (to be deleted: tombstones).
+        var unwanted: [KeyRecord] {
             let wanted = Set(grants.map { KeyRecord.id(grant: $0.id, device: device.id) })
-            return !stale(now: now).isEmpty
-                || keys.values.contains { $0.document != nil && !wanted.contains($0.id) }
+            return keys.values.filter { $0.document != nil && !wanted.contains($0.id) }.sorted { $0.id < $1.id }
+        }
+
+        func due(now: Date, settings: TrustSettings) -> Bool {
+            !stale(now: now).isEmpty || !unwanted.isEmpty
                 || list.map { TrustService.revocationDue($0, now: now, lifetime: settings.revocationLifetime) } ?? false
         }
     }
@@ -317,7 +391,6 @@ public final class TrustService: Sendable {
     /// Brings one device's keys in line with its grants and credential state, inside a write.
     func sync(device d: DeviceRecord, tx: any TrustTransaction, now: Date, prepared: [String: PreparedKey] = [:]) async throws {
         let s = try await snapshot(device: d.id, tx: tx)
-        let wanted = Set(s.grants.map { KeyRecord.id(grant: $0.id, device: d.id) })
         for g in s.stale(now: now) {
             let id = KeyRecord.id(grant: g.id, device: d.id)
             let old = s.keys[id]
@@ -330,7 +403,7 @@ public final class TrustService: Sendable {
             key.sequence = try await tx.nextSequence()
             try await tx.putKey(key)
         }
-        for k in s.keys.values where k.document != nil && !wanted.contains(k.id) {
+        for k in s.unwanted {
             var tomb = k
             tomb.document = nil
             tomb.sequence = try await tx.nextSequence()

@@ -12,12 +12,13 @@ import TrustPhone
 ///
 /// - key refreshes: phones polling after their keys' expectedUpdate (token check, read, re-issue
 ///   with an ES256 signature, durable write) vs the same HTTP stack answering /healthz;
-/// - refresh-token rotations (reuse detection, durable) vs a bare durable write through the same
-///   storage seam; then 50 rotations of one token at once must leave one live token;
+/// - refresh-token rotations over HTTP (reuse detection, durable) vs /healthz and vs a bare
+///   durable write through the same storage seam; then 50 rotations of one token at once over
+///   HTTP must leave one live token;
 /// - the 9-hour offline scenario vs the same scenario without the 9 hours.
 enum TrustBenchmark {
     static func run(_ arguments: [String]) -> Int32 {
-        var phones = 1000, concurrency = 64, rounds = 3, rotations = 4000
+        var phones = 1000, concurrency = 64, rounds = 5, rotations = 5000
         var i = 0
         while i < arguments.count {
             let next = i + 1 < arguments.count ? Int(arguments[i + 1]) : nil
@@ -27,7 +28,7 @@ enum TrustBenchmark {
             case ("--rounds", let n?): rounds = n
             case ("--rotations", let n?): rotations = n
             default:
-                print("usage: lockbench-bench trust [--phones N (1000)] [--concurrency N (64)] [--rounds N (3)] [--rotations N (4000)]")
+                print("usage: lockbench-bench trust [--phones N (1000)] [--concurrency N (64)] [--rounds N (5)] [--rotations N (5000)]")
                 return 2
             }
             i += 2
@@ -107,18 +108,22 @@ enum TrustBenchmark {
             cursors.set(k, try await client.keys(accessToken: access[k], since: nil)?.cursor)
         }
 
+        // Each round measures the baseline and the figure back to back, so a burst of load on the
+        // shared machine hits both alike; the table gives medians over the rounds and the median
+        // of the per-round ratios.
         // Baseline: the same server and client, /healthz (no token, no database, no signature).
         var health = HTTPClientRequest(url: server.baseURL + "/healthz")
         health.method = .GET
         let healthRequest = health
-        let baseline = try await load(phones * rounds, concurrency: concurrency) { _ in
+        let healthz: @Sendable (Int) async throws -> Void = { _ in
             let r = try await http.execute(healthRequest, timeout: .seconds(30))
             _ = try await r.body.collect(upTo: 1024)
         }
         // Key refreshes: every poll comes after expectedUpdate, so each re-issues a signed key.
-        var refresh = Sample(rate: 0, p50: 0, p99: 0)
+        var refreshRounds = [(figure: Sample, baseline: Sample)]()
         var issued = 0
         for _ in 0..<rounds {
+            let baseline = try await load(phones, concurrency: concurrency, healthz)
             clock.advance(settings.pollInterval)
             let s = try await load(phones, concurrency: concurrency) { k in
                 guard let r = try await client.keys(accessToken: access[k], since: cursors.get(k)), r.keys.count == 1 else {
@@ -127,38 +132,51 @@ enum TrustBenchmark {
                 cursors.set(k, r.cursor)
             }
             issued += phones
-            if s.rate > refresh.rate { refresh = s }
+            refreshRounds.append((s, baseline))
+            print("  round: key refreshes \(Int(s.rate))/s p99 \(String(format: "%.1f", s.p99)) ms; /healthz \(Int(baseline.rate))/s")
         }
 
-        // Rotations: each phone rotates its refresh token in turn; baseline: a bare durable write.
+        // Rotations: each phone rotates its refresh token in turn, over HTTP. Baselines: /healthz
+        // on the same server and client, and a bare durable write through the same storage seam.
         // Each worker owns the holders ≡ its index (mod concurrency), so no two requests ever
         // present the same token at once (that would be reuse, and revoke the family).
         let workers = min(concurrency, phones)
-        let holders = max(workers, min(phones, rotations) / workers * workers)
+        let perRound = max(workers, rotations / rounds)
+        let holders = max(workers, min(phones, perRound) / workers * workers)
         let refreshTokens = RefreshTokens()
         for p in 0..<holders {
             let code = try await service.enroll(device: "p\(p)")
             refreshTokens.set(p, try await service.exchange(code: code).refresh_token)
         }
-        let writeBaseline = try await load(rotations, concurrency: concurrency) { k in
-            try await storage.write { tx in try await tx.setSetting("bench.\(k % holders)", String(k)) }
+        var rotationRounds = [(figure: Sample, healthz: Sample, write: Sample)]()
+        for round in 0..<rounds {
+            let h = try await load(perRound, concurrency: concurrency, healthz)
+            let w = try await load(perRound, concurrency: concurrency) { k in
+                try await storage.write { tx in try await tx.setSetting("bench.\(k % holders)", "\(round).\(k)") }
+            }
+            let r = try await load(perRound, concurrency: workers) { k in
+                let p = k % holders
+                let old = refreshTokens.get(p)
+                let r = try await client.token([("grant_type", "refresh_token"), ("refresh_token", old)])
+                refreshTokens.set(p, r.refresh_token)
+            }
+            rotationRounds.append((r, h, w))
+            print("  round: rotations \(Int(r.rate))/s p99 \(String(format: "%.1f", r.p99)) ms; /healthz \(Int(h.rate))/s; bare durable write \(Int(w.rate))/s")
         }
-        let rotation = try await load(rotations, concurrency: workers) { k in
-            let p = k % holders
-            let old = refreshTokens.get(p)
-            let r = try await client.token([("grant_type", "refresh_token"), ("refresh_token", old)])
-            refreshTokens.set(p, r.refresh_token)
-        }
-        // 50 rotations of one token at once (grace window on): never two live tokens in its family.
+        // 50 rotations of one token at once over HTTP (grace window on): never two live tokens in
+        // its family.
         var graceSettings = settings
         graceSettings.refreshGrace = 30
         let graceService = try await TrustService(storage: storage, issuerKey: .init(), tokenKey: .init(), settings: graceSettings, clock: clock)
+        let graceServer = try await TrustServer.start(service: graceService)
+        let graceClient = TrustClient(baseURL: graceServer.baseURL, http: http)
         let code = try await graceService.enroll(device: "p0")
-        let first = try await graceService.exchange(code: code)
+        let first = try await graceClient.token([("grant_type", "authorization_code"), ("code", code)])
         let fam = try await graceService.authorize(bearer: first.access_token).fam
         await withTaskGroup(of: Void.self) { g in
-            for _ in 0..<50 { g.addTask { _ = try? await graceService.refresh(token: first.refresh_token) } }
+            for _ in 0..<50 { g.addTask { _ = try? await graceClient.token([("grant_type", "refresh_token"), ("refresh_token", first.refresh_token)]) } }
         }
+        await graceServer.stop()
         let live = try await storage.read { tx in try await tx.refreshTokens(family: fam) }.filter { $0.state == .active }.count
 
         // The 9-hour scenario vs the same lines without the 9 hours.
@@ -176,13 +194,25 @@ enum TrustBenchmark {
         try await storage.close()
 
         func f(_ x: Double, _ d: Int = 0) -> String { String(format: "%.\(d)f", x) }
+        func median(_ xs: [Double]) -> Double { let s = xs.sorted(); return s.isEmpty ? 0 : s[s.count / 2] }
+        let refresh = (rate: median(refreshRounds.map(\.figure.rate)), p50: median(refreshRounds.map(\.figure.p50)),
+                       p99: median(refreshRounds.map(\.figure.p99)), best: refreshRounds.map(\.figure.rate).max() ?? 0)
+        let refreshBase = (rate: median(refreshRounds.map(\.baseline.rate)), p99: median(refreshRounds.map(\.baseline.p99)))
+        let refreshRatio = median(refreshRounds.map { $0.figure.rate / $0.baseline.rate })
+        let rotation = (rate: median(rotationRounds.map(\.figure.rate)), p99: median(rotationRounds.map(\.figure.p99)),
+                        best: rotationRounds.map(\.figure.rate).max() ?? 0)
+        let rotationHealth = median(rotationRounds.map(\.healthz.rate)), rotationWrite = median(rotationRounds.map(\.write.rate))
+        let rotationRatio = median(rotationRounds.map { $0.figure.rate / $0.healthz.rate })
+        let writeRatio = median(rotationRounds.map { $0.figure.rate / $0.write.rate })
+        print("")
+        print("Medians over \(rounds) rounds; ratio = median of the per-round ratios (figure ÷ baseline measured just before it).")
         print("")
         print("| figure | measured | baseline (same run) | ratio | target | met |")
         print("|---|---|---|---|---|---|")
         let refreshOK = refresh.rate >= 5000 && refresh.p99 <= 20
-        print("| key refreshes over HTTP, SQLite durable (\(issued) re-issued keys, best of \(rounds) rounds) | \(f(refresh.rate))/s, p50 \(f(refresh.p50, 2)) ms, p99 \(f(refresh.p99, 2)) ms | /healthz \(f(baseline.rate))/s, p99 \(f(baseline.p99, 2)) ms | \(f(refresh.rate / baseline.rate, 3)) | ≥ 5,000/s, p99 ≤ 20 ms | \(refreshOK ? "yes" : "no") |")
+        print("| key refreshes over HTTP, SQLite durable (\(issued) re-issued keys, \(phones) phones, \(concurrency) in flight) | \(f(refresh.rate))/s (best \(f(refresh.best))), p50 \(f(refresh.p50, 1)) ms, p99 \(f(refresh.p99, 1)) ms | /healthz \(f(refreshBase.rate))/s, p99 \(f(refreshBase.p99, 1)) ms | \(f(refreshRatio, 3)) | ≥ 5,000/s, p99 ≤ 20 ms | \(refreshOK ? "yes" : "no") |")
         let rotationOK = rotation.rate >= 2000 && live == 1
-        print("| refresh rotations, reuse detection, durable (\(rotations)) | \(f(rotation.rate))/s, p99 \(f(rotation.p99, 2)) ms | bare durable write \(f(writeBaseline.rate))/s | \(f(rotation.rate / writeBaseline.rate, 3)) | ≥ 2,000/s | \(rotationOK ? "yes" : "no") |")
+        print("| refresh rotations over HTTP, reuse detection, durable (\(perRound * rounds)) | \(f(rotation.rate))/s (best \(f(rotation.best))), p99 \(f(rotation.p99, 1)) ms | /healthz \(f(rotationHealth))/s; bare durable write \(f(rotationWrite))/s | \(f(rotationRatio, 3)); \(f(writeRatio, 3)) | ≥ 2,000/s | \(rotationOK ? "yes" : "no") |")
         print("| 50 concurrent rotations of one token | \(live) live token(s) in the family | — | — | exactly 1 | \(live == 1 ? "yes" : "no") |")
         print("| 9-hour offline scenario, wall time | \(f(nineBest * 1000, 1)) ms | same lines, no 9 h: \(f(zeroBest * 1000, 1)) ms | \(f(nineBest / zeroBest, 2)) | ≤ 1,000 ms | \(nineBest <= 1 ? "yes" : "no") |")
         return refreshOK && rotationOK && nineBest <= 1 ? 0 : 1
@@ -230,8 +260,8 @@ extension LockBenchBench {
             abstract: "Key refreshes and refresh-token rotations over loopback HTTP on durable SQLite, and the 9-hour scenario, each against a baseline.")
         @Option(help: "Phones (devices, each with a grant and a login).") var phones = 1000
         @Option(help: "Requests in flight at once.") var concurrency = 64
-        @Option(help: "Rounds of key refreshes (each after expectedUpdate); the best counts.") var rounds = 3
-        @Option(help: "Refresh-token rotations.") var rotations = 4000
+        @Option(help: "Rounds: each measures a baseline and then the figure; the table gives medians.") var rounds = 5
+        @Option(help: "Refresh-token rotations, spread over the rounds.") var rotations = 5000
 
         func run() throws {
             let status = TrustBenchmark.run(["--phones", "\(phones)", "--concurrency", "\(concurrency)", "--rounds", "\(rounds)", "--rotations", "\(rotations)"])

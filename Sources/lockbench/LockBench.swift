@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LockRuntime
 import NFC
 
 /// The root command only configures; every job is a subcommand owned by its layer's file.

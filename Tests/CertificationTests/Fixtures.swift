@@ -14,6 +14,10 @@ enum Fixtures {
         do { return try CertificationTables.load(directory: tablesDirectory) } catch { fatalError("\(error)") }
     }()
 
+    /// The rows of the Schlage table (firmware-tables/schlage-apple-nfc.csv), which the tests
+    /// check cell by cell against the published guide; another vendor's file leaves them alone.
+    static var schlage: [CertificationRow] { shipped.rows.filter { $0.file.hasSuffix("schlage-apple-nfc.csv") } }
+
     static func version(_ text: String, file: StaticString = #filePath, line: UInt = #line) -> FirmwareVersion {
         do { return try FirmwareVersion(text) } catch {
             XCTFail("'\(text)': \(error)", file: file, line: line)

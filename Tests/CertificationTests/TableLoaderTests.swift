@@ -27,7 +27,7 @@ final class ShippedTablesTests: XCTestCase {
     ]
 
     func testShippedTablesHoldEveryPublishedRowExactly() {
-        let rows = Fixtures.shipped.rows
+        let rows = Fixtures.schlage
         XCTAssertEqual(rows.filter { $0.kind == .lock }.count, 11)
         XCTAssertEqual(rows.filter { $0.kind == .reader }.count, 5)
         XCTAssertEqual(rows.count, Self.published.count)
@@ -58,7 +58,7 @@ final class ShippedTablesTests: XCTestCase {
     func testEveryRowIsOnTheLinesItsSourceNames() throws {
         let quoted = try Self.quotedGuideLines()
         XCTAssertEqual(quoted.keys.sorted(), Array(149...177))
-        for row in Fixtures.shipped.rows {
+        for row in Fixtures.schlage {
             let range = row.source.split(separator: ":")[1].split(separator: "-").map { Int($0)! }
             let text = (range[0]...range.last!).map { quoted[$0] ?? "" }.joined(separator: " ")
             XCTAssertTrue(text.hasPrefix(row.publishedName.components(separatedBy: " (")[0]), "\(row.model): \(text)")
@@ -70,14 +70,14 @@ final class ShippedTablesTests: XCTestCase {
     }
 
     func testVariantsAndRequirements() {
-        let byModel = Dictionary(uniqueKeysWithValues: Fixtures.shipped.rows.map { ($0.model, $0) })
+        let byModel = Dictionary(uniqueKeysWithValues: Fixtures.schlage.map { ($0.model, $0) })
         XCTAssertEqual(byModel["RC"]?.variants, ["RC11", "RC15", "RCK15"])
         XCTAssertEqual(byModel["MTB"]?.variants, ["MTB11", "MTB15", "MTBK15"])
         XCTAssertEqual(byModel["MT15"]?.variants, ["MT15", "MTK15", "MT11", "MTMS15", "MTMSK15"])
         XCTAssertEqual(byModel["MTB"]?.firstCertified.map(\.text), ["60.47.14", "60.47.27"])
         XCTAssertEqual(byModel["AD300"]?.requirement, Requirement(kind: .reader, names: ["MT2", "MTK2"]))
         XCTAssertEqual(byModel["AD400"]?.requirement, Requirement(kind: .reader, names: ["MT2", "MTK2"]))
-        XCTAssertEqual(Fixtures.shipped.rows.filter { $0.requirement != nil }.map(\.model), ["AD300", "AD400"])
+        XCTAssertEqual(Fixtures.schlage.filter { $0.requirement != nil }.map(\.model), ["AD300", "AD400"])
         XCTAssertTrue(byModel["AD400"]?.note.contains("stray") == true)
     }
 

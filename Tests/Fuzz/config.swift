@@ -5,6 +5,7 @@
 // and transaction bounds, reader identity, the reader key and issuer files it names — fixed files
 // the entry writes once into a scratch directory). Checks: nothing traps; a configuration that
 // loads has every duration finite and within its bounds, and re-encodes to a file that loads equal.
+// (The radios' part, `nfc`/`ble`, is LockRuntime's `RadioSettings`: LockFileTests checks its bounds.)
 
 import AccessProtocol
 import Crypto
@@ -32,11 +33,6 @@ public func fuzzConfig(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         guard TransactionLimits.Bounds.maxCommands.contains(t.maxCommands), TransactionLimits.Bounds.maxResponseParts.contains(t.maxResponseParts),
               TransactionLimits.Bounds.maxBytes.contains(t.maxBytes), TransactionLimits.Bounds.maxDuration.contains(t.maxDuration)
         else { fatalError("loaded transaction limits out of bounds: \(t)") }
-    }
-    if let b = config.ble {
-        for (name, v) in [("idleTimeout", b.idleTimeout), ("transactionTimeout", b.transactionTimeout), ("tagRotation", b.tagRotation)] {
-            guard v.isFinite, v >= 0, v < 366 * 86_400 else { fatalError("ble.\(name) loaded as \(v)") }
-        }
     }
     _ = try? config.initialClock()
     let again: LockConfiguration

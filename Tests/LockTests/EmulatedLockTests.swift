@@ -46,40 +46,6 @@ final class EmulatedLockTests: XCTestCase {
         }
     }
 
-    /// The `ble` section: defaults, durations as text, a bad group resolving key or duration named.
-    func testBLESettingsDefaultsDurationsAndErrors() throws {
-        let dir = try temporaryDirectory("lockbench-lock").path
-        _ = try makeConfig(dir)
-        func load(_ ble: String) throws -> LockConfiguration {
-            try Data(#"{"model":"NDE","firmware":"1","reader":{"signingKey":"reader.key.pem","groupID":"\#(Hex.encode(group))","subID":"\#(Hex.encode(sub))"},"ble":\#(ble)}"#.utf8)
-                .write(to: URL(fileURLWithPath: dir + "/ble.json"))
-            return try LockConfiguration.load(path: dir + "/ble.json")
-        }
-        let defaults = try XCTUnwrap(load(#"{"transport":"tcp:127.0.0.1:9"}"#).ble)
-        XCTAssertEqual(defaults.idleTimeout, 5)
-        XCTAssertEqual(defaults.transactionTimeout, 10)
-        XCTAssertEqual(defaults.tagRotation, 900)
-        XCTAssertNil(defaults.address)
-        XCTAssertNil(defaults.groupResolvingKey)
-        let set = try XCTUnwrap(load(#"{"address":"C3:12:34:56:78:9A","idleTimeout":"2s","transactionTimeout":"1m","tagRotation":"1h","groupResolvingKey":"000102030405060708090a0b0c0d0e0f"}"#).ble)
-        XCTAssertEqual(set.address, "C3:12:34:56:78:9A")
-        XCTAssertEqual(set.idleTimeout, 2)
-        XCTAssertEqual(set.transactionTimeout, 60)
-        XCTAssertEqual(set.tagRotation, 3600)
-        let again = try JSONDecoder().decode(LockConfiguration.BLE.self, from: try JSONEncoder().encode(set))
-        XCTAssertEqual(again, set)
-        XCTAssertThrowsError(try load(#"{"groupResolvingKey":"00"}"#)) {
-            XCTAssertEqual(($0 as? LockError)?.code, .invalidConfiguration)
-            XCTAssertTrue("\($0)".contains("ble.groupResolvingKey") && "\($0)".contains("32 hex digits"), "\($0)")
-        }
-        XCTAssertThrowsError(try load(#"{"idleTimeout":"0s"}"#)) {
-            XCTAssertTrue("\($0)".contains("ble.idleTimeout"), "\($0)")
-        }
-        XCTAssertThrowsError(try load(#"{"transactionTimeout":"soon"}"#)) {
-            XCTAssertTrue("\($0)".contains("ble.transactionTimeout"), "\($0)")
-        }
-    }
-
     /// A stop inside the relock window secures the bolt and writes it; a secured bolt stays so.
     func testSecureNowClosesAnUnsecuredBoltAndPersistsIt() throws {
         let dir = try temporaryDirectory("lockbench-lock").path

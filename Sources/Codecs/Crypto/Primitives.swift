@@ -321,8 +321,18 @@ public enum Primitives {
 
     /// Random bytes from the system generator.
     public static func randomBytes(_ count: Int) -> [UInt8] {
+        // Eight bytes per draw: each draw is a getrandom(2) call (tokens and ids are on hot paths).
         var g = SystemRandomNumberGenerator()
-        return (0..<count).map { _ in UInt8.random(in: 0...255, using: &g) }
+        var out = [UInt8]()
+        out.reserveCapacity(count)
+        while out.count < count {
+            var word = g.next()
+            for _ in 0..<min(8, count - out.count) {
+                out.append(UInt8(truncatingIfNeeded: word))
+                word >>= 8
+            }
+        }
+        return out
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOCore
+import NIOPosix
 import SQLiteNIO
 
 /// The storage seam on an embedded SQLite file (sqlite-nio): nothing to install, durable
@@ -9,15 +10,27 @@ import SQLiteNIO
 public final class SQLiteTrustStorage: TrustStorage, @unchecked Sendable {
     public let path: String
     private let writer: SQLiteConnection
+    private let writerPool: NIOThreadPool
     private let readers: [(SQLiteConnection, AsyncMutex)]
     private let nextReader = NSLock()
     private var readerIndex = 0
 
     /// Schema version this code writes; older files are migrated forward on open.
-    static let schemaVersion = 1
+    static let schemaVersion = 2
 
-    public static func open(path: String, readers: Int = 2, logger: Logger = Logger(label: "lockbench.trust.sqlite")) async throws -> SQLiteTrustStorage {
-        let writer = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+    /// `readers`: read connections (reads run in parallel, one at a time on each).
+    public static func open(path: String, readers: Int = 8, logger: Logger = Logger(label: "lockbench.trust.sqlite")) async throws -> SQLiteTrustStorage {
+        // The writer's statements run on a thread of their own, never queued behind reads.
+        let writerPool = NIOThreadPool(numberOfThreads: 1)
+        writerPool.start()
+        let writer: SQLiteConnection
+        do {
+            writer = try await SQLiteConnection.open(storage: .file(path: path), threadPool: writerPool, logger: logger,
+                                                     on: MultiThreadedEventLoopGroup.singleton.any())
+        } catch {
+            try? await writerPool.shutdownGracefully()
+            throw error
+        }
         do {
             _ = try await rows(writer, "PRAGMA journal_mode=WAL")
             _ = try await rows(writer, "PRAGMA synchronous=FULL")
@@ -30,21 +43,25 @@ public final class SQLiteTrustStorage: TrustStorage, @unchecked Sendable {
                 _ = try await rows(r, "PRAGMA busy_timeout=10000")
                 pool.append((r, AsyncMutex()))
             }
-            return SQLiteTrustStorage(path: path, writer: writer, readers: pool)
+            return SQLiteTrustStorage(path: path, writer: writer, writerPool: writerPool, readers: pool)
         } catch {
             try? await writer.close()
+            try? await writerPool.shutdownGracefully()
             throw error
         }
     }
 
-    private init(path: String, writer: SQLiteConnection, readers: [(SQLiteConnection, AsyncMutex)]) {
-        self.path = path; self.writer = writer; self.readers = readers
+    private init(path: String, writer: SQLiteConnection, writerPool: NIOThreadPool, readers: [(SQLiteConnection, AsyncMutex)]) {
+        self.path = path; self.writer = writer; self.writerPool = writerPool; self.readers = readers
     }
 
     /// Group commit: concurrent writers queue; one leader runs the queued bodies in one
-    /// `BEGIN IMMEDIATE` transaction, each inside its own SAVEPOINT (a body that throws rolls back
-    /// alone), then COMMITs once — one fsync for the batch — and only then answers each writer.
-    /// Each body still sees the writes of the bodies before it: the batch is serial.
+    /// `BEGIN IMMEDIATE` transaction and COMMITs once — one fsync for the batch — and only then
+    /// answers each writer. Each body sees the writes of the bodies before it: the batch is serial.
+    /// Bodies run back to back with no SAVEPOINT between them (each statement is a round trip to
+    /// SQLite's thread, and on the serialized write path round trips are the cost); if one throws,
+    /// the whole batch rolls back and runs again with each body in its own SAVEPOINT, so a body
+    /// that fails rolls back alone.
     public func write<T: Sendable>(_ body: @escaping @Sendable (any TrustTransaction) async throws -> T) async throws -> T {
         let box = ValueBox<T>()
         let run: @Sendable (any TrustTransaction) async throws -> Void = { tx in box.value = try await body(tx) }
@@ -54,6 +71,8 @@ public final class SQLiteTrustStorage: TrustStorage, @unchecked Sendable {
         return box.value!
     }
 
+    /// Where the batches run (their bodies included): a thread of their own.
+    private let writerThread = ThreadExecutor(name: "trust-sqlite-writer")
     /// Writers waiting for the next batch, and whether a leader is draining them.
     private let queueLock = NSLock()
     private var queue: [WriteJob] = []
@@ -67,7 +86,7 @@ public final class SQLiteTrustStorage: TrustStorage, @unchecked Sendable {
             defer { draining = true }
             return !draining
         }
-        if lead { Task { await self.drain() } }
+        if lead { Task(executorPreference: writerThread) { await self.drain() } }
     }
 
     private func drain() async {
@@ -84,10 +103,41 @@ public final class SQLiteTrustStorage: TrustStorage, @unchecked Sendable {
     }
 
     private func commit(_ batch: [WriteJob]) async {
+        let tx = SQLiteTransaction(connection: writer)
+        var failed: Error?
+        do {
+            _ = try await Self.rows(writer, "BEGIN IMMEDIATE")
+            do {
+                for job in batch { try await job.run(tx) }
+            } catch {
+                failed = error
+            }
+            if failed == nil {
+                _ = try await Self.rows(writer, "COMMIT")
+                for job in batch { job.continuation.resume() }
+                return
+            }
+            _ = try await Self.rows(writer, "ROLLBACK")
+        } catch {
+            // BEGIN, COMMIT or ROLLBACK failed: nothing of the batch happened, every writer hears so.
+            _ = try? await Self.rows(writer, "ROLLBACK")
+            for job in batch { job.continuation.resume(throwing: error) }
+            return
+        }
+        // One body threw: alone, its error is the answer; in a batch, run it again isolated.
+        if batch.count == 1, let failed {
+            batch[0].continuation.resume(throwing: failed)
+            return
+        }
+        await commitIsolated(batch)
+    }
+
+    /// The batch again, each body in its own SAVEPOINT: a body that throws rolls back alone.
+    private func commitIsolated(_ batch: [WriteJob]) async {
+        let tx = SQLiteTransaction(connection: writer)
         var outcomes = [Error?](repeating: nil, count: batch.count)
         do {
             _ = try await Self.rows(writer, "BEGIN IMMEDIATE")
-            let tx = SQLiteTransaction(connection: writer)
             for (i, job) in batch.enumerated() {
                 _ = try await Self.rows(writer, "SAVEPOINT w")
                 do {
@@ -101,7 +151,6 @@ public final class SQLiteTrustStorage: TrustStorage, @unchecked Sendable {
             }
             _ = try await Self.rows(writer, "COMMIT")
         } catch {
-            // The batch did not commit: nothing of it happened, every writer hears so.
             _ = try? await Self.rows(writer, "ROLLBACK")
             for job in batch { job.continuation.resume(throwing: error) }
             return
@@ -132,6 +181,8 @@ public final class SQLiteTrustStorage: TrustStorage, @unchecked Sendable {
     public func close() async throws {
         for (r, _) in readers { try await r.close() }
         try await writer.close()
+        try await writerPool.shutdownGracefully()
+        writerThread.stop()
     }
 
     static func rows(_ c: SQLiteConnection, _ sql: String, _ binds: [SQLiteData] = []) async throws -> [SQLiteRow] {
@@ -143,7 +194,7 @@ public final class SQLiteTrustStorage: TrustStorage, @unchecked Sendable {
     static func migrate(_ c: SQLiteConnection) async throws {
         let version = try await rows(c, "PRAGMA user_version").first?.column("user_version")?.integer ?? 0
         guard version < schemaVersion else { return }
-        let schema = [
+        var schema = version >= 1 ? [] : [
             "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
             """
             CREATE TABLE IF NOT EXISTS devices (id TEXT PRIMARY KEY, user TEXT NOT NULL, credential_key BLOB NOT NULL,
@@ -181,6 +232,11 @@ public final class SQLiteTrustStorage: TrustStorage, @unchecked Sendable {
             """,
             "CREATE INDEX IF NOT EXISTS refresh_by_family ON refresh_tokens (family)",
             "INSERT OR IGNORE INTO meta (name, value) VALUES ('sequence', '0')",
+        ]
+        // 2: a poll reads its user's grants and an administrative change its user's devices by index.
+        schema += [
+            "CREATE INDEX IF NOT EXISTS grants_by_user ON grants (user)",
+            "CREATE INDEX IF NOT EXISTS devices_by_user ON devices (user)",
             "PRAGMA user_version = \(schemaVersion)",
         ]
         _ = try await rows(c, "BEGIN IMMEDIATE")
@@ -226,8 +282,16 @@ struct SQLiteTransaction: TrustTransaction {
     // MARK: sequence and settings
 
     func nextSequence() async throws -> Int64 {
-        _ = try await q("UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE name = 'sequence'")
-        return try await currentSequence()
+        guard let n = try await reserve("UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE name = 'sequence' RETURNING value") else {
+            throw TrustStorageError("meta has no sequence row")
+        }
+        return n
+    }
+
+    func reserve(_ sql: String, _ binds: [SQLiteData] = []) async throws -> Int64? {
+        guard let row = try await q(sql, binds).first else { return nil }
+        guard let text = row.column("value")?.string, let n = Int64(text) else { throw TrustStorageError("meta.sequence is not an integer") }
+        return n
     }
 
     func currentSequence() async throws -> Int64 {
@@ -268,10 +332,14 @@ struct SQLiteTransaction: TrustTransaction {
         _ = try await q("DELETE FROM devices WHERE id = ?", [.text(id)])
     }
 
-    static func device(_ r: SQLiteRow) throws -> DeviceRecord {
-        guard let state = CredentialState(rawValue: try text(r, "state")) else { throw TrustStorageError("devices.state: unknown value") }
-        return DeviceRecord(id: try text(r, "id"), user: try text(r, "user"), credentialKey: try bytes(r, "credential_key"),
-                            credentialState: state, createdAt: try date(r, "created_at"), updatedAt: try date(r, "updated_at"))
+    static let deviceColumns = ["id", "user", "credential_key", "state", "created_at", "updated_at"]
+
+    static func device(_ r: SQLiteRow) throws -> DeviceRecord { try device(r, deviceColumns) }
+
+    static func device(_ r: SQLiteRow, _ c: [String]) throws -> DeviceRecord {
+        guard let state = CredentialState(rawValue: try text(r, c[3])) else { throw TrustStorageError("devices.state: unknown value") }
+        return DeviceRecord(id: try text(r, c[0]), user: try text(r, c[1]), credentialKey: try bytes(r, c[2]),
+                            credentialState: state, createdAt: try date(r, c[4]), updatedAt: try date(r, c[5]))
     }
 
     // MARK: grants
@@ -295,11 +363,15 @@ struct SQLiteTransaction: TrustTransaction {
                   g.reason.map { .text($0) } ?? .null, .integer(g.revision), time(g.updatedAt)])
     }
 
-    static func grant(_ r: SQLiteRow) throws -> GrantRecord {
-        guard let state = GrantRecord.State(rawValue: try text(r, "state")) else { throw TrustStorageError("grants.state: unknown value") }
-        return GrantRecord(id: try text(r, "id"), user: try text(r, "user"), readers: try list(try text(r, "readers")),
-                           schedules: try list(try text(r, "schedules")), state: state, reason: r.column("reason")?.string,
-                           revision: Int(try int(r, "revision")), updatedAt: try date(r, "updated_at"))
+    static let grantColumns = ["id", "user", "readers", "schedules", "state", "reason", "revision", "updated_at"]
+
+    static func grant(_ r: SQLiteRow) throws -> GrantRecord { try grant(r, grantColumns) }
+
+    static func grant(_ r: SQLiteRow, _ c: [String]) throws -> GrantRecord {
+        guard let state = GrantRecord.State(rawValue: try text(r, c[4])) else { throw TrustStorageError("grants.state: unknown value") }
+        return GrantRecord(id: try text(r, c[0]), user: try text(r, c[1]), readers: try list(try text(r, c[2])),
+                           schedules: try list(try text(r, c[3])), state: state, reason: r.column(c[5])?.string,
+                           revision: Int(try int(r, c[6])), updatedAt: try date(r, c[7]))
     }
 
     static func list(_ items: [String]) -> String {
@@ -327,24 +399,35 @@ struct SQLiteTransaction: TrustTransaction {
             .map(Self.key)
     }
 
-    func putKey(_ k: KeyRecord) async throws {
+    func putKey(_ k: KeyRecord) async throws { try await putKeys([k]) }
+
+    /// Every key in one statement (a multi-row upsert).
+    func putKeys(_ keys: [KeyRecord]) async throws {
+        guard !keys.isEmpty else { return }
         _ = try await q("""
             INSERT INTO keys (id, grant_id, device, document, document_id, iteration, grant_revision, valid_until,
-              expected_update, sequence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+              expected_update, sequence) VALUES \(Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: keys.count).joined(separator: ", "))
             ON CONFLICT(id) DO UPDATE SET document = excluded.document, document_id = excluded.document_id,
               iteration = excluded.iteration, grant_revision = excluded.grant_revision, valid_until = excluded.valid_until,
               expected_update = excluded.expected_update, sequence = excluded.sequence
-            """, [.text(k.id), .text(k.grant), .text(k.device), k.document.map(blob) ?? .null, blob(k.documentID),
-                  .integer(k.iteration), .integer(k.grantRevision), time(k.validUntil), time(k.expectedUpdate),
-                  .integer(Int(k.sequence))])
+            """, keys.flatMap { k in
+                [.text(k.id), .text(k.grant), .text(k.device), k.document.map(blob) ?? .null, blob(k.documentID),
+                 .integer(k.iteration), .integer(k.grantRevision), time(k.validUntil), time(k.expectedUpdate),
+                 .integer(Int(k.sequence))] as [SQLiteData]
+            })
     }
 
-    static func key(_ r: SQLiteRow) throws -> KeyRecord {
-        KeyRecord(id: try text(r, "id"), grant: try text(r, "grant_id"), device: try text(r, "device"),
-                  document: r.column("document")?.blob.map { Array($0.readableBytesView) }, documentID: try bytes(r, "document_id"),
-                  iteration: Int(try int(r, "iteration")), grantRevision: Int(try int(r, "grant_revision")),
-                  validUntil: try date(r, "valid_until"), expectedUpdate: try date(r, "expected_update"),
-                  sequence: Int64(try int(r, "sequence")))
+    static let keyColumns = ["id", "grant_id", "device", "document", "document_id", "iteration", "grant_revision", "valid_until",
+                             "expected_update", "sequence"]
+
+    static func key(_ r: SQLiteRow) throws -> KeyRecord { try key(r, keyColumns) }
+
+    static func key(_ r: SQLiteRow, _ c: [String]) throws -> KeyRecord {
+        KeyRecord(id: try text(r, c[0]), grant: try text(r, c[1]), device: try text(r, c[2]),
+                  document: r.column(c[3])?.blob.map { Array($0.readableBytesView) }, documentID: try bytes(r, c[4]),
+                  iteration: Int(try int(r, c[5])), grantRevision: Int(try int(r, c[6])),
+                  validUntil: try date(r, c[7]), expectedUpdate: try date(r, c[8]),
+                  sequence: Int64(try int(r, c[9])))
     }
 
     // MARK: revocations
@@ -396,11 +479,14 @@ struct SQLiteTransaction: TrustTransaction {
     }
 
     func family(_ id: String) async throws -> TokenFamilyRecord? {
-        try await q("SELECT * FROM families WHERE id = ?", [.text(id)]).first.map { r in
-            TokenFamilyRecord(id: try Self.text(r, "id"), device: try Self.text(r, "device"), createdAt: try Self.date(r, "created_at"),
-                              revokedAt: r.column("revoked_at")?.double.map(Date.init(timeIntervalSince1970:)),
-                              revokedReason: r.column("reason")?.string)
-        }
+        try await q("SELECT * FROM families WHERE id = ?", [.text(id)]).first.map { try Self.family($0, Self.familyColumns) }
+    }
+
+    static let familyColumns = ["id", "device", "created_at", "revoked_at", "reason"]
+
+    static func family(_ r: SQLiteRow, _ c: [String]) throws -> TokenFamilyRecord {
+        TokenFamilyRecord(id: try text(r, c[0]), device: try text(r, c[1]), createdAt: try date(r, c[2]),
+                          revokedAt: r.column(c[3])?.double.map(Date.init(timeIntervalSince1970:)), revokedReason: r.column(c[4])?.string)
     }
 
     func putFamily(_ f: TokenFamilyRecord) async throws {
@@ -419,12 +505,19 @@ struct SQLiteTransaction: TrustTransaction {
         try await q("SELECT * FROM refresh_tokens WHERE family = ? ORDER BY issued_at", [.text(family)]).map(Self.token)
     }
 
-    func putRefreshToken(_ t: RefreshTokenRecord) async throws {
+    func putRefreshToken(_ t: RefreshTokenRecord) async throws { try await putRefreshTokens([t]) }
+
+    /// Every token in one statement (a multi-row upsert).
+    func putRefreshTokens(_ tokens: [RefreshTokenRecord]) async throws {
+        guard !tokens.isEmpty else { return }
         _ = try await q("""
-            INSERT INTO refresh_tokens (hash, family, device, state, issued_at, used_at, successor) VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO refresh_tokens (hash, family, device, state, issued_at, used_at, successor)
+            VALUES \(Array(repeating: "(?, ?, ?, ?, ?, ?, ?)", count: tokens.count).joined(separator: ", "))
             ON CONFLICT(hash) DO UPDATE SET state = excluded.state, used_at = excluded.used_at, successor = excluded.successor
-            """, [blob(t.hash), .text(t.family), .text(t.device), .text(t.state.rawValue), time(t.issuedAt),
-                  t.usedAt.map(time) ?? .null, t.successor.map(blob) ?? .null])
+            """, tokens.flatMap { t in
+                [blob(t.hash), .text(t.family), .text(t.device), .text(t.state.rawValue), time(t.issuedAt),
+                 t.usedAt.map(time) ?? .null, t.successor.map(blob) ?? .null] as [SQLiteData]
+            })
     }
 
     func revokeFamilies(device: String, at: Date, reason: String) async throws {
@@ -438,6 +531,83 @@ struct SQLiteTransaction: TrustTransaction {
                                   state: state, issuedAt: try date(r, "issued_at"),
                                   usedAt: r.column("used_at")?.double.map(Date.init(timeIntervalSince1970:)),
                                   successor: r.column("successor")?.blob.map { Array($0.readableBytesView) })
+    }
+
+    // MARK: composite reads and the poll's compare-and-swap: one statement each
+
+    /// The poll's whole read as one statement (so one consistent snapshot): a UNION of tagged rows
+    /// in generic columns c1…c10 — the device, its keys, its user's grants, the revocation list,
+    /// the family's revocation and the change sequence.
+    func pollState(device: String, family: String?) async throws -> PollState {
+        let c = (1...10).map { "c\($0)" }
+        let rows = try await q("""
+            SELECT 'd' AS t, id AS c1, user AS c2, credential_key AS c3, state AS c4, created_at AS c5, updated_at AS c6,
+                   NULL AS c7, NULL AS c8, NULL AS c9, NULL AS c10 FROM devices WHERE id = ?1
+            UNION ALL SELECT 'k', id, grant_id, device, document, document_id, iteration, grant_revision, valid_until,
+                   expected_update, sequence FROM keys WHERE device = ?1
+            UNION ALL SELECT 'g', id, user, readers, schedules, state, reason, revision, updated_at, NULL, NULL
+                   FROM grants WHERE user = (SELECT user FROM devices WHERE id = ?1)
+            UNION ALL SELECT 'l', serial, document, sequence, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM revocation_list WHERE one = 1
+            UNION ALL SELECT 'f', revoked_at, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM families WHERE id = ?2
+            UNION ALL SELECT 's', CAST(value AS INTEGER), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM meta WHERE name = 'sequence'
+            """, [.text(device), family.map { .text($0) } ?? .null])
+        var state = PollState(device: nil, keys: [], grants: [], list: nil, familyRevoked: false, sequence: 0)
+        for r in rows {
+            switch r.column("t")?.string {
+            case "d": state.device = try Self.device(r, c)
+            case "k": state.keys.append(try Self.key(r, c))
+            case "g": state.grants.append(try Self.grant(r, c))
+            case "l": state.list = RevocationListRecord(serial: UInt64(try Self.int(r, "c1")), document: try Self.bytes(r, "c2"),
+                                                        sequence: Int64(try Self.int(r, "c3")))
+            case "f": state.familyRevoked = r.column("c1")?.double != nil
+            case "s": state.sequence = Int64(try Self.int(r, "c1"))
+            default: throw TrustStorageError("pollState: unknown row tag")
+            }
+        }
+        state.keys.sort { $0.id < $1.id }
+        state.grants.sort { $0.id < $1.id }
+        return state
+    }
+
+    func pollVersions(devices: [String]) async throws -> PollVersions {
+        let unique = Array(Set(devices))
+        var versions = PollVersions(keys: [:], list: nil)
+        guard unique.count <= 10_000 else { throw TrustStorageError("pollVersions: too many devices at once") }
+        let marks = unique.isEmpty ? "NULL" : Array(repeating: "?", count: unique.count).joined(separator: ", ")
+        for r in try await q("""
+            SELECT 'k' AS t, device AS d, max(sequence) AS s FROM keys WHERE device IN (\(marks)) GROUP BY device
+            UNION ALL SELECT 'l', NULL, sequence FROM revocation_list WHERE one = 1
+            """, unique.map { .text($0) }) {
+            if r.column("t")?.string == "l" { versions.list = Int64(try Self.int(r, "s")) } else {
+                versions.keys[try Self.text(r, "d")] = Int64(try Self.int(r, "s"))
+            }
+        }
+        return versions
+    }
+
+    func reserveSequences(_ count: Int) async throws -> Int64 {
+        guard let first = try await reserve("""
+            UPDATE meta SET value = CAST(CAST(value AS INTEGER) + ?1 AS TEXT) WHERE name = 'sequence'
+            RETURNING CAST(CAST(value AS INTEGER) - ?1 + 1 AS TEXT) AS value
+            """, [.integer(count)]) else { throw TrustStorageError("meta has no sequence row") }
+        return first
+    }
+
+    func rotationStates(hashes: [[UInt8]]) async throws -> [RotationState] {
+        let unique = Array(Set(hashes))
+        guard !unique.isEmpty else { return [] }
+        guard unique.count <= 10_000 else { throw TrustStorageError("rotationStates: too many tokens at once") }
+        return try await q("""
+            SELECT t.*, f.id AS f_id, f.device AS f_device, f.created_at AS f_created_at, f.revoked_at AS f_revoked_at,
+                   f.reason AS f_reason, d.id AS d_id, d.user AS d_user, d.credential_key AS d_credential_key, d.state AS d_state,
+                   d.created_at AS d_created_at, d.updated_at AS d_updated_at
+            FROM refresh_tokens t LEFT JOIN families f ON f.id = t.family LEFT JOIN devices d ON d.id = t.device
+            WHERE t.hash IN (\(Array(repeating: "?", count: unique.count).joined(separator: ", ")))
+            """, unique.map(blob)).map { r in
+            RotationState(token: try Self.token(r),
+                          family: r.column("f_id")?.string == nil ? nil : try Self.family(r, Self.familyColumns.map { "f_" + $0 }),
+                          device: r.column("d_id")?.string == nil ? nil : try Self.device(r, Self.deviceColumns.map { "d_" + $0 }))
+        }
     }
 
     // MARK: columns

@@ -5,11 +5,13 @@ import Foundation
 /// for several stateless `trust serve` instances on one database.
 ///
 /// Every change happens inside `write`: all or nothing, and acknowledged only once durable (SQLite:
-/// WAL with `synchronous=FULL`, several writers' bodies sharing one commit). Writers are serialized (SQLite `BEGIN IMMEDIATE`; PostgreSQL:
-/// row locks or SERIALIZABLE), which is what keeps a refresh-token family from forking and
-/// revocation serials strictly increasing when requests race.
+/// WAL with `synchronous=FULL`, several writers' bodies sharing one commit). Writers are serialized
+/// (SQLite `BEGIN IMMEDIATE`; PostgreSQL: row locks or SERIALIZABLE), which is what keeps a
+/// refresh-token family from forking and revocation serials strictly increasing when requests race.
 public protocol TrustStorage: Sendable {
-    /// Runs `body` in one atomic, durable transaction.
+    /// Runs `body` in one atomic, durable transaction. A body may run more than once (a retry after
+    /// a conflict, or after another body sharing its commit failed): it acts only through the
+    /// transaction, and only the run that committed is answered.
     func write<T: Sendable>(_ body: @escaping @Sendable (any TrustTransaction) async throws -> T) async throws -> T
     /// Runs `body` against a consistent snapshot; `body` must not write.
     func read<T: Sendable>(_ body: @Sendable (any TrustTransaction) async throws -> T) async throws -> T
@@ -56,4 +58,93 @@ public protocol TrustTransaction: Sendable {
     func refreshTokens(family: String) async throws -> [RefreshTokenRecord]
     /// Revokes every family of a device (credential deactivated or deleted, device removed).
     func revokeFamilies(device: String, at: Date, reason: String) async throws
+
+    // Composite operations for the hot paths (polls and rotations, many at once): one round trip
+    // each where the backend can. The defaults below compose the single-record operations above,
+    // so a backend overrides them only to go faster; the meaning is the same.
+
+    /// Everything a poll decides from, in one consistent read.
+    func pollState(device: String, family: String?) async throws -> PollState
+    /// The sequence of each device's newest key (absent: no key) and of the revocation list.
+    func pollVersions(devices: [String]) async throws -> PollVersions
+    /// Takes `count` new sequence numbers; returns the first.
+    func reserveSequences(_ count: Int) async throws -> Int64
+    func putKeys(_ keys: [KeyRecord]) async throws
+    /// Refresh tokens with their families and devices (unknown hashes are left out).
+    func rotationStates(hashes: [[UInt8]]) async throws -> [RotationState]
+    func putRefreshTokens(_ tokens: [RefreshTokenRecord]) async throws
+}
+
+/// What a poll decides from: the device, its keys (tombstones included), its user's grants, the
+/// latest revocation list, whether the login's family was revoked, and the change sequence.
+public struct PollState: Sendable {
+    public var device: DeviceRecord?
+    public var keys: [KeyRecord]
+    public var grants: [GrantRecord]
+    public var list: RevocationListRecord?
+    /// True when `family` was named and is revoked.
+    public var familyRevoked: Bool
+    public var sequence: Int64
+    public init(device: DeviceRecord?, keys: [KeyRecord], grants: [GrantRecord], list: RevocationListRecord?,
+                familyRevoked: Bool, sequence: Int64) {
+        self.device = device; self.keys = keys; self.grants = grants; self.list = list
+        self.familyRevoked = familyRevoked; self.sequence = sequence
+    }
+}
+
+/// Versions of what a poll's keys depend on: a device's keys change only by a write that gives
+/// one of them the next sequence, and the list likewise.
+public struct PollVersions: Sendable, Equatable {
+    public var keys: [String: Int64]
+    public var list: Int64?
+    public init(keys: [String: Int64], list: Int64?) { self.keys = keys; self.list = list }
+}
+
+/// A refresh token as a rotation sees it.
+public struct RotationState: Sendable {
+    public var token: RefreshTokenRecord
+    public var family: TokenFamilyRecord?
+    public var device: DeviceRecord?
+    public init(token: RefreshTokenRecord, family: TokenFamilyRecord?, device: DeviceRecord?) {
+        self.token = token; self.family = family; self.device = device
+    }
+}
+
+extension TrustTransaction {
+    public func pollState(device id: String, family: String?) async throws -> PollState {
+        let familyRevoked = if let family { try await self.family(family)?.revokedAt != nil } else { false }
+        let d = try await device(id)
+        let grants = if let d { try await grants(user: d.user) } else { [GrantRecord]() }
+        return PollState(device: d, keys: try await keys(device: id), grants: grants,
+                         list: try await revocationList(), familyRevoked: familyRevoked, sequence: try await currentSequence())
+    }
+
+    public func pollVersions(devices: [String]) async throws -> PollVersions {
+        var keys = [String: Int64]()
+        for d in Set(devices) { keys[d] = try await self.keys(device: d).map(\.sequence).max() }
+        return PollVersions(keys: keys, list: try await revocationList()?.sequence)
+    }
+
+    public func reserveSequences(_ count: Int) async throws -> Int64 {
+        let first = try await currentSequence() + 1
+        for _ in 0..<count { _ = try await nextSequence() }
+        return first
+    }
+
+    public func putKeys(_ keys: [KeyRecord]) async throws {
+        for k in keys { try await putKey(k) }
+    }
+
+    public func rotationStates(hashes: [[UInt8]]) async throws -> [RotationState] {
+        var out = [RotationState]()
+        for h in Set(hashes) {
+            guard let t = try await refreshToken(hash: h) else { continue }
+            out.append(RotationState(token: t, family: try await family(t.family), device: try await device(t.device)))
+        }
+        return out
+    }
+
+    public func putRefreshTokens(_ tokens: [RefreshTokenRecord]) async throws {
+        for t in tokens { try await putRefreshToken(t) }
+    }
 }

@@ -36,7 +36,11 @@ public struct TokenResponse: Codable, Sendable, Equatable {
 /// `iss`, `aud`, `exp`, `nbf` always checked (RFC 8725 §3.8–3.10).
 public final class TokenAuthority: Sendable {
     public static let type = "at+jwt"
-    public let keys: JWTKeyCollection
+    /// jwt-kit's key collection is an actor: one signature or check at a time. Every request
+    /// checks a token, so several collections holding the same key share the load.
+    private let collections: [JWTKeyCollection]
+    private let next = RoundRobin()
+    public var keys: JWTKeyCollection { collections[0] }
     public let publicKey: P256.Signing.PublicKey
     public let keyID: JWKIdentifier
     let settings: TrustSettings
@@ -45,13 +49,20 @@ public final class TokenAuthority: Sendable {
     public let leeway: TimeInterval = 5
 
     public init(key: P256.Signing.PrivateKey, settings: TrustSettings, clock: any TrustClock) async throws {
-        keys = JWTKeyCollection()
         keyID = JWKIdentifier(string: Self.keyID(key.publicKey))
-        await keys.add(ecdsa: try ES256PrivateKey(backing: key), kid: keyID)
+        var collections = [JWTKeyCollection]()
+        for _ in 0..<max(2, ProcessInfo.processInfo.activeProcessorCount * 2) {
+            let c = JWTKeyCollection()
+            await c.add(ecdsa: try ES256PrivateKey(backing: key), kid: keyID)
+            collections.append(c)
+        }
+        self.collections = collections
         publicKey = key.publicKey
         self.settings = settings
         self.clock = clock
     }
+
+    private func collection() -> JWTKeyCollection { collections[next.next() % collections.count] }
 
     public static func keyID(_ key: P256.Signing.PublicKey) -> String {
         Hex.encode(Array(Primitives.sha256(Array(key.x963Representation)).prefix(8)))
@@ -64,7 +75,7 @@ public final class TokenAuthority: Sendable {
                                   jti: .init(value: Base64URL.random(16)), fam: family)
         var header = JWTHeader()
         header.typ = Self.type
-        return try await keys.sign(claims, kid: keyID, header: header)
+        return try await collection().sign(claims, kid: keyID, header: header)
     }
 
     /// Checks a bearer token; every refusal names the rule.
@@ -82,7 +93,7 @@ public final class TokenAuthority: Sendable {
             throw TrustError(.invalidToken, "typ \"\(header["typ"] ?? "absent")\" refused: access tokens are typ \(Self.type) (RFC 8725 §3.11)")
         }
         let claims: AccessClaims
-        do { claims = try await keys.verify(token, as: AccessClaims.self) } catch {
+        do { claims = try await collection().verify(token, as: AccessClaims.self) } catch {
             throw TrustError(.invalidToken, "signature or claims do not verify")
         }
         guard claims.iss.value == settings.issuer else { throw TrustError(.invalidToken, "iss \"\(claims.iss.value)\" is not \(settings.issuer)") }
@@ -105,6 +116,13 @@ public final class TokenAuthority: Sendable {
     }
 
     static func hash(_ secret: String) -> [UInt8] { Primitives.sha256(Array(secret.utf8)) }
+}
+
+/// A thread-safe round-robin counter.
+final class RoundRobin: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+    func next() -> Int { lock.withLock { value &+= 1; return value & Int.max } }
 }
 
 /// base64url without padding (RFC 4648 §5), as JWTs and opaque tokens use.

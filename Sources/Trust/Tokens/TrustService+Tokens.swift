@@ -29,53 +29,81 @@ extension TrustService {
     /// Rotates a refresh token. The presented token must be the family's active one; a token used
     /// again within the grace window (the answer to its first use was lost) supersedes the unused
     /// successor; any other reuse revokes the whole family. No family ever has two active tokens.
+    /// Concurrent rotations are decided together in one write (`rotate`).
     public func refresh(token: String) async throws -> TokenResponse {
         let now = now()
-        let grace = settings.refreshGrace, lifetime = settings.refreshLifetime
-        let outcome: Result<(device: String, family: String, refresh: String, created: Date), TrustError> = try await storage.write { tx in
-            guard token.utf8.count <= 512, let t = try await tx.refreshToken(hash: TokenAuthority.hash(token)) else {
-                return .failure(TrustError(.invalidGrant, "unknown refresh token"))
-            }
-            guard var family = try await tx.family(t.family) else { return .failure(TrustError(.invalidGrant, "unknown token family")) }
-            if family.revokedAt != nil {
-                return .failure(TrustError(.invalidGrant, "token family revoked (\(family.revokedReason ?? "revoked"))"))
-            }
-            guard now < family.createdAt.addingTimeInterval(lifetime) else {
-                return .failure(TrustError(.tokenExpired, "the login of \(RFC3339.format(family.createdAt)) reached its \(Int(lifetime / 86400))-day limit; authorize again"))
-            }
-            do { try await self.checkDevice(t.device, login: false, tx: tx) } catch let e as TrustError { return .failure(e) }
-            var presented = t
-            switch t.state {
-            case .active:
-                break
-            case .used:
-                if grace > 0, let usedAt = t.usedAt, now.timeIntervalSince(usedAt) <= grace, let s = t.successor,
-                   var successor = try await tx.refreshToken(hash: s), successor.state == .active {
-                    successor.state = .superseded
-                    try await tx.putRefreshToken(successor)
-                    break
-                }
-                fallthrough
-            case .superseded:
-                family.revokedAt = now
-                family.revokedReason = "refresh token reused"
-                try await tx.putFamily(family)
-                for var other in try await tx.refreshTokens(family: family.id) where other.state == .active {
-                    other.state = .superseded
-                    try await tx.putRefreshToken(other)
-                }
-                return .failure(TrustError(.invalidGrant, "refresh token reused: its family is revoked (RFC 9700 §4.14.2)"))
-            }
-            let next = Base64URL.random(32)
-            presented.state = .used
-            presented.usedAt = presented.usedAt ?? now
-            presented.successor = TokenAuthority.hash(next)
-            try await tx.putRefreshToken(presented)
-            try await tx.putRefreshToken(RefreshTokenRecord(hash: TokenAuthority.hash(next), family: family.id, device: t.device, issuedAt: now))
-            return .success((t.device, family.id, next, family.createdAt))
-        }
-        let o = try outcome.get()
+        let o = try await rotations.submit(Rotation(token: token, now: now))
         return try await response(device: o.device, family: o.family, refresh: o.refresh, familyCreated: o.created, now: now)
+    }
+
+    struct Rotation: Sendable {
+        var token: String
+        var now: Date
+    }
+
+    struct Rotated: Sendable {
+        var device: String
+        var family: String
+        var refresh: String
+        var created: Date
+    }
+
+    /// Decides a batch of rotations in order, as if one after the other, in two statements: one
+    /// read of every presented token with its family and device, one upsert of every token
+    /// written. (Reuse — rare — reads its family's tokens and writes the family on the way.)
+    static func rotate(_ batch: [Rotation], settings: TrustSettings, tx: any TrustTransaction) async throws -> [Result<Rotated, Error>] {
+        var view = RotationView(tx: tx)
+        try await view.load(batch.compactMap { $0.token.utf8.count <= 512 ? TokenAuthority.hash($0.token) : nil })
+        var out = [Result<Rotated, Error>]()
+        for r in batch {
+            do { out.append(.success(try await rotateOne(r, settings: settings, view: &view))) } catch let e as TrustError {
+                out.append(.failure(e))
+            }
+        }
+        try await view.flush()
+        return out
+    }
+
+    static func rotateOne(_ r: Rotation, settings: TrustSettings, view: inout RotationView) async throws -> Rotated {
+        let now = r.now, grace = settings.refreshGrace, lifetime = settings.refreshLifetime
+        guard r.token.utf8.count <= 512, let t = view.tokens[TokenAuthority.hash(r.token)] else {
+            throw TrustError(.invalidGrant, "unknown refresh token")
+        }
+        guard var family = view.families[t.family] else { throw TrustError(.invalidGrant, "unknown token family") }
+        if family.revokedAt != nil { throw TrustError(.invalidGrant, "token family revoked (\(family.revokedReason ?? "revoked"))") }
+        guard now < family.createdAt.addingTimeInterval(lifetime) else {
+            throw TrustError(.tokenExpired, "the login of \(RFC3339.format(family.createdAt)) reached its \(Int(lifetime / 86400))-day limit; authorize again")
+        }
+        try checkDevice(view.devices[t.device], t.device, login: false)
+        var presented = t
+        switch t.state {
+        case .active:
+            break
+        case .used:
+            if grace > 0, let usedAt = t.usedAt, now.timeIntervalSince(usedAt) <= grace, let s = t.successor,
+               var successor = try await view.token(s), successor.state == .active {
+                successor.state = .superseded
+                view.put(successor)
+                break
+            }
+            fallthrough
+        case .superseded:
+            family.revokedAt = now
+            family.revokedReason = "refresh token reused"
+            view.put(family)
+            for var other in try await view.tokens(family: family.id) where other.state == .active {
+                other.state = .superseded
+                view.put(other)
+            }
+            throw TrustError(.invalidGrant, "refresh token reused: its family is revoked (RFC 9700 §4.14.2)")
+        }
+        let next = Base64URL.random(32)
+        presented.state = .used
+        presented.usedAt = presented.usedAt ?? now
+        presented.successor = TokenAuthority.hash(next)
+        view.put(presented)
+        view.put(RefreshTokenRecord(hash: TokenAuthority.hash(next), family: family.id, device: t.device, issuedAt: now))
+        return Rotated(device: t.device, family: family.id, refresh: next, created: family.createdAt)
     }
 
     /// The device and family behind a bearer token, or why not.
@@ -89,7 +117,11 @@ extension TrustService {
     /// A device may keep polling whatever its credential's state (it must learn that its keys
     /// are gone); a new login needs a credential that is active or suspended.
     func checkDevice(_ id: String, login: Bool, tx: any TrustTransaction) async throws {
-        guard let d = try await tx.device(id) else { throw TrustError(.invalidGrant, "device \(id) was removed") }
+        try Self.checkDevice(try await tx.device(id), id, login: login)
+    }
+
+    static func checkDevice(_ d: DeviceRecord?, _ id: String, login: Bool) throws {
+        guard let d else { throw TrustError(.invalidGrant, "device \(id) was removed") }
         guard !login || d.credentialState == .active || d.credentialState == .suspended else {
             throw TrustError(.invalidGrant, "device \(id)'s credential is \(d.credentialState.rawValue)")
         }
@@ -102,3 +134,53 @@ extension TrustService {
     }
 }
 
+/// The tokens, families and devices a batch of rotations works on, read once; each rotation sees
+/// the writes of those before it, and the writes go to storage together at the end.
+struct RotationView {
+    let tx: any TrustTransaction
+    var tokens: [[UInt8]: RefreshTokenRecord] = [:]
+    var families: [String: TokenFamilyRecord] = [:]
+    var devices: [String: DeviceRecord] = [:]
+    private var written: [[UInt8]] = []
+    private var writtenSet: Set<[UInt8]> = []
+    private var writtenFamilies: [String] = []
+
+    init(tx: any TrustTransaction) { self.tx = tx }
+
+    mutating func load(_ hashes: [[UInt8]]) async throws {
+        for s in try await tx.rotationStates(hashes: hashes) {
+            tokens[s.token.hash] = s.token
+            if let f = s.family { families[f.id] = f }
+            if let d = s.device { devices[d.id] = d }
+        }
+    }
+
+    /// A token not loaded yet (a successor), from storage.
+    mutating func token(_ hash: [UInt8]) async throws -> RefreshTokenRecord? {
+        if let t = tokens[hash] { return t }
+        let t = try await tx.refreshToken(hash: hash)
+        if let t { tokens[hash] = t }
+        return t
+    }
+
+    /// Every token of a family: stored ones, with this batch's writes over them.
+    mutating func tokens(family: String) async throws -> [RefreshTokenRecord] {
+        for t in try await tx.refreshTokens(family: family) where tokens[t.hash] == nil { tokens[t.hash] = t }
+        return tokens.values.filter { $0.family == family }.sorted { $0.issuedAt < $1.issuedAt }
+    }
+
+    mutating func put(_ t: RefreshTokenRecord) {
+        if writtenSet.insert(t.hash).inserted { written.append(t.hash) }
+        tokens[t.hash] = t
+    }
+
+    mutating func put(_ f: TokenFamilyRecord) {
+        if !writtenFamilies.contains(f.id) { writtenFamilies.append(f.id) }
+        families[f.id] = f
+    }
+
+    func flush() async throws {
+        for id in writtenFamilies { if let f = families[id] { try await tx.putFamily(f) } }
+        try await tx.putRefreshTokens(written.compactMap { tokens[$0] })
+    }
+}

@@ -5,6 +5,7 @@ import ByteCore
 import Codecs
 import Foundation
 import Lock
+import LockRuntime
 import OfflineUnlock
 import ReaderSeam
 
@@ -210,19 +211,4 @@ struct BLEPhoneCommand: ParsableCommand {
 func fail(_ message: String, code: Int32) -> ExitCode {
     FileHandle.standardError.write(Data("Error: \(message)\n".utf8))
     return ExitCode(code)
-}
-
-extension SoftwarePhone {
-    /// The group id and (when the file names one) sub id of a reader the phone trusts: a reader
-    /// identity or a lock configuration gives both, a key PEM with --reader-group the group only.
-    static func readerIDs(_ path: String, group: String?) throws -> (group: [UInt8], sub: [UInt8]?)? {
-        if let (identity, _) = try? ReaderIdentityFile.load(path) {
-            return (try KeyFiles.id16(identity.groupID, flag: "\(path) groupID"), try KeyFiles.id16(identity.subID, flag: "\(path) subID"))
-        }
-        if let config = try? LockConfiguration.load(path: path), let ids = try? config.readerIdentity() {
-            return (ids.groupID, ids.subID)
-        }
-        if let group = group.flatMap(Hex.decode), group.count == 16 { return (group, nil) }
-        return nil
-    }
 }

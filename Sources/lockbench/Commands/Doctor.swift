@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LockRuntime
 import NFC
 #if canImport(Glibc)
 import Glibc

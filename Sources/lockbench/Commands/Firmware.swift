@@ -1,6 +1,7 @@
 import ArgumentParser
 import Certification
 import Foundation
+import LockRuntime
 
 struct FirmwareCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -3,6 +3,7 @@ import ByteCore
 import Codecs
 import Crypto
 import Foundation
+import LockRuntime
 import OfflineUnlock
 
 /// `lockbench key …`: create and inspect P-256 key pairs.

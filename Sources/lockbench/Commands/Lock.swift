@@ -7,6 +7,7 @@ import Foundation
 import Lock
 import LockRuntime
 import OfflineUnlock
+import PCSC
 import SocketTransport
 
 struct LockCommand: ParsableCommand {
@@ -42,16 +43,6 @@ struct LockReset: ParsableCommand {
             throw UserError(lockError: e)
         }
         print("lock state reset; audit entry seq \(entry.seq): \(entry.detail ?? "")")
-    }
-}
-
-/// Opens the lock service for a configuration file, turning failures into user errors.
-func openLockService(_ path: String) throws -> LockService {
-    let configuration = try LockConfigOption.load(path)
-    do { return try LockService(configuration: configuration) } catch let e as LockError {
-        throw UserError(message: e.description, code: e.code.isEnvironment ? ExitCodes.environment : ExitCodes.usage)
-    } catch {
-        throw UserError(message: "\(path): \(error)")
     }
 }
 
@@ -98,7 +89,7 @@ struct LockRun: ParsableCommand {
 
     @OptionGroup var config: LockConfigOption
 
-    @Option(help: ArgumentHelp("NFC reader: a libnfc connstring, `virtual` or `virtual:LINKPATH`, `pcsc` or `pcsc:READER NAME` (overrides the configuration).", valueName: "reader"))
+    @Option(help: ArgumentHelp("NFC reader: \(LockRunner.NFCSource.forms) (overrides the configuration).", valueName: "reader"))
     var nfc: String?
 
     @Option(help: ArgumentHelp("BLE controller transport (overrides the configuration).", valueName: "transport"))
@@ -128,15 +119,16 @@ struct LockRun: ParsableCommand {
 
     func run() throws {
         // Bad input is refused before the state directory is taken.
-        let bleAddress = try Self.address(flag: address, configured: try LockConfigOption.load(config.path).ble?.address, file: config.path)
-        let service = try openLockService(config.path)
+        let file = try LockFiles.file(config.path)
+        let bleAddress = try Self.address(flag: address, configured: file.radios.ble?.address, file: config.path)
+        let service = try LockFiles.service(file, path: config.path)
         service.reader.configuration.faults = readerFaults.set
         let socketReader = try socket.map { text -> SocketReader.Configuration in
             let (host, port) = try SocketCLI.address(text, flag: "--socket")
             return SocketReader.Configuration(host: host, port: port, framing: SocketFraming(rawValue: framing)!)
         }
-        let nfcSpec = nfc ?? service.configuration.nfc.map { $0.connstring ?? "virtual" }
-        let bleSpec = ble ?? service.configuration.ble?.transport
+        let nfcSpec = nfc ?? service.radios.nfc.map { $0.connstring ?? "virtual" }
+        let bleSpec = ble ?? service.radios.ble?.transport
         let json = self.json
         let output = NSLock()
         let runner = LockRunner(service: service, nfc: nfcSpec.map(LockRunner.NFCSource.init), ble: bleSpec,
@@ -171,54 +163,61 @@ extension LockRun {
     }
 }
 
-struct DemoCommand: ParsableCommand {
+/// `lockbench lock transact`: one transaction of a configured lock against a credential on TCP.
+struct LockTransact: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "demo",
-        abstract: "The whole offline unlock on this machine, no hardware: issuer, lock, phones, taps, audit log.",
+        commandName: "transact",
+        abstract: "Run one lock transaction against a credential listening on TCP and print the decision.",
         discussion: """
-        Creates an issuer, a lock (a Schlage NDE on certified firmware 02.12.72) and phone credentials \
-        in a temporary directory (or --directory), starts the lock on a virtual PN532 that the real \
-        libnfc drives over a pseudo-terminal, and taps:
-          alice, valid access document      → GRANTED
-          bob, expired access document      → DENIED (expired)
-          carol, carrying a revocation of alice's phone → GRANTED (revocation stored)
-          alice again                       → DENIED (revoked)
-        then prints the lock's audit log. Exit 0 when every tap got the expected decision.
-        """
-    )
+        Connects to HOST:PORT (a `lockbench credential serve`, or any credential speaking the socket \
+        transport of docs/protocol.md), runs SELECT, AUTH0, AUTH1 or FAST, step-up when the lock needs \
+        documents, and EXCHANGE or CONTROL FLOW, and decides exactly as `lock run` does: the lock's \
+        engine, clock, state, FAST cache and audit log are used and updated.
 
-    @Option(help: ArgumentHelp("Keep the demo's files (keys, documents, lock configuration, state) here.", valueName: "dir"))
-    var directory: String?
+          lockbench lock transact --config door.lock.json --connect \\
+              127.0.0.1:5000 --json
 
-    @Flag(help: "Print lock events as JSON lines.")
+        --at TIME first moves the lock's virtual clock to TIME (as `clock set --untrusted`). Exit \
+        status: 0 granted, 1 denied, 2 usage, 3 the credential could not be reached.
+        """)
+
+    @OptionGroup var config: LockConfigOption
+    @Option(help: ArgumentHelp("The credential's address.", valueName: "host:port"))
+    var connect: String = "127.0.0.1:\(SocketCredentialServer.defaultPort)"
+    @Flag(help: "Print the outcome as JSON.")
     var json = false
+    @Option(help: ArgumentHelp("Run at this time (ISO-8601): moves the lock's virtual clock there first.", valueName: "time"))
+    var at: String?
+    @Option(help: ArgumentHelp("APDU framing on the stream: raw or length.", valueName: "framing"))
+    var framing: String = SocketFraming.raw.rawValue
+    @Flag(inversion: .prefixedNo, help: "Ask for FAST (a cached Kpersistent) in AUTH0.")
+    var fast = true
+    @Option(help: ArgumentHelp("Milliseconds to wait for each response.", valueName: "ms"))
+    var timeout: Int = 5000
+    @Flag(help: "Include every APDU (hex) in the output.")
+    var transcript = false
+    @OptionGroup var readerFaults: ReaderFaultOptions
+
+    func validate() throws {
+        guard SocketFraming(rawValue: framing) != nil else { throw ValidationError("--framing must be raw or length") }
+        _ = try SocketCLI.address(connect)
+        if let at { guard RFC3339.parse(at) != nil else { throw ValidationError("--at \"\(at)\" is not an ISO-8601 time like 2026-03-02T09:00:00Z") } }
+    }
 
     func run() throws {
-        let dir: URL
-        if let directory {
-            dir = URL(fileURLWithPath: directory)
-        } else {
-            dir = FileManager.default.temporaryDirectory.appendingPathComponent("lockbench-demo-\(ProcessInfo.processInfo.processIdentifier)")
+        let (host, port) = try SocketCLI.address(connect)
+        let service = try config.service()
+        if let at {
+            do { try service.lock.setClock(RFC3339.parse(at)!, trusted: false) } catch {
+                throw UserError(message: error.description, code: ExitCodes.environment)
+            }
         }
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        let json = self.json
-        let scenario = DemoScenario(directory: dir, say: { emitLine("» " + $0) }, event: { emitLine(json ? $0.json : "  " + $0.line) })
-        let result: (steps: [DemoScenario.Step], auditLog: String)
-        do { result = try scenario.run() } catch {
-            throw UserError(message: "demo failed: \(error)", code: ExitCodes.environment)
-        }
-        emitLine("")
-        emitLine("Summary:")
-        for step in result.steps {
-            let got = step.outcome.map { $0.granted ? "GRANTED" : "DENIED (\($0.reason?.code ?? "?"))" } ?? "no decision"
-            let want = step.expected.map { "DENIED (\($0.code))" } ?? "GRANTED"
-            emitLine("  \(step.passed ? "ok  " : "FAIL") \(step.title): \(got)" + (step.passed ? "" : ", expected \(want)"))
-        }
-        emitLine("")
-        emitLine("Audit log (\(dir.path)/state):")
-        emitLine(result.auditLog.trimmingCharacters(in: .newlines))
-        emitLine("")
-        emitLine("Files kept in \(dir.path): try `lockbench audit verify --config \(dir.path)/lock.json`.")
-        if !result.steps.allSatisfy(\.passed) { throw ExitCode(ExitCodes.negative) }
+        // The reader offers what the lock's policy supports, newest first.
+        service.reader.configuration.useFast = fast
+        service.reader.configuration.faults = readerFaults.set
+        let outcome = try service.transact(connectingTo: host, port: port, framing: SocketFraming(rawValue: framing)!,
+                                           timeoutMilliseconds: Int32(clamping: timeout))
+        print(OutcomeReport(outcome, bolt: service.lock.boltName, transcript: transcript).rendered(json: json))
+        if !outcome.granted { throw ExitCode(ExitCodes.negative) }
     }
 }

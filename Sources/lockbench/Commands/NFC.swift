@@ -1,6 +1,7 @@
 import ArgumentParser
 import ByteCore
 import Foundation
+import LockRuntime
 import NFC
 import VirtualPN532
 #if canImport(Glibc)

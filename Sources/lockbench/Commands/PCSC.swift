@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LockRuntime
 import PCSC
 
 struct PCSCCommand: ParsableCommand {

@@ -4,6 +4,7 @@ import BLE
 import ByteCore
 import Codecs
 import Foundation
+import LockRuntime
 import SocketTransport
 import NFC
 import OfflineUnlock
@@ -32,11 +33,14 @@ struct PhoneCommand: ParsableCommand {
             token_expired).
 
             It serves the lock on one transport: socket (listens on --port, as `credential serve`; \
-            `lockbench lock transact` or a lock connects), pn532 (a virtual PN532 on a pty with the \
-            phone in its field; its connstring is printed for the lock), or ble (each `tap` command \
-            connects to the lock on --ble and runs one transaction).
+            `lockbench lock transact` or a lock connects), pn532 (a virtual PN532 on a pty, or at \
+            --link, with the phone in its field; its connstring is printed for the lock, e.g. \
+            `lockbench lock run --nfc pn532_uart:PATH`; `remove` takes the phone out of the field and \
+            `insert` or `tap` brings it back), or ble (each `tap` command connects to the lock on \
+            --ble and runs one transaction).
 
-            Commands (stdin, one per line): poll, offline, online, show, login CODE, tap (ble), quit.
+            Commands (stdin, one per line): poll, offline, online, show, login CODE, tap (ble, pn532), \
+            insert and remove (pn532), quit.
             """)
 
         @Option(help: ArgumentHelp("The trust service, e.g. http://127.0.0.1:8480.", valueName: "url"))
@@ -59,6 +63,8 @@ struct PhoneCommand: ParsableCommand {
         var port: Int = Int(SocketCredentialServer.defaultPort)
         @Option(name: .customLong("ble"), help: ArgumentHelp("With ble: the HCI transport (tcp:HOST:PORT, hci0, …).", valueName: "spec"))
         var ble: String?
+        @Option(help: ArgumentHelp("With pn532: a stable path (symlink) for the pty, so the lock's connstring is known in advance.", valueName: "path"))
+        var link: String?
         @Flag(help: "Print events as JSON lines.")
         var json = false
 
@@ -66,6 +72,7 @@ struct PhoneCommand: ParsableCommand {
             guard ["socket", "pn532", "ble"].contains(transport) else { throw ValidationError("--transport is socket, pn532 or ble") }
             guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535") }
             if transport == "ble" && ble == nil { throw ValidationError("--transport ble needs --ble SPEC (e.g. tcp:127.0.0.1:9101)") }
+            if link != nil && transport != "pn532" { throw ValidationError("--link is for --transport pn532") }
             guard DurationText.parse(pollEvery) != nil || pollEvery == "0" else { throw ValidationError("--poll-every \"\(pollEvery)\" is not a duration like 8h (0 = never)") }
             guard !trustReader.isEmpty else { throw ValidationError("the phone must trust the lock's reader: --trust-reader NAME.reader.json (or the lock.json)") }
         }
@@ -87,6 +94,7 @@ struct PhoneCommand: ParsableCommand {
             // The radio.
             var stopRadio: () -> Void = {}
             var bleTap: (() -> String)?
+            var field: ((Bool) -> String)?
             switch transport {
             case "socket":
                 let server: SocketCredentialServer
@@ -98,11 +106,21 @@ struct PhoneCommand: ParsableCommand {
                 stopRadio = { server.close() }
             case "pn532":
                 let reader: VirtualReader
-                do { reader = try VirtualReader(card: responder) } catch {
+                do { reader = try VirtualReader(card: responder, link: link) } catch {
                     throw UserError(message: "cannot start the virtual PN532: \(error)", code: ExitCodes.environment)
                 }
                 say("virtual-pn532", ["connstring": reader.connstring])
                 stopRadio = { reader.stop() }
+                // The phone enters (true) or leaves (false) the field; one uid per entry, so the
+                // lock sees a new card each time.
+                let uids = Counter()
+                field = { enter in
+                    guard enter else { reader.remove(); return "removed" }
+                    do {
+                        try reader.insert(responder, uid: [0x08, 0x50, 0x48, 0x4F, 0x4E, 0x45, uids.next()])
+                        return "inserted"
+                    } catch { return "failed: \(error)" }
+                }
             default:
                 let spec: TransportSpec
                 do { spec = try TransportSpec(parsing: ble!) } catch { throw UserError(message: "--ble: \(error.reason)") }
@@ -168,14 +186,25 @@ struct PhoneCommand: ParsableCommand {
                                   "online": String(phone.isOnline), "loggedIn": String(phone.isLoggedIn),
                                   "nextPoll": phone.nextScheduledPoll.map(RFC3339.format) ?? "never", "lastError": phone.lastError ?? "-"])
                 case "tap":
-                    guard let bleTap else { say("tap: only with --transport ble (on socket and pn532 the lock taps)", [:]); continue }
-                    say("tap", ["result": bleTap()])
+                    if let bleTap { say("tap", ["result": bleTap()]); continue }
+                    if let field { _ = field(false); say("field", ["phone": field(true)]); continue }
+                    say("tap: only with --transport ble or pn532 (on socket the lock connects)", [:])
+                case "insert", "remove":
+                    guard let field else { say("\(verb): only with --transport pn532", [:]); continue }
+                    say("field", ["phone": field(verb == "insert")])
                 case "quit", "exit": return
-                default: say("unknown command '\(verb)': poll, offline, online, show, login CODE, tap, quit", [:])
+                default: say("unknown command '\(verb)': poll, offline, online, show, login CODE, tap, insert, remove, quit", [:])
                 }
             }
         }
     }
+}
+
+/// The last byte of the phone's UID on each entry into the field.
+private final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: UInt8 = 0
+    func next() -> UInt8 { lock.withLock { value &+= 1; return value } }
 }
 
 struct ScenarioCommand: ParsableCommand {

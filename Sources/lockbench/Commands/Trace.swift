@@ -5,6 +5,7 @@ import ByteCore
 import Conformance
 import Foundation
 import Lock
+import LockRuntime
 
 /// `lockbench trace FILE`: a transcript, a btsnoop capture or a hex dump of APDUs, in words.
 struct TraceCommand: ParsableCommand {
@@ -75,7 +76,7 @@ struct TraceCommand: ParsableCommand {
         for path in readerKeys { try add(readerKey: path, to: &keys) }
         if let lockConfig {
             try add(readerKey: lockConfig, to: &keys)
-            let service = try openLockService(lockConfig)
+            let service = try LockFiles.service(lockConfig)
             keys.persistentKeys += service.reader.fastCache.all.map { Transcript.PersistentKey(credentialKey: $0.key, key: $0.persistent) }
         }
         if let credentialKey, let kpersistent {

@@ -2,6 +2,7 @@ import ArgumentParser
 import ByteCore
 import Codecs
 import Foundation
+import LockRuntime
 import Logging
 import Prometheus
 import Metrics

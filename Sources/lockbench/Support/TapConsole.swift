@@ -62,8 +62,6 @@ struct TapConsole {
     /// A software phone that trusts this lock's reader, with the given key and documents.
     private func credential(key: String?, documents: [String]) throws -> CredentialSession {
         guard let key else { throw UserError(message: "usage: tap KEY.pem DOC.cbor [DOC.cbor…]") }
-        let ids = try service.configuration.readerIdentity()
-        let trusted = TrustedReader(groupID: ids.groupID, publicKey: Primitives.point(of: service.lock.readerSigningKey))
-        return try SoftwarePhone.make(key: key, documents: documents, trusting: [trusted])
+        return try service.phone(key: key, documents: documents)
     }
 }

@@ -1,4 +1,3 @@
-import ArgumentParser
 import ByteCore
 import Codecs
 import Crypto
@@ -6,10 +5,10 @@ import Foundation
 import Lock
 import OfflineUnlock
 
-/// Reading and writing the key and document files the CLI deals in: private keys PEM PKCS#8,
+/// Reading and writing the key and document files users hand LockBench: private keys PEM PKCS#8,
 /// public keys PEM SPKI, reader identities JSON, documents CBOR.
-enum KeyFiles {
-    static func readText(_ path: String, what: String) throws -> String {
+public enum KeyFiles {
+    public static func readText(_ path: String, what: String) throws -> String {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw UserError(message: "cannot read \(what) \(path): no such file or not readable")
         }
@@ -17,7 +16,7 @@ enum KeyFiles {
         return text
     }
 
-    static func readBytes(_ path: String, what: String) throws -> [UInt8] {
+    public static func readBytes(_ path: String, what: String) throws -> [UInt8] {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw UserError(message: "cannot read \(what) \(path): no such file or not readable")
         }
@@ -25,7 +24,7 @@ enum KeyFiles {
     }
 
     /// A P-256 private key file readable by its owner only (see `PrivateKeyFile.load`).
-    static func privateKey(_ path: String, what: String) throws -> P256.Signing.PrivateKey {
+    public static func privateKey(_ path: String, what: String) throws -> P256.Signing.PrivateKey {
         _ = try readText(path, what: what)
         do throws(LockError) { return try PrivateKeyFile.load(path) } catch {
             throw UserError(message: "\(what): \(error.reason)\(error.reason.contains("chmod") ? "" : " (expected -----BEGIN PRIVATE KEY-----, as `lockbench key` writes)")")
@@ -33,14 +32,14 @@ enum KeyFiles {
     }
 
     /// Writes a private key mode 0600 from the start (`PrivateKeyFile.write`).
-    static func writePrivateKey(_ key: P256.Signing.PrivateKey, to path: String, force: Bool) throws {
+    public static func writePrivateKey(_ key: P256.Signing.PrivateKey, to path: String, force: Bool) throws {
         do throws(LockError) { try PrivateKeyFile.write(key, to: path, overwrite: force) } catch {
             throw UserError(message: error.reason, code: error.code.isEnvironment ? ExitCodes.environment : ExitCodes.usage)
         }
     }
 
     /// A 65-byte public key from a PEM public key file, or from a private key file (its public half).
-    static func publicKey(_ path: String, what: String) throws -> [UInt8] {
+    public static func publicKey(_ path: String, what: String) throws -> [UInt8] {
         let pem = try readText(path, what: what)
         if pem.contains("PRIVATE KEY") {
             return Primitives.point(of: try privateKey(path, what: what))
@@ -50,7 +49,7 @@ enum KeyFiles {
         }
     }
 
-    static func write(_ data: Data, to path: String, force: Bool, mode: Int = 0o644) throws {
+    public static func write(_ data: Data, to path: String, force: Bool, mode: Int = 0o644) throws {
         if !force, FileManager.default.fileExists(atPath: path) {
             throw UserError(message: "\(path) exists; pass --force to overwrite it")
         }
@@ -61,14 +60,22 @@ enum KeyFiles {
         }
     }
 
-    static func json<T: Encodable>(_ value: T) -> String {
+    /// Pretty JSON, keys sorted (a command's `--json` answer).
+    public static func json<T: Encodable>(_ value: T) -> String {
         let e = JSONEncoder()
         e.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         return String(decoding: try! e.encode(value), as: UTF8.self)
     }
 
+    /// One-line JSON (for line-per-event output).
+    public static func compactJSON<T: Encodable>(_ value: T) -> String {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try! e.encode(value), as: UTF8.self)
+    }
+
     /// `2026-03-02T09:00:00Z` → Date, or a usage error naming the flag.
-    static func time(_ text: String, flag: String) throws -> Date {
+    public static func time(_ text: String, flag: String) throws -> Date {
         guard let d = RFC3339.parse(text) else {
             throw UserError(message: "\(flag) \"\(text)\" is not an ISO-8601 time like 2026-03-02T09:00:00Z")
         }
@@ -77,14 +84,14 @@ enum KeyFiles {
 
     /// A duration flag within `range` (by default 1 s … `DurationText.maximum`), or a usage error
     /// naming the flag: `inf`, `nan`, `1e300` and out-of-range values are refused here, not trapped on later.
-    static func duration(_ text: String, flag: String, within range: ClosedRange<TimeInterval> = 1...DurationText.maximum) throws -> TimeInterval {
+    public static func duration(_ text: String, flag: String, within range: ClosedRange<TimeInterval> = 1...DurationText.maximum) throws -> TimeInterval {
         do throws(DurationText.Refusal) { return try DurationText.parse(text, within: range, what: flag) } catch {
             throw UserError(message: error.message)
         }
     }
 
     /// 16 bytes from 32 hex digits, or a usage error.
-    static func id16(_ text: String, flag: String) throws -> [UInt8] {
+    public static func id16(_ text: String, flag: String) throws -> [UInt8] {
         guard let b = Hex.decode(text), b.count == 16 else {
             throw UserError(message: "\(flag) must be 32 hex digits (16 bytes), got \"\(text)\"")
         }
@@ -93,14 +100,18 @@ enum KeyFiles {
 }
 
 /// A reader identity file (`NAME.reader.json`), written by `lockbench key reader`.
-struct ReaderIdentityFile: Codable {
+public struct ReaderIdentityFile: Codable {
     /// The reader's signing key (PEM PKCS#8), relative to this file.
-    var signingKey: String
-    var publicKey: String
-    var groupID: String
-    var subID: String
+    public var signingKey: String
+    public var publicKey: String
+    public var groupID: String
+    public var subID: String
 
-    static func load(_ path: String) throws -> (file: ReaderIdentityFile, directory: String) {
+    public init(signingKey: String, publicKey: String, groupID: String, subID: String) {
+        self.signingKey = signingKey; self.publicKey = publicKey; self.groupID = groupID; self.subID = subID
+    }
+
+    public static func load(_ path: String) throws -> (file: ReaderIdentityFile, directory: String) {
         let data = try KeyFiles.readBytes(path, what: "reader identity")
         guard let f = try? JSONDecoder().decode(ReaderIdentityFile.self, from: Data(data)) else {
             throw UserError(message: "\(path) is not a reader identity (JSON with signingKey, publicKey, groupID, subID)")

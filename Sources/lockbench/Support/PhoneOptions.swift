@@ -5,6 +5,7 @@ import Codecs
 import Crypto
 import Foundation
 import Lock
+import LockRuntime
 import OfflineUnlock
 
 /// A software phone from files, the same flags wherever a phone runs: `credential serve`
@@ -82,73 +83,3 @@ struct PhoneOptions: ParsableArguments {
     }
 }
 
-/// A software phone from files, for the phone commands and the `lock run` tap console.
-enum SoftwarePhone {
-    static func make(key: String, documents: [String], trusting readers: [TrustedReader], faults: CredentialFaults = [],
-                     interface: RadioInterface = .nfc, versions: [UInt16] = [ProtocolVersion.v1_0],
-                     stepUpSelect: StepUpSelectPolicy = .optional, mailbox: Mailbox? = nil) throws -> CredentialSession {
-        let signingKey = try KeyFiles.privateKey(key, what: "credential key")
-        var access = [[UInt8]](), revocation = [[UInt8]]()
-        for path in documents {
-            let bytes = try KeyFiles.readBytes(path, what: "document")
-            switch DeviceResponse.docType(of: bytes) {
-            case DocType.access?: access.append(bytes)
-            case DocType.revocation?: revocation.append(bytes)
-            default: throw UserError(message: "\(path) is not an access or revocation document (CBOR with docType \"aliro-a\" or \"aliro-r\")")
-            }
-        }
-        return CredentialSession(configuration: CredentialConfiguration(
-            signingKey: signingKey, trustedReaders: readers, accessDocuments: access, revocationDocuments: revocation,
-            versions: versions, interface: interface, faults: faults, stepUpSelect: stepUpSelect, mailbox: mailbox))
-    }
-
-    /// The mailbox held in `path`; what a lock writes into it is saved back (atomically).
-    static func mailbox(_ path: String) throws -> Mailbox {
-        let bytes = try KeyFiles.readBytes(path, what: "mailbox")
-        let mailbox: Mailbox
-        do { mailbox = try Mailbox(bytes) } catch { throw UserError(message: "--mailbox \(path): \(error.reason)") }
-        mailbox.onChange = { content in
-            do { try Data(content).write(to: URL(fileURLWithPath: path), options: .atomic) } catch {
-                FileHandle.standardError.write(Data("lockbench: cannot save the mailbox to \(path): \(error)\n".utf8))
-            }
-        }
-        return mailbox
-    }
-
-    /// A reader identity file, a lock configuration, or a reader key PEM (with `group`) → the
-    /// reader's group id and public key.
-    static func trustedReader(_ path: String, group: String?) throws -> TrustedReader {
-        if let (identity, dir) = try? ReaderIdentityFile.load(path) {
-            let key = try KeyFiles.publicKey(identity.publicKey.hasPrefix("/") ? identity.publicKey : dir + "/" + identity.publicKey,
-                                             what: "reader public key")
-            return TrustedReader(groupID: try KeyFiles.id16(identity.groupID, flag: "\(path) groupID"), publicKey: key)
-        }
-        if let config = try? LockConfiguration.load(path: path) {
-            do {
-                return TrustedReader(groupID: try config.readerIdentity().groupID,
-                                     publicKey: Primitives.point(of: try config.readerSigningKey()))
-            } catch {
-                throw UserError(message: "\(path): \(error.description)")
-            }
-        }
-        if let text = try? KeyFiles.readText(path, what: "reader key"), text.contains("-----BEGIN") {
-            guard let group = group.flatMap(Hex.decode), group.count == 16 else {
-                throw UserError(message: "\(path) is a key: give the reader's group id too (--reader-group HEX)")
-            }
-            return TrustedReader(groupID: group, publicKey: try KeyFiles.publicKey(path, what: "reader key"))
-        }
-        throw UserError(message: "--trust-reader \(path): neither a reader identity (NAME.reader.json), a lock configuration, nor a reader key PEM")
-    }
-
-    /// `credential 04ab12…: 1 access and 0 revocation documents, trusts reader group 0011…`
-    static func summary(_ session: CredentialSession) -> String {
-        let c = session.configuration
-        let faults = CredentialFaults.names.filter { c.faults.contains($0.1) }.map(\.0)
-        let extras = (c.stepUpSelect == .required ? ", step-up SELECT required" : "")
-            + (c.mailbox.map { ", mailbox of \($0.bytes.count) bytes" } ?? "")
-        return "credential: key \(session.publicKey.hex.prefix(16))…, \(c.accessDocuments.count) access and "
-            + "\(c.revocationDocuments.count) revocation documents, trusts reader group "
-            + c.trustedReaders.map { $0.groupID.hex }.joined(separator: ",") + extras
-            + (faults.isEmpty ? "" : "; faults: \(faults.joined(separator: ", "))")
-    }
-}

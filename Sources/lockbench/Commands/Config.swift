@@ -1,0 +1,115 @@
+import AccessProtocol
+import ArgumentParser
+import ByteCore
+import Codecs
+import Foundation
+import Lock
+import LockRuntime
+import OfflineUnlock
+
+/// Options shared by the commands that open a lock's configuration and state.
+struct LockConfigOption: ParsableArguments {
+    @Option(name: .customLong("config"), help: ArgumentHelp("The lock configuration file (docs/lock-config.md).", valueName: "file"))
+    var path: String
+
+    func load() throws -> LockConfiguration { try LockFiles.configuration(path) }
+
+    /// The lock alone, for the commands that need no radio.
+    func open() throws -> EmulatedLock { try LockFiles.lock(path) }
+
+    /// The lock and its reader, for the commands that run transactions.
+    func service() throws -> LockService { try LockFiles.service(path) }
+}
+
+/// `lockbench config create`: write a lock configuration.
+struct ConfigCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "config",
+        abstract: "Create and check lock configuration files.",
+        subcommands: [Create.self, Check.self])
+
+    struct Create: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write a lock configuration (JSON) for a reader identity and trusted issuers.",
+            discussion: """
+            Paths inside the file are written relative to the file's directory when they lie under it.
+
+              lockbench config create --reader-identity site/front-door.reader.json \\
+                  --issuer site/issuer.pub.pem --model NDE --firmware 03.20.00 \\
+                  --clock 2026-03-02T09:00:00Z --out site/front-door.lock.json
+            """)
+        @Option(name: .customLong("reader-identity"), help: ArgumentHelp("Reader identity file from `key reader`.", valueName: "file"))
+        var readerIdentity: String
+        @Option(help: ArgumentHelp("A trusted issuer public key (PEM). Repeatable.", valueName: "file"))
+        var issuer: [String] = []
+        @Option(help: "Lock model (see `lockbench firmware`).")
+        var model: String = "NDE"
+        @Option(help: "Lock firmware version.")
+        var firmware: String = "03.20.00"
+        @Option(name: .customLong("state-dir"), help: ArgumentHelp("State directory (default: NAME.state beside the file).", valueName: "dir"))
+        var stateDir: String?
+        @Option(help: ArgumentHelp("The virtual clock at first start: ISO-8601 (frozen, for CI) or \"system\" (running).", valueName: "time"))
+        var clock: String = "system"
+        @Option(name: .customLong("max-lifetime"), help: ArgumentHelp("Longest document validity the lock accepts.", valueName: "duration"))
+        var maxLifetime: String = "7d"
+        @Option(help: ArgumentHelp("Clock leeway.", valueName: "duration"))
+        var leeway: String = "5m"
+        @Option(help: ArgumentHelp("Relock time after a grant.", valueName: "duration"))
+        var relock: String = "5s"
+        @Option(name: .customLong("utc-offset"), help: ArgumentHelp("Schedule time zone, minutes east of UTC.", valueName: "minutes"))
+        var utcOffset: Int = 0
+        @Option(help: ArgumentHelp("NFC reader for `lock run`: \(LockRunner.NFCSource.forms) (default: the virtual PN532).", valueName: "reader"))
+        var nfc: String?
+        @Option(help: ArgumentHelp("BLE transport: hci0, uart:/dev/ttyUSB0, tcp:HOST:PORT, unix:PATH.", valueName: "transport"))
+        var ble: String?
+        @Option(help: ArgumentHelp("Where to write the configuration.", valueName: "file"))
+        var out: String
+        @Flag(help: "Overwrite --out if it exists.")
+        var force = false
+
+        func run() throws {
+            let (identity, identityDir) = try ReaderIdentityFile.load(readerIdentity)
+            let outDir = (out as NSString).deletingLastPathComponent.isEmpty ? "." : (out as NSString).deletingLastPathComponent
+            func relative(_ path: String) -> String {
+                let abs = URL(fileURLWithPath: path).standardizedFileURL.path
+                let base = URL(fileURLWithPath: outDir).standardizedFileURL.path + "/"
+                return abs.hasPrefix(base) ? String(abs.dropFirst(base.count)) : abs
+            }
+            for i in issuer { _ = try KeyFiles.publicKey(i, what: "issuer key") }
+            var policy = LockPolicy()
+            policy.maxDocumentLifetime = try KeyFiles.duration(maxLifetime, flag: "--max-lifetime", within: LockPolicy.Bounds.maxDocumentLifetime)
+            policy.clockLeeway = try KeyFiles.duration(leeway, flag: "--leeway", within: LockPolicy.Bounds.clockLeeway)
+            policy.relockTime = try KeyFiles.duration(relock, flag: "--relock", within: LockPolicy.Bounds.relockTime)
+            guard LockPolicy.Bounds.scheduleUTCOffsetMinutes.contains(utcOffset) else {
+                throw UserError(message: "--utc-offset \(utcOffset) is out of range: minutes east of UTC, \(LockPolicy.Bounds.scheduleUTCOffsetMinutes.lowerBound)…\(LockPolicy.Bounds.scheduleUTCOffsetMinutes.upperBound)")
+            }
+            policy.scheduleUTCOffsetMinutes = utcOffset
+            if clock != "system" { _ = try KeyFiles.time(clock, flag: "--clock") }
+            let name = ((out as NSString).lastPathComponent as NSString).deletingPathExtension
+            let config = LockConfiguration(
+                model: model, firmware: firmware,
+                reader: .init(signingKey: relative(identityDir + "/" + identity.signingKey), groupID: identity.groupID, subID: identity.subID),
+                trustedIssuers: issuer.map(relative), policy: policy,
+                stateDirectory: stateDir.map(relative) ?? (name.hasSuffix(".lock") ? String(name.dropLast(5)) : name) + ".state",
+                clock: clock)
+            let file = LockFile(lock: config, radios: RadioSettings(nfc: nfc.map { .init(connstring: $0) }, ble: ble.map { .init(transport: $0) }))
+            try KeyFiles.write(file.encoded() + Data("\n".utf8), to: out, force: force)
+            _ = try LockFiles.file(out)
+            print("lock configuration: \(out)")
+        }
+    }
+
+    struct Check: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Check a lock configuration: JSON shape, reader key, issuer keys, clock.")
+        @OptionGroup var config: LockConfigOption
+        @Flag(help: "Print the effective configuration (defaults filled in) as JSON.")
+        var json = false
+        func run() throws {
+            let file = try LockFiles.file(config.path)
+            let c = file.lock
+            if json { print(String(decoding: file.encoded(), as: UTF8.self)); return }
+            let trust = try? c.trustStore()
+            print("\(config.path): ok — \(c.model) \(c.firmware), reader group \(c.reader.groupID) sub \(c.reader.subID), \(trust?.issuerKeys.count ?? 0) trusted issuer(s), state in \(c.stateDirectoryPath)")
+        }
+    }
+}
