@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import LockRuntime
 import OfflineUnlock
 import Push
 import Trust
