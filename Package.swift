@@ -87,22 +87,24 @@ let package = Package(
             "ByteCore", "Codecs", "OfflineUnlock", crypto, hummingbird, sqliteNIO, nioPosix, jwtKit,
             serviceLifecycle, logging, metrics, prometheus,
         ]),
-        .target(name: "TrustPhone", dependencies: [
+        // The push relay (APNs- and FCM-shaped) and mobile wake-up subscriptions.
+        .target(name: "Push", dependencies: ["Codecs", "Trust", hummingbird, logging, serviceLifecycle]),
+        .target(name: "TrustPhone", dependencies: ["Push",
             "ByteCore", "OfflineUnlock", "AccessProtocol", "SocketTransport", "LockRuntime", "NFC", "BLE", "Trust", crypto,
             asyncHTTPClient, logging,
         ]),
-        .target(name: "Scenario", dependencies: [
+        .target(name: "Scenario", dependencies: ["Push",
             "ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", "Lock", "LockRuntime", "Trust", "TrustPhone", crypto,
             "BLE", "VirtualPN532", "SocketTransport", "ReaderSeam",
         ]),
         // --- end Trust ---
         .executableTarget(name: "lockbench", dependencies: [
             "LockRuntime", "Certification", "ReaderSeam", "NFC", "PCSC", "BLE", "SocketTransport", "Conformance", argumentParser,
-            "Trust", "TrustPhone", "Scenario", serviceLifecycle, logging, // Trust
+            "Trust", "TrustPhone", "Scenario", "Push", serviceLifecycle, logging, // Trust
         ]),
         .executableTarget(name: "lockbench-bench", dependencies: [
             "LockRuntime", "Certification", "AccessProtocol", "OfflineUnlock", "Codecs", "ReaderSeam", "PCSC", "VirtualPN532", "LockBenchTestDoubles", crypto, argumentParser,
-            "Trust", "TrustPhone", "Scenario", asyncHTTPClient, // Trust
+            "Trust", "TrustPhone", "Scenario", "Push", asyncHTTPClient, // Trust
         ]),
 
         // What the tests share: paths, the lockbench process runner, the fuzz runner and the
@@ -129,7 +131,7 @@ let package = Package(
         .testTarget(name: "LockRuntimeTests", dependencies: ["LockRuntime", "ReaderSeam", "PCSC", "SocketTransport", "AccessProtocol", "OfflineUnlock", "Lock", "NFC", "VirtualPN532", "ByteCore", "Codecs", "LockBenchTestSupport", crypto]),
         // --- Trust ---
         .testTarget(name: "TrustTests", dependencies: [
-            "lockbench", "Trust", "TrustPhone", "Scenario", "OfflineUnlock", "Lock", "LockRuntime", "ByteCore", "LockBenchTestSupport", crypto,
+            "lockbench", "Trust", "TrustPhone", "Scenario", "Push", "OfflineUnlock", "Lock", "LockRuntime", "ByteCore", "LockBenchTestSupport", crypto,
             hummingbird, hummingbirdTesting, jwtKit, sqliteNIO, asyncHTTPClient, metrics, prometheus,
         ], exclude: ["python"]),
         // --- end Trust ---

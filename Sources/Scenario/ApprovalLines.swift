@@ -1,6 +1,7 @@
 import ByteCore
 import Foundation
 import OfflineUnlock
+import Push
 import Trust
 import TrustPhone
 
@@ -124,12 +125,11 @@ extension World {
             let p = try phone(name)
             request.lock = Hex.encode(try lock(lockName).group)
             switch await p.requestUnlock(request) {
-            case .success: break
+            case .success(let v): await deliverApprovals(v, approver: request.approver)
             case .failure(let e):
                 if case .refused(_, let code, let d) = e, let c = TrustError.Code(rawValue: code) { throw TrustError(c, d) }
                 throw StepFailure("the request failed: \(e.description)")
             }
-            await deliverApprovals()
         case .fetch(let name):
             let p = try phone(name)
             _ = await p.fetchApprovals()
@@ -147,11 +147,9 @@ extension World {
                 }
                 number = choice == .right ? shown : v.numbersChallenge?.first { $0 != shown }
             }
-            _ = await p.approve(number)
-            await deliverUnlocks()
+            await deliverUnlocks(await p.approve(number))
         case .deny(let name):
-            _ = await try phone(name).deny()
-            await deliverUnlocks()
+            await deliverUnlocks(await try phone(name).deny())
         case .biometrics(let name, let b): try phone(name).approvals.biometrics = b
         case .passcode(let name, let set): try phone(name).approvals.passcodeSet = set
         case .wallet(let name, let field, let value):
@@ -201,15 +199,22 @@ extension World {
         }
     }
 
-    /// The delivery seam until push lands: every online, logged-in phone fetches its approval inbox.
-    func deliverApprovals() async {
-        for p in phones.values.sorted(by: { $0.id < $1.id }) where p.isOnline && p.isLoggedIn { _ = await p.fetchApprovals() }
+    /// The trust service pushes a new request to every device of its approver (through the relay,
+    /// with its faults); the phone that gets the push fetches its inbox.
+    func deliverApprovals(_ request: ApprovalView, approver: String) async {
+        await push(ApprovalPush.data(id: request.id, pushType: request.pushType, message: nil, expiresAt: request.expiresAt, requester: request.requester),
+                   to: users.filter { $0.value == approver }.map(\.key))
     }
 
-    /// … and every requester fetches its open requests (an approved one brings the unlock command).
-    func deliverUnlocks() async {
-        for p in phones.values.sorted(by: { $0.id < $1.id }) where p.isOnline && p.isLoggedIn && !p.approvals.requests.isEmpty {
-            await p.fetchUnlocks()
+    /// … and an answered request to its requester, whose phone then fetches the unlock command.
+    func deliverUnlocks(_ answered: ApprovalOutcome?) async {
+        guard case .answered(let v)? = answered else { return }
+        await push(ApprovalPush.data(id: v.id, pushType: v.pushType, message: nil, expiresAt: v.expiresAt, requester: v.requester), to: [v.requester])
+    }
+
+    func push(_ data: [String: String], to devices: [String]) async {
+        for device in devices.sorted() {
+            for token in notifier.tokens(of: device) { _ = try? await relay.send(PushMessage(token: token, data: data)) }
         }
     }
 }

@@ -6,6 +6,7 @@ import Foundation
 import Lock
 import LockRuntime
 import OfflineUnlock
+import Push
 import Trust
 import TrustPhone
 
@@ -97,12 +98,25 @@ final class World: @unchecked Sendable {
     /// Kept after `shutdown` (a directory the user named).
     var keepDirectory = false
 
+    // Push: the relay, the trust service's notifier, the wake-up service (app "lockbench"), each phone's push side.
+    let relay: PushRelay
+    let notifier: TrustPushNotifier
+    let wakeUp: WakeUpService
+    var pushes: [String: PhonePush] = [:]
+
     init(clockMode: ScenarioRunner.ClockMode, transport: TapTransport, directory: String? = nil) throws {
-        clock = ScenarioClock(clockMode == .virtual ? .frozen(Date(timeIntervalSince1970: 1_772_438_400)) : .running(offset: 0))
+        let clock = ScenarioClock(clockMode == .virtual ? .frozen(Date(timeIntervalSince1970: 1_772_438_400)) : .running(offset: 0))
+        self.clock = clock
         self.transport = transport
         if let directory, FileManager.default.fileExists(atPath: directory) {
             throw ScenarioError(line: 0, "\(directory) exists; name a new directory (it is created and kept)")
         }
+        let relay = PushRelay(clock: clock)
+        self.relay = relay
+        notifier = TrustPushNotifier(relay: relay)
+        let wakeUp = WakeUpService(relay: relay, lifetime: 7 * 86400, maxNodeBytes: 64 * 1024)
+        try? wakeUp.createApplication(World.wakeUpApp)
+        self.wakeUp = wakeUp
         self.directory = directory ?? NSTemporaryDirectory() + "lockbench-scenario-" + Hex.encode(Primitives.randomBytes(6))
         try FileManager.default.createDirectory(atPath: self.directory, withIntermediateDirectories: true)
     }
@@ -138,13 +152,11 @@ final class World: @unchecked Sendable {
         return l
     }
 
-    /// After an administrative change: the affected phones poll (Tapkey manual polling), if online
-    /// and configured to.
+    /// After an administrative change the trust service pushes to the affected phones (Tapkey:
+    /// "notify clients when Mobile Keys have been created, changed, or revoked"); a phone that gets
+    /// the push polls (if configured to). A lost push leaves the phone to its next poll.
     func notify(_ change: TrustChange) async {
-        for a in change.affected {
-            guard let p = phones[a.device], p.options.pollOnTriggers, p.isOnline, p.isLoggedIn else { continue }
-            await p.poll(trigger: a.trigger)
-        }
+        await notifier.notify(change)
     }
 
     func run(_ command: ScenarioScript.Command) async throws {
@@ -170,6 +182,7 @@ final class World: @unchecked Sendable {
             _ = try await service.addDevice(id: name, user: user, credentialKey: phone.publicKey)
             phones[name] = phone
             users[name] = user
+            try addPush(phone)
         case .phoneLogin(let name):
             let p = try phone(name)
             let code = try await trust().enroll(device: name)
@@ -178,7 +191,9 @@ final class World: @unchecked Sendable {
             let p = try phone(name)
             _ = await p.poll(trigger: .manual)
         case .phoneOffline(let name): try phone(name).setOnline(false)
-        case .phoneOnline(let name): try phone(name).setOnline(true)
+        case .phoneOnline(let name):
+            try phone(name).setOnline(true)
+            await relay.deliverDue()   // what the relay stored for it arrives now
         case .grantAdd(let id, let user, let lockNames, let schedules):
             let readers = try lockNames.map { Hex.encode(try lock($0).group) }
             await notify(try await trust().addGrant(id: id, user: user, readers: readers, schedules: schedules))
@@ -225,9 +240,14 @@ final class World: @unchecked Sendable {
             } catch let e as TrustError {
                 if e.code.rawValue != code { throw StepFailure("refused with \(e.code.rawValue) (\(e.message)), expected \(code)") }
                 return
+            } catch let e as WakeUpError {
+                if e.code.rawValue != code { throw StepFailure("refused with \(e.code.httpStatus) \(e.code.rawValue) (\(e.message)), expected \(code)") }
+                return
             }
             throw StepFailure("the command was accepted; expected it refused with \(code)")
         case .approval(let line):
+            try await run(line)
+        case .push(let line):
             try await run(line)
         case .runUntil(let name, let event, let within):
             let p = try phone(name)
@@ -260,7 +280,7 @@ final class World: @unchecked Sendable {
 
     /// The earliest scheduled poll of an online, logged-in phone.
     func nextScheduled() -> Date? {
-        phones.values.filter { $0.isLoggedIn }.compactMap(\.nextScheduledPoll).min()
+        ([relay.nextDue, wakeUp.nextExpiry] + phones.values.filter { $0.isLoggedIn }.map(\.nextScheduledPoll)).compactMap { $0 }.min()
     }
 
     func advance(by d: TimeInterval) async throws { try await advance(to: clock.now().addingTimeInterval(d)) }
@@ -273,6 +293,8 @@ final class World: @unchecked Sendable {
         while let next = nextScheduled(), next <= target, guardCount < 100_000 {
             guardCount += 1
             if next > clock.now() { try clock.advance(next.timeIntervalSince(clock.now())) }
+            await relay.deliverDue()
+            await wakeUp.expire()
             for p in phones.values.sorted(by: { $0.id < $1.id }) where p.isLoggedIn {
                 if let due = p.nextScheduledPoll, due <= clock.now() {
                     await p.poll(trigger: .schedule)
@@ -280,6 +302,8 @@ final class World: @unchecked Sendable {
             }
         }
         if target > clock.now() { try clock.advance(target.timeIntervalSince(clock.now())) }
+        await relay.deliverDue()
+        await wakeUp.expire()
     }
 
     // MARK: locks

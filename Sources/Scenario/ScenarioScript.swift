@@ -62,6 +62,8 @@ public struct ScenarioScript: Sendable {
         case runUntil(String, event: String, within: TimeInterval)
         /// Push approval and wallet lines (ApprovalLines.swift).
         case approval(ApprovalLine)
+        /// Push and wake-up lines (ScenarioScript+Push.swift).
+        case push(PushLine)
     }
 
     /// Indirection for `expect refused …`, which wraps another command.
@@ -119,13 +121,14 @@ public struct ScenarioScript: Sendable {
         credential suspend|resume|deactivate|delete PHONE [reason TEXT] | \
         tap PHONE LOCK expect granted|denied [REASON] | expect PHONE keys N | expect PHONE iteration GRANT N | \
         expect PHONE revocation N|none | expect PHONE error CODE|none | expect PHONE [no-]event KIND [TRIGGER] | \
-        expect refused CODE COMMAND… | run until PHONE polls|refreshes|reauthorizes [within DURATION] | \
+        expect refused CODE COMMAND… | run until PHONE polls|refreshes|reauthorizes [within DURATION] | \(pushUsage) | \
         unlock request PHONE from USER LOCK [type T] [message TEXT] [ttl D] [context JSON] [payload JSON] | \
         phone NAME fetch|approve [N|right|wrong]|deny|biometric B|passcode yes|no|wallet FIELD VALUE | \
         expect PHONE answer|request|inbox|unlocks|wallet|notification …
         """
 
     static func command(_ w: [String]) throws(ScenarioError) -> Command {
+        if let c = try pushCommand(w) { return c }
         func need(_ n: Int, _ form: String) throws(ScenarioError) { if w.count < n { throw ScenarioError(line: 0, "usage: \(form)") } }
         func duration(_ s: String) throws(ScenarioError) -> TimeInterval {
             guard let d = DurationText.parse(s), d >= 0 else { throw ScenarioError(line: 0, "\"\(s)\" is not a duration like 90s, 30m, 8h, 7d") }

@@ -40,7 +40,10 @@ public final class VirtualPhone: @unchecked Sendable {
             // Push approval (ForgeRock): a request reached the approver, was answered, or the
             // requester received its unlock command.
             case approvalReceived = "approval-received", approved, denied, approvalFailed = "approval-failed"
-            case unlockReceived = "unlock-received" }
+            case unlockReceived = "unlock-received"
+            // Push (PhonePush).
+            case push, pushNotHandled = "push-not-handled", forceQuit = "force-quit", tokenRotated = "token-rotated"
+            case wakeUp = "wake-up", wakeUpRead = "wake-up-read", wakeUpRevoked = "wake-up-revoked" }
         public var at: Date
         public var kind: Kind
         public var trigger: PollTrigger?

@@ -21,7 +21,7 @@ struct LockBench: ParsableCommand {
                 FirmwareCommand.self, KeyCommand.self, DocCommand.self, ConfigCommand.self, DecideCommand.self,
                 ClockCommand.self, AuditCommand.self, CredentialCommand.self, LockCommand.self, DemoCommand.self,
                 NFCCommand.self, DoctorCommand.self, PCSCCommand.self, BLECommand.self, ConformanceCommand.self, TraceCommand.self,
-                TrustCommand.self, PhoneCommand.self, ScenarioCommand.self, FleetCommand.self,
+                TrustCommand.self, PhoneCommand.self, ScenarioCommand.self, PushCommand.self, FleetCommand.self,
             ]
         )
     }

@@ -11,7 +11,12 @@ public enum ApprovalPush {
     public static let identifier = "lockbench-approval"
 
     public static func data(_ r: ApprovalRecord) -> [String: String] {
-        [identifier: r.id, "pushType": r.pushType.rawValue, "message": r.message,
-         "expiresAt": RFC3339.format(r.expiresAt), "requester": r.requester]
+        data(id: r.id, pushType: r.pushType, message: r.message, expiresAt: RFC3339.format(r.expiresAt), requester: r.requester)
+    }
+
+    public static func data(id: String, pushType: PushType, message: String?, expiresAt: String, requester: String) -> [String: String] {
+        var d = [identifier: id, "pushType": pushType.rawValue, "expiresAt": expiresAt, "requester": requester]
+        if let message { d["message"] = message }
+        return d
     }
 }

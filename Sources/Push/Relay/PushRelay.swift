@@ -1,0 +1,220 @@
+import Codecs
+import Foundation
+import Trust
+
+/// What the app on a device is doing, as far as pushes go (iOS: a force-quit app is not woken by
+/// background pushes until the user opens it again).
+public enum PushAppState: String, Sendable, CaseIterable { case foreground, background, forceQuit = "force-quit" }
+
+/// A device as the relay reaches it: whether it has network now, what its app is doing, and how
+/// a message is handed over. `deliver` answers whether the app handled it (Tapkey
+/// `receivedPushNotification` → handled or not).
+public struct PushDevice: Sendable {
+    public var isReachable: @Sendable () -> Bool
+    public var appState: @Sendable () -> PushAppState
+    public var deliver: @Sendable (_ token: String, _ data: [String: String]) async -> Bool
+    public init(isReachable: @escaping @Sendable () -> Bool = { true }, appState: @escaping @Sendable () -> PushAppState = { .background },
+                deliver: @escaping @Sendable (_ token: String, _ data: [String: String]) async -> Bool) {
+        self.isReachable = isReachable; self.appState = appState; self.deliver = deliver
+    }
+}
+
+/// Fault injection: what a real push service does to messages on a bad day.
+public struct PushFaults: Sendable, Equatable {
+    /// Percent of accepted messages silently lost (0…100).
+    public var dropPercent: Int = 0
+    /// Every message arrives this much later.
+    public var delay: TimeInterval = 0
+    /// Background pushes delivered per hour to an app in the background; beyond this they are
+    /// discarded (iOS budgets background pushes). nil: no budget.
+    public var backgroundPerHour: Int?
+    public init() {}
+}
+
+/// What became of one message, as the relay's log says it.
+public struct PushRecord: Sendable, Equatable, CustomStringConvertible {
+    public enum Fate: String, Sendable, CaseIterable {
+        case queued, delivered, handled, notHandled = "not-handled", dropped, stored, expired
+        case discarded // the app was force-quit
+        case throttled // over the background budget
+        case collapsed // replaced by a newer message with the same collapse id
+    }
+    public var id: String
+    public var at: Date
+    public var token: String
+    public var fate: Fate
+    public var data: [String: String]
+    public var description: String {
+        "\(RFC3339.format(at)) \(id) \(fate.rawValue) token=\(token.prefix(16)) \(PushRules.compactJSON(data).prefix(200))"
+    }
+}
+
+/// The relay between backends (the trust service, a wake-up service, a customer's own) and the
+/// devices: the rules APNs and FCM publish (`PushRules`), storage for unreachable devices with
+/// the time to live and collapse ids, dead tokens, and fault injection. Time comes from the
+/// shared clock; delayed and stored messages go out on `deliverDue()`.
+public final class PushRelay: @unchecked Sendable {
+    public let clock: any TrustClock
+    private let lock = NSLock()
+    private var devices: [String: PushDevice] = [:]
+    private var dead: [String: Date] = [:]
+    private var pending: [Pending] = []
+    private var backgroundDeliveries: [String: [Date]] = [:]
+    private var _faults = PushFaults()
+    private var _log: [PushRecord] = []
+    private var rng: SplitMix64
+    private var counter = 0
+
+    struct Pending { var id: String; var message: PushMessage; var due: Date; var expires: Date; var stored = false }
+
+    /// `seed` makes fault injection repeatable (the same drops in every run of a scenario).
+    public init(clock: any TrustClock = SystemClock(), seed: UInt64 = 0x10CB_E7C4) {
+        self.clock = clock; rng = SplitMix64(seed: seed)
+    }
+
+    private func locked<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T { lock.lock(); defer { lock.unlock() }; return try body() }
+
+    public var faults: PushFaults {
+        get { locked { _faults } }
+        set { locked { _faults = newValue } }
+    }
+
+    /// The newest records last; at most 100,000 kept.
+    public var log: [PushRecord] { locked { _log } }
+
+    // MARK: tokens
+
+    /// Registers a device under a token (a token already dead stays dead: tokens are not reused).
+    public func register(token: String, device: PushDevice) throws(PushRefusal) {
+        let probe = PushMessage(token: token, data: [:])
+        if let r = PushRules.check(probe), case .badDeviceToken = r { throw r }
+        try locked { () throws(PushRefusal) in
+            if let since = dead[token] { throw .unregistered(since: since) }
+            devices[token] = device
+        }
+    }
+
+    /// The token is dead from now on: APNs answers 410, FCM 404 UNREGISTERED; stored messages go.
+    public func unregister(token: String) {
+        let now = clock.now()
+        locked {
+            devices[token] = nil
+            dead[token] = now
+            pending.removeAll { $0.message.token == token }
+        }
+    }
+
+    public func isRegistered(_ token: String) -> Bool { locked { devices[token] != nil } }
+
+    // MARK: sending
+
+    /// Accepts a message (or refuses it with the service's reason), applies the faults, and hands
+    /// over whatever is due now. The answer is the message id (APNs `apns-id`, FCM `name`).
+    @discardableResult
+    public func send(_ message: PushMessage) async throws(PushRefusal) -> String {
+        if let r = PushRules.check(message) { throw r }
+        let now = clock.now()
+        let id = try locked { () throws(PushRefusal) -> String in
+            if let since = dead[message.token] { throw .unregistered(since: since) }
+            guard devices[message.token] != nil else { throw .badDeviceToken }
+            counter += 1
+            let id = String(format: "%08X-0000-4000-8000-%012lX", UInt32(truncatingIfNeeded: rng.next()), counter)
+            append(PushRecord(id: id, at: now, token: message.token, fate: .queued, data: message.data))
+            if _faults.dropPercent > 0 && Int(rng.next() % 100) < _faults.dropPercent {
+                append(PushRecord(id: id, at: now, token: message.token, fate: .dropped, data: message.data))
+                return id
+            }
+            if let c = message.collapseID {
+                for p in pending where p.message.token == message.token && p.message.collapseID == c {
+                    append(PushRecord(id: p.id, at: now, token: p.message.token, fate: .collapsed, data: p.message.data))
+                }
+                pending.removeAll { $0.message.token == message.token && $0.message.collapseID == c }
+            }
+            let due = now.addingTimeInterval(_faults.delay)
+            pending.append(Pending(id: id, message: message, due: due, expires: due.addingTimeInterval(message.timeToLive)))
+            // Bounded storage per token: the oldest goes first.
+            if pending.count > PushRules.maxStoredPerToken,
+               case let mine = pending.filter({ $0.message.token == message.token }), mine.count > PushRules.maxStoredPerToken, let oldest = mine.first {
+                pending.removeAll { $0.id == oldest.id }
+                append(PushRecord(id: oldest.id, at: now, token: oldest.message.token, fate: .expired, data: oldest.message.data))
+            }
+            return id
+        }
+        await deliverDue()
+        return id
+    }
+
+    /// Delivers every message that is due to a reachable device, expires the ones past their time
+    /// to live (a TTL-0 message to an unreachable device is never stored), and keeps the rest.
+    public func deliverDue() async {
+        let now = clock.now()
+        let out = locked { () -> [(Pending, PushDevice)] in
+            var out = [(Pending, PushDevice)]()
+            var keep = [Pending]()
+            for var p in pending {
+                guard p.due <= now else { keep.append(p); continue }
+                guard let device = devices[p.message.token] else { continue }
+                // TTL 0: now or never (judged by reachability, not by the clock that moved on).
+                if p.message.timeToLive == 0 ? !device.isReachable() : now > p.expires {
+                    append(PushRecord(id: p.id, at: now, token: p.message.token, fate: .expired, data: p.message.data))
+                    continue
+                }
+                guard device.isReachable() else {
+                    if !p.stored {
+                        p.stored = true
+                        append(PushRecord(id: p.id, at: now, token: p.message.token, fate: .stored, data: p.message.data))
+                    }
+                    keep.append(p)
+                    continue
+                }
+                let state = device.appState()
+                if p.message.background && state == .forceQuit {
+                    append(PushRecord(id: p.id, at: now, token: p.message.token, fate: .discarded, data: p.message.data))
+                    continue
+                }
+                if p.message.background && state == .background, let budget = _faults.backgroundPerHour {
+                    var recent = (backgroundDeliveries[p.message.token] ?? []).filter { now.timeIntervalSince($0) < 3600 }
+                    if recent.count >= budget {
+                        backgroundDeliveries[p.message.token] = recent
+                        append(PushRecord(id: p.id, at: now, token: p.message.token, fate: .throttled, data: p.message.data))
+                        continue
+                    }
+                    recent.append(now)
+                    backgroundDeliveries[p.message.token] = recent
+                }
+                append(PushRecord(id: p.id, at: now, token: p.message.token, fate: .delivered, data: p.message.data))
+                out.append((p, device))
+            }
+            pending = keep
+            return out
+        }
+        for (p, device) in out {
+            let handled = await device.deliver(p.message.token, p.message.data)
+            locked { append(PushRecord(id: p.id, at: clock.now(), token: p.message.token, fate: handled ? .handled : .notHandled, data: p.message.data)) }
+        }
+    }
+
+    /// When the next delayed message falls due (for a virtual clock to stop there).
+    public var nextDue: Date? { locked { pending.filter { $0.due > clock.now() }.map(\.due).min() } }
+
+    /// Messages waiting (delayed, or stored for an unreachable device).
+    public var pendingCount: Int { locked { pending.count } }
+
+    private func append(_ r: PushRecord) {
+        _log.append(r)
+        if _log.count > 100_000 { _log.removeFirst(_log.count - 100_000) }
+    }
+}
+
+/// A small, seedable generator (SplitMix64) so fault injection repeats run to run.
+struct SplitMix64 {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

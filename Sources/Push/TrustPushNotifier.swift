@@ -1,0 +1,64 @@
+import Foundation
+import Trust
+
+/// The trust service's side of push (Tapkey: "Tapkey will notify clients when Mobile Keys have
+/// been created, changed, or revoked"): device → registered push tokens, and for each affected
+/// device of a `TrustChange` a background data push naming why it should poll. The push is a
+/// hint: the poll it triggers is what changes the phone.
+public final class TrustPushNotifier: @unchecked Sendable {
+    /// The data key a LockBench trust push carries (Tapkey's `TapkeyPushNotificationIdentifier`):
+    /// a phone hands every push to its trust SDK, which handles only these.
+    public static let identifier = "lockbench-trust"
+
+    public let relay: PushRelay
+    private let lock = NSLock()
+    private var tokens: [String: [String]] = [:]
+
+    public init(relay: PushRelay) { self.relay = relay }
+
+    private func locked<T>(_ body: () -> T) -> T { lock.lock(); defer { lock.unlock() }; return body() }
+
+    /// Registers a token for a device (Tapkey `updateRegistrationToken`); at most 8 per device.
+    public func register(device: String, token: String) {
+        locked {
+            var list = tokens[device] ?? []
+            if !list.contains(token) { list.append(token) }
+            tokens[device] = Array(list.suffix(8))
+        }
+    }
+
+    public func unregister(device: String, token: String) { locked { tokens[device]?.removeAll { $0 == token } } }
+
+    public func tokens(of device: String) -> [String] { locked { tokens[device] ?? [] } }
+
+    /// The data of a trust push: the identifier, the device, and the poll trigger. Well under
+    /// 4096 bytes: device ids are bounded by the service.
+    public static func data(device: String, trigger: PollTrigger) -> [String: String] {
+        [identifier: "1", "device": device, "trigger": trigger.rawValue]
+    }
+
+    /// Queues one push per token of every affected device; a dead token is forgotten. Returns
+    /// the number queued.
+    @discardableResult
+    public func notify(_ change: TrustChange) async -> Int {
+        await notify(change.affected.map { ($0.device, $0.trigger) })
+    }
+
+    /// The same for a list of (device, why it should poll).
+    @discardableResult
+    public func notify(_ affected: [(device: String, trigger: PollTrigger)]) async -> Int {
+        var queued = 0
+        for a in affected {
+            for token in tokens(of: a.device) {
+                do {
+                    try await relay.send(PushMessage(token: token, data: Self.data(device: a.device, trigger: a.trigger),
+                                                     collapseID: "trust-\(a.device)".utf8.count <= PushRules.maxCollapseIDBytes ? "trust-\(a.device)" : nil))
+                    queued += 1
+                } catch let e as PushRefusal {
+                    if case .unregistered = e { unregister(device: a.device, token: token) }
+                } catch {}
+            }
+        }
+        return queued
+    }
+}
