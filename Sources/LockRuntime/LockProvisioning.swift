@@ -85,21 +85,23 @@ public struct LockProvisioning {
 
     /// A phone holding one access document valid from `validFrom` (default: 10 minutes ago) for
     /// `validFor` seconds, trusting this lock's reader unless `trustedReaders` says otherwise.
+    /// `timestamps`: its AUTH1 answer carries its documents' signed times (`91`/`92`) instead of zeros.
     public func phone(id: String, validFrom: Date? = nil, validFor: TimeInterval = 8 * 3600,
                       readers: [ReaderRule]? = nil, schedules: [WeeklySchedule] = [],
                       issuer: P256.Signing.PrivateKey? = nil, revocations: [RevocationDocument] = [],
                       trustedReaders: [TrustedReader]? = nil, faults: CredentialFaults = [],
-                      withDocument: Bool = true) throws -> Phone {
+                      withDocument: Bool = true, timestamps: Bool = false) throws -> Phone {
         let key = P256.Signing.PrivateKey()
         let from = validFrom ?? Date().addingTimeInterval(-600)
         let document = withDocument
             ? try accessDocument(id: id, credentialKey: key, validFrom: from, validUntil: from.addingTimeInterval(validFor),
                                  readers: readers, schedules: schedules, issuer: issuer)
             : nil
-        let session = CredentialSession(configuration: CredentialConfiguration(
+        let configuration = CredentialConfiguration(
             signingKey: key, trustedReaders: trustedReaders ?? [trustedReader],
             accessDocuments: document.map { [$0.encoded()] } ?? [],
-            revocationDocuments: revocations.map { $0.encoded() }, faults: faults))
+            revocationDocuments: revocations.map { $0.encoded() }, faults: faults)
+        let session = CredentialSession(configuration: timestamps ? configuration.withDocumentTimestamps() : configuration)
         return Phone(key: key, document: document, session: session)
     }
 

@@ -251,12 +251,13 @@ public final class VirtualPhone: @unchecked Sendable {
     // MARK: serving the lock
 
     /// The credential session the lock talks to: this phone's key, every key it holds (an
-    /// expired one too, so the lock says `expired`, not `unknown_credential`) and its revocation list.
+    /// expired one too, so the lock says `expired`, not `unknown_credential`) and its revocation
+    /// list, with their signed times in AUTH1 (`91`/`92`) so a lock holding older ones asks for them.
     public func session(trusting readers: [TrustedReader], interface: RadioInterface) -> CredentialSession {
         let (docs, revocation, fast) = locked { (_keys.values.sorted { $0.id < $1.id }.map(\.document), _revocation?.document, fastCache) }
         return CredentialSession(configuration: CredentialConfiguration(
             signingKey: key, trustedReaders: readers, accessDocuments: docs,
-            revocationDocuments: revocation.map { [$0] } ?? [], interface: interface), fastCache: fast)
+            revocationDocuments: revocation.map { [$0] } ?? [], interface: interface).withDocumentTimestamps(), fastCache: fast)
     }
 
     func keep(fastCache: FastCache) { locked { self.fastCache = fastCache } }
