@@ -121,6 +121,19 @@ public struct CredentialConfiguration {
         self.mailbox = mailbox
     }
 
+    /// This configuration with `91` / `92` set to the signed times of the newest access and
+    /// revocation document it carries (zeros for a kind it carries none of): what a phone tells
+    /// the lock so that a lock holding older documents steps up to fetch these
+    /// (docs/protocol.md §9). Documents that do not parse are left out.
+    public func withDocumentTimestamps() -> CredentialConfiguration {
+        var c = self
+        let access = accessDocuments.compactMap { try? AccessDocument(parsing: $0).validity.signed }.max()
+        let revocation = revocationDocuments.compactMap { try? RevocationDocument(parsing: $0).issued }.max()
+        c.credentialTimestamp = access.map(SignedTimestamps.field) ?? Auth1ResponsePlaintext.zeroTimestamp
+        c.revocationTimestamp = revocation.map(SignedTimestamps.field) ?? Auth1ResponsePlaintext.zeroTimestamp
+        return c
+    }
+
     /// The `5E` bitmap: documents held, step-up SELECT required, mailbox state.
     public var signaling: SignalingBitmap {
         var s: SignalingBitmap = []

@@ -1,4 +1,5 @@
 import ByteCore
+import Codecs
 import Crypto
 
 /// Where a session gets its random bytes (ephemeral keys, transaction ids, decoy cryptograms).
@@ -49,5 +50,20 @@ extension RandomSource {
         while true {
             if let key = try? P256.KeyAgreement.PrivateKey(rawRepresentation: bytes(32)) { return key }
         }
+    }
+}
+
+/// A reader ephemeral key made ahead of its transaction: generating the key and encoding its
+/// point cost a scalar multiplication and a field inversion that need not wait for a card. The
+/// lock makes the next one after each transaction (`LockReader.prepareEphemeralKey`); each is
+/// used by one session only.
+public struct PreparedEphemeralKey {
+    public let key: P256.KeyAgreement.PrivateKey
+    /// `04‖X‖Y`.
+    public let publicBytes: [UInt8]
+
+    public init(random: RandomSource) {
+        key = random.ephemeralKey()
+        publicBytes = key.publicBytes
     }
 }

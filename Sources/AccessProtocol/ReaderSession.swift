@@ -195,8 +195,9 @@ public struct ReaderSession {
     }
 
     public let configuration: ReaderConfiguration
-    /// Does the lock need this credential's documents? A read of the lock's state, no effect.
-    private let wantsStepUp: ([UInt8]) -> Bool
+    /// Does the lock need this credential's documents (given what the credential says it
+    /// carries)? A read of the lock's state, no effect.
+    private let wantsStepUp: ([UInt8], SignedTimestamps) -> Bool
     private let random: RandomSource
     private let signer: MessageSigner
     private var fastCache: FastCache
@@ -220,10 +221,14 @@ public struct ReaderSession {
     private var stepUpChannel: SecureChannel?
     private var stepUpSK: [UInt8]?
     private var startedAt: Date?
+    /// Made before the card arrived (`PreparedEphemeralKey`); nil: made at SELECT's answer.
+    private var preparedEphemeralKey: PreparedEphemeralKey?
 
-    public init(configuration: ReaderConfiguration, wantsStepUp: @escaping ([UInt8]) -> Bool, fastCache: FastCache = FastCache(),
-                replayGuard: ReplayGuard = ReplayGuard(), random: RandomSource = SystemRandom(), signer: MessageSigner? = nil) {
+    public init(configuration: ReaderConfiguration, wantsStepUp: @escaping ([UInt8], SignedTimestamps) -> Bool, fastCache: FastCache = FastCache(),
+                replayGuard: ReplayGuard = ReplayGuard(), random: RandomSource = SystemRandom(), signer: MessageSigner? = nil,
+                ephemeralKey: PreparedEphemeralKey? = nil) {
         self.configuration = configuration
+        self.preparedEphemeralKey = ephemeralKey
         self.wantsStepUp = wantsStepUp
         self.fastCache = fastCache
         self.replayGuard = replayGuard
@@ -363,8 +368,9 @@ public struct ReaderSession {
                         s2: ControlFlow.protocolVersionNotSupported)
         }
         result.version = version
-        let eph = random.ephemeralKey()
-        let ephPublic = eph.publicBytes
+        let prepared = preparedEphemeralKey ?? PreparedEphemeralKey(random: random)
+        preparedEphemeralKey = nil
+        let eph = prepared.key, ephPublic = prepared.publicBytes
         let tid = random.bytes(16)
         result.transactionID = tid
         let flags: UInt8 = configuration.useFast ? Auth0Command.flagFast : 0
@@ -404,8 +410,9 @@ public struct ReaderSession {
         if let cryptogram = answer.cryptogram, p.flags & Auth0Command.flagFast != 0 {
             for entry in fastCache.all {
                 let keys = KeySchedule.fastKeys(persistent: entry.persistent, context: ctx, credentialKey: entry.key)
-                guard KeySchedule.openCryptogram(keys, cryptogram) != nil else { continue }
-                if wantsStepUp(entry.key) { break }  // documents needed: go standard
+                guard let plain = KeySchedule.openCryptogram(keys, cryptogram) else { continue }
+                // Documents needed (none usable cached, or the credential carries newer): go standard.
+                if wantsStepUp(entry.key, SignedTimestamps(cryptogramPlaintext: plain)) { break }
                 fastCache.touch(entry.key)
                 result.fast = true
                 result.credentialPublicKey = entry.key
@@ -486,7 +493,7 @@ public struct ReaderSession {
         result.learnedPersistentKey = KeySchedule.persistentKey(k: sharedK, context: ctx, credentialKey: credentialKey)
         let presentation = Presentation(credentialPublicKey: credentialKey, transactionID: ctx.transactionID,
                                         interface: configuration.interface, protocolVersion: ctx.version, fast: false)
-        if wantsStepUp(credentialKey) {
+        if wantsStepUp(credentialKey, SignedTimestamps(answer)) {
             result.stepUp = true
             pendingPresentation = presentation
             stepUpSelectAsked = answer.signaling.contains(.stepUpSelectRequired)

@@ -107,6 +107,14 @@ public final class LockReader {
     public var resolver: ((Presentation) -> Resolution)?
     /// Bounds on each transaction (`transaction_limit` past them).
     public var limits = TransactionLimits()
+    /// The ephemeral key the next session uses (then cleared); nil: the session makes its own.
+    public private(set) var preparedEphemeralKey: PreparedEphemeralKey?
+
+    /// Makes the next session's ephemeral key now, off the path of the transaction that will use
+    /// it (the lock calls this when idle, i.e. after each transaction).
+    public func prepareEphemeralKey() {
+        if preparedEphemeralKey == nil { preparedEphemeralKey = PreparedEphemeralKey(random: random) }
+    }
 
     public init(configuration: ReaderConfiguration, decider: AccessDecider, fastCache: FastCache = FastCache(),
                 replayGuard: ReplayGuard = ReplayGuard(), random: RandomSource = SystemRandom(), signer: MessageSigner? = nil) {
@@ -123,8 +131,10 @@ public final class LockReader {
         let decider = self.decider
         var c = configuration
         if let interface { c.interface = interface }
-        return ReaderSession(configuration: c, wantsStepUp: { decider.wantsStepUp(credentialPublicKey: $0) },
-                             fastCache: fastCache, replayGuard: replayGuard, random: random, signer: signer)
+        defer { preparedEphemeralKey = nil }
+        return ReaderSession(configuration: c, wantsStepUp: { decider.wantsStepUp(credentialPublicKey: $0, timestamps: $1) },
+                             fastCache: fastCache, replayGuard: replayGuard, random: random, signer: signer,
+                             ephemeralKey: preparedEphemeralKey)
     }
 
     /// Runs one transaction to completion. `resolve` (else `resolver`) answers the session's

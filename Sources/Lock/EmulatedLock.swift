@@ -24,7 +24,27 @@ public final class EmulatedLock: @unchecked Sendable {
     private let store: StateStore
     /// Held for the lock's lifetime: one process owns a state directory at a time.
     private let ownership: StateDirectoryLock
-    private var persisted: PersistedLockState
+    /// The bolt and clock mode as of the last record: the next record's delta starts there. (The
+    /// engine tracks its own changes: no copy of its state is kept here, so a decision mutates the
+    /// engine's cache in place instead of copying it.)
+    private var recorded: (bolt: LockStateMachine.State, clock: VirtualClock.Mode)
+    /// The reader's memory (an opaque blob, or how to encode it), for the next snapshot.
+    private var readerMemory = StagedReaderMemory.blob(nil)
+
+    /// The reader's memory as the lock keeps it: the blob, or — staged after each tap — a closure
+    /// that encodes it, called only when a snapshot is written (in the background): encoding the
+    /// reader's FAST cache and replay memory after every tap cost more than the decision.
+    public enum StagedReaderMemory: Sendable {
+        case blob(Data?)
+        case deferred(@Sendable () -> Data?)
+
+        var data: Data? {
+            switch self {
+            case .blob(let d): return d
+            case .deferred(let encode): return encode()
+            }
+        }
+    }
     private var bolt: LockStateMachine
     private let mutex = NSLock()
     /// Journal records since the last snapshot; at `snapshotInterval` a snapshot is written.
@@ -77,11 +97,13 @@ public final class EmulatedLock: @unchecked Sendable {
         state.auditHead = audit.head
         recordsSinceSnapshot = audit.journalTail.count
         recoveredReaderLearning = audit.journalTail.flatMap { $0.state?.reader ?? [] }
-        persisted = state
+        recorded = (state.bolt, state.clock)
+        readerMemory = .blob(state.fastCache)
         clock = VirtualClock(state.clock)
         bolt = LockStateMachine(relockTime: configuration.policy.relockTime, state: state.bolt)
         let clock = self.clock
         engine = OfflineUnlockEngine(core: core, state: state.engine, now: { clock.now() })
+        _ = engine.takeChanges()    // the state as recovered is where the next record starts
         // A lock's first snapshot exists before its first record: a journal never lacks its base.
         // A start also snapshots what it replayed: the recorded head is current again.
         if fresh || audit.damage != nil || !audit.journalTail.isEmpty { try persist() }
@@ -92,9 +114,10 @@ public final class EmulatedLock: @unchecked Sendable {
 
     // MARK: The reader's questions
 
-    /// Does the lock need this credential's documents? A read of the engine's state.
-    public func wantsStepUp(credentialPublicKey: [UInt8]) -> Bool {
-        engine.wantsStepUp(credentialPublicKey: credentialPublicKey)
+    /// Does the lock need this credential's documents (given what it says it carries)? A read of
+    /// the engine's state.
+    public func wantsStepUp(credentialPublicKey: [UInt8], timestamps: SignedTimestamps = .none) -> Bool {
+        engine.wantsStepUp(credentialPublicKey: credentialPublicKey, timestamps: timestamps)
     }
 
     /// The lock's decision on a presentation, as it acted on it (`apply(.presentation)`).
@@ -109,7 +132,7 @@ public final class EmulatedLock: @unchecked Sendable {
     /// anything. What cannot be recorded is not acted on (`commit`).
     public func apply(_ input: LockInput) -> LockOutcome {
         mutex.lock(); defer { mutex.unlock() }
-        let before = snapshot
+        let before = bolt
         let now = clock.now()
         bolt.handle(.tick, at: now)
         switch input {
@@ -129,43 +152,53 @@ public final class EmulatedLock: @unchecked Sendable {
         }
     }
 
-    /// What a decision may change in memory, to put back when it cannot be recorded.
-    private struct Snapshot { var engine: EngineState; var bolt: LockStateMachine; var persisted: PersistedLockState }
-    private var snapshot: Snapshot { Snapshot(engine: engine.state, bolt: bolt, persisted: persisted) }
+    /// What a lock control may change in memory, to put back when it cannot be saved.
+    private struct Snapshot {
+        var engine: EngineState; var bolt: LockStateMachine
+        var recorded: (bolt: LockStateMachine.State, clock: VirtualClock.Mode); var readerMemory: StagedReaderMemory
+    }
+    private var snapshot: Snapshot { Snapshot(engine: engine.state, bolt: bolt, recorded: recorded, readerMemory: readerMemory) }
 
     private func restore(_ s: Snapshot) {
         engine.state = s.engine
         bolt = s.bolt
-        persisted = s.persisted
+        recorded = s.recorded
+        readerMemory = s.readerMemory
     }
 
     /// Makes the outcome durable — its audit entries (one write, one fsync) and the state it leads
     /// to — and only then returns it to be acknowledged. When either cannot be written, nothing of
     /// it stays: the audit entries are rolled back (the log never shows an outcome that did not
-    /// happen), the engine, bolt and state go back to `before`, and the answer is the lock's own
-    /// refusal `storage_failure` (`storageFailure`).
+    /// happen), the engine's changes are undone and the bolt goes back to `before`, and the answer
+    /// is the lock's own refusal `storage_failure` (`storageFailure`).
     private func commit(_ decision: TransactionDecision, credential: String?, transaction: [UInt8],
                         interface: RadioInterface, at now: Date, revocationChanges: [RevocationChange] = [],
-                        restoring before: Snapshot) -> LockOutcome {
+                        restoring before: LockStateMachine) -> LockOutcome {
         var drafts = revocationChanges.map { AuditEntry(seq: 0, time: now, revocationChange: $0, transport: interface, transaction: transaction) }
             + [AuditEntry(seq: 0, time: now, credential: credential, transport: interface, decision: decision, transaction: transaction)]
         // The state change rides in the decision's own entry: one record, one write, one fsync.
-        let after = current()
-        var delta = StateDelta(from: persisted, to: after, replayWindow: configuration.policy.replayWindow)
+        // It is what the engine says its decisions touched: its cost does not grow with the cache.
+        let changes = engine.takeChanges()
+        let after = (bolt: bolt.state, clock: clock.mode)
+        var delta = StateDelta(changes: changes, bolt: (recorded.bolt, after.bolt), clock: (recorded.clock, after.clock))
         if !pendingReaderLearning.isEmpty { delta.reader = pendingReaderLearning }
         if !delta.isEmpty { drafts[drafts.count - 1].state = delta }
         let entries: [AuditEntry]
         do { entries = try audit.append(drafts) } catch {
-            return storageFailure(error, credential: credential, transaction: transaction, interface: interface, at: now, restoring: before)
+            return storageFailure(error, credential: credential, transaction: transaction, interface: interface, at: now,
+                                  undoing: changes, restoring: before)
         }
-        persisted = after
-        persisted.auditHead = audit.head
+        recorded = after
         pendingReaderLearning = []
         recordsSinceSnapshot += 1
-        // A revocation list or clock-trust change is snapshotted at once (after the answer): whole
-        // records cut from the journal's end are not detectable, the snapshot's head is.
-        if recordsSinceSnapshot >= snapshotInterval || delta.revocationLists != nil || delta.revocationListsRemoved != nil
-            || delta.trustedClock.map({ $0.trusted != before.engine.clock.trusted }) == true {
+        if changes.untracked {
+            // The engine's state was edited from outside since the last snapshot (never by the
+            // lock's own paths, which snapshot at once): a record cannot say what changed.
+            try? persist()
+        } else if recordsSinceSnapshot >= snapshotInterval || delta.revocationLists != nil || delta.revocationListsRemoved != nil
+            || delta.trustedClock.map({ $0.trusted != changes.clock?.before?.trusted }) == true {
+            // A revocation list or clock-trust change is snapshotted at once (after the answer):
+            // whole records cut from the journal's end are not detectable, the snapshot's head is.
             compactInBackground()
         }
         entries.forEach { onAudit?($0) }
@@ -178,8 +211,9 @@ public final class EmulatedLock: @unchecked Sendable {
     /// state, so its entry is kept even if the state file cannot follow (the log may run ahead of
     /// the head the state records, never behind it).
     private func storageFailure(_ error: LockError, credential: String?, transaction: [UInt8], interface: RadioInterface,
-                                at now: Date, restoring before: Snapshot) -> LockOutcome {
-        restore(before)
+                                at now: Date, undoing changes: EngineChanges, restoring before: LockStateMachine) -> LockOutcome {
+        engine.undo(changes)
+        bolt = before
         let detail = "storage failure: the lock could not record the transaction durably, so it did not act on it: \(error.reason)"
         let decision = TransactionDecision.deny(Refusal(.lock(LockReason.storageFailure), detail: detail))
         let entry = try? audit.append([AuditEntry(seq: 0, time: now, credential: credential, transport: interface, decision: decision,
@@ -205,25 +239,31 @@ public final class EmulatedLock: @unchecked Sendable {
         engine.cachedDocumentID(credentialPublicKey: p.credentialPublicKey)
     }
 
-    /// The state as it is in memory now (engine, bolt, clock, at the journal's head).
-    private func current() -> PersistedLockState {
-        var s = persisted
-        s.engine = engine.state
+    /// The state as it is in memory now (engine, bolt, clock, at the journal's head), and the
+    /// reader memory to encode into it (`withReaderMemory`).
+    private func current() -> (state: PersistedLockState, readerMemory: StagedReaderMemory) {
+        var s = PersistedLockState(engine: engine.state, clock: clock.mode)
         s.bolt = bolt.state
-        s.clock = clock.mode
         s.auditHead = audit.head
+        return (s, readerMemory)
+    }
+
+    private static func withReaderMemory(_ c: (state: PersistedLockState, readerMemory: StagedReaderMemory)) -> PersistedLockState {
+        var s = c.state
+        s.fastCache = c.readerMemory.data
         return s
     }
 
     /// Writes a snapshot now and waits for it (lock controls, a clean stop): the state whole,
     /// atomically (temp, fsync, rename, directory fsync), with the journal head it covers.
     private func persist() throws(LockError) {
-        persisted = current()
-        let state = persisted, store = store
+        let state = Self.withReaderMemory(current()), store = store
         let failure: LockError? = snapshots.sync {
             do throws(LockError) { try store.save(state); return nil } catch { return error }
         }
         if let failure { throw failure }
+        recorded = (state.bolt, state.clock)
+        _ = engine.takeChanges()            // the snapshot holds them
         recordsSinceSnapshot = 0
         pendingReaderLearning = []
     }
@@ -233,10 +273,10 @@ public final class EmulatedLock: @unchecked Sendable {
     /// and the journal still holds every record after it; a failure is retried after the next
     /// `snapshotInterval` records.
     private func compactInBackground() {
-        let state = persisted, store = store
+        let now = current(), store = store
         recordsSinceSnapshot = 0
         pendingReaderLearning = []          // the snapshot's reader memory holds it
-        snapshots.async { try? store.save(state) }
+        snapshots.async { try? store.save(Self.withReaderMemory(now)) }
     }
 
     /// Applies `body` and saves; when the save fails, the change is undone in memory too.
@@ -297,11 +337,11 @@ public final class EmulatedLock: @unchecked Sendable {
     /// The FAST cache blob the protocol layer keeps with the lock's state.
     public var fastCache: Data? {
         mutex.lock(); defer { mutex.unlock() }
-        return persisted.fastCache
+        return readerMemory.data
     }
 
     public func setFastCache(_ blob: Data?) throws(LockError) {
-        try mutate { persisted.fastCache = blob }
+        try mutate { readerMemory = .blob(blob) }
     }
 
     /// Keeps the reader's memory in the state without writing it: it is written with the next
@@ -309,7 +349,7 @@ public final class EmulatedLock: @unchecked Sendable {
     /// then costs at most the newest FAST key: that credential's next tap runs standard.
     public func stageFastCache(_ blob: Data?) {
         mutex.lock(); defer { mutex.unlock() }
-        persisted.fastCache = blob
+        readerMemory = .blob(blob)
     }
 
     /// Keeps what the reader learnt in a transaction for the journal: it rides in the next record
@@ -317,9 +357,9 @@ public final class EmulatedLock: @unchecked Sendable {
     /// memory, for the next snapshot — is kept without writing. A crash before the next record
     /// costs at most this transaction's FAST key (that credential's next tap runs standard) and
     /// device ephemeral key.
-    public func stageReaderLearning(_ learning: ReaderLearning, memory: Data?) {
+    public func stageReaderLearning(_ learning: ReaderLearning, memory: StagedReaderMemory) {
         mutex.lock(); defer { mutex.unlock() }
-        persisted.fastCache = memory
+        readerMemory = memory
         guard !learning.isEmpty else { return }
         pendingReaderLearning.append(learning)
         // Bounded: without records for this long, the oldest wait for the next snapshot instead.

@@ -38,12 +38,7 @@ public struct StateDelta: Codable, Equatable, Sendable {
     init(from before: PersistedLockState, to after: PersistedLockState, replayWindow: Int) {
         let b = before.engine, a = after.engine
         if a.clock != b.clock { trustedClock = a.clock }
-        if a.revocationLists != b.revocationLists {
-            let changed = a.revocationLists.lists.filter { b.revocationLists.lists[$0.key] != $0.value }
-            let removed = b.revocationLists.lists.keys.filter { a.revocationLists.lists[$0] == nil }
-            if !changed.isEmpty { revocationLists = changed }
-            if !removed.isEmpty { revocationListsRemoved = removed.sorted() }
-        }
+        if a.revocationLists != b.revocationLists { lists(from: b.revocationLists, to: a.revocationLists) }
         // `!=` first: an untouched cache shares its storage with the last record's, so a decision
         // that cached nothing costs O(1) here, not O(cache).
         var docs = [String: Data]()
@@ -68,6 +63,34 @@ public struct StateDelta: Codable, Equatable, Sendable {
         if !v.isEmpty { versions = v }
         if after.bolt != before.bolt { bolt = after.bolt }
         if after.clock != before.clock { clock = after.clock }
+    }
+
+    /// The change the engine's decisions made (`EngineChanges`, as taken after them), and the
+    /// lock's bolt and clock mode from `before` (as of the last record) to `after`. Costs what
+    /// changed, not the size of the state: only the keys the decisions touched are looked at.
+    init(changes c: EngineChanges, bolt: (before: LockStateMachine.State, after: LockStateMachine.State),
+         clock: (before: VirtualClock.Mode, after: VirtualClock.Mode)) {
+        if let t = c.clock, t.isChange { trustedClock = t.after }
+        if let l = c.revocationLists, l.isChange, let before = l.before, let after = l.after { lists(from: before, to: after) }
+        var docs = [String: Data](), removed = [String]()
+        for (key, change) in c.documents where change.isChange {
+            if let bytes = change.after { docs[key] = Data(bytes) } else { removed.append(key) }
+        }
+        if !docs.isEmpty { documents = docs }
+        if !removed.isEmpty { documentsRemoved = removed.sorted() }
+        if !c.appendedTransactions.isEmpty { transactions = c.appendedTransactions }
+        var v = [String: UInt16]()
+        for (key, change) in c.versions where change.isChange { if let n = change.after { v[key] = n } }
+        if !v.isEmpty { versions = v }
+        if bolt.after != bolt.before { self.bolt = bolt.after }
+        if clock.after != clock.before { self.clock = clock.after }
+    }
+
+    private mutating func lists(from before: RevocationLists, to after: RevocationLists) {
+        let changed = after.lists.filter { before.lists[$0.key] != $0.value }
+        let removed = before.lists.keys.filter { after.lists[$0] == nil }
+        if !changed.isEmpty { revocationLists = changed }
+        if !removed.isEmpty { revocationListsRemoved = removed.sorted() }
     }
 
     /// Replays this change onto `state` (recovery).

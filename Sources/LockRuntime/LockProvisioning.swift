@@ -85,11 +85,12 @@ public struct LockProvisioning {
 
     /// A phone holding one access document valid from `validFrom` (default: 10 minutes ago) for
     /// `validFor` seconds, trusting this lock's reader unless `trustedReaders` says otherwise.
+    /// `timestamps`: its AUTH1 answer carries its documents' signed times (`91`/`92`) instead of zeros.
     public func phone(id: String, validFrom: Date? = nil, validFor: TimeInterval = 8 * 3600,
                       readers: [ReaderRule]? = nil, schedules: [WeeklySchedule] = [],
                       issuer: P256.Signing.PrivateKey? = nil, revocations: [RevocationDocument] = [],
                       trustedReaders: [TrustedReader]? = nil, faults: CredentialFaults = [],
-                      withDocument: Bool = true) throws -> Phone {
+                      withDocument: Bool = true, timestamps: Bool = false) throws -> Phone {
         let key = P256.Signing.PrivateKey()
         let from = validFrom ?? Date().addingTimeInterval(-600)
         let document = withDocument
@@ -98,7 +99,8 @@ public struct LockProvisioning {
             : nil
         let session = SoftwarePhone.session(key: key, access: document.map { [$0.encoded()] } ?? [],
                                             revocation: revocations.map { $0.encoded() },
-                                            trusting: trustedReaders ?? [trustedReader], faults: faults)
+                                            trusting: trustedReaders ?? [trustedReader], faults: faults,
+                                            documentTimestamps: timestamps)
         return Phone(key: key, document: document, session: session)
     }
 

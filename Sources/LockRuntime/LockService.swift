@@ -47,6 +47,7 @@ public final class LockService: @unchecked Sendable {
         // decides, acts and records through `apply`): the engine is never asked around the lock.
         reader.resolver = { [lock] presentation in lock.apply(.presentation(presentation)).resolution }
         reader.limits = configuration.transaction ?? TransactionLimits()
+        reader.prepareEphemeralKey()
     }
 
     public convenience init(configurationPath: String, tables: CertificationTables = .builtIn()) throws {
@@ -82,12 +83,13 @@ public final class LockService: @unchecked Sendable {
         mutex.lock()
         let learning = ReaderLearning(run.result)
         reader.apply(run.result)
+        reader.prepareEphemeralKey()        // the next tap's, made now rather than after its card arrives
         let memory = ReaderMemory(fast: reader.fastCache, replay: reader.replayGuard)
         inFlight -= 1
         mutex.broadcast()
         mutex.unlock()
-        // Journaled with the next record; the whole memory waits for the next snapshot.
-        lock.stageReaderLearning(learning, memory: try? JSONEncoder().encode(memory))
+        // Journaled with the next record; the whole memory is encoded only for the next snapshot.
+        lock.stageReaderLearning(learning, memory: .deferred { try? JSONEncoder().encode(memory) })
         return outcome
     }
 
@@ -121,7 +123,7 @@ public struct LockServiceError: Error, CustomStringConvertible {
 }
 
 /// What the reader remembers across restarts, kept in the lock's state blob.
-struct ReaderMemory: Codable {
+struct ReaderMemory: Codable, Sendable {
     var fast = FastCache()
     var replay = ReplayGuard()
 }

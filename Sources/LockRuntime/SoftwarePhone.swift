@@ -14,10 +14,13 @@ public enum SoftwarePhone {
     public static func session(key: P256.Signing.PrivateKey, access: [[UInt8]] = [], revocation: [[UInt8]] = [],
                                trusting readers: [TrustedReader], faults: CredentialFaults = [],
                                interface: RadioInterface = .nfc, versions: [UInt16] = [ProtocolVersion.v1_0],
-                               stepUpSelect: StepUpSelectPolicy = .optional, mailbox: Mailbox? = nil) -> CredentialSession {
-        CredentialSession(configuration: CredentialConfiguration(
+                               stepUpSelect: StepUpSelectPolicy = .optional, mailbox: Mailbox? = nil,
+                               documentTimestamps: Bool = false) -> CredentialSession {
+        let configuration = CredentialConfiguration(
             signingKey: key, trustedReaders: readers, accessDocuments: access, revocationDocuments: revocation,
-            versions: versions, interface: interface, faults: faults, stepUpSelect: stepUpSelect, mailbox: mailbox))
+            versions: versions, interface: interface, faults: faults, stepUpSelect: stepUpSelect, mailbox: mailbox)
+        // `documentTimestamps`: AUTH1 carries the documents' signed times (`91`/`92`) instead of zeros.
+        return CredentialSession(configuration: documentTimestamps ? configuration.withDocumentTimestamps() : configuration)
     }
 
     /// A phone from files: its key (PEM PKCS#8, owner-only) and its documents (CBOR; each sorted by

@@ -86,9 +86,17 @@ public struct Presentation: Sendable, Equatable {
 /// The engine as the reader session sees it. The lock implements it; the reader state machine
 /// asks it two questions and never touches documents, clocks or stores itself.
 public protocol AccessDecider: AnyObject {
-    /// After AUTH1: must the reader step up to fetch documents, or does the lock already hold a
-    /// usable access document for this credential key?
-    func wantsStepUp(credentialPublicKey: [UInt8]) -> Bool
+    /// After AUTH1 (or an opened FAST cryptogram): must the reader step up to fetch documents, or
+    /// does the lock already hold a usable access document for this credential key and nothing
+    /// older than what the credential says it carries (`timestamps`)?
+    func wantsStepUp(credentialPublicKey: [UInt8], timestamps: SignedTimestamps) -> Bool
     /// The decision for a completed presentation.
     func decide(_ presentation: Presentation) -> Decision
+}
+
+extension AccessDecider {
+    /// The question without timestamps (a credential that sent none).
+    public func wantsStepUp(credentialPublicKey: [UInt8]) -> Bool {
+        wantsStepUp(credentialPublicKey: credentialPublicKey, timestamps: .none)
+    }
 }

@@ -45,6 +45,7 @@ public struct DecisionCore: Sendable {
     public func decide(_ p: Presentation, state: inout EngineState, at now: Date) -> Decision {
         let keyHex = Hex.encode(p.credentialPublicKey)
         var version: String { ProtocolVersionText.format(p.protocolVersion) }
+        state.noteDecision()
 
         // 1. Versions.
         guard policy.supportedProtocolVersions.contains(p.protocolVersion) else {
@@ -62,7 +63,7 @@ public struct DecisionCore: Sendable {
         if state.recent.contains(tid) {
             return .deny(.replay, detail: "transaction id \(tid) was already used")
         }
-        if policy.replayWindow > 0 { state.recent.append(tid, keepingLast: policy.replayWindow) }
+        if policy.replayWindow > 0 { state.rememberTransaction(tid, window: policy.replayWindow) }
 
         // 3. Rollback (trust comes later: documents may restore it).
         if state.clock.check(now, leeway: policy.clockLeeway) == .clockRollback {
@@ -135,7 +136,7 @@ public struct DecisionCore: Sendable {
             return .deny(.notYetValid, detail: "document \(docID) is valid from \(RFC3339.format(v.validFrom)); now is \(RFC3339.format(now))")
         }
         if now > v.validUntil.addingTimeInterval(policy.clockLeeway) {
-            state.cachedDocuments[keyHex] = nil
+            state.setDocument(nil, for: keyHex)
             state.verified.remove(keyHex)
             return .deny(.expired, detail: "document \(docID) expired at \(RFC3339.format(v.validUntil)); now is \(RFC3339.format(now))")
         }
@@ -158,17 +159,27 @@ public struct DecisionCore: Sendable {
         }
 
         state.clock.observe(now)
-        state.highestVersion[keyHex] = max(state.highestVersion[keyHex] ?? 0, p.protocolVersion)
+        state.setVersion(max(state.highestVersion[keyHex] ?? 0, p.protocolVersion), for: keyHex)
         return .grant(credentialID: docID)
     }
 
     /// Whether the reader must step up: no usable (verified, unexpired) cached document for this
-    /// key, or no trusted time.
-    public func wantsStepUp(credentialPublicKey: [UInt8], state: EngineState, at now: Date) -> Bool {
+    /// key, no trusted time, or the credential says it carries something newer than the lock
+    /// holds (`timestamps`): an access document signed after the cached one, or a revocation
+    /// document signed after the list the lock holds from the cached document's issuer (or any,
+    /// when it holds none). Without that last rule a lock holding an unexpired document would
+    /// never fetch the newer revocation list a phone carries until the document expired.
+    public func wantsStepUp(credentialPublicKey: [UInt8], timestamps: SignedTimestamps = .none, state: EngineState, at now: Date) -> Bool {
         if state.clock.check(now, leeway: policy.clockLeeway) != nil { return true }
         var state = state  // a miss in the memo is remembered in this copy only
         guard let doc = cachedDocument(Hex.encode(credentialPublicKey), state: &state) else { return true }
-        return now > doc.validity.validUntil.addingTimeInterval(policy.clockLeeway)
+        if now > doc.validity.validUntil.addingTimeInterval(policy.clockLeeway) { return true }
+        if let signed = timestamps.credential, signed > doc.validity.signed { return true }
+        if let signed = timestamps.revocation {
+            let held = state.revocationLists[Hex.encode(doc.document.issuerKeyID ?? [])]?.issued
+            if held.map({ signed > $0 }) ?? true { return true }
+        }
+        return false
     }
 
     /// The document cached for `key` (hex) if it decodes and verifies against `trust`: from the
@@ -195,16 +206,26 @@ public struct DecisionCore: Sendable {
     }
 
     private func cache(_ doc: AccessDocument, bytes: [UInt8], key: String, state: inout EngineState) {
-        state.cachedDocuments[key] = bytes
+        state.setDocument(bytes, for: key)
         state.verified.record(.verified(doc), key: key, bytes: bytes, trust: trust)
         guard policy.maxCachedDocuments >= 0, state.cachedDocuments.count > policy.maxCachedDocuments else { return }
         // Evict the documents that expire soonest (never the one just added); one that does not
-        // decode or verify counts as expired.
+        // decode or verify counts as expired. The memo keeps them in that order; when it does
+        // not know every cached document (a state edited from outside), sort them all.
+        let excess = state.cachedDocuments.count - policy.maxCachedDocuments
+        if state.verified.count == state.cachedDocuments.count {
+            let victims = state.verified.soonestExpiring(excess) { $0 != key && state.documents[$0] != nil }
+            for k in victims {
+                state.setDocument(nil, for: k)
+                state.verified.remove(k)
+            }
+            return
+        }
         let others = state.cachedDocuments.keys.filter { $0 != key }
         let expiries = others.map { k in (k, cachedDocument(k, state: &state)?.validity.validUntil ?? .distantPast) }
             .sorted { $0.1 < $1.1 }
         for (k, _) in expiries.prefix(state.cachedDocuments.count - policy.maxCachedDocuments) {
-            state.cachedDocuments[k] = nil
+            state.setDocument(nil, for: k)
             state.verified.remove(k)
         }
     }
@@ -231,15 +252,31 @@ public final class OfflineUnlockEngine: AccessDecider, @unchecked Sendable {
     }
 
     /// Setting it verifies the cached documents the state's memo does not know (none, for a state
-    /// read from this property and modified).
+    /// read from this property and modified), and makes the changes untracked (`EngineChanges`).
     public var state: EngineState {
         get { lock.lock(); defer { lock.unlock() }; return _state }
         set {
             var s = newValue
             core.verifyCachedDocuments(&s)
+            s.markUntracked()
             lock.lock(); _state = s; lock.unlock()
         }
     }
+
+    /// What the decisions since the last call changed (the lock records it; see `EngineChanges`).
+    public func takeChanges() -> EngineChanges {
+        lock.lock(); defer { lock.unlock() }
+        return _state.takeChanges()
+    }
+
+    /// Puts back what `changes` (from `takeChanges`) changed: decisions the lock could not record.
+    public func undo(_ changes: EngineChanges) {
+        lock.lock(); defer { lock.unlock() }
+        _state.undo(changes)
+    }
+
+    /// The trusted clock now (without copying the state).
+    public var trustedClock: TrustedClock { lock.lock(); defer { lock.unlock() }; return _state.clock }
 
     /// The id (hex) of the verified access document cached for this key, if any (for the audit log).
     public func cachedDocumentID(credentialPublicKey: [UInt8]) -> String? {
@@ -253,9 +290,9 @@ public final class OfflineUnlockEngine: AccessDecider, @unchecked Sendable {
         return _state.takeRevocationChanges()
     }
 
-    public func wantsStepUp(credentialPublicKey: [UInt8]) -> Bool {
+    public func wantsStepUp(credentialPublicKey: [UInt8], timestamps: SignedTimestamps) -> Bool {
         lock.lock(); defer { lock.unlock() }
-        return core.wantsStepUp(credentialPublicKey: credentialPublicKey, state: _state, at: now())
+        return core.wantsStepUp(credentialPublicKey: credentialPublicKey, timestamps: timestamps, state: _state, at: now())
     }
 
     public func decide(_ presentation: Presentation) -> Decision {

@@ -260,7 +260,8 @@ public final class VirtualPhone: @unchecked Sendable {
     // MARK: serving the lock
 
     /// The credential session the lock talks to: this phone's key, every key it holds (an
-    /// expired one too, so the lock says `expired`, not `unknown_credential`) and its revocation list.
+    /// expired one too, so the lock says `expired`, not `unknown_credential`) and its revocation
+    /// list, with their signed times in AUTH1 (`91`/`92`) so a lock holding older ones asks for them.
     /// With `readerGroup` (learnt from AUTH0), the documents naming that group come first: the lock
     /// takes the first presented document bound to this key (docs/documents.md, row 5).
     public func session(trusting readers: [TrustedReader], interface: RadioInterface, readerGroup: [UInt8]? = nil) -> CredentialSession {
@@ -272,7 +273,7 @@ public final class VirtualPhone: @unchecked Sendable {
         }
         return CredentialSession(configuration: CredentialConfiguration(
             signingKey: key, trustedReaders: readers, accessDocuments: docs,
-            revocationDocuments: revocation.map { [$0] } ?? [], interface: interface), fastCache: fast)
+            revocationDocuments: revocation.map { [$0] } ?? [], interface: interface).withDocumentTimestamps(), fastCache: fast)
     }
 
     func keep(fastCache: FastCache) { locked { self.fastCache = fastCache } }

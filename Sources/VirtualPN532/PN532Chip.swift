@@ -114,6 +114,15 @@ final class PN532Chip {
     private var results: [UInt64: [UInt8]] = [:]
     /// The exchange whose answer is still wanted; a late answer to a cancelled one is dropped.
     private var activeExchangeID: UInt64 = 0
+    /// The exchange the I/O thread is waiting on for a quick answer (`quickAnswer`), 0 for none.
+    private var waitingExchangeID: UInt64 = 0
+    private let quickAnswer = DispatchSemaphore(value: 0)
+    /// How long the I/O thread waits for a card's answer before sending the ACK alone and
+    /// answering when the card does. A card that answers within it is answered in the same write
+    /// as the ACK, without waking the I/O thread again: per APDU one thread hand-off and one host
+    /// wake-up fewer, which a loaded machine makes costly. Nothing arrives meanwhile that the chip
+    /// could act on: the host is waiting for this ACK.
+    static let quickAnswerWait: DispatchTimeInterval = .milliseconds(20)
     private var targetActivated = false
     private var lastError: UInt8 = 0
     /// Session boundaries for the single-client rule: SAMConfiguration opens, PowerDown closes.
@@ -386,16 +395,28 @@ final class PN532Chip {
         nextExchangeID &+= 1
         let id = nextExchangeID
         let generation = field.snapshot.generation
-        resultsLock.lock(); activeExchangeID = id; resultsLock.unlock()
+        resultsLock.lock(); activeExchangeID = id; waitingExchangeID = id; resultsLock.unlock()
         cardQueue.async { [weak self] in
             let response = card.responder.respond(to: apdu)
             guard let self else { return }
             self.resultsLock.lock()
             if self.activeExchangeID == id { self.results[id] = response }
+            let waited = self.waitingExchangeID == id
             self.resultsLock.unlock()
-            self.wake()
+            if waited { self.quickAnswer.signal() } else { self.wake() }
         }
-        return .pending(Pending(kind: .exchange(id: id, generation: generation), deadline: nil))
+        let pending = Pending(kind: .exchange(id: id, generation: generation), deadline: nil)
+        let quick = quickAnswer.wait(timeout: .now() + Self.quickAnswerWait) == .success
+        resultsLock.lock(); waitingExchangeID = 0; resultsLock.unlock()
+        // Too slow (or a late signal of an earlier exchange): the ACK goes now, the answer when
+        // the card gives it (`resume`). A signal after the wait timed out finds the answer here.
+        if quick || hasResult(id), let outcome = resume(pending, now: Date()) { return outcome }
+        return .pending(pending)
+    }
+
+    private func hasResult(_ id: UInt64) -> Bool {
+        resultsLock.lock(); defer { resultsLock.unlock() }
+        return results[id] != nil
     }
 
     /// Status ‖ R-APDU, chaining with MI past one frame as the chip does.

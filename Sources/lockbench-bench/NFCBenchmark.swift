@@ -27,7 +27,9 @@ enum NFCBenchmark {
 
         init(name: String, samples: [TimeInterval]) {
             let sorted = samples.sorted()
-            func at(_ q: Double) -> Double { sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * q).rounded()))] * 1000 }
+            func at(_ q: Double) -> Double {
+                sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * q).rounded()))] * 1000
+            }
             self.name = name
             count = sorted.count
             medianMs = at(0.5)
@@ -53,6 +55,11 @@ enum NFCBenchmark {
         /// When the lock's decision of the last transaction was committed (uptime ns: the audit
         /// entry fsynced, the bolt acting); nil = the transaction's end is the decision.
         var decisionTime: (() -> UInt64)? = nil
+        /// Called after each warm-up tap (not counted): the scenario drops what it recorded.
+        var discardWarmUp: (() -> Void)? = nil
+        /// Where the lock writes: a bare fsync there is timed just before each tap, so each
+        /// decision has a baseline from the same moment of a disk other writers share.
+        var fsyncDirectory: String? = nil
     }
 
     /// The bare tap: the lock only SELECTs.
@@ -86,18 +93,36 @@ enum NFCBenchmark {
     /// One scenario's taps, split: card in the field → decision (what a user waits for) =
     /// card in the field → card selected (the poll-interval wait, anticollision, RATS) + card
     /// selected → decision (the transaction: every APDU through libnfc, the engine, the audit).
-    struct TapStats {
-        var total: Stats
-        var detection: Stats
-        var decision: Stats
+    /// Raw samples in seconds, so that several rounds add up before the statistics.
+    struct TapSamples {
+        var total: [TimeInterval] = []
+        var detection: [TimeInterval] = []
+        var decision: [TimeInterval] = []
         /// Card selected → the loop's transaction closure returned (the phone has heard the
         /// answer, the reader's memory is persisted); only when the decision comes earlier.
-        var transactionEnd: Stats?
-        var all: [Stats] { [total, detection, decision] + (transactionEnd.map { [$0] } ?? []) }
+        var transactionEnd: [TimeInterval] = []
+        /// A bare fsync in the lock's directory just before each tap (when the tap names one).
+        var fsync: [TimeInterval] = []
+
+        mutating func add(_ other: TapSamples) {
+            total += other.total; detection += other.detection; decision += other.decision; transactionEnd += other.transactionEnd
+            fsync += other.fsync
+        }
+
+        /// Each tap's arrival to decision minus the bare fsync timed just before it.
+        var decisionOverFsync: [TimeInterval] { zip(decision, fsync).map { $0 - $1 } }
+
+        func stats(_ name: String) -> [Stats] {
+            [Stats(name: "\(name): tap to decision", samples: total),
+             Stats(name: "  poll wait + select", samples: detection),
+             Stats(name: "  arrival to decision", samples: decision)]
+                + (transactionEnd.isEmpty ? [] : [Stats(name: "  arrival to transaction end", samples: transactionEnd)])
+        }
     }
 
     /// Taps through the lock loop: from the card entering the field to the transaction's end.
-    static func taps(_ tap: Tap, count: Int, pollInterval: TimeInterval) throws -> TapStats {
+    /// The first `warmUp` taps are not counted (`tap.discardWarmUp` is called after each).
+    static func taps(_ tap: Tap, count: Int, pollInterval: TimeInterval, warmUp: Int = 5) throws -> TapSamples {
         let reader = try VirtualReader()
         defer { reader.stop() }
         let condition = NSCondition()
@@ -135,27 +160,30 @@ enum NFCBenchmark {
         condition.lock()
         try wait { opened }
         condition.unlock()
-        var samples: [TimeInterval] = [], transactions: [TimeInterval] = [], detections: [TimeInterval] = []
-        var decisions: [TimeInterval] = []
-        for i in 0..<(count + 5) {
+        var out = TapSamples()
+        for i in 0..<(count + warmUp) {
             let card = tap.makeCard()
             // Let the loop settle into polling, then tap at a random phase of its poll cycle.
             Thread.sleep(forTimeInterval: 0.01 + Double.random(in: 0..<max(pollInterval, 0.0001)))
+            let fsync = try tap.fsyncDirectory.map { try FsyncBaseline.samples(directory: $0, count: 1)[0] }
             let start = DispatchTime.now().uptimeNanoseconds
             try reader.insert(card)
             condition.lock()
             try wait { completed > i }
             let end = finishedAt, arrived = arrivedAt, transaction = transactionSeconds
             condition.unlock()
-            if i >= 5 {  // the first 5 warm up
+            if i >= warmUp {
                 let decided = tap.decisionTime?() ?? end
                 guard decided >= arrived, decided <= end else {
                     throw NFCError(.chip, "tap \(i): decision time outside the transaction")
                 }
-                samples.append(Double(decided - start) / 1e9)
-                decisions.append(Double(decided - arrived) / 1e9)
-                transactions.append(transaction)
-                detections.append(Double(arrived - start) / 1e9)
+                out.total.append(Double(decided - start) / 1e9)
+                out.decision.append(Double(decided - arrived) / 1e9)
+                if tap.decisionTime != nil { out.transactionEnd.append(transaction) }
+                out.detection.append(Double(arrived - start) / 1e9)
+                if let fsync { out.fsync.append(fsync) }
+            } else {
+                tap.discardWarmUp?()
             }
             reader.remove()
             condition.lock()
@@ -163,36 +191,78 @@ enum NFCBenchmark {
             condition.unlock()
         }
         if !failures.isEmpty { throw NFCError(.chip, "\(failures.count) transactions failed: \(failures[0])") }
-        return TapStats(total: Stats(name: "\(tap.name): tap to decision", samples: samples),
-                        detection: Stats(name: "  poll wait + select", samples: detections),
-                        decision: Stats(name: "  arrival to decision", samples: decisions),
-                        transactionEnd: tap.decisionTime == nil ? nil
-                            : Stats(name: "  arrival to transaction end", samples: transactions))
+        return out
     }
 
     /// The lock loop's own poll interval, the default of `--poll-interval-ms`.
     static var defaultPollInterval: TimeInterval { ReaderLoop<LibNFCReader, String>.Configuration().pollInterval }
 
-    static func main(iterations: Int, tapCount: Int, pollInterval: TimeInterval, json: Bool, stepUp: Bool) -> Int32 {
+    /// Bare SELECT round trips, then the SELECT-only tap, then `rounds` rounds of each lock
+    /// scenario (standard, FAST, step-up) with a bare fsync baseline in the lock's own directory at
+    /// the start of each round: the scenarios alternate, so a shared machine's load drifts over
+    /// all of them alike, and each round's medians show the spread.
+    static func main(iterations: Int, tapCount: Int, rounds: Int, pollInterval: TimeInterval, json: Bool, stepUp: Bool) -> Int32 {
         do {
             var results = [try selectRoundTrips(iterations: iterations)]
-            results += try taps(selectOnlyTap, count: tapCount, pollInterval: pollInterval).all
-            for tap in try LockTaps.scenarios(stepUp: stepUp) {
-                let stats = try taps(tap.tap, count: tapCount, pollInterval: pollInterval)
-                results += stats.all + tap.split.stats(droppingFirst: 5)
-                tap.cleanUp()
+            results += try taps(selectOnlyTap, count: tapCount, pollInterval: pollInterval).stats(selectOnlyTap.name)
+            let scenarios = try LockTaps.scenarios(stepUp: stepUp)
+            defer { scenarios.forEach { $0.cleanUp() } }
+            var fsync: [Double] = [], roundFsync: [Double] = []
+            var samples = [TapSamples](repeating: TapSamples(), count: scenarios.count)
+            var roundMedians = [[Double]](repeating: [], count: scenarios.count)
+            let perRound = max(1, (tapCount + rounds - 1) / rounds)
+            for _ in 0..<rounds {
+                let f = try FsyncBaseline.samples(directory: scenarios[0].directory, count: 60)
+                fsync += f
+                roundFsync.append(FsyncBaseline.median(f))
+                for (i, scenario) in scenarios.enumerated() {
+                    let s = try taps(scenario.tap, count: perRound, pollInterval: pollInterval)
+                    roundMedians[i].append(FsyncBaseline.median(s.decision))
+                    samples[i].add(s)
+                }
             }
+            let fsyncStats = Stats(name: "bare fsync (300 B append, lock's directory)", samples: fsync)
+            results.append(fsyncStats)
+            results.append(Stats(name: "bare fsync just before each lock tap", samples: samples.flatMap(\.fsync)))
+            for (i, scenario) in scenarios.enumerated() {
+                results += samples[i].stats(scenario.tap.name) + scenario.split.stats()
+            }
+            let decisionMedians = samples.map { FsyncBaseline.median($0.decision) }
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
                 print(String(decoding: try encoder.encode(results), as: UTF8.self))
             } else {
-                print("NFC through libnfc \(LibNFC.version) and the virtual PN532 (lock loop poll interval \(Int(pollInterval * 1000)) ms)")
+                func ms(_ s: Double) -> String { String(format: "%.3f ms", s * 1000) }
+                print("NFC through libnfc \(LibNFC.version) and the virtual PN532 (lock loop poll interval \(Int(pollInterval * 1000)) ms); load average \(FsyncBaseline.loadAverage())")
                 print("tap to decision = poll wait + select (card in the field → selected) + arrival to decision (→ audit entry fsynced, bolt acts);")
                 print("transaction end: the phone has heard the answer and the reader's memory is persisted, then the loop re-arms.")
                 print("SELECT only: the loop's transaction is one SELECT; standard: documents cached, no FAST key on either side;")
                 print("FAST: cached Kpersistent; step-up: a phone the lock has never seen (documents fetched). Lock on certified firmware: ECP polling on.")
+                print("\(rounds) rounds of \(perRound) taps per scenario, alternating; a bare fsync baseline (60) at the start of each round.")
                 for r in results { print(r.line) }
+                print("")
+                let f = fsyncStats.medianMs / 1000
+                print("goal: arrival to decision (median) ≤ one bare fsync + 1 ms = \(ms(f + 0.001)) (bare fsync median \(ms(f)) in this run; per round \(roundFsync.map(ms).joined(separator: ", ")))")
+                for (i, scenario) in scenarios.enumerated() {
+                    let m = decisionMedians[i]
+                    print("  \(scenario.tap.name): \(ms(m)) = bare fsync + \(ms(m - f)) (" + String(format: "%.1f", m / f)
+                          + "× the bare fsync) → \(m <= f + 0.001 ? "met" : "NOT met")"
+                          + "; per round \(roundMedians[i].map(ms).joined(separator: ", "))")
+                }
+                print("paired: each tap's arrival to decision minus the bare fsync timed just before it (goal: median ≤ 1 ms)")
+                for (i, scenario) in scenarios.enumerated() {
+                    let over = samples[i].decisionOverFsync
+                    let m = FsyncBaseline.median(over)
+                    let sorted = over.sorted()
+                    let quartiles = sorted.isEmpty ? "" : "; quartiles \(ms(sorted[sorted.count / 4])) – \(ms(sorted[sorted.count * 3 / 4]))"
+                    print("  \(scenario.tap.name): median \(ms(m))\(quartiles) → \(m <= 0.001 ? "met" : "NOT met")")
+                }
+                if let s = scenarios.firstIndex(where: { $0.tap.name == "standard" }), let q = scenarios.firstIndex(where: { $0.tap.name == "FAST" }) {
+                    let faster = zip(roundMedians[s], roundMedians[q]).filter { $1 < $0 }.count
+                    print("FAST vs standard, arrival to decision: " + String(format: "%.2f", decisionMedians[s] / decisionMedians[q])
+                          + "× faster (medians \(ms(decisionMedians[q])) vs \(ms(decisionMedians[s]))); FAST faster in \(faster) of \(rounds) rounds")
+                }
             }
             return 0
         } catch {

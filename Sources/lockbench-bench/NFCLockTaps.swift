@@ -13,6 +13,8 @@ import OfflineUnlock
 enum LockTaps {
     struct Scenario {
         var tap: NFCBenchmark.Tap
+        /// The lock's state directory (where the bare fsync baseline runs).
+        var directory: String
         var cleanUp: () -> Void
         /// The transactions' own split: time waiting on libnfc (APDUs through the pty and the
         /// virtual PN532, the phone's work included) and the rest (the lock's crypto, engine,
@@ -23,13 +25,39 @@ enum LockTaps {
     final class Split {
         /// Uptime (ns) at which the lock's last decision was committed (its audit entry fsynced).
         var decidedAt: UInt64 = 0
+        /// Up to the decision: waiting on libnfc and the phone, and the lock's own work (its
+        /// crypto, the engine, the journal record and its fsync).
+        var transportToDecision: [TimeInterval] = []
+        var lockToDecision: [TimeInterval] = []
+        /// The whole transaction, EXCHANGE included.
         var transport: [TimeInterval] = []
         var session: [TimeInterval] = []
         var persist: [TimeInterval] = []
-        func stats(droppingFirst warmUp: Int) -> [NFCBenchmark.Stats] {
-            [NFCBenchmark.Stats(name: "    waiting on libnfc + phone", samples: Array(transport.dropFirst(warmUp))),
-             NFCBenchmark.Stats(name: "    reader crypto, engine, audit fsync", samples: Array(session.dropFirst(warmUp))),
-             NFCBenchmark.Stats(name: "    persisting reader memory", samples: Array(persist.dropFirst(warmUp)))]
+
+        func discardLast() {
+            for keyPath in [\Split.transportToDecision, \.lockToDecision, \.transport, \.session, \.persist] where !self[keyPath: keyPath].isEmpty {
+                self[keyPath: keyPath].removeLast()
+            }
+        }
+
+        func stats() -> [NFCBenchmark.Stats] {
+            [NFCBenchmark.Stats(name: "    until the decision: libnfc + phone", samples: transportToDecision),
+             NFCBenchmark.Stats(name: "    until the decision: lock (crypto, engine, record + fsync)", samples: lockToDecision),
+             NFCBenchmark.Stats(name: "    whole transaction: libnfc + phone", samples: transport),
+             NFCBenchmark.Stats(name: "    whole transaction: lock", samples: session),
+             NFCBenchmark.Stats(name: "    persisting reader memory", samples: persist)]
+        }
+    }
+
+    /// The link as the lock's transaction sees it, with the time of each round trip (uptime ns).
+    final class TimedLink: APDUTransceiver {
+        let inner: APDUTransceiver
+        var spans: [(start: UInt64, end: UInt64)] = []
+        init(_ inner: APDUTransceiver) { self.inner = inner }
+        func transceive(_ command: [UInt8]) throws -> [UInt8] {
+            let start = DispatchTime.now().uptimeNanoseconds
+            defer { spans.append((start, DispatchTime.now().uptimeNanoseconds)) }
+            return try inner.transceive(command)
         }
     }
 
@@ -46,14 +74,28 @@ enum LockTaps {
         return (provisioning, service, { service.lock.onAudit = nil; try? FileManager.default.removeItem(at: dir) })
     }
 
+    private static func scenario(_ tap: NFCBenchmark.Tap, _ service: LockService, split: Split, cleanUp: @escaping () -> Void) -> Scenario {
+        var tap = tap
+        tap.discardWarmUp = { split.discardLast() }
+        tap.fsyncDirectory = service.configuration.stateDirectoryPath
+        return Scenario(tap: tap, directory: service.configuration.stateDirectoryPath, cleanUp: cleanUp, split: split)
+    }
+
     private static func transaction(_ service: LockService, split: Split, before: @escaping () -> Void = {},
                                     expect: @escaping (TransactionOutcome) -> Bool, path: String)
         -> (APDUTransceiver, TargetInfo) throws -> String {
         return { link, _ in
             before()
+            let timed = TimedLink(link)
             let start = DispatchTime.now().uptimeNanoseconds
-            let outcome = service.transact(over: link, interface: .nfc)
+            let outcome = service.transact(over: timed, interface: .nfc)
             let wall = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            let decided = split.decidedAt
+            let waited = timed.spans.filter { $0.end <= decided }.reduce(UInt64(0)) { $0 + ($1.end - $1.start) }
+            if decided >= start {
+                split.transportToDecision.append(Double(waited) / 1e9)
+                split.lockToDecision.append(Double(decided - start - min(waited, decided - start)) / 1e9)
+            }
             split.transport.append(outcome.timings.transport)
             split.session.append(outcome.timings.total - outcome.timings.transport)
             split.persist.append(wall - outcome.timings.total)
@@ -77,12 +119,12 @@ enum LockTaps {
             let phone = try p.phone(id: "standard")
             _ = service.transact(over: InMemoryLink(phone.session), interface: .nfc)  // step-up once: documents cached
             let configuration = phone.session.configuration
-            out.append(Scenario(tap: .init(name: "standard",
+            out.append(scenario(.init(name: "standard",
                                            makeCard: { CredentialSession(configuration: configuration) },
                                            transaction: transaction(service, split: split, before: { service.reader.fastCache = FastCache() },
                                                                     expect: { !$0.fast && !$0.stepUp }, path: "standard"),
                                            ecpPolling: service.walletPolling, decisionTime: { split.decidedAt }),
-                                cleanUp: cleanUp, split: split))
+                                service, split: split, cleanUp: cleanUp))
         }
 
         // FAST: one phone across taps; both sides keep the Kpersistent learnt at the first grant.
@@ -93,10 +135,10 @@ enum LockTaps {
             let phone = try p.phone(id: "fast")
             _ = service.transact(over: InMemoryLink(phone.session), interface: .nfc)
             let session = phone.session
-            out.append(Scenario(tap: .init(name: "FAST", makeCard: { session },
+            out.append(scenario(.init(name: "FAST", makeCard: { session },
                                            transaction: transaction(service, split: split, expect: { $0.fast && !$0.stepUp }, path: "FAST"),
                                            ecpPolling: service.walletPolling, decisionTime: { split.decidedAt }),
-                                cleanUp: cleanUp, split: split))
+                                service, split: split, cleanUp: cleanUp))
         }
 
         // Step-up: a phone the lock has never seen each tap (a new key and document, made before
@@ -106,11 +148,11 @@ enum LockTaps {
             let split = Split()
             service.lock.onAudit = { _ in split.decidedAt = DispatchTime.now().uptimeNanoseconds }
             var n = 0
-            out.append(Scenario(tap: .init(name: "step-up",
+            out.append(scenario(.init(name: "step-up",
                                            makeCard: { n += 1; return try! p.phone(id: "stepup-\(n)").session },
                                            transaction: transaction(service, split: split, expect: { !$0.fast && $0.stepUp }, path: "step-up"),
                                            ecpPolling: service.walletPolling, decisionTime: { split.decidedAt }),
-                                cleanUp: cleanUp, split: split))
+                                service, split: split, cleanUp: cleanUp))
         }
         return out
     }

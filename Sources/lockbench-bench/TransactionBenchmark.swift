@@ -19,10 +19,10 @@ final class TimingDecider: AccessDecider {
     let inner: AccessDecider
     var seconds = 0.0
     init(_ inner: AccessDecider) { self.inner = inner }
-    func wantsStepUp(credentialPublicKey: [UInt8]) -> Bool {
+    func wantsStepUp(credentialPublicKey: [UInt8], timestamps: SignedTimestamps) -> Bool {
         let t0 = DispatchTime.now().uptimeNanoseconds
         defer { seconds += Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9 }
-        return inner.wantsStepUp(credentialPublicKey: credentialPublicKey)
+        return inner.wantsStepUp(credentialPublicKey: credentialPublicKey, timestamps: timestamps)
     }
     func decide(_ presentation: Presentation) -> Decision {
         let t0 = DispatchTime.now().uptimeNanoseconds

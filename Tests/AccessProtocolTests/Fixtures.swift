@@ -65,7 +65,9 @@ final class RecordingDecider: AccessDecider {
     let inner: AccessDecider
     private(set) var presentations: [Presentation] = []
     init(_ inner: AccessDecider) { self.inner = inner }
-    func wantsStepUp(credentialPublicKey: [UInt8]) -> Bool { inner.wantsStepUp(credentialPublicKey: credentialPublicKey) }
+    func wantsStepUp(credentialPublicKey: [UInt8], timestamps: SignedTimestamps) -> Bool {
+        inner.wantsStepUp(credentialPublicKey: credentialPublicKey, timestamps: timestamps)
+    }
     func decide(_ presentation: Presentation) -> Decision {
         presentations.append(presentation)
         return inner.decide(presentation)

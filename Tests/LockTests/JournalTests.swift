@@ -78,6 +78,33 @@ final class JournalTests: XCTestCase {
         XCTAssertLessThan(sizes[39], 2048, "record sizes \(sizes)")
     }
 
+    /// A step-up at a full cache evicts the document expiring soonest: its record carries the
+    /// added document and the evicted one, and recovery replays both (the engine tracked them; no
+    /// comparison of the whole cache).
+    func testAnEvictionRidesInTheStepUpsRecordAndIsReplayed() throws {
+        let dir = try temporaryDirectory("lockbench-journal").path
+        var policy = LockPolicy()
+        policy.maxCachedDocuments = 3
+        let path = try base.makeConfig(dir, policy: policy)
+        let lock = try EmulatedLock(configuration: LockConfiguration.load(path: path))
+        var keys = [String]()
+        for n in 0..<5 {
+            let phone = P256.Signing.PrivateKey()
+            keys.append(Hex.encode(Primitives.point(of: phone)))
+            let doc = TestFixtures.accessDocument(credentialPublicKey: Primitives.point(of: phone), id: [0xD2, UInt8(n)],
+                                                  from: base.t0.addingTimeInterval(-60), until: base.t0.addingTimeInterval(3600 + Double(n) * 60),
+                                                  issuer: base.issuer)
+            XCTAssertTrue(lock.decide(Presentation(credentialPublicKey: Primitives.point(of: phone), transactionID: Primitives.randomBytes(16),
+                                                   interface: .nfc, protocolVersion: 0x0100, fast: false, accessDocuments: [doc])).isGrant)
+        }
+        XCTAssertEqual(Set(lock.engine.state.cachedDocuments.keys), Set(keys.suffix(3)))
+        let entries = try AuditLog.verify(directory: dir + "/state").entries
+        XCTAssertEqual(entries.last?.state?.documents.map { Array($0.keys) }, [keys[4]])
+        XCTAssertEqual(entries.last?.state?.documentsRemoved, [keys[1]])
+        let recovered = try EmulatedLock(configuration: crashCopy(dir, path))
+        XCTAssertEqual(recovered.engine.state, lock.engine.state)
+    }
+
     /// A state directory written before the journal — entries without `state`, a `state.json`
     /// recording the last one — is its own snapshot: opened as it is, nothing replayed, no damage.
     func testAnOldStateDirectoryIsReadAsItsOwnSnapshot() throws {
