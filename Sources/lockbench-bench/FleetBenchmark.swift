@@ -11,7 +11,7 @@ enum FleetBenchmark {
         defer { try? FileManager.default.removeItem(atPath: base) }
         do {
             try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
-            let fsyncSeconds = try DurabilityBenchmark.bareFsync(base + "/bare.log", samples: 300)
+            let fsyncSeconds = try DurabilityBenchmark.bareFsync(base, samples: 300)
             let bareRate = 1 / fsyncSeconds
             var single = FleetPlan()
             single.locks = 1; single.phones = 1; single.workers = 1; single.taps = 500; single.groupCommit = false
@@ -26,7 +26,7 @@ enum FleetBenchmark {
             let many = try blocking { try await runner.run() }
             func f(_ x: Double, _ d: Int = 0) -> String { String(format: "%.\(d)f", x) }
             print("directory: \(directory)")
-            print("load average: \(DurabilityBenchmark.loadAverage()), cores: \(ProcessInfo.processInfo.activeProcessorCount)")
+            print("load average: \(FsyncBaseline.loadAverage()), cores: \(ProcessInfo.processInfo.activeProcessorCount)")
             print("baseline, bare fsync (300-byte append + fsync, median of 300): \(f(fsyncSeconds * 1000, 3)) ms = \(f(bareRate))/s")
             print("baseline, 1 lock, 1 phone, 1 thread, own fsync: \(f(one.tapsPerSecond))/s, p50 \(f(one.latency.p50, 2)) ms, p99 \(f(one.latency.p99, 2)) ms (\(one.taps) taps)")
             print("fleet, \(many.locks) locks + \(many.phones) phones, \(many.workers) workers, group commit: \(f(many.tapsPerSecond))/s over \(many.taps) taps, "
