@@ -271,7 +271,7 @@ final class Load: @unchecked Sendable {
     private var deniedBy: [String: Int] = [:]
     private var samples: [UInt64] = []
     private var seen = 0
-    private var sampler: SplitMix
+    private var sampler: SplitMix64
     private var revoked: Set<Int> = []
     private var revocationDone = false
     private var revocation: FleetSummary.Revocation?
@@ -281,7 +281,7 @@ final class Load: @unchecked Sendable {
     init(plan: FleetPlan, phones: [VirtualPhone], locks: [(service: LockService, reader: TrustedReader, group: [UInt8])],
          world: World, service: TrustService) {
         self.plan = plan; self.phones = phones; self.locks = locks; self.world = world; self.service = service
-        sampler = SplitMix(seed: plan.seed ^ 0x5A17)
+        sampler = SplitMix64(seed: plan.seed ^ 0x5A17)
     }
 
     var target: Int? { plan.taps ?? (plan.duration == nil ? 1000 : nil) }
@@ -337,7 +337,7 @@ final class Load: @unchecked Sendable {
 
     /// The tap `n` is: which phone, at which lock (its own, or with `foreignPercent` another).
     func choice(_ n: Int) -> (phone: Int, lock: Int) {
-        var rng = SplitMix(seed: plan.seed &+ UInt64(n) &* 0x9E37_79B9_7F4A_7C15)
+        var rng = SplitMix64(seed: plan.seed &+ UInt64(n) &* 0x9E37_79B9_7F4A_7C15)
         let phone = Int(rng.next() % UInt64(phones.count))
         let own = phone % locks.count
         if plan.foreignPercent > 0, Double(rng.next() % 10_000) < plan.foreignPercent * 100 {
@@ -407,7 +407,7 @@ final class Load: @unchecked Sendable {
     /// poll, all at once, and waits until they have.
     func fanOut() {
         mutex.withLock { revocationStarted = true }
-        var rng = SplitMix(seed: plan.seed ^ 0xFA_2011)
+        var rng = SplitMix64(seed: plan.seed ^ 0xFA_2011)
         var order = Array(0..<phones.count)
         for i in stride(from: order.count - 1, to: 0, by: -1) { order.swapAt(i, Int(rng.next() % UInt64(i + 1))) }
         let chosen = Array(order.prefix(plan.revoke))
@@ -473,15 +473,3 @@ final class Load: @unchecked Sendable {
     }
 }
 
-/// A small seeded generator (SplitMix64): the same seed, the same taps.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -5,19 +5,8 @@ import XCTest
 /// Every parser that takes bytes from a radio, fed random bytes: errors or generic cases,
 /// never a crash (a seeded generator, so failures reproduce).
 final class RobustnessTests: XCTestCase {
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     func testRandomBytesNeverCrashParsers() {
-        var rng = SplitMix(state: 2026)
+        var rng = SplitMix64(seed: 2026)
         var server = ATTServer(database: GATTDatabase(services: GATTDatabase.standardServices(deviceName: "x") + [AliroBLE.service(psm: 0x80)]))
         for _ in 0..<20_000 {
             let n = Int.random(in: 0...40, using: &rng)

@@ -50,7 +50,7 @@ final class PN532FrameDecoderTests: XCTestCase {
 
     func testRandomSplits() {
         let (bytes, frames) = stream
-        var rng = SplitMix(seed: 42)
+        var rng = SplitMix64(seed: 42)
         for _ in 0..<200 {
             var chunks: [[UInt8]] = []
             var i = 0
@@ -65,7 +65,7 @@ final class PN532FrameDecoderTests: XCTestCase {
 
     /// Shuffling whole frames: each frame decodes on its own whatever its neighbours.
     func testShuffledFrames() {
-        var rng = SplitMix(seed: 7)
+        var rng = SplitMix64(seed: 7)
         let commands: [(UInt8, [UInt8])] = (0..<40).map { i in (UInt8(i * 2), (0..<(i * 6)).map { UInt8(truncatingIfNeeded: $0 ^ i) }) }
         for _ in 0..<20 {
             var order = Array(commands.indices)
@@ -95,15 +95,3 @@ final class PN532FrameDecoderTests: XCTestCase {
     }
 }
 
-/// Seeded random numbers so shuffles are reproducible.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E3779B97F4A7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58476D1CE4E5B9
-        z = (z ^ (z >> 27)) &* 0x94D049BB133111EB
-        return z ^ (z >> 31)
-    }
-}
