@@ -5,17 +5,9 @@ import XCTest
 /// The README's walkthrough, run as written: if a flag in it changes, this fails.
 final class ReadmeTests: XCTestCase {
     /// The `lockbench …` commands of the README's first "emulated lock" block, continuation lines joined.
+    /// The `lockbench …` commands of the README's first "emulated lock" block, continuation lines joined.
     static func walkthrough() throws -> [[String]] {
-        let readme = try String(contentsOf: Repository.url("README.md"), encoding: .utf8)
-        guard let start = readme.range(of: "```sh\nlockbench key issuer") else { throw LineTimeout(expected: "walkthrough", seen: []) }
-        let block = readme[start.upperBound...].prefix { _ in true }
-        let body = String(block[..<block.range(of: "```")!.lowerBound])
-        let joined = ("lockbench key issuer" + body).replacingOccurrences(of: "\\\n", with: " ")
-        return joined.split(separator: "\n").compactMap { line in
-            let code = line.split(separator: "#", maxSplits: 1).first.map(String.init) ?? ""
-            let words = code.split(separator: " ").map(String.init)
-            return words.first == "lockbench" ? Array(words.dropFirst()) : nil
-        }
+        try ReadmeBlock(opening: "lockbench key issuer").lines.compactMap(\.lockbenchArguments)
     }
 
     func testTheEmulatedLockWalkthroughWorksAsWritten() throws {
@@ -45,16 +37,7 @@ final class ReadmeTests: XCTestCase {
 /// the conformance run before it ends, everything else must exit 0.
 final class ReadmeConformanceTests: XCTestCase {
     static func block() throws -> [String] {
-        let readme = try String(contentsOf: Repository.url("README.md"), encoding: .utf8)
-        guard let section = readme.range(of: "### Test your own phone or reader"),
-              let start = readme.range(of: "```sh\n", range: section.upperBound..<readme.endIndex) else {
-            throw LineTimeout(expected: "Test your own phone or reader", seen: [])
-        }
-        let rest = readme[start.upperBound...]
-        let body = String(rest[..<rest.range(of: "```")!.lowerBound]).replacingOccurrences(of: "\\\n", with: " ")
-        return body.split(separator: "\n").map { line in
-            (line.split(separator: "#", maxSplits: 1).first.map(String.init) ?? "").trimmingCharacters(in: .whitespaces)
-        }.filter { $0.hasPrefix("lockbench ") }
+        try ReadmeBlock(after: "### Test your own phone or reader").lines.map(\.command).filter { $0.hasPrefix("lockbench ") }
     }
 
     func testTheConformanceCommandsRunAsWritten() throws {
@@ -95,40 +78,14 @@ final class ReadmeConformanceTests: XCTestCase {
 /// printed login code for CODE and free ports for 8480 and 5000 (the machine is shared).
 final class ReadmeTrustTests: XCTestCase {
     static func block() throws -> [[String]] {
-        let readme = try String(contentsOf: Repository.url("README.md"), encoding: .utf8)
-        guard let start = readme.range(of: "```sh\nlockbench trust init") else { throw LineTimeout(expected: "trust block", seen: []) }
-        let rest = readme[start.lowerBound...].dropFirst("```sh\n".count)
-        let body = String(rest[..<rest.range(of: "```")!.lowerBound]).replacingOccurrences(of: "\\\n", with: " ")
-        return body.split(separator: "\n").compactMap { line in
-            let code = line.split(separator: "#", maxSplits: 1).first.map(String.init) ?? ""
-            var words = [String](), current = "", quoted = false
-            for ch in code {
-                if ch == "\"" { quoted.toggle(); continue }
-                if ch == " " && !quoted { if !current.isEmpty { words.append(current); current = "" }; continue }
-                current.append(ch)
-            }
-            if !current.isEmpty { words.append(current) }
-            return words.first == "lockbench" ? Array(words.dropFirst()) : nil
-        }
-    }
-
-    static func freePort() -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
-        return Int(UInt16(bigEndian: addr.sin_port))
+        try ReadmeBlock(opening: "lockbench trust init").lines.compactMap(\.lockbenchArguments)
     }
 
     func testKeysThatStayCurrentWorkAsWritten() throws {
         let dir = try LockBenchProcess.temporaryDirectory(self)
         let commands = try Self.block()
         XCTAssertEqual(commands.count, 11, "\(commands)")
-        let httpPort = String(Self.freePort()), phonePort = String(Self.freePort())
+        let httpPort = String(ReadmeBlock.freePort()), phonePort = String(ReadmeBlock.freePort())
         func substitute(_ c: [String], code: String) -> [String] {
             c.map { $0.replacingOccurrences(of: "8480", with: httpPort).replacingOccurrences(of: "5000", with: phonePort)
                 .replacingOccurrences(of: "CODE", with: code).replacingOccurrences(of: "&", with: "") }.filter { !$0.isEmpty }
@@ -208,16 +165,14 @@ final class TrustCLITests: XCTestCase {
 /// phone, as written (ports and login codes substituted; the challenge number is the one shown).
 final class ReadmeApprovalTests: XCTestCase {
     func testPushApprovalWorksAsWritten() throws {
-        let readme = try String(contentsOf: Repository.url("README.md"), encoding: .utf8)
-        let start = try XCTUnwrap(readme.range(of: "```sh\nlockbench trust init approval-site"))
-        let rest = readme[start.lowerBound...].dropFirst("```sh\n".count)
-        let body = String(rest[..<rest.range(of: "```")!.lowerBound]).replacingOccurrences(of: "\\\n", with: " ")
+        let block = try ReadmeBlock(opening: "lockbench trust init approval-site")
         let dir = try LockBenchProcess.temporaryDirectory(self)
-        let httpPort = String(ReadmeTrustTests.freePort()), alicePort = String(ReadmeTrustTests.freePort()), bobPort = String(ReadmeTrustTests.freePort())
+        let httpPort = String(ReadmeBlock.freePort()), alicePort = String(ReadmeBlock.freePort()), bobPort = String(ReadmeBlock.freePort())
         var codes = [String: String](), phones = [String: InteractiveProcess](), background = [InteractiveProcess]()
         defer { for p in background { p.terminate() } }
         var shown = "", ran = 0, typed = 0
-        for raw in body.split(separator: "\n").map(String.init) {
+        for line in block.lines {
+            let raw = line.raw
             if raw.hasPrefix("#") {
                 // "#   NAME> LINE   → EXPECTED": typed into that phone.
                 let text = raw.dropFirst().trimmingCharacters(in: .whitespaces)
@@ -234,10 +189,8 @@ final class ReadmeApprovalTests: XCTestCase {
                 typed += 1
                 continue
             }
-            let code = raw.split(separator: "#", maxSplits: 1).first.map(String.init) ?? ""
-            let words = code.split(separator: " ").map(String.init).filter { $0 != "&" }
-            guard words.first == "lockbench" else { continue }
-            let args = Array(words.dropFirst()).map {
+            guard let words = line.lockbenchArguments?.filter({ $0 != "&" }) else { continue }
+            let args = words.map {
                 $0.replacingOccurrences(of: "8481", with: httpPort).replacingOccurrences(of: "5001", with: alicePort)
                     .replacingOccurrences(of: "5002", with: bobPort)
                     .replacingOccurrences(of: "ALICE_CODE", with: codes["alice-phone"] ?? "").replacingOccurrences(of: "BOB_CODE", with: codes["bob-phone"] ?? "")
