@@ -76,18 +76,8 @@ struct PushCommand: ParsableCommand {
                     relay.faults = faults
                     let wakeUp = WakeUpService(relay: relay, lifetime: lifetime)
                     for a in apps { try wakeUp.createApplication(a) }
-                    var logger = Logger(label: "lockbench.push")
-                    logger.logLevel = .notice
-                    let server = try await PushServer.start(relay: relay, wakeUp: wakeUp, host: host, port: port, logger: logger)
-                    emitLine("push relay listening on http://\(host):\(server.port)")
-                    let stop = DispatchSemaphore(value: 0)
-                    let signals = StopSignals { _ in stop.signal() }
-                    await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                        DispatchQueue.global().async { stop.wait(); c.resume() }
-                    }
-                    withExtendedLifetime(signals) {}
-                    await server.stop()
-                    emitLine("stopped")
+                    let server = try await PushServer.start(relay: relay, wakeUp: wakeUp, host: host, port: port, logger: serveLogger("lockbench.push"))
+                    try await serveUntilSignal("push relay", host: host, port: server.port) { await server.stop() }
                 }
             } catch let e as PushRefusal {
                 throw UserError(message: "\(e.description); pick another --port, or 0 for any free one", code: ExitCodes.environment)

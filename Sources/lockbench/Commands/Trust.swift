@@ -168,19 +168,12 @@ struct TrustCommand: ParsableCommand {
                     let registry = PrometheusCollectorRegistry()
                     MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
                     let service = try await site.service(database: db, clock: clock)
-                    var logger = Logger(label: "lockbench.trust")
-                    logger.logLevel = .notice
-                    let server = try await TrustServer.start(service: service, host: host, port: port, registry: registry, logger: logger)
-                    emitLine("trust service listening on http://\(host):\(server.port)")
-                    let stop = DispatchSemaphore(value: 0)
-                    let signals = StopSignals { _ in stop.signal() }
-                    await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                        DispatchQueue.global().async { stop.wait(); c.resume() }
+                    let server = try await TrustServer.start(service: service, host: host, port: port, registry: registry,
+                                                             logger: serveLogger("lockbench.trust"))
+                    try await serveUntilSignal("trust service", host: host, port: server.port) {
+                        await server.stop()
+                        try await service.storage.close()
                     }
-                    withExtendedLifetime(signals) {}
-                    await server.stop()
-                    try await service.storage.close()
-                    emitLine("stopped")
                 }
             }
         }

@@ -1,0 +1,56 @@
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// A Hummingbird router served in the background in a swift-service-lifecycle group: started, its
+/// bound port known once it accepts connections, stopped gracefully. The trust service and the
+/// push relay (which imports Trust) both serve this way.
+public struct BackgroundHTTPServer: Sendable {
+    /// The port it listens on (the one the system chose when asked for 0).
+    public let port: Int
+    private let group: ServiceGroup
+    private let task: Task<Void, Error>
+
+    /// Starts listening on `host:port` (0: a free port) and returns once it accepts connections;
+    /// nil when it could not listen there (the caller says why in its own words).
+    public static func start(router: Router<BasicRequestContext>, host: String, port: Int, serverName: String,
+                             logger: Logger) async -> BackgroundHTTPServer? {
+        let (stream, continuation) = AsyncStream<Int>.makeStream()
+        let app = Application(router: router,
+                              configuration: .init(address: .hostname(host, port: port), serverName: serverName),
+                              onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0); continuation.finish() },
+                              logger: logger)
+        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
+        let task = Task { try await group.run() }
+        var bound: Int?
+        // The stream ends without a port when the server fails before it runs (address in use).
+        for await p in stream { bound = p }
+        guard let bound, bound > 0 else {
+            task.cancel()
+            _ = try? await task.value
+            return nil
+        }
+        return BackgroundHTTPServer(port: bound, group: group, task: task)
+    }
+
+    private init(port: Int, group: ServiceGroup, task: Task<Void, Error>) {
+        self.port = port; self.group = group; self.task = task
+    }
+
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// Stops accepting, lets requests in flight finish, and returns when the server has stopped.
+    public func stop() async {
+        await group.triggerGracefulShutdown()
+        _ = try? await task.value
+    }
+
+    /// `logger`, or a quiet one (warnings and worse) labelled `label` for servers started in-process.
+    public static func logger(_ logger: Logger?, label: String) -> Logger {
+        if let logger { return logger }
+        var log = Logger(label: label)
+        log.logLevel = .warning
+        return log
+    }
+}
