@@ -3,8 +3,9 @@ import Foundation
 /// Approval records through the storage seam's settings table (`setting`/`setSetting`), so every
 /// backend that implements the seam — SQLite here, PostgreSQL next — keeps them in the same
 /// atomic, durable transaction as everything else without a schema change of its own. Requests
-/// are few and short-lived: one JSON row per request, and per approver a bounded index of
-/// the ids still pending.
+/// are few and short-lived: one JSON row per request, per approver a bounded index of the ids
+/// still pending, and one index of every stored request by the time it settles, from which
+/// `TrustService.purgeApprovals` deletes them `ApprovalRules.retention` later.
 extension TrustTransaction {
     func approval(_ id: String) async throws -> ApprovalRecord? {
         guard let text = try await setting("approval." + id) else { return nil }
@@ -28,4 +29,24 @@ extension TrustTransaction {
     func setPendingApprovalIDs(_ ids: [String], approver user: String) async throws {
         try await setSetting("approvals-pending." + user, String(decoding: try JSONEncoder().encode(ids), as: UTF8.self))
     }
+
+    /// Every stored request with the time it settles (its expiry until it is answered), oldest first.
+    func approvalIndex() async throws -> [ApprovalIndexEntry] {
+        guard let text = try await setting("approvals-index") else { return [] }
+        do { return try JSONDecoder().decode([ApprovalIndexEntry].self, from: Data(text.utf8)) } catch {
+            throw TrustError(.invalidRequest, "the approval index is stored damaged: \(error)")
+        }
+    }
+
+    func setApprovalIndex(_ entries: [ApprovalIndexEntry]) async throws {
+        try await setSetting("approvals-index", String(decoding: try JSONEncoder().encode(entries), as: UTF8.self))
+    }
+
+    func deleteApproval(_ id: String) async throws { try await deleteSetting("approval." + id) }
+}
+
+/// One stored request in the approval index: its id and when it settles (seconds since 1970).
+struct ApprovalIndexEntry: Codable, Sendable, Equatable {
+    var id: String
+    var settles: Double
 }

@@ -77,6 +77,12 @@ public enum ApprovalRules {
     public static let maxCustomPayload = 1024
     /// Pending requests one approver may have at once (a requester cannot flood a phone).
     public static let maxPendingPerApprover = 16
+    /// How long an answered or expired request is kept after it was settled (answered, or its TTL
+    /// ran out): long enough for the requester to fetch the outcome and for someone to look at it
+    /// the next day, after which it is deleted (`TrustService.purgeApprovals`).
+    public static let retention: TimeInterval = 24 * 3600
+    /// Settled requests deleted by one write at the most (the rest by the next): bounded work.
+    public static let purgeBatch = 256
     /// The challenge numbers are two-digit, as ForgeRock displays them.
     public static let challengeRange: ClosedRange<Int> = 10...99
 }
@@ -119,6 +125,9 @@ public struct ApprovalRecord: Codable, Sendable, Equatable {
     public var unlockValidUntil: Date?
 
     public var expiresAt: Date { timeAdded.addingTimeInterval(ttl) }
+
+    /// When it stopped (or will stop) being pending: its answer, or its expiry.
+    public var settledAt: Date { answeredAt ?? expiresAt }
 
     /// The status as of `now`: a pending request past its TTL is expired.
     public func status(at now: Date) -> ApprovalStatus {

@@ -72,6 +72,7 @@ extension TrustService {
             }
             try await tx.putApproval(record)
             try await tx.setPendingApprovalIDs(pending + [record.id], approver: request.approver)
+            try await self.indexApproval(record, tx: tx, now: now)
             return record
         }
     }
@@ -156,8 +157,46 @@ extension TrustService {
             }
             try await tx.putApproval(r)
             try await self.dropPending(r, tx: tx)
+            try await self.indexApproval(r, tx: tx, now: now)
             return r
         }
+    }
+
+    /// Records when `r` settles in the approval index, then deletes what was settled more than
+    /// `ApprovalRules.retention` ago (at most `purgeBatch` per write). Runs inside every write that
+    /// creates or answers a request, so storage holds only the requests of the last retention period
+    /// plus those still pending.
+    func indexApproval(_ r: ApprovalRecord, tx: any TrustTransaction, now: Date) async throws {
+        var index = try await tx.approvalIndex().filter { $0.id != r.id }
+        index.append(ApprovalIndexEntry(id: r.id, settles: r.settledAt.timeIntervalSince1970))
+        try await tx.setApprovalIndex(try await Self.purge(index, tx: tx, now: now))
+    }
+
+    /// Deletes the requests settled more than `ApprovalRules.retention` before `now`; returns how
+    /// many it deleted. `trust serve` calls it on a timer too, so a quiet site is purged as well.
+    @discardableResult
+    public func purgeApprovals() async throws -> Int {
+        let now = now()
+        return try await storage.write { tx in
+            let index = try await tx.approvalIndex()
+            let kept = try await Self.purge(index, tx: tx, now: now)
+            if kept.count != index.count { try await tx.setApprovalIndex(kept) }
+            return index.count - kept.count
+        }
+    }
+
+    static func purge(_ index: [ApprovalIndexEntry], tx: any TrustTransaction, now: Date) async throws -> [ApprovalIndexEntry] {
+        let cutoff = now.timeIntervalSince1970 - ApprovalRules.retention
+        var kept = [ApprovalIndexEntry](), deleted = 0
+        for e in index {
+            if e.settles <= cutoff && deleted < ApprovalRules.purgeBatch {
+                try await tx.deleteApproval(e.id)
+                deleted += 1
+            } else {
+                kept.append(e)
+            }
+        }
+        return kept
     }
 
     func dropPending(_ r: ApprovalRecord, tx: any TrustTransaction) async throws {

@@ -4,7 +4,9 @@ import Logging
 import Prometheus
 
 /// The trust service on HTTP: Hummingbird in a swift-service-lifecycle group, started in the
-/// background (scenarios, tests, benchmarks) or run until a signal (`trust serve`).
+/// background (scenarios, tests, benchmarks) or run until a signal (`trust serve`). Every ten
+/// minutes it deletes the approval requests settled longer than `ApprovalRules.retention` ago, so
+/// a quiet site is purged too (a busy one purges in every approval write).
 public final class TrustServer: Sendable {
     private let server: BackgroundHTTPServer
     public var port: Int { server.port }
@@ -14,7 +16,8 @@ public final class TrustServer: Sendable {
                              registry: PrometheusCollectorRegistry? = nil, logger: Logger? = nil) async throws -> TrustServer {
         guard let server = await BackgroundHTTPServer.start(
             router: TrustAPI.router(service: service, registry: registry), host: host, port: port,
-            serverName: "lockbench-trust", logger: BackgroundHTTPServer.logger(logger, label: "lockbench.trust")) else {
+            serverName: "lockbench-trust", logger: BackgroundHTTPServer.logger(logger, label: "lockbench.trust"),
+            every: 600, tick: { _ = try? await service.purgeApprovals() }) else {
             throw TrustError(.invalidRequest, "the trust service could not listen on \(host):\(port)")
         }
         return TrustServer(server: server)

@@ -307,6 +307,10 @@ struct SQLiteTransaction: TrustTransaction {
                         [.text("setting." + name), .text(value)])
     }
 
+    func deleteSetting(_ name: String) async throws {
+        _ = try await q("DELETE FROM meta WHERE name = ?", [.text("setting." + name)])
+    }
+
     // MARK: devices
 
     func device(_ id: String) async throws -> DeviceRecord? {

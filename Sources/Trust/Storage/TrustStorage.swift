@@ -27,6 +27,8 @@ public protocol TrustTransaction: Sendable {
     // Site settings (key lifetime, poll interval…), as text.
     func setting(_ name: String) async throws -> String?
     func setSetting(_ name: String, _ value: String) async throws
+    /// Removes a setting (nothing happens when there is none).
+    func deleteSetting(_ name: String) async throws
 
     func device(_ id: String) async throws -> DeviceRecord?
     func devices(user: String?) async throws -> [DeviceRecord]
