@@ -183,6 +183,46 @@ final class ApprovalTests: XCTestCase {
         p.f.clock.advance(ApprovalRules.defaultTTL)
         try await ask(base)
     }
+
+    /// Answered and expired requests are deleted `ApprovalRules.retention` after they settle (the
+    /// answer, or the end of the TTL), by the next approval write or `purgeApprovals`; pending
+    /// ones and those settled more recently stay.
+    func testSettledRequestsAreDeletedAfterTheRetention() async throws {
+        let p = try await parties(); defer { Task { await p.f.close() } }
+        func stored(_ id: String) async throws -> Bool {
+            try await p.f.storage.read { tx in try await tx.setting("approval." + id) } != nil
+        }
+        let answered = try await request(p)
+        p.f.clock.advance(10)
+        _ = try await p.f.service.answerApproval(id: answered.id, device: "alice-phone", .deny)   // settles at t0+10
+        let expired = try await request(p, ttl: 30)                                               // settles at t0+40
+        // One second before the answered one's retention ends: nothing goes.
+        p.f.clock.advance(ApprovalRules.retention - 1)
+        var purged = try await p.f.service.purgeApprovals()
+        XCTAssertEqual(purged, 0)
+        let stillThere = try await p.f.service.approval(id: answered.id, device: "bob-phone").0.status
+        XCTAssertEqual(stillThere, .denied)
+        // At the end of its retention the answered request is deleted; the expired one stays 30 s more.
+        p.f.clock.advance(1)
+        purged = try await p.f.service.purgeApprovals()
+        XCTAssertEqual(purged, 1)
+        let answeredStored = try await stored(answered.id), expiredStored = try await stored(expired.id)
+        XCTAssertFalse(answeredStored, "the row is gone, not blanked")
+        XCTAssertTrue(expiredStored)
+        await XCTAssertTrustError(.notFound) { try await p.f.service.approval(id: answered.id, device: "bob-phone") }
+        // A new request (a write) purges what is due by then: the expired one, not itself.
+        p.f.clock.advance(30)
+        let fresh = try await request(p)
+        let expiredGone = try await stored(expired.id), freshStored = try await stored(fresh.id)
+        XCTAssertFalse(expiredGone)
+        XCTAssertTrue(freshStored)
+        let index = try await p.f.storage.read { tx in try await tx.approvalIndex() }.map(\.id)
+        XCTAssertEqual(index, [fresh.id], "the index holds only what is stored")
+        purged = try await p.f.service.purgeApprovals()
+        XCTAssertEqual(purged, 0, "a pending request is never purged")
+        let inbox = try await p.f.service.pendingApprovals(device: "alice-phone").map(\.id)
+        XCTAssertEqual(inbox, [fresh.id])
+    }
 }
 
 /// The approval endpoints over HTTP, checked against docs/trust-openapi.json.
