@@ -82,4 +82,77 @@ final class FleetTests: XCTestCase {
         XCTAssertEqual(r.status, 2)
         XCTAssertTrue(r.stderr.contains("exists"), r.stderr)
     }
+
+    /// The progress line is redrawn in place (`\r`, erase line) when stderr is a terminal — here a
+    /// pseudo-terminal — and never drawn when it is not (plain lines every 5 s instead).
+    func testTheProgressLineOnATerminalAndNotOff() throws {
+        let args = ["fleet", "--locks", "2", "--phones", "2", "--duration", "2s", "--rate", "20", "--workers", "2"]
+        // stderr on a pseudo-terminal's slave side; we read the master side.
+        let master = open("/dev/ptmx", O_RDWR | O_NOCTTY)
+        XCTAssertGreaterThanOrEqual(master, 0, "open /dev/ptmx")
+        defer { close(master) }
+        var unlock: Int32 = 0, number: UInt32 = 0
+        XCTAssertEqual(ioctl(master, 0x4004_5431 /* TIOCSPTLCK */, &unlock), 0)
+        XCTAssertEqual(ioctl(master, 0x8004_5430 /* TIOCGPTN */, &number), 0)
+        let slave = open("/dev/pts/\(number)", O_RDWR | O_NOCTTY)
+        XCTAssertGreaterThanOrEqual(slave, 0, "open /dev/pts/\(number)")
+        let process = Process()
+        process.executableURL = LockBenchProcess.binary
+        process.arguments = args
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle(fileDescriptor: slave, closeOnDealloc: true)
+        try process.run()
+        var terminal = Data()
+        let reader = Thread {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let n = read(master, &buffer, buffer.count)
+                if n <= 0 { break }     // EIO once every slave fd is closed
+                terminal.append(contentsOf: buffer[0..<n])
+            }
+        }
+        let done = DispatchSemaphore(value: 0)
+        let readerDone = Thread { reader.main(); done.signal() }
+        readerDone.start()
+        let summary = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        try (process.standardError as? FileHandle)?.close()
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success, "the terminal closed")
+        let drawn = String(decoding: terminal, as: UTF8.self)
+        XCTAssertEqual(process.terminationStatus, 0, drawn + summary)
+        XCTAssertTrue(drawn.contains("\r\u{1B}[Kfleet: "), "a progress line drawn in place: \(drawn.debugDescription)")
+        XCTAssertTrue(drawn.contains(" taps/s, "), drawn.debugDescription)
+        XCTAssertTrue(drawn.hasSuffix("\r\u{1B}[K") || drawn.contains("\r\u{1B}[K\r\n") || drawn.contains("tapping"),
+                      "the line is erased before the summary: \(drawn.debugDescription)")
+        XCTAssertFalse(summary.contains("\u{1B}"), "the summary on stdout has no control codes")
+        XCTAssertTrue(summary.contains("consistent"), summary)
+
+        // Off a terminal, the same run for long enough to pass 5 s: a plain line, no control codes.
+        let plain = try LockBenchProcess.run(args.map { $0 == "2s" ? "6s" : $0 })
+        XCTAssertEqual(plain.status, 0, plain.stderr)
+        XCTAssertFalse(plain.stderr.contains("\u{1B}"), plain.stderr.debugDescription)
+        XCTAssertFalse(plain.stderr.contains("\r"), plain.stderr.debugDescription)
+        XCTAssertTrue(plain.stderr.split(separator: "\n").contains { $0.hasPrefix("fleet: ") && $0.contains(" taps/s, ") },
+                      "a plain progress line every 5 s: \(plain.stderr)")
+    }
+
+    /// With `--clock system --poll-every`, phones poll on the wall clock while the load runs: more
+    /// polls than the one each phone makes at login, which is all a run without it makes.
+    func testPhonesPollOnTheSystemClock() throws {
+        let base = ["--locks", "2", "--phones", "3", "--duration", "3.5s", "--rate", "20", "--workers", "2", "--clock", "system", "--json"]
+        let polling = try fleet(base + ["--poll-every", "1s"])
+        XCTAssertEqual(polling.status, 0, polling.stderr)
+        let s = try JSONDecoder().decode(FleetSummary.self, from: Data(polling.stdout.utf8))
+        XCTAssertEqual(s.clock, "system")
+        XCTAssertEqual(s.logins, 3)
+        XCTAssertEqual(s.pollFailures, 0)
+        XCTAssertGreaterThanOrEqual(s.polls, 3 + 3, "each phone polled at login and at least once on schedule in 3.5 s: \(s.polls)")
+        XCTAssertGreaterThan(s.granted, 0)
+        XCTAssertTrue(s.consistent)
+        let quiet = try fleet(base)
+        XCTAssertEqual(quiet.status, 0, quiet.stderr)
+        let q = try JSONDecoder().decode(FleetSummary.self, from: Data(quiet.stdout.utf8))
+        XCTAssertEqual(q.polls, 3, "without --poll-every only the login polls")
+    }
 }
