@@ -125,9 +125,16 @@ public struct CredentialConfiguration {
     /// revocation document it carries (zeros for a kind it carries none of): what a phone tells
     /// the lock so that a lock holding older documents steps up to fetch these
     /// (docs/protocol.md §9). Documents that do not parse are left out.
-    public func withDocumentTimestamps() -> CredentialConfiguration {
+    ///
+    /// With `readerGroup` (the reader's group, learnt from AUTH0), `91` is the newest of the
+    /// documents naming that group, when any does: a document for another door (an approval's
+    /// unlock command) is one this lock never keeps, so counting it would make the lock step up
+    /// on every tap.
+    public func withDocumentTimestamps(readerGroup: [UInt8]? = nil) -> CredentialConfiguration {
         var c = self
-        let access = accessDocuments.compactMap { try? AccessDocument(parsing: $0).validity.signed }.max()
+        let parsed = accessDocuments.compactMap { try? AccessDocument(parsing: $0) }
+        let forThisReader = readerGroup.map { g in parsed.filter { $0.access.readers.contains { $0.groupID == g } } } ?? []
+        let access = (forThisReader.isEmpty ? parsed : forThisReader).map(\.validity.signed).max()
         let revocation = revocationDocuments.compactMap { try? RevocationDocument(parsing: $0).issued }.max()
         c.credentialTimestamp = access.map(SignedTimestamps.field) ?? Auth1ResponsePlaintext.zeroTimestamp
         c.revocationTimestamp = revocation.map(SignedTimestamps.field) ?? Auth1ResponsePlaintext.zeroTimestamp

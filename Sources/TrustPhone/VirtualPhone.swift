@@ -273,7 +273,8 @@ public final class VirtualPhone: @unchecked Sendable {
         }
         return CredentialSession(configuration: CredentialConfiguration(
             signingKey: key, trustedReaders: readers, accessDocuments: docs,
-            revocationDocuments: revocation.map { [$0] } ?? [], interface: interface).withDocumentTimestamps(), fastCache: fast)
+            revocationDocuments: revocation.map { [$0] } ?? [], interface: interface).withDocumentTimestamps(readerGroup: readerGroup),
+            fastCache: fast)
     }
 
     func keep(fastCache: FastCache) { locked { self.fastCache = fastCache } }
