@@ -107,15 +107,15 @@ enum TrustBenchmark {
         let workers = min(concurrency, phones)
         let perRound = max(workers, rotations / rounds)
         let holders = max(workers, min(phones, perRound) / workers * workers)
-        var access = [String](), refresh = [String]()
+        var access = [String](), refreshTokens = [String]()
         let group = Data(Primitives16.random).map { String(format: "%02x", $0) }.joined()
         for p in 0..<phones {
             let code = try await service.addDevice(id: "p\(p)", user: "u\(p)", credentialKey: Array(P256.Signing.PrivateKey().publicKey.x963Representation))
             _ = try await service.addGrant(id: "g\(p)", user: "u\(p)", readers: [group])
             access.append(try await service.exchange(code: code).access_token)
         }
-        for p in 0..<holders { refresh.append(try await service.exchange(code: try await service.enroll(device: "p\(p)")).refresh_token) }
-        _ = try await phonesProcess.run(.init(op: .setup, baseURL: server.baseURL, concurrency: concurrency, access: access, refresh: refresh))
+        for p in 0..<holders { refreshTokens.append(try await service.exchange(code: try await service.enroll(device: "p\(p)")).refresh_token) }
+        _ = try await phonesProcess.run(.init(op: .setup, baseURL: server.baseURL, concurrency: concurrency, access: access, refresh: refreshTokens))
         _ = try await phonesProcess.run(.init(op: .poll, count: phones))
 
         // Each round measures the baseline and the figure back to back, so a burst of load on the
