@@ -173,7 +173,8 @@ final class PollFreshnessTests: XCTestCase {
         XCTAssertNotNil(f.service.tokens.verified.claims(t.access_token))
 
         _ = try await f.service.revokeGrant(id: "g1", reason: "left the company")
-        let after = try XCTUnwrap(try await client.keys(accessToken: t.access_token, since: cursor))
+        let answer = try await client.keys(accessToken: t.access_token, since: cursor)
+        let after = try XCTUnwrap(answer)
         XCTAssertEqual(after.deleted, [first!.keys[0].id])
         XCTAssertEqual(after.revocation?.serial, 1)
 
