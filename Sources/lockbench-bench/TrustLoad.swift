@@ -44,6 +44,7 @@ enum TrustLoad {
         var pid: Int32 { process.processIdentifier }
 
         init() throws {
+            signal(SIGPIPE, SIG_IGN)   // a child that died is an error on write, not the bench's death
             process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
             process.arguments = ["trust-load"]
             process.standardInput = input
