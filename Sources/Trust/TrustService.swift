@@ -224,7 +224,7 @@ public final class TrustService: Sendable {
     /// re-planning inside the write (`sync`).
     public func poll(device: String, since: Int64?, family: String? = nil) async throws -> PollResult? {
         let now = now()
-        let state = try await storage.read { tx in try await tx.pollState(device: device, family: family) }
+        let state = try await storage.pollState(device: device, family: family)
         if state.familyRevoked { throw TrustError(.invalidToken, "the token's login was revoked") }
         guard let d = state.device else { throw TrustError(.invalidToken, "device \(device) is gone") }
         let snapshot = Snapshot(state: state, device: d)

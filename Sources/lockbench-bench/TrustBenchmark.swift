@@ -8,10 +8,12 @@ import Trust
 import TrustPhone
 
 /// `lockbench-bench trust`: the trust service under load over loopback HTTP on a durable SQLite
-/// file, each figure against a baseline measured in the same run:
+/// file, each figure against a baseline measured in the same run. The server runs here; the
+/// phones run in a child process (`TrustLoad`), so the figures are the server's:
 ///
 /// - key refreshes: phones polling after their keys' expectedUpdate (token check, read, re-issue
-///   with an ES256 signature, durable write) vs the same HTTP stack answering /healthz;
+///   with an ES256 signature, durable write) vs the same HTTP stack answering /healthz; and polls
+///   where nothing changed (token check, one read: 204);
 /// - refresh-token rotations over HTTP (reuse detection, durable) vs /healthz and vs a bare
 ///   durable write through the same storage seam; then 50 rotations of one token at once over
 ///   HTTP must leave one live token;
@@ -48,7 +50,11 @@ enum TrustBenchmark {
 
     final class Box: @unchecked Sendable { var code: Int32 = 0 }
 
-    struct Sample { var rate: Double; var p50: Double; var p99: Double }
+    struct Sample {
+        var rate: Double, p50: Double, p99: Double
+        init(rate: Double, p50: Double, p99: Double) { self.rate = rate; self.p50 = p50; self.p99 = p99 }
+        init(_ a: TrustLoad.Answer) { self.init(rate: a.rate, p50: a.p50, p99: a.p99) }
+    }
 
     /// Runs `work(k)` for k in 0..<n with `concurrency` at once; rate per second and latency percentiles (ms).
     static func load(_ n: Int, concurrency: Int, _ work: @escaping @Sendable (Int) async throws -> Void) async throws -> Sample {
@@ -90,76 +96,57 @@ enum TrustBenchmark {
         var config = HTTPClient.Configuration()
         config.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = concurrency
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
-        let client = TrustClient(baseURL: server.baseURL, http: http)
         defer { Task { try? await http.shutdown() } }
+        // The phones run in a process of their own, so what is measured is the server.
+        let phonesProcess = try TrustLoad.Child()
+        defer { phonesProcess.quit() }
 
-        print("trust benchmark: \(phones) phones, concurrency \(concurrency), SQLite WAL synchronous=FULL at \(dir)")
-        // Fixture: a user, a device and a grant per phone, logged in, first keys fetched.
-        var tokens = [String](repeating: "", count: phones)
+        print("trust benchmark: \(phones) phones (in process \(phonesProcess.pid)), concurrency \(concurrency), SQLite WAL synchronous=FULL at \(dir)")
+        // Fixture: a user, a device and a grant per phone, logged in (the code exchanged through
+        // the service), refresh tokens for the rotations; then the phones fetch their first keys.
+        let workers = min(concurrency, phones)
+        let perRound = max(workers, rotations / rounds)
+        let holders = max(workers, min(phones, perRound) / workers * workers)
+        var access = [String](), refreshTokens = [String]()
         let group = Data(Primitives16.random).map { String(format: "%02x", $0) }.joined()
         for p in 0..<phones {
             let code = try await service.addDevice(id: "p\(p)", user: "u\(p)", credentialKey: Array(P256.Signing.PrivateKey().publicKey.x963Representation))
             _ = try await service.addGrant(id: "g\(p)", user: "u\(p)", readers: [group])
-            tokens[p] = try await client.token([("grant_type", "authorization_code"), ("code", code)]).access_token
+            access.append(try await service.exchange(code: code).access_token)
         }
-        let access = tokens
-        let cursors = Cursors(phones)
-        _ = try await load(phones, concurrency: concurrency) { k in
-            cursors.set(k, try await client.keys(accessToken: access[k], since: nil)?.cursor)
-        }
+        for p in 0..<holders { refreshTokens.append(try await service.exchange(code: try await service.enroll(device: "p\(p)")).refresh_token) }
+        _ = try await phonesProcess.run(.init(op: .setup, baseURL: server.baseURL, concurrency: concurrency, access: access, refresh: refreshTokens))
+        _ = try await phonesProcess.run(.init(op: .poll, count: phones))
 
         // Each round measures the baseline and the figure back to back, so a burst of load on the
         // shared machine hits both alike; the table gives medians over the rounds and the median
         // of the per-round ratios.
-        // Baseline: the same server and client, /healthz (no token, no database, no signature).
-        var health = HTTPClientRequest(url: server.baseURL + "/healthz")
-        health.method = .GET
-        let healthRequest = health
-        let healthz: @Sendable (Int) async throws -> Void = { _ in
-            let r = try await http.execute(healthRequest, timeout: .seconds(30))
-            _ = try await r.body.collect(upTo: 1024)
-        }
+        // Baseline: the same server and phones, /healthz (no token, no database, no signature).
+        let healthz = TrustLoad.Job(op: .healthz, count: phones)
         // Key refreshes: every poll comes after expectedUpdate, so each re-issues a signed key.
-        var refreshRounds = [(figure: Sample, baseline: Sample)]()
+        var refreshRounds = [(figure: Sample, baseline: Sample, unchanged: Sample)]()
         var issued = 0
         for _ in 0..<rounds {
-            let baseline = try await load(phones, concurrency: concurrency, healthz)
+            let baseline = Sample(try await phonesProcess.run(healthz))
             clock.advance(settings.pollInterval)
-            let s = try await load(phones, concurrency: concurrency) { k in
-                guard let r = try await client.keys(accessToken: access[k], since: cursors.get(k)), r.keys.count == 1 else {
-                    throw TrustError(.invalidRequest, "a poll after expectedUpdate did not re-issue the key")
-                }
-                cursors.set(k, r.cursor)
-            }
+            let s = Sample(try await phonesProcess.run(.init(op: .poll, count: phones, expectKeys: 1)))
             issued += phones
-            refreshRounds.append((s, baseline))
-            print("  round: key refreshes \(Int(s.rate))/s p99 \(String(format: "%.1f", s.p99)) ms; /healthz \(Int(baseline.rate))/s")
+            // Polls with nothing changed since: token check and one read, no signature.
+            let u = Sample(try await phonesProcess.run(.init(op: .poll, count: phones, expectKeys: 0)))
+            refreshRounds.append((s, baseline, u))
+            print("  round: key refreshes \(Int(s.rate))/s p99 \(String(format: "%.1f", s.p99)) ms; /healthz \(Int(baseline.rate))/s; unchanged polls \(Int(u.rate))/s")
         }
 
         // Rotations: each phone rotates its refresh token in turn, over HTTP. Baselines: /healthz
-        // on the same server and client, and a bare durable write through the same storage seam.
-        // Each worker owns the holders ≡ its index (mod concurrency), so no two requests ever
-        // present the same token at once (that would be reuse, and revoke the family).
-        let workers = min(concurrency, phones)
-        let perRound = max(workers, rotations / rounds)
-        let holders = max(workers, min(phones, perRound) / workers * workers)
-        let refreshTokens = RefreshTokens()
-        for p in 0..<holders {
-            let code = try await service.enroll(device: "p\(p)")
-            refreshTokens.set(p, try await service.exchange(code: code).refresh_token)
-        }
+        // on the same server and phones, and a bare durable write through the same storage seam
+        // (in this process: it has no HTTP).
         var rotationRounds = [(figure: Sample, healthz: Sample, write: Sample)]()
         for round in 0..<rounds {
-            let h = try await load(perRound, concurrency: concurrency, healthz)
+            let h = Sample(try await phonesProcess.run(.init(op: .healthz, count: perRound)))
             let w = try await load(perRound, concurrency: concurrency) { k in
                 try await storage.write { tx in try await tx.setSetting("bench.\(k % holders)", "\(round).\(k)") }
             }
-            let r = try await load(perRound, concurrency: workers) { k in
-                let p = k % holders
-                let old = refreshTokens.get(p)
-                let r = try await client.token([("grant_type", "refresh_token"), ("refresh_token", old)])
-                refreshTokens.set(p, r.refresh_token)
-            }
+            let r = Sample(try await phonesProcess.run(.init(op: .rotate, count: perRound, holders: holders, workers: workers)))
             rotationRounds.append((r, h, w))
             print("  round: rotations \(Int(r.rate))/s p99 \(String(format: "%.1f", r.p99)) ms; /healthz \(Int(h.rate))/s; bare durable write \(Int(w.rate))/s")
         }
@@ -199,6 +186,8 @@ enum TrustBenchmark {
                        p99: median(refreshRounds.map(\.figure.p99)), best: refreshRounds.map(\.figure.rate).max() ?? 0)
         let refreshBase = (rate: median(refreshRounds.map(\.baseline.rate)), p99: median(refreshRounds.map(\.baseline.p99)))
         let refreshRatio = median(refreshRounds.map { $0.figure.rate / $0.baseline.rate })
+        let unchanged = (rate: median(refreshRounds.map(\.unchanged.rate)), p99: median(refreshRounds.map(\.unchanged.p99)))
+        let unchangedRatio = median(refreshRounds.map { $0.unchanged.rate / $0.baseline.rate })
         let rotation = (rate: median(rotationRounds.map(\.figure.rate)), p99: median(rotationRounds.map(\.figure.p99)),
                         best: rotationRounds.map(\.figure.rate).max() ?? 0)
         let rotationHealth = median(rotationRounds.map(\.healthz.rate)), rotationWrite = median(rotationRounds.map(\.write.rate))
@@ -211,6 +200,7 @@ enum TrustBenchmark {
         print("|---|---|---|---|---|---|")
         let refreshOK = refresh.rate >= 5000 && refresh.p99 <= 20
         print("| key refreshes over HTTP, SQLite durable (\(issued) re-issued keys, \(phones) phones, \(concurrency) in flight) | \(f(refresh.rate))/s (best \(f(refresh.best))), p50 \(f(refresh.p50, 1)) ms, p99 \(f(refresh.p99, 1)) ms | /healthz \(f(refreshBase.rate))/s, p99 \(f(refreshBase.p99, 1)) ms | \(f(refreshRatio, 3)) | ≥ 5,000/s, p99 ≤ 20 ms | \(refreshOK ? "yes" : "no") |")
+        print("| polls with nothing changed (204: token check, one read) | \(f(unchanged.rate))/s, p99 \(f(unchanged.p99, 1)) ms | /healthz \(f(refreshBase.rate))/s | \(f(unchangedRatio, 3)) | — | — |")
         let rotationOK = rotation.rate >= 2000 && live == 1
         print("| refresh rotations over HTTP, reuse detection, durable (\(perRound * rounds)) | \(f(rotation.rate))/s (best \(f(rotation.best))), p99 \(f(rotation.p99, 1)) ms | /healthz \(f(rotationHealth))/s; bare durable write \(f(rotationWrite))/s | \(f(rotationRatio, 3)); \(f(writeRatio, 3)) | ≥ 2,000/s | \(rotationOK ? "yes" : "no") |")
         print("| 50 concurrent rotations of one token | \(live) live token(s) in the family | — | — | exactly 1 | \(live == 1 ? "yes" : "no") |")
@@ -236,19 +226,6 @@ enum TrustBenchmark {
     }
 
     enum Primitives16 { static var random: [UInt8] { (0..<16).map { _ in UInt8.random(in: 0...255) } } }
-
-    final class Cursors: @unchecked Sendable {
-        private let lock = NSLock(); private var values: [String?]
-        init(_ n: Int) { values = Array(repeating: nil, count: n) }
-        func get(_ k: Int) -> String? { lock.lock(); defer { lock.unlock() }; return values[k] }
-        func set(_ k: Int, _ v: String?) { lock.lock(); values[k] = v; lock.unlock() }
-    }
-
-    final class RefreshTokens: @unchecked Sendable {
-        private let lock = NSLock(); private var values: [Int: String] = [:]
-        func get(_ k: Int) -> String { lock.lock(); defer { lock.unlock() }; return values[k] ?? "" }
-        func set(_ k: Int, _ v: String) { lock.lock(); values[k] = v; lock.unlock() }
-    }
 }
 
 import ArgumentParser

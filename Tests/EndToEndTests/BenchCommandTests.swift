@@ -7,8 +7,8 @@ import XCTest
 final class BenchCommandTests: XCTestCase {
     static let binary = Repository.builtProduct("lockbench-bench")
 
-    func bench(_ arguments: [String]) throws -> LockBenchProcess.Result {
-        try LockBenchProcess.run(arguments, executable: Self.binary)
+    func bench(_ arguments: [String], stdin: String? = nil) throws -> LockBenchProcess.Result {
+        try LockBenchProcess.run(arguments, executable: Self.binary, stdin: stdin)
     }
 
     func testHelpNamesEverySubcommandAndItsFlags() throws {
@@ -26,6 +26,22 @@ final class BenchCommandTests: XCTestCase {
             XCTAssertEqual(help.status, 0, sub)
             for name in names { XCTAssertTrue(help.stdout.contains(name), "\(sub) --help lacks \(name):\n\(help.stdout)") }
         }
+    }
+
+    /// The trust bench's phones (`trust-load`, spawned by `trust`) are hidden from --help, answer a
+    /// job they cannot run with an error line and go on, and refuse a line that is not a job (exit 2).
+    func testTrustLoadAnswersJobsAndRefusesOthers() throws {
+        let top = try bench(["--help"])
+        XCTAssertFalse(top.stdout.contains("trust-load"), top.stdout)
+        let r = try bench(["trust-load"], stdin: "{\"op\":\"poll\",\"count\":1}\n{\"op\":\"healthz\",\"count\":0}\n{\"op\":\"quit\"}\n")
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let answers = r.stdout.split(separator: "\n")
+        XCTAssertEqual(answers.count, 2, r.stdout)
+        XCTAssertTrue(answers.first?.contains("no setup with access tokens") ?? false, r.stdout)
+        XCTAssertTrue(answers.last?.contains("no setup") ?? false, r.stdout)
+        let bad = try bench(["trust-load"], stdin: "not json\n")
+        XCTAssertEqual(bad.status, 2)
+        XCTAssertTrue(bad.stderr.contains("not a job"), bad.stderr)
     }
 
     func testBadValuesAreUsageErrors() throws {

@@ -154,6 +154,43 @@ final class HTTPTests: XCTestCase {
     }
 }
 
+/// Nothing a poll answers is kept past a change it depends on: with the phone's access token in
+/// the verified-token cache and a 204 just answered, a revoked grant is in the very next poll, and
+/// a login revoked by refresh-token reuse refuses the same (cached) access token at once.
+final class PollFreshnessTests: XCTestCase {
+    func testNextPollSeesARevocationAndARevokedLoginDespiteTheCaches() async throws {
+        let f = try await TrustFixture.make(); defer { Task { await f.close() } }
+        let server = try await TrustServer.start(service: f.service)
+        let client = TrustClient(baseURL: server.baseURL)
+        let code = try await f.service.addDevice(id: "p1", user: "alice", credentialKey: Array(P256.Signing.PrivateKey().publicKey.x963Representation))
+        _ = try await f.service.addGrant(id: "g1", user: "alice", readers: [f.group])
+        let t = try await client.token([("grant_type", "authorization_code"), ("code", code)])
+        let first = try await client.keys(accessToken: t.access_token, since: nil)
+        XCTAssertEqual(first?.keys.count, 1)
+        let cursor = try XCTUnwrap(first?.cursor)
+        let unchanged = try await client.keys(accessToken: t.access_token, since: cursor)
+        XCTAssertNil(unchanged)
+        XCTAssertNotNil(f.service.tokens.verified.claims(t.access_token))
+
+        _ = try await f.service.revokeGrant(id: "g1", reason: "left the company")
+        let answer = try await client.keys(accessToken: t.access_token, since: cursor)
+        let after = try XCTUnwrap(answer)
+        XCTAssertEqual(after.deleted, [first!.keys[0].id])
+        XCTAssertEqual(after.revocation?.serial, 1)
+
+        let next = try await client.token([("grant_type", "refresh_token"), ("refresh_token", t.refresh_token)])
+        f.clock.advance(31)   // past the grace window: presenting the old token again is reuse
+        do { _ = try await client.token([("grant_type", "refresh_token"), ("refresh_token", t.refresh_token)]); XCTFail("reuse") } catch {}
+        for token in [t.access_token, next.access_token] {
+            do { _ = try await client.keys(accessToken: token, since: after.cursor); XCTFail("a revoked login still polls") } catch {
+                XCTAssertEqual(error, .unauthorized("the token's login was revoked"))
+            }
+        }
+        await client.shutdown()
+        await server.stop()
+    }
+}
+
 /// `/metrics` in Prometheus text: the counters the API keeps (swift-metrics → swift-prometheus).
 final class MetricsTests: XCTestCase {
     func testMetricsAreServed() async throws {

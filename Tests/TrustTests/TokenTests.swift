@@ -155,6 +155,35 @@ final class TokenTests: XCTestCase {
         await XCTAssertTrustError(.invalidToken) { try await f.service.authorize(bearer: "a.b") }
     }
 
+    /// A token's verified signature is remembered, its claims are not: a cached token still
+    /// expires, a changed byte is a different token, and the cache stays bounded.
+    func testVerifiedTokenCacheRechecksClaimsAndStaysBounded() async throws {
+        let f = try await TrustFixture.make(); defer { Task { await f.close() } }
+        let t = try await f.login("p1", user: "alice")
+        _ = try await f.service.authorize(bearer: t.access_token)
+        XCTAssertNotNil(f.service.tokens.verified.claims(t.access_token))
+        let parts = t.access_token.split(separator: ".")
+        var sig = Base64URL.decode(String(parts[2]))!
+        sig[5] ^= 1
+        await XCTAssertTrustError(.invalidToken) { try await f.service.authorize(bearer: parts[0] + "." + parts[1] + "." + Base64URL.encode(sig)) }
+        f.clock.advance(905)
+        await XCTAssertTrustError(.invalidToken) { try await f.service.authorize(bearer: t.access_token) }
+
+        let claims = try await f.service.tokens.verify(try await f.login("p2", user: "bob").access_token, now: f.service.now())
+        let cache = VerifiedTokens(capacity: 4)
+        let now = f.clock.now()
+        var lapsed = claims; lapsed.exp = .init(value: now.addingTimeInterval(-1))
+        cache.insert("a", lapsed, now: now); cache.insert("b", lapsed, now: now)
+        cache.insert("c", claims, now: now); cache.insert("d", claims, now: now)
+        cache.insert("e", claims, now: now)   // full: the two lapsed go
+        XCTAssertEqual(cache.count, 3)
+        XCTAssertNil(cache.claims("a"))
+        XCTAssertNotNil(cache.claims("c"))
+        cache.insert("f", claims, now: now); cache.insert("g", claims, now: now)   // full, none lapsed: dropped
+        XCTAssertEqual(cache.count, 1)
+        XCTAssertNotNil(cache.claims("g"))
+    }
+
     /// 50 refreshes of one token at once: at most one token of the family is ever active.
     func testFiftyConcurrentRefreshesNeverForkAFamily() async throws {
         let f = try await TrustFixture.make(); defer { Task { await f.close() } }

@@ -161,10 +161,7 @@ public final class SQLiteTrustStorage: TrustStorage, @unchecked Sendable {
     }
 
     public func read<T: Sendable>(_ body: @Sendable (any TrustTransaction) async throws -> T) async throws -> T {
-        let (connection, mutex) = nextReader.withLock {
-            readerIndex &+= 1
-            return readers[readerIndex % readers.count]
-        }
+        let (connection, mutex) = reader()
         return try await mutex.run {
             _ = try await Self.rows(connection, "BEGIN")
             do {
@@ -175,6 +172,21 @@ public final class SQLiteTrustStorage: TrustStorage, @unchecked Sendable {
                 _ = try? await Self.rows(connection, "ROLLBACK")
                 throw error
             }
+        }
+    }
+
+    /// The poll's read is one statement (`SQLiteTransaction.pollState`): in autocommit mode a
+    /// statement is its own read transaction, one consistent snapshot, so it goes without the
+    /// BEGIN and COMMIT round trips of `read` (each a hop to SQLite's thread and back).
+    public func pollState(device: String, family: String?) async throws -> PollState {
+        let (connection, mutex) = reader()
+        return try await mutex.run { try await SQLiteTransaction(connection: connection).pollState(device: device, family: family) }
+    }
+
+    private func reader() -> (SQLiteConnection, AsyncMutex) {
+        nextReader.withLock {
+            readerIndex &+= 1
+            return readers[readerIndex % readers.count]
         }
     }
 

@@ -15,6 +15,9 @@ public protocol TrustStorage: Sendable {
     func write<T: Sendable>(_ body: @escaping @Sendable (any TrustTransaction) async throws -> T) async throws -> T
     /// Runs `body` against a consistent snapshot; `body` must not write.
     func read<T: Sendable>(_ body: @Sendable (any TrustTransaction) async throws -> T) async throws -> T
+    /// A poll's read (`TrustTransaction.pollState`), in one consistent snapshot. Every poll makes
+    /// it, so a backend that can answer it in one round trip overrides the default (`read`).
+    func pollState(device: String, family: String?) async throws -> PollState
     func close() async throws
 }
 
@@ -109,6 +112,12 @@ public struct RotationState: Sendable {
     public var device: DeviceRecord?
     public init(token: RefreshTokenRecord, family: TokenFamilyRecord?, device: DeviceRecord?) {
         self.token = token; self.family = family; self.device = device
+    }
+}
+
+extension TrustStorage {
+    public func pollState(device: String, family: String?) async throws -> PollState {
+        try await read { tx in try await tx.pollState(device: device, family: family) }
     }
 }
 

@@ -47,6 +47,9 @@ public final class TokenAuthority: Sendable {
     let clock: any TrustClock
     /// Clock skew allowed on `nbf`/`exp` between instances.
     public let leeway: TimeInterval = 5
+    /// Tokens whose signature already verified: a phone presents the same access token on every
+    /// poll of its lifetime, and the ES256 check was the largest CPU cost of a poll.
+    let verified = VerifiedTokens()
 
     public init(key: P256.Signing.PrivateKey, settings: TrustSettings, clock: any TrustClock) async throws {
         keyID = JWKIdentifier(string: Self.keyID(key.publicKey))
@@ -81,6 +84,7 @@ public final class TokenAuthority: Sendable {
     /// Checks a bearer token; every refusal names the rule.
     public func verify(_ token: String, now: Date) async throws(TrustError) -> AccessClaims {
         guard token.utf8.count <= 4096 else { throw TrustError(.invalidToken, "token longer than 4096 bytes") }
+        if let claims = verified.claims(token) { return try check(claims, now: now) }
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerBytes = Base64URL.decode(String(parts[0])),
               let header = try? JSONSerialization.jsonObject(with: Data(headerBytes)) as? [String: Any] else {
@@ -96,6 +100,13 @@ public final class TokenAuthority: Sendable {
         do { claims = try await collection().verify(token, as: AccessClaims.self) } catch {
             throw TrustError(.invalidToken, "signature or claims do not verify")
         }
+        _ = try check(claims, now: now)
+        verified.insert(token, claims, now: now)
+        return claims
+    }
+
+    /// The claim checks, made on every use, cached signature or not (the clock moves on).
+    func check(_ claims: AccessClaims, now: Date) throws(TrustError) -> AccessClaims {
         guard claims.iss.value == settings.issuer else { throw TrustError(.invalidToken, "iss \"\(claims.iss.value)\" is not \(settings.issuer)") }
         guard claims.aud.value.contains(settings.audience) else {
             throw TrustError(.invalidToken, "aud \(claims.aud.value) does not include \(settings.audience)")
@@ -116,6 +127,31 @@ public final class TokenAuthority: Sendable {
     }
 
     static func hash(_ secret: String) -> [UInt8] { Primitives.sha256(Array(secret.utf8)) }
+}
+
+/// Access tokens whose header and signature verified, with their claims: the same bytes verify
+/// the same way again. Bounded: when full, entries past their `exp` go first, and if none has
+/// lapsed the whole cache is dropped (the next polls pay one signature check each).
+final class VerifiedTokens: @unchecked Sendable {
+    let capacity: Int
+    private let lock = NSLock()
+    private var entries: [String: AccessClaims] = [:]
+
+    init(capacity: Int = 16_384) { self.capacity = capacity }
+
+    func claims(_ token: String) -> AccessClaims? { lock.withLock { entries[token] } }
+
+    func insert(_ token: String, _ claims: AccessClaims, now: Date) {
+        lock.withLock {
+            if entries.count >= capacity {
+                entries = entries.filter { $0.value.exp.value > now }
+                if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+            }
+            entries[token] = claims
+        }
+    }
+
+    var count: Int { lock.withLock { entries.count } }
 }
 
 /// A thread-safe round-robin counter.
