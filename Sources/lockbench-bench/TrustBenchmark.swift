@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Crypto
 import Dispatch
 import Foundation
+import LockBenchTestDoubles
 import NIOCore
 import Scenario
 import Trust
@@ -12,6 +13,8 @@ import TrustPhone
 ///
 /// - key refreshes: phones polling after their keys' expectedUpdate (token check, read, re-issue
 ///   with an ES256 signature, durable write) vs the same HTTP stack answering /healthz;
+/// - the same key refreshes with two instances on one PostgreSQL database (phone k polls instance
+///   k mod 2; `ThrowawayPostgres`, or LOCKBENCH_TEST_POSTGRES) vs the one SQLite instance, round by round;
 /// - refresh-token rotations over HTTP (reuse detection, durable) vs /healthz and vs a bare
 ///   durable write through the same storage seam; then 50 rotations of one token at once over
 ///   HTTP must leave one live token;
@@ -94,19 +97,22 @@ enum TrustBenchmark {
         defer { Task { try? await http.shutdown() } }
 
         print("trust benchmark: \(phones) phones, concurrency \(concurrency), SQLite WAL synchronous=FULL at \(dir)")
-        // Fixture: a user, a device and a grant per phone, logged in, first keys fetched.
-        var tokens = [String](repeating: "", count: phones)
-        let group = Data(Primitives16.random).map { String(format: "%02x", $0) }.joined()
-        for p in 0..<phones {
-            let code = try await service.addDevice(id: "p\(p)", user: "u\(p)", credentialKey: Array(P256.Signing.PrivateKey().publicKey.x963Representation))
-            _ = try await service.addGrant(id: "g\(p)", user: "u\(p)", readers: [group])
-            tokens[p] = try await client.token([("grant_type", "authorization_code"), ("code", code)]).access_token
+        let (access, cursors) = try await enroll(phones, on: service, clients: [client], concurrency: concurrency)
+
+        // Two instances (each its own storage, service and HTTP server, as two `trust serve`
+        // processes) on one PostgreSQL database, the site's keys shared.
+        let pgURL = try ThrowawayPostgres.database("lbbench")
+        let issuerKey = P256.Signing.PrivateKey(), tokenKey = P256.Signing.PrivateKey()
+        var pgStorages = [PostgresTrustStorage](), pgServices = [TrustService](), pgServers = [TrustServer](), pgClients = [TrustClient]()
+        for _ in 0..<2 {
+            let s = try await PostgresTrustStorage.open(url: pgURL)
+            let svc = try await TrustService(storage: s, issuerKey: issuerKey, tokenKey: tokenKey, settings: settings, clock: clock)
+            let srv = try await TrustServer.start(service: svc)
+            pgStorages.append(s); pgServices.append(svc); pgServers.append(srv)
+            pgClients.append(TrustClient(baseURL: srv.baseURL, http: http))
         }
-        let access = tokens
-        let cursors = Cursors(phones)
-        _ = try await load(phones, concurrency: concurrency) { k in
-            cursors.set(k, try await client.keys(accessToken: access[k], since: nil)?.cursor)
-        }
+        print("  PostgreSQL: two instances on \(pgURL.split(separator: "@").last ?? "")")
+        let (pgAccess, pgCursors) = try await enroll(phones, on: pgServices[0], clients: pgClients, concurrency: concurrency)
 
         // Each round measures the baseline and the figure back to back, so a burst of load on the
         // shared machine hits both alike; the table gives medians over the rounds and the median
@@ -120,21 +126,22 @@ enum TrustBenchmark {
             _ = try await r.body.collect(upTo: 1024)
         }
         // Key refreshes: every poll comes after expectedUpdate, so each re-issues a signed key.
+        // The PostgreSQL pair right after the SQLite instance, at the same clock.
         var refreshRounds = [(figure: Sample, baseline: Sample)]()
+        var pgRounds = [Sample]()
         var issued = 0
         for _ in 0..<rounds {
             let baseline = try await load(phones, concurrency: concurrency, healthz)
             clock.advance(settings.pollInterval)
-            let s = try await load(phones, concurrency: concurrency) { k in
-                guard let r = try await client.keys(accessToken: access[k], since: cursors.get(k)), r.keys.count == 1 else {
-                    throw TrustError(.invalidRequest, "a poll after expectedUpdate did not re-issue the key")
-                }
-                cursors.set(k, r.cursor)
-            }
+            let s = try await refreshes(phones, clients: [client], access: access, cursors: cursors, concurrency: concurrency)
+            let pg = try await refreshes(phones, clients: pgClients, access: pgAccess, cursors: pgCursors, concurrency: concurrency)
             issued += phones
             refreshRounds.append((s, baseline))
-            print("  round: key refreshes \(Int(s.rate))/s p99 \(String(format: "%.1f", s.p99)) ms; /healthz \(Int(baseline.rate))/s")
+            pgRounds.append(pg)
+            print("  round: key refreshes \(Int(s.rate))/s p99 \(String(format: "%.1f", s.p99)) ms; two instances on PostgreSQL \(Int(pg.rate))/s p99 \(String(format: "%.1f", pg.p99)) ms; /healthz \(Int(baseline.rate))/s")
         }
+        for srv in pgServers { await srv.stop() }
+        for s in pgStorages { try await s.close() }
 
         // Rotations: each phone rotates its refresh token in turn, over HTTP. Baselines: /healthz
         // on the same server and client, and a bare durable write through the same storage seam.
@@ -199,6 +206,8 @@ enum TrustBenchmark {
                        p99: median(refreshRounds.map(\.figure.p99)), best: refreshRounds.map(\.figure.rate).max() ?? 0)
         let refreshBase = (rate: median(refreshRounds.map(\.baseline.rate)), p99: median(refreshRounds.map(\.baseline.p99)))
         let refreshRatio = median(refreshRounds.map { $0.figure.rate / $0.baseline.rate })
+        let pg = (rate: median(pgRounds.map(\.rate)), p50: median(pgRounds.map(\.p50)), p99: median(pgRounds.map(\.p99)))
+        let pgRatio = median(zip(pgRounds, refreshRounds).map { $0.rate / $1.figure.rate })
         let rotation = (rate: median(rotationRounds.map(\.figure.rate)), p99: median(rotationRounds.map(\.figure.p99)),
                         best: rotationRounds.map(\.figure.rate).max() ?? 0)
         let rotationHealth = median(rotationRounds.map(\.healthz.rate)), rotationWrite = median(rotationRounds.map(\.write.rate))
@@ -211,11 +220,40 @@ enum TrustBenchmark {
         print("|---|---|---|---|---|---|")
         let refreshOK = refresh.rate >= 5000 && refresh.p99 <= 20
         print("| key refreshes over HTTP, SQLite durable (\(issued) re-issued keys, \(phones) phones, \(concurrency) in flight) | \(f(refresh.rate))/s (best \(f(refresh.best))), p50 \(f(refresh.p50, 1)) ms, p99 \(f(refresh.p99, 1)) ms | /healthz \(f(refreshBase.rate))/s, p99 \(f(refreshBase.p99, 1)) ms | \(f(refreshRatio, 3)) | ≥ 5,000/s, p99 ≤ 20 ms | \(refreshOK ? "yes" : "no") |")
+        print("| key refreshes over HTTP, two instances on one PostgreSQL (phone k → instance k mod 2) | \(f(pg.rate))/s, p50 \(f(pg.p50, 1)) ms, p99 \(f(pg.p99, 1)) ms | one instance on SQLite \(f(refresh.rate))/s, p99 \(f(refresh.p99, 1)) ms | \(f(pgRatio, 3)) | — (measured) | — |")
         let rotationOK = rotation.rate >= 2000 && live == 1
         print("| refresh rotations over HTTP, reuse detection, durable (\(perRound * rounds)) | \(f(rotation.rate))/s (best \(f(rotation.best))), p99 \(f(rotation.p99, 1)) ms | /healthz \(f(rotationHealth))/s; bare durable write \(f(rotationWrite))/s | \(f(rotationRatio, 3)); \(f(writeRatio, 3)) | ≥ 2,000/s | \(rotationOK ? "yes" : "no") |")
         print("| 50 concurrent rotations of one token | \(live) live token(s) in the family | — | — | exactly 1 | \(live == 1 ? "yes" : "no") |")
         print("| 9-hour offline scenario, wall time | \(f(nineBest * 1000, 1)) ms | same lines, no 9 h: \(f(zeroBest * 1000, 1)) ms | \(f(nineBest / zeroBest, 2)) | ≤ 1,000 ms | \(nineBest <= 1 ? "yes" : "no") |")
         return refreshOK && rotationOK && nineBest <= 1 ? 0 : 1
+    }
+
+    /// A user, a device and a grant per phone (through `service`), each logged in and its first
+    /// keys fetched through `clients[k mod count]`: the access tokens and the poll cursors.
+    static func enroll(_ phones: Int, on service: TrustService, clients: [TrustClient], concurrency: Int) async throws -> (access: [String], cursors: Cursors) {
+        var tokens = [String](repeating: "", count: phones)
+        let group = Data(Primitives16.random).map { String(format: "%02x", $0) }.joined()
+        for p in 0..<phones {
+            let code = try await service.addDevice(id: "p\(p)", user: "u\(p)", credentialKey: Array(P256.Signing.PrivateKey().publicKey.x963Representation))
+            _ = try await service.addGrant(id: "g\(p)", user: "u\(p)", readers: [group])
+            tokens[p] = try await clients[p % clients.count].token([("grant_type", "authorization_code"), ("code", code)]).access_token
+        }
+        let access = tokens
+        let cursors = Cursors(phones)
+        _ = try await load(phones, concurrency: concurrency) { k in
+            cursors.set(k, try await clients[k % clients.count].keys(accessToken: access[k], since: nil)?.cursor)
+        }
+        return (access, cursors)
+    }
+
+    /// One poll per phone after expectedUpdate (phone k through `clients[k mod count]`): each must re-issue its key.
+    static func refreshes(_ phones: Int, clients: [TrustClient], access: [String], cursors: Cursors, concurrency: Int) async throws -> Sample {
+        try await load(phones, concurrency: concurrency) { k in
+            guard let r = try await clients[k % clients.count].keys(accessToken: access[k], since: cursors.get(k)), r.keys.count == 1 else {
+                throw TrustError(.invalidRequest, "a poll after expectedUpdate did not re-issue the key")
+            }
+            cursors.set(k, r.cursor)
+        }
     }
 
     static func nineHours(advance: String) -> String {
@@ -257,7 +295,7 @@ extension LockBenchBench {
     struct Trust: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "trust",
-            abstract: "Key refreshes and refresh-token rotations over loopback HTTP on durable SQLite, and the 9-hour scenario, each against a baseline.")
+            abstract: "Key refreshes (one instance on durable SQLite; two on one PostgreSQL) and refresh-token rotations over loopback HTTP, and the 9-hour scenario, each against a baseline.")
         @Option(help: "Phones (devices, each with a grant and a login).") var phones = 1000
         @Option(help: "Requests in flight at once.") var concurrency = 64
         @Option(help: "Rounds: each measures a baseline and then the figure; the table gives medians.") var rounds = 5
