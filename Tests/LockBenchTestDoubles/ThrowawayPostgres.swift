@@ -77,21 +77,31 @@ public enum ThrowawayPostgres {
         try? FileManager.default.removeItem(atPath: (data as NSString).deletingLastPathComponent)
     }
 
+    /// Runs a command to completion, its output to a file. posix_spawn + waitpid rather than
+    /// Foundation's Process: `pg_ctl start` leaves a server running that inherits the descriptors
+    /// Process watches to learn that its child ended, so Process would wait for the server.
     static func run(_ prefix: [String] = [], _ tool: String, _ arguments: [String], environment: [String: String] = [:]) throws {
-        let p = Process()
         let command = prefix + [tool] + arguments
-        p.executableURL = URL(fileURLWithPath: command[0])
-        p.arguments = Array(command.dropFirst())
-        p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = out
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else {
-            throw Failure("\(command.joined(separator: " ")) exited \(p.terminationStatus): \(text.suffix(600))")
+        let outPath = NSTemporaryDirectory() + "lockbench-pg-run-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: outPath) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let env = ProcessInfo.processInfo.environment.merging(environment) { $1 }.map { "\($0)=\($1)" }
+        let argv = command.map { strdup($0) } + [nil], envp = env.map { strdup($0) } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var pid = pid_t()
+        let spawned = posix_spawn(&pid, command[0], &actions, nil, argv, envp)
+        guard spawned == 0 else { throw Failure("cannot run \(command[0]): errno \(spawned)") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        let exited = status & 0x7f == 0, code = (status >> 8) & 0xff
+        guard exited && code == 0 else {
+            let text = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
+            throw Failure("\(command.joined(separator: " ")) \(exited ? "exited \(code)" : "was killed (signal \(status & 0x7f))"): \(text.suffix(600))")
         }
     }
 
@@ -100,7 +110,7 @@ public enum ThrowawayPostgres {
     }
 
     /// A loopback TCP port nothing listens on now (bound to port 0, then released).
-    static func freePort() throws -> Int {
+    public static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure("socket() failed: errno \(errno)") }
         defer { close(fd) }
