@@ -40,11 +40,26 @@ public final class PostgresTrustStorage: TrustStorage, TrustChangeFeed, @uncheck
     static let connectTimeout: Duration = .seconds(10)
 
     /// Opens (and migrates) the database named by a `postgres://USER[:PASSWORD]@HOST[:PORT]/DB` URL.
-    public static func open(url: String, logger: Logger = Logger(label: "lockbench.trust.postgres")) async throws -> PostgresTrustStorage {
+    public static func open(url: String, logger: Logger = defaultLogger) async throws -> PostgresTrustStorage {
         try await open(PostgresURL(parsing: url), logger: logger)
     }
 
-    public static func open(_ target: PostgresURL, logger: Logger = Logger(label: "lockbench.trust.postgres")) async throws -> PostgresTrustStorage {
+    /// The pool's own reports (each failed connection attempt) only from warnings up.
+    public static var defaultLogger: Logger {
+        var l = Logger(label: "lockbench.trust.postgres")
+        l.logLevel = .warning
+        return l
+    }
+
+    public static func open(_ target: PostgresURL, logger: Logger = defaultLogger) async throws -> PostgresTrustStorage {
+        // A plain TCP connect first: a server that is not there fails now, not after the pool's retries.
+        do {
+            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connectTimeout(.seconds(10))
+                .connect(host: target.host, port: target.port).get()
+            try? await channel.close()
+        } catch {
+            throw TrustStorageError("cannot reach PostgreSQL at \(target.host):\(target.port) (\(String(describing: error).prefix(200))); is it running and is the URL right?")
+        }
         var config = PostgresClient.Configuration(host: target.host, port: target.port, username: target.user,
                                                   password: target.password, database: target.database, tls: target.tls)
         config.options.connectTimeout = connectTimeout
