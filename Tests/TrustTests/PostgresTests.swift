@@ -91,13 +91,11 @@ final class PostgresTests: XCTestCase {
         try await b.storage.close()
     }
 
-    /// A phone subscribed through instance B; the grant is revoked through instance A: B pushes,
-    /// once (A holds no subscription, so nothing else reaches the relay).
-    func testARevokeThroughOneInstanceIsPushedByTheOtherToItsPhone() async throws {
+    /// A phone subscribed through instance B; its grant is issued, then revoked, through instance
+    /// A: B pushes each change, once (A holds no subscription, so nothing else reaches the relay).
+    func testChangesThroughOneInstanceArePushedByTheOtherToItsPhone() async throws {
         let f = try await TrustFixture.make(backend: .postgres); defer { Task { await f.close() } }
         let b = try await f.sibling()
-        _ = try await f.login("p1", user: "alice")
-        _ = try await f.service.addGrant(id: "g1", user: "alice", readers: [f.group])
         let relay = PushRelay(clock: f.clock)
         let inbox = Inbox()
         try relay.register(token: "token-p1", device: PushDevice { _, data in inbox.add(data); return true })
@@ -106,15 +104,22 @@ final class PostgresTests: XCTestCase {
         let followA = pushA.follow(try XCTUnwrap(f.storage as? TrustChangeFeed))
         let followB = pushB.follow(try XCTUnwrap(b.storage as? TrustChangeFeed))
         defer { followA.cancel(); followB.cancel() }
+        _ = try await f.login("p1", user: "alice")
 
+        func pushes(_ n: Int) async throws -> [[String: String]] {
+            let deadline = Date().addingTimeInterval(10)
+            while inbox.count < n && Date() < deadline { try await Task.sleep(nanoseconds: 20_000_000) }
+            try await Task.sleep(nanoseconds: 300_000_000)   // one more push, were there one, arrives meanwhile
+            return inbox.all
+        }
+        _ = try await f.service.addGrant(id: "g1", user: "alice", readers: [f.group])
+        let issued = try await pushes(1)
+        XCTAssertEqual(issued.map { $0["trigger"] }, [PollTrigger.grantIssued.rawValue], "one push for the new grant: \(issued)")
         _ = try await f.service.revokeGrant(id: "g1", reason: "left")
-        let deadline = Date().addingTimeInterval(10)
-        while inbox.count == 0 && Date() < deadline { try await Task.sleep(nanoseconds: 20_000_000) }
-        try await Task.sleep(nanoseconds: 300_000_000)   // a second push, were there one, arrives meanwhile
-        let pushes = inbox.all
-        XCTAssertEqual(pushes.count, 1, "exactly one push per change reaches the phone: \(pushes)")
-        XCTAssertEqual(pushes.first?["device"], "p1")
-        XCTAssertEqual(pushes.first?["trigger"], PollTrigger.grantRevoked.rawValue)
+        let all = try await pushes(2)
+        XCTAssertEqual(all.map { $0["trigger"] }, [PollTrigger.grantIssued.rawValue, PollTrigger.grantRevoked.rawValue],
+                       "exactly one push per change reaches the phone: \(all)")
+        XCTAssertEqual(Set(all.map { $0["device"] }), ["p1"])
         try await b.storage.close()
     }
 

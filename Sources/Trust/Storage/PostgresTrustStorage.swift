@@ -85,27 +85,22 @@ public final class PostgresTrustStorage: TrustStorage, TrustChangeFeed, @uncheck
     }
 
     public func write<T: Sendable>(_ body: @escaping @Sendable (any TrustTransaction) async throws -> T) async throws -> T {
-        let logger = self.logger
-        return try await client.withConnection { connection in
-            let tx = PostgresTransaction(connection: connection, logger: logger)
-            _ = try await tx.q("BEGIN ISOLATION LEVEL READ COMMITTED")
-            do {
-                _ = try await tx.q("SELECT pg_advisory_xact_lock($1)", [.int(Self.writerLock)])
-                let result = try await body(tx)
-                _ = try await tx.q("COMMIT")
-                return result
-            } catch {
-                _ = try? await tx.q("ROLLBACK")
-                throw error
-            }
+        try await Self.transaction(client, logger, "BEGIN ISOLATION LEVEL READ COMMITTED") { tx in
+            _ = try await tx.q("SELECT pg_advisory_xact_lock($1)", [.int(Self.writerLock)])
+            return try await body(tx)
         }
     }
 
     public func read<T: Sendable>(_ body: @Sendable (any TrustTransaction) async throws -> T) async throws -> T {
-        let logger = self.logger
-        return try await client.withConnection { connection in
+        try await Self.transaction(client, logger, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { tx in try await body(tx) }
+    }
+
+    /// `begin`, `body`, COMMIT on one leased connection; ROLLBACK if anything throws.
+    static func transaction<T: Sendable>(_ client: PostgresClient, _ logger: Logger, _ begin: String,
+                                         _ body: (PostgresTransaction) async throws -> T) async throws -> T {
+        try await client.withConnection { connection in
             let tx = PostgresTransaction(connection: connection, logger: logger)
-            _ = try await tx.q("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            _ = try await tx.q(begin)
             do {
                 let result = try await body(tx)
                 _ = try await tx.q("COMMIT")
@@ -177,28 +172,20 @@ public final class PostgresTrustStorage: TrustStorage, TrustChangeFeed, @uncheck
     /// Creates or migrates the schema in one transaction under `migrationLock`; the version is
     /// `meta.schema_version`. A database from a newer version is refused, not touched.
     static func migrate(_ client: PostgresClient, logger: Logger) async throws {
-        try await client.withConnection { connection in
-            let tx = PostgresTransaction(connection: connection, logger: logger)
-            _ = try await tx.q("BEGIN")
-            do {
-                _ = try await tx.q("SELECT pg_advisory_xact_lock($1)", [.int(migrationLock)])
-                _ = try await tx.q("CREATE TABLE IF NOT EXISTS meta (name text COLLATE \"C\" PRIMARY KEY, value text NOT NULL)")
-                let stored = try await tx.q("SELECT value FROM meta WHERE name = 'schema_version'").first
-                let version = try stored.map { r -> Int in
-                    guard let v = Int(try PGRow(r).text("value")) else { throw TrustStorageError("meta.schema_version is not an integer") }
-                    return v
-                } ?? 0
-                guard version <= schemaVersion else {
-                    throw TrustStorageError("the database has schema version \(version); this lockbench knows up to \(schemaVersion): upgrade lockbench")
-                }
-                for step in migrations[version...] { for s in step { _ = try await tx.q(s) } }
-                _ = try await tx.q("INSERT INTO meta (name, value) VALUES ('schema_version', $1) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
-                                   [.text(String(schemaVersion))])
-                _ = try await tx.q("COMMIT")
-            } catch {
-                _ = try? await tx.q("ROLLBACK")
-                throw error
+        try await transaction(client, logger, "BEGIN") { tx in
+            _ = try await tx.q("SELECT pg_advisory_xact_lock($1)", [.int(migrationLock)])
+            _ = try await tx.q("CREATE TABLE IF NOT EXISTS meta (name text COLLATE \"C\" PRIMARY KEY, value text NOT NULL)")
+            let stored = try await tx.q("SELECT value FROM meta WHERE name = 'schema_version'").first
+            let version = try stored.map { r -> Int in
+                guard let v = Int(try PGRow(r).text("value")) else { throw TrustStorageError("meta.schema_version is not an integer") }
+                return v
+            } ?? 0
+            guard version <= schemaVersion else {
+                throw TrustStorageError("the database has schema version \(version); this lockbench knows up to \(schemaVersion): upgrade lockbench")
             }
+            for step in migrations[version...] { for s in step { _ = try await tx.q(s) } }
+            _ = try await tx.q("INSERT INTO meta (name, value) VALUES ('schema_version', $1) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+                               [.text(String(schemaVersion))])
         }
     }
 
