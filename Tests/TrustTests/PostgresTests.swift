@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import LockBenchTestSupport
 import Push
+import TrustPhone
 @testable import Trust
 import XCTest
 
@@ -89,6 +90,49 @@ final class PostgresTests: XCTestCase {
         XCTAssertEqual(taken.min(), after + 1)
         XCTAssertEqual(taken.max(), after + 40)
         try await b.storage.close()
+    }
+
+    /// Two `lockbench trust serve` processes on one database behind no balancer: a login through
+    /// one is good at the other, and 50 rotations of one token spread over both (no grace window)
+    /// leave one winner and a revoked family.
+    func testTwoTrustServeProcessesOnOneDatabase() async throws {
+        let url = try ThrowawayPostgres.database()
+        let dir = try LockBenchProcess.temporaryDirectory(self).path + "/site"
+        var settings = TrustSettings()
+        settings.refreshGrace = 0
+        let site = try TrustSite.create(at: dir, settings: settings)
+        let admin = try await site.service(database: url)
+        let code = try await admin.addDevice(id: "p1", user: "alice", credentialKey: Array(P256.Signing.PrivateKey().publicKey.x963Representation))
+        _ = try await admin.addGrant(id: "g1", user: "alice", readers: ["a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"])
+        let (a, portA) = try CrashTests.serve(dir, ["--db", url])
+        defer { a.terminate(); a.waitUntilExit() }
+        let (b, portB) = try CrashTests.serve(dir, ["--db", url])
+        defer { b.terminate(); b.waitUntilExit() }
+        let clients = [TrustClient(baseURL: "http://127.0.0.1:\(portA)"), TrustClient(baseURL: "http://127.0.0.1:\(portB)")]
+
+        do {
+            let login = try await clients[0].token([("grant_type", "authorization_code"), ("code", code)])
+            let fam = try await admin.authorize(bearer: login.access_token).fam
+            let keys = try await clients[1].keys(accessToken: login.access_token, since: nil)
+            XCTAssertEqual(keys?.keys.map(\.grant), ["g1"], "instance B answers a login made at instance A")
+            let wins = await withTaskGroup(of: Bool.self) { group in
+                for i in 0..<50 {
+                    group.addTask { (try? await clients[i % 2].token([("grant_type", "refresh_token"), ("refresh_token", login.refresh_token)])) != nil }
+                }
+                var n = 0
+                for await won in group where won { n += 1 }
+                return n
+            }
+            XCTAssertEqual(wins, 1, "one rotation wins across both processes")
+            let tokens = try await admin.storage.read { tx in try await tx.refreshTokens(family: fam) }
+            XCTAssertEqual(tokens.filter { $0.state == .active }.count, 0)
+            XCTAssertEqual(tokens.count, 2, "the presented token and one successor: never two")
+        } catch {
+            for c in clients { await c.shutdown() }
+            throw error
+        }
+        for c in clients { await c.shutdown() }
+        try await admin.storage.close()
     }
 
     /// A phone subscribed through instance B; its grant is issued, then revoked, through instance
