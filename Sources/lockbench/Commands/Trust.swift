@@ -19,7 +19,9 @@ struct TrustCommand: ParsableCommand {
         discussion: """
         A site (`trust init DIR`) holds the issuer key whose public half every lock trusts \
         (DIR/issuer.pub.pem in the lock's trustedIssuers), the key that signs access tokens, the \
-        settings (DIR/site.json: key lifetime, poll interval, token lifetimes) and an SQLite database. \
+        settings (DIR/site.json: key lifetime, poll interval, token lifetimes) and an SQLite database \
+        (or, with --db postgres://USER:PASSWORD@HOST:PORT/DB, a PostgreSQL database that several \
+        `trust serve` instances share behind a load balancer). \
         `trust serve` answers phones over HTTP (docs/trust-openapi.json): the OAuth token endpoint and \
         the poll endpoint. The administrative commands work on the database directly, while the server \
         runs or not.
