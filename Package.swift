@@ -12,6 +12,7 @@ let argumentParser: Target.Dependency = .product(name: "ArgumentParser", package
 let hummingbird: Target.Dependency = .product(name: "Hummingbird", package: "hummingbird")
 let hummingbirdTesting: Target.Dependency = .product(name: "HummingbirdTesting", package: "hummingbird")
 let sqliteNIO: Target.Dependency = .product(name: "SQLiteNIO", package: "sqlite-nio")
+let postgresNIO: Target.Dependency = .product(name: "PostgresNIO", package: "postgres-nio")
 let nioPosix: Target.Dependency = .product(name: "NIOPosix", package: "swift-nio")
 let jwtKit: Target.Dependency = .product(name: "JWTKit", package: "jwt-kit")
 let serviceLifecycle: Target.Dependency = .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
@@ -34,6 +35,7 @@ let package = Package(
         // --- Trust ---
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.2"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
@@ -84,7 +86,7 @@ let package = Package(
         // tokens), the virtual phone that polls it and serves the lock, and scenarios that run
         // every actor on one virtual clock. ---
         .target(name: "Trust", dependencies: [
-            "ByteCore", "Codecs", "OfflineUnlock", crypto, hummingbird, sqliteNIO, nioPosix, jwtKit,
+            "ByteCore", "Codecs", "OfflineUnlock", crypto, hummingbird, sqliteNIO, postgresNIO, nioPosix, jwtKit,
             serviceLifecycle, logging, metrics, prometheus,
         ]),
         // The push relay (APNs- and FCM-shaped) and mobile wake-up subscriptions.

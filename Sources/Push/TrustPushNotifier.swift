@@ -44,6 +44,15 @@ public final class TrustPushNotifier: @unchecked Sendable {
         await notify(change.affected.map { ($0.device, $0.trigger) })
     }
 
+    /// Pushes for every change a shared store announces (`TrustChangeFeed`: any instance's,
+    /// this one's included) to the tokens registered with this notifier. A phone subscribes through
+    /// one instance, so each change reaches each subscribed phone exactly once, whichever instance
+    /// made it. Subscribes before returning; runs until the feed ends or the task is cancelled.
+    public func follow(_ feed: any TrustChangeFeed) -> Task<Void, Never> {
+        let changes = feed.changes()
+        return Task { for await change in changes { await self.notify(change) } }
+    }
+
     /// The same for a list of (device, why it should poll).
     @discardableResult
     public func notify(_ affected: [(device: String, trigger: PollTrigger)]) async -> Int {

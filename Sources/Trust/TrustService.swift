@@ -146,7 +146,7 @@ public final class TrustService: Sendable {
             try await self.sync(device: d, tx: tx, now: now)
             var affected = [TrustChange.Affected(device: device, trigger: .credentialChanged)]
             affected += try await self.devicesSharingLocks(with: d.user, except: device, tx: tx)
-            return TrustChange(affected: affected, revocationSerial: serial)
+            return try await Self.announced(TrustChange(affected: affected, revocationSerial: serial), tx)
         }
     }
 
@@ -160,7 +160,7 @@ public final class TrustService: Sendable {
             if try await tx.grant(id) != nil { throw TrustError(.conflict, "grant \(id) exists") }
             try await tx.putGrant(GrantRecord(id: id, user: user, readers: readers, schedules: schedules, updatedAt: now))
             for d in try await tx.devices(user: user) { try await self.sync(device: d, tx: tx, now: now) }
-            return TrustChange(affected: try await tx.devices(user: user).map { .init(device: $0.id, trigger: .grantIssued) })
+            return try await Self.announced(TrustChange(affected: try await tx.devices(user: user).map { .init(device: $0.id, trigger: .grantIssued) }), tx)
         }
     }
 
@@ -179,8 +179,8 @@ public final class TrustService: Sendable {
             try await tx.putGrant(g)
             let serial = try await self.revokeDocuments(of: try await tx.keys(grant: id), cause: "grant:\(id)#\(g.revision - 1)", tx: tx, now: now)
             for d in try await tx.devices(user: g.user) { try await self.sync(device: d, tx: tx, now: now) }
-            return TrustChange(affected: try await tx.devices(user: g.user).map { .init(device: $0.id, trigger: .grantModified) },
-                               revocationSerial: serial)
+            return try await Self.announced(TrustChange(affected: try await tx.devices(user: g.user).map { .init(device: $0.id, trigger: .grantModified) },
+                                                        revocationSerial: serial), tx)
         }
     }
 
@@ -200,7 +200,7 @@ public final class TrustService: Sendable {
             for d in try await tx.devices(user: g.user) { try await self.sync(device: d, tx: tx, now: now) }
             var affected = try await tx.devices(user: g.user).map { TrustChange.Affected(device: $0.id, trigger: .grantRevoked) }
             affected += try await self.devicesSharingLocks(readers: g.readers, exceptUser: g.user, tx: tx)
-            return TrustChange(affected: affected, revocationSerial: serial)
+            return try await Self.announced(TrustChange(affected: affected, revocationSerial: serial), tx)
         }
     }
 
@@ -453,6 +453,13 @@ public final class TrustService: Sendable {
     }
 
     // MARK: who should poll
+
+    /// An administrative change, announced on the change feed as part of its own transaction (so
+    /// the instances that hold the affected phones' push subscriptions push once it commits).
+    static func announced(_ change: TrustChange, _ tx: any TrustTransaction) async throws -> TrustChange {
+        try await tx.announce(change)
+        return change
+    }
 
     func devicesSharingLocks(with user: String, except device: String, tx: any TrustTransaction) async throws -> [TrustChange.Affected] {
         let readers = try await tx.grants(user: user).filter { $0.state == .active }.flatMap(\.readers)

@@ -74,7 +74,9 @@ public struct TrustSite: Sendable {
         return try await TrustService(storage: storage, issuerKey: issuerKey, tokenKey: tokenKey, settings: settings, clock: clock)
     }
 
-    /// `sqlite:PATH` (PostgreSQL arrives behind the same seam).
+    /// `sqlite:PATH` (one instance), or `postgres://USER[:PASSWORD]@HOST[:PORT]/DB` (any number
+    /// of instances on one database). A malformed URL is a `TrustError` (usage); a server that
+    /// cannot be reached a `TrustStorageError` (environment).
     public static func storage(_ url: String) async throws -> any TrustStorage {
         if url.hasPrefix("sqlite:") {
             let path = String(url.dropFirst("sqlite:".count))
@@ -82,8 +84,8 @@ public struct TrustSite: Sendable {
             return try await SQLiteTrustStorage.open(path: path)
         }
         if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
-            throw TrustError(.invalidRequest, "--db \(url.prefix(20))…: PostgreSQL is not built into this version; use sqlite:PATH")
+            return try await PostgresTrustStorage.open(try PostgresURL(parsing: url))
         }
-        throw TrustError(.invalidRequest, "--db \"\(url.prefix(80))\" is not sqlite:PATH")
+        throw TrustError(.invalidRequest, "--db \"\(url.prefix(80))\" is neither sqlite:PATH nor postgres://USER[:PASSWORD]@HOST[:PORT]/DB")
     }
 }

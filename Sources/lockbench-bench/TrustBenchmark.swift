@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Crypto
 import Dispatch
 import Foundation
+import LockBenchTestDoubles
 import NIOCore
 import Scenario
 import Trust
@@ -14,6 +15,9 @@ import TrustPhone
 /// - key refreshes: phones polling after their keys' expectedUpdate (token check, read, re-issue
 ///   with an ES256 signature, durable write) vs the same HTTP stack answering /healthz; and polls
 ///   where nothing changed (token check, one read: 204);
+/// - the same key refreshes with two instances on one PostgreSQL database (phone k polls instance
+///   k mod 2; `ThrowawayPostgres`, or LOCKBENCH_TEST_POSTGRES) vs the one SQLite instance, round by
+///   round, the phones in a second child process;
 /// - refresh-token rotations over HTTP (reuse detection, durable) vs /healthz and vs a bare
 ///   durable write through the same storage seam; then 50 rotations of one token at once over
 ///   HTTP must leave one live token;
@@ -107,16 +111,31 @@ enum TrustBenchmark {
         let workers = min(concurrency, phones)
         let perRound = max(workers, rotations / rounds)
         let holders = max(workers, min(phones, perRound) / workers * workers)
-        var access = [String](), refreshTokens = [String]()
         let group = Data(Primitives16.random).map { String(format: "%02x", $0) }.joined()
-        for p in 0..<phones {
-            let code = try await service.addDevice(id: "p\(p)", user: "u\(p)", credentialKey: Array(P256.Signing.PrivateKey().publicKey.x963Representation))
-            _ = try await service.addGrant(id: "g\(p)", user: "u\(p)", readers: [group])
-            access.append(try await service.exchange(code: code).access_token)
-        }
+        let access = try await logIn(phones, services: [service], group: group)
+        var refreshTokens = [String]()
         for p in 0..<holders { refreshTokens.append(try await service.exchange(code: try await service.enroll(device: "p\(p)")).refresh_token) }
         _ = try await phonesProcess.run(.init(op: .setup, baseURL: server.baseURL, concurrency: concurrency, access: access, refresh: refreshTokens))
         _ = try await phonesProcess.run(.init(op: .poll, count: phones))
+
+        // Two instances (each its own storage, service and HTTP server, as two `trust serve`
+        // processes) on one PostgreSQL database, the site's keys shared; their phones in a second
+        // child process, phone k polling instance k mod 2.
+        let pgURL = try ThrowawayPostgres.database("lbbench")
+        let issuerKey = P256.Signing.PrivateKey(), tokenKey = P256.Signing.PrivateKey()
+        var pgStorages = [PostgresTrustStorage](), pgServices = [TrustService](), pgServers = [TrustServer]()
+        for _ in 0..<2 {
+            let s = try await PostgresTrustStorage.open(url: pgURL)
+            let svc = try await TrustService(storage: s, issuerKey: issuerKey, tokenKey: tokenKey, settings: settings, clock: clock)
+            pgStorages.append(s); pgServices.append(svc); pgServers.append(try await TrustServer.start(service: svc))
+        }
+        print("  PostgreSQL: two instances on \(pgURL.split(separator: "@").last ?? "")")
+        let pgPhones = try TrustLoad.Child()
+        defer { pgPhones.quit() }
+        let pgAccess = try await logIn(phones, services: pgServices, group: group)
+        _ = try await pgPhones.run(.init(op: .setup, baseURL: pgServers[0].baseURL, baseURLs: pgServers.map(\.baseURL),
+                                         concurrency: concurrency, access: pgAccess))
+        _ = try await pgPhones.run(.init(op: .poll, count: phones))
 
         // Each round measures the baseline and the figure back to back, so a burst of load on the
         // shared machine hits both alike; the table gives medians over the rounds and the median
@@ -124,18 +143,24 @@ enum TrustBenchmark {
         // Baseline: the same server and phones, /healthz (no token, no database, no signature).
         let healthz = TrustLoad.Job(op: .healthz, count: phones)
         // Key refreshes: every poll comes after expectedUpdate, so each re-issues a signed key.
+        // The PostgreSQL pair right after the SQLite instance, at the same clock.
         var refreshRounds = [(figure: Sample, baseline: Sample, unchanged: Sample)]()
+        var pgRounds = [Sample]()
         var issued = 0
         for _ in 0..<rounds {
             let baseline = Sample(try await phonesProcess.run(healthz))
             clock.advance(settings.pollInterval)
             let s = Sample(try await phonesProcess.run(.init(op: .poll, count: phones, expectKeys: 1)))
+            let pg = Sample(try await pgPhones.run(.init(op: .poll, count: phones, expectKeys: 1)))
             issued += phones
             // Polls with nothing changed since: token check and one read, no signature.
             let u = Sample(try await phonesProcess.run(.init(op: .poll, count: phones, expectKeys: 0)))
             refreshRounds.append((s, baseline, u))
-            print("  round: key refreshes \(Int(s.rate))/s p99 \(String(format: "%.1f", s.p99)) ms; /healthz \(Int(baseline.rate))/s; unchanged polls \(Int(u.rate))/s")
+            pgRounds.append(pg)
+            print("  round: key refreshes \(Int(s.rate))/s p99 \(String(format: "%.1f", s.p99)) ms; two instances on PostgreSQL \(Int(pg.rate))/s p99 \(String(format: "%.1f", pg.p99)) ms; /healthz \(Int(baseline.rate))/s; unchanged polls \(Int(u.rate))/s")
         }
+        for srv in pgServers { await srv.stop() }
+        for s in pgStorages { try await s.close() }
 
         // Rotations: each phone rotates its refresh token in turn, over HTTP. Baselines: /healthz
         // on the same server and phones, and a bare durable write through the same storage seam
@@ -188,6 +213,8 @@ enum TrustBenchmark {
         let refreshRatio = median(refreshRounds.map { $0.figure.rate / $0.baseline.rate })
         let unchanged = (rate: median(refreshRounds.map(\.unchanged.rate)), p99: median(refreshRounds.map(\.unchanged.p99)))
         let unchangedRatio = median(refreshRounds.map { $0.unchanged.rate / $0.baseline.rate })
+        let pg = (rate: median(pgRounds.map(\.rate)), p50: median(pgRounds.map(\.p50)), p99: median(pgRounds.map(\.p99)))
+        let pgRatio = median(zip(pgRounds, refreshRounds).map { $0.rate / $1.figure.rate })
         let rotation = (rate: median(rotationRounds.map(\.figure.rate)), p99: median(rotationRounds.map(\.figure.p99)),
                         best: rotationRounds.map(\.figure.rate).max() ?? 0)
         let rotationHealth = median(rotationRounds.map(\.healthz.rate)), rotationWrite = median(rotationRounds.map(\.write.rate))
@@ -201,11 +228,24 @@ enum TrustBenchmark {
         let refreshOK = refresh.rate >= 5000 && refresh.p99 <= 20
         print("| key refreshes over HTTP, SQLite durable (\(issued) re-issued keys, \(phones) phones, \(concurrency) in flight) | \(f(refresh.rate))/s (best \(f(refresh.best))), p50 \(f(refresh.p50, 1)) ms, p99 \(f(refresh.p99, 1)) ms | /healthz \(f(refreshBase.rate))/s, p99 \(f(refreshBase.p99, 1)) ms | \(f(refreshRatio, 3)) | ≥ 5,000/s, p99 ≤ 20 ms | \(refreshOK ? "yes" : "no") |")
         print("| polls with nothing changed (204: token check, one read) | \(f(unchanged.rate))/s, p99 \(f(unchanged.p99, 1)) ms | /healthz \(f(refreshBase.rate))/s | \(f(unchangedRatio, 3)) | — | — |")
+        print("| key refreshes over HTTP, two instances on one PostgreSQL (phone k → instance k mod 2) | \(f(pg.rate))/s, p50 \(f(pg.p50, 1)) ms, p99 \(f(pg.p99, 1)) ms | one instance on SQLite \(f(refresh.rate))/s, p99 \(f(refresh.p99, 1)) ms | \(f(pgRatio, 3)) | — (measured) | — |")
         let rotationOK = rotation.rate >= 2000 && live == 1
         print("| refresh rotations over HTTP, reuse detection, durable (\(perRound * rounds)) | \(f(rotation.rate))/s (best \(f(rotation.best))), p99 \(f(rotation.p99, 1)) ms | /healthz \(f(rotationHealth))/s; bare durable write \(f(rotationWrite))/s | \(f(rotationRatio, 3)); \(f(writeRatio, 3)) | ≥ 2,000/s | \(rotationOK ? "yes" : "no") |")
         print("| 50 concurrent rotations of one token | \(live) live token(s) in the family | — | — | exactly 1 | \(live == 1 ? "yes" : "no") |")
         print("| 9-hour offline scenario, wall time | \(f(nineBest * 1000, 1)) ms | same lines, no 9 h: \(f(zeroBest * 1000, 1)) ms | \(f(nineBest / zeroBest, 2)) | ≤ 1,000 ms | \(nineBest <= 1 ? "yes" : "no") |")
         return refreshOK && rotationOK && nineBest <= 1 ? 0 : 1
+    }
+
+    /// A user, a device and a grant (for `group`) per phone, added through `services[0]`; phone k
+    /// logged in (its code exchanged) through `services[k mod count]`: the access tokens.
+    static func logIn(_ phones: Int, services: [TrustService], group: String) async throws -> [String] {
+        var access = [String]()
+        for p in 0..<phones {
+            let code = try await services[0].addDevice(id: "p\(p)", user: "u\(p)", credentialKey: Array(P256.Signing.PrivateKey().publicKey.x963Representation))
+            _ = try await services[0].addGrant(id: "g\(p)", user: "u\(p)", readers: [group])
+            access.append(try await services[p % services.count].exchange(code: code).access_token)
+        }
+        return access
     }
 
     static func nineHours(advance: String) -> String {
@@ -234,7 +274,7 @@ extension LockBenchBench {
     struct Trust: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "trust",
-            abstract: "Key refreshes and refresh-token rotations over loopback HTTP on durable SQLite, and the 9-hour scenario, each against a baseline.")
+            abstract: "Key refreshes (one instance on durable SQLite; two on one PostgreSQL) and refresh-token rotations over loopback HTTP, and the 9-hour scenario, each against a baseline.")
         @Option(help: "Phones (devices, each with a grant and a login).") var phones = 1000
         @Option(help: "Requests in flight at once.") var concurrency = 64
         @Option(help: "Rounds: each measures a baseline and then the figure; the table gives medians.") var rounds = 5

@@ -14,8 +14,10 @@ enum TrustLoad {
     struct Job: Codable {
         enum Op: String, Codable { case setup, healthz, poll, rotate, quit }
         var op: Op
-        /// setup: the server, the requests in flight, each phone's access token and refresh token.
+        /// setup: the server, the requests in flight, each phone's access token and refresh token;
+        /// with `baseURLs` (several instances of one service), phone k polls instance k mod count.
         var baseURL: String?
+        var baseURLs: [String]?
         var concurrency: Int?
         var access: [String]?
         var refresh: [String]?
@@ -118,7 +120,7 @@ enum TrustLoad {
     /// The phones' state between jobs.
     final class Phones: @unchecked Sendable {
         var http: HTTPClient?
-        var client: TrustClient?
+        var clients = [TrustClient]()
         var baseURL = ""
         var concurrency = 1
         var access = [String]()
@@ -133,7 +135,7 @@ enum TrustLoad {
                 config.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = c
                 let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
                 self.http = http
-                client = TrustClient(baseURL: base, http: http)
+                clients = (job.baseURLs ?? [base]).map { TrustClient(baseURL: $0, http: http) }
                 baseURL = base; concurrency = c
                 access = job.access ?? []
                 cursors.reset(Array(repeating: nil, count: access.count))
@@ -149,18 +151,18 @@ enum TrustLoad {
                     _ = try await r.body.collect(upTo: 1024)
                 }
             case .poll:
-                guard let client, !access.isEmpty else { throw TrustError(.invalidRequest, "no setup with access tokens") }
-                let access = self.access, cursors = self.cursors, expect = job.expectKeys
+                guard !clients.isEmpty, !access.isEmpty else { throw TrustError(.invalidRequest, "no setup with access tokens") }
+                let clients = self.clients, access = self.access, cursors = self.cursors, expect = job.expectKeys
                 return try await Self.load(try count(job), concurrency: concurrency) { k in
                     let p = k % access.count
-                    let r = try await client.keys(accessToken: access[p], since: cursors.get(p))
+                    let r = try await clients[p % clients.count].keys(accessToken: access[p], since: cursors.get(p))
                     if let expect, (r?.keys.count ?? 0) != expect {
                         throw TrustError(.invalidRequest, "phone \(p): a poll answered \(r?.keys.count ?? 0) keys, not \(expect)")
                     }
                     if let r { cursors.set(p, r.cursor) }
                 }
             case .rotate:
-                guard let client, let holders = job.holders, let workers = job.workers, holders > 0, workers > 0,
+                guard let client = clients.first, let holders = job.holders, let workers = job.workers, holders > 0, workers > 0,
                       holders <= refresh.count else { throw TrustError(.invalidRequest, "rotate needs holders (≤ refresh tokens) and workers") }
                 let refresh = self.refresh
                 return try await Self.load(try count(job), concurrency: workers) { k in

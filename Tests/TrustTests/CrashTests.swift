@@ -18,10 +18,11 @@ final class CrashTests: XCTestCase {
         fatalError("lockbench binary not found near \(Bundle.main.bundleURL.path)")
     }()
 
-    func serve(_ site: String) throws -> (Process, Int) {
+    /// `lockbench trust serve --site SITE --port 0 EXTRA…`: the process and the port it printed.
+    static func serve(_ site: String, _ extra: [String] = []) throws -> (Process, Int) {
         let p = Process()
         p.executableURL = Self.binary
-        p.arguments = ["trust", "serve", "--site", site, "--port", "0"]
+        p.arguments = ["trust", "serve", "--site", site, "--port", "0"] + extra
         let out = Pipe()
         p.standardOutput = out
         p.standardError = FileHandle.nullDevice
@@ -53,7 +54,7 @@ final class CrashTests: XCTestCase {
             for i in 0..<8 { codes.append(try await service.addDevice(id: "p\(i)", user: "u\(i)", credentialKey: Array(P256.Signing.PrivateKey().publicKey.x963Representation))) }
             try await service.storage.close()
         }
-        var (server, port) = try serve(dir)
+        var (server, port) = try Self.serve(dir)
         var client = TrustClient(baseURL: "http://127.0.0.1:\(port)", timeout: .seconds(5))
         var refresh = [String]()
         for c in codes { refresh.append(try await client.token([("grant_type", "authorization_code"), ("code", c)]).refresh_token) }
@@ -96,7 +97,7 @@ final class CrashTests: XCTestCase {
 
         // Restart: each phone resumes with the last token it holds; one whose answer was lost
         // presents the used token again, inside the grace window, and gets a live one.
-        (server, port) = try serve(dir)
+        (server, port) = try Self.serve(dir)
         defer { server.terminate(); server.waitUntilExit() }
         client = TrustClient(baseURL: "http://127.0.0.1:\(port)", timeout: .seconds(5))
         for i in 0..<8 {

@@ -1,25 +1,55 @@
 import Codecs
 import Crypto
+import LockBenchTestSupport
 import Foundation
 @testable import Trust
 import XCTest
 
-/// A service on a fresh SQLite file with a manual clock, as the tests build it.
+/// The storage backends the conformance tests run against.
+enum TrustBackend: String, CaseIterable {
+    /// A fresh SQLite file.
+    case sqlite
+    /// A fresh database on PostgreSQL (`ThrowawayPostgres`).
+    case postgres
+
+    /// A `--db` URL for a new, empty store of this kind.
+    func freshURL(directory: String) throws -> String {
+        switch self {
+        case .sqlite: "sqlite:" + directory + "/trust.sqlite"
+        case .postgres: try ThrowawayPostgres.database()
+        }
+    }
+}
+
+/// A service on a fresh store (SQLite unless told) with a manual clock, as the tests build it.
 struct TrustFixture {
     static let t0 = RFC3339.parse("2026-03-02T08:00:00Z")!
     let directory: String
     let clock: ManualClock
     let service: TrustService
-    let storage: SQLiteTrustStorage
+    let storage: any TrustStorage
+    /// The store's `--db` URL: a second instance opens the same one.
+    let url: String
+    let tokenKey: P256.Signing.PrivateKey
     let group = "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
 
-    static func make(_ settings: TrustSettings = TrustSettings()) async throws -> TrustFixture {
+    static func make(_ settings: TrustSettings = TrustSettings(), backend: TrustBackend = .sqlite) async throws -> TrustFixture {
         let dir = NSTemporaryDirectory() + "lockbench-trust-test-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let clock = ManualClock(t0)
-        let storage = try await SQLiteTrustStorage.open(path: dir + "/trust.sqlite")
-        let service = try await TrustService(storage: storage, issuerKey: .init(), tokenKey: .init(), settings: settings, clock: clock)
-        return TrustFixture(directory: dir, clock: clock, service: service, storage: storage)
+        let url = try backend.freshURL(directory: dir)
+        let storage = try await TrustSite.storage(url)
+        let tokenKey = P256.Signing.PrivateKey()
+        let service = try await TrustService(storage: storage, issuerKey: .init(), tokenKey: tokenKey, settings: settings, clock: clock)
+        return TrustFixture(directory: dir, clock: clock, service: service, storage: storage, url: url, tokenKey: tokenKey)
+    }
+
+    /// A second instance on the same store (as another `trust serve` process would be): its own
+    /// storage connections and service, the site's keys and settings, the same clock. Close its
+    /// storage when done.
+    func sibling() async throws -> TrustService {
+        try await TrustService(storage: try await TrustSite.storage(url), issuerKey: service.issuerKey,
+                               tokenKey: tokenKey, settings: service.settings, clock: clock)
     }
 
     func close() async {

@@ -1,8 +1,8 @@
 import Foundation
 
 /// The storage seam. The service speaks only to this protocol: SQLite (`SQLiteTrustStorage`, an
-/// embedded file) implements it here; a PostgreSQL backend implements the same two entry points
-/// for several stateless `trust serve` instances on one database.
+/// embedded file, one instance) and PostgreSQL (`PostgresTrustStorage`, several stateless
+/// `trust serve` instances on one database) implement it.
 ///
 /// Every change happens inside `write`: all or nothing, and acknowledged only once durable (SQLite:
 /// WAL with `synchronous=FULL`, several writers' bodies sharing one commit). Writers are serialized
@@ -78,6 +78,17 @@ public protocol TrustTransaction: Sendable {
     /// Refresh tokens with their families and devices (unknown hashes are left out).
     func rotationStates(hashes: [[UInt8]]) async throws -> [RotationState]
     func putRefreshTokens(_ tokens: [RefreshTokenRecord]) async throws
+
+    /// Tells every instance on this store, once this transaction commits, who should poll (the
+    /// change feed; PostgreSQL: NOTIFY). A store one instance owns (SQLite) has no one to tell.
+    func announce(_ change: TrustChange) async throws
+}
+
+/// A store several instances share tells each of them about the changes any of them committed
+/// (`TrustTransaction.announce`), so that the instance holding a phone's push subscription pushes.
+public protocol TrustChangeFeed: Sendable {
+    /// Every change announced on the store from now on, by any instance (this one included).
+    func changes() -> AsyncStream<TrustChange>
 }
 
 /// What a poll decides from: the device, its keys (tombstones included), its user's grants, the
@@ -158,4 +169,6 @@ extension TrustTransaction {
     public func putRefreshTokens(_ tokens: [RefreshTokenRecord]) async throws {
         for t in tokens { try await putRefreshToken(t) }
     }
+
+    public func announce(_ change: TrustChange) async throws {}
 }

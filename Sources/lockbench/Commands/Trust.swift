@@ -19,7 +19,9 @@ struct TrustCommand: ParsableCommand {
         discussion: """
         A site (`trust init DIR`) holds the issuer key whose public half every lock trusts \
         (DIR/issuer.pub.pem in the lock's trustedIssuers), the key that signs access tokens, the \
-        settings (DIR/site.json: key lifetime, poll interval, token lifetimes) and an SQLite database. \
+        settings (DIR/site.json: key lifetime, poll interval, token lifetimes) and an SQLite database \
+        (or, with --db postgres://USER:PASSWORD@HOST:PORT/DB, a PostgreSQL database that several \
+        `trust serve` instances share behind a load balancer). \
         `trust serve` answers phones over HTTP (docs/trust-openapi.json): the OAuth token endpoint and \
         the poll endpoint. The administrative commands work on the database directly, while the server \
         runs or not.
@@ -41,7 +43,7 @@ struct TrustCommand: ParsableCommand {
     struct SiteOptions: ParsableArguments {
         @Option(help: ArgumentHelp("The site directory (from `trust init`).", valueName: "dir"))
         var site: String
-        @Option(help: ArgumentHelp("The database: sqlite:PATH (default: DIR/trust.sqlite).", valueName: "url"))
+        @Option(help: ArgumentHelp("The database: sqlite:PATH, or postgres://USER[:PASSWORD]@HOST[:PORT]/DB shared by several `trust serve` instances (default: sqlite:DIR/trust.sqlite).", valueName: "url"))
         var db: String?
         @Option(help: ArgumentHelp("Act as of this time instead of the system clock (RFC 3339).", valueName: "time"))
         var now: String?
@@ -66,6 +68,13 @@ struct TrustCommand: ParsableCommand {
                 }
             }
         }
+    }
+
+    /// A database URL as printed: without its password.
+    static func redacted(_ url: String) -> String {
+        guard var c = URLComponents(string: url), c.password != nil else { return url }
+        c.password = "***"
+        return c.string ?? url
     }
 
     /// `--now TIME`: a clock standing there; none: the system clock.
@@ -114,6 +123,8 @@ struct TrustCommand: ParsableCommand {
         var directory: String
         @Option(name: .customLong("set"), help: ArgumentHelp("A setting, NAME=VALUE (e.g. poll-interval=8h). Repeatable.", valueName: "name=value"))
         var settings: [String] = []
+        @Option(help: ArgumentHelp("The database to create or migrate: sqlite:PATH or postgres://USER[:PASSWORD]@HOST[:PORT]/DB (default: sqlite:DIR/trust.sqlite).", valueName: "url"))
+        var db: String?
 
         func run() throws {
             var s = TrustSettings()
@@ -122,12 +133,16 @@ struct TrustCommand: ParsableCommand {
                 guard kv.count == 2 else { throw UserError(message: "--set \(pair): write NAME=VALUE, e.g. --set poll-interval=8h") }
                 do { try s.set(kv[0], kv[1]) } catch { throw UserError(message: "--set: \(error.message)") }
             }
+            // A database named by --db is created or migrated first: if it is unreachable, no half site is left behind.
+            if let db { try TrustCommand.mapErrors { try blocking { try await TrustSite.storage(db).close() } } }
             let site: TrustSite
             do { site = try TrustSite.create(at: directory, settings: s) } catch { throw UserError(message: error.message) }
-            try TrustCommand.mapErrors { try blocking { try await SQLiteTrustStorage.open(path: site.databasePath).close() } }
+            if db == nil {
+                try TrustCommand.mapErrors { try blocking { try await SQLiteTrustStorage.open(path: site.databasePath).close() } }
+            }
             print("site: \(directory)")
             print("issuer public key (list it in each lock's trustedIssuers): \(site.issuerPublicPath)")
-            print("database: \(site.databasePath)")
+            print("database: \(self.db.map(TrustCommand.redacted) ?? site.databasePath)")
         }
     }
 
@@ -146,7 +161,7 @@ struct TrustCommand: ParsableCommand {
         var port: Int = 8480
         @Option(help: ArgumentHelp("Address to listen on.", valueName: "host"))
         var host: String = "127.0.0.1"
-        @Option(help: ArgumentHelp("The database: sqlite:PATH (default: DIR/trust.sqlite).", valueName: "url"))
+        @Option(help: ArgumentHelp("The database: sqlite:PATH, or postgres://USER[:PASSWORD]@HOST[:PORT]/DB shared by several `trust serve` instances (default: sqlite:DIR/trust.sqlite).", valueName: "url"))
         var db: String?
         @Option(help: ArgumentHelp("system, or virtual (frozen at --now).", valueName: "mode"))
         var clock: String = "system"

@@ -1,0 +1,256 @@
+import Crypto
+import Foundation
+import LockBenchTestSupport
+import Push
+import TrustPhone
+@testable import Trust
+import XCTest
+
+/// What only a shared store has to get right: two instances (two `TrustService`s, each with its
+/// own connections, as two `trust serve` processes) on one PostgreSQL database never fork a token
+/// family, publish strictly increasing revocation serials, and push a change made through one to a
+/// phone subscribed through the other. Plus the schema's version, the URL and the CLI's exits.
+final class PostgresTests: XCTestCase {
+    func testFiftyRotationsOfOneTokenAcrossTwoInstancesNeverFork() async throws {
+        var settings = TrustSettings()
+        settings.refreshGrace = 0
+        let f = try await TrustFixture.make(settings, backend: .postgres); defer { Task { await f.close() } }
+        let b = try await f.sibling()
+        let t = try await f.login("p1", user: "alice")
+        let fam = try await f.service.authorize(bearer: t.access_token).fam
+        let instances = [f.service, b]
+        let wins = await withTaskGroup(of: Bool.self) { group in
+            for i in 0..<50 { group.addTask { (try? await instances[i % 2].refresh(token: t.refresh_token)) != nil } }
+            var n = 0
+            for await won in group where won { n += 1 }
+            return n
+        }
+        XCTAssertEqual(wins, 1, "exactly one rotation wins, whichever instance it reached")
+        let family = try await b.storage.read { tx in try await tx.family(fam) }
+        XCTAssertNotNil(family?.revokedAt, "the other 49 are reuse: the family is revoked")
+        let tokens = try await b.storage.read { tx in try await tx.refreshTokens(family: fam) }
+        XCTAssertEqual(tokens.filter { $0.state == .active }.count, 0, "no live token after reuse")
+        XCTAssertEqual(tokens.count, 2, "the presented token and one successor: never two")
+        try await b.storage.close()
+    }
+
+    /// With the grace window (the default), concurrent rotations of many phones across both
+    /// instances each yield one new token that rotates again.
+    func testRotationsOfManyFamiliesAcrossTwoInstancesAreIndependent() async throws {
+        let f = try await TrustFixture.make(backend: .postgres); defer { Task { await f.close() } }
+        let b = try await f.sibling()
+        var first = [String]()
+        for i in 0..<20 { first.append(try await f.login("p\(i)", user: "u\(i)").refresh_token) }
+        let tokens = first, instances = [f.service, b]
+        let second = try await withThrowingTaskGroup(of: (Int, String).self) { group in
+            for i in 0..<20 { group.addTask { (i, try await instances[i % 2].refresh(token: tokens[i]).refresh_token) } }
+            var out = [Int: String]()
+            for try await (i, r) in group { out[i] = r }
+            return out
+        }
+        for i in 0..<20 {
+            let next = try XCTUnwrap(second[i])
+            XCTAssertNotEqual(next, first[i])
+            _ = try await instances[(i + 1) % 2].refresh(token: next)
+        }
+        try await b.storage.close()
+    }
+
+    func testRevocationSerialsAndTheChangeSequenceIncreaseAcrossInstances() async throws {
+        let f = try await TrustFixture.make(backend: .postgres); defer { Task { await f.close() } }
+        let b = try await f.sibling()
+        for i in 0..<16 {
+            _ = try await f.login("p\(i)", user: "u\(i)")
+            _ = try await f.service.addGrant(id: "g\(i)", user: "u\(i)", readers: [f.group])
+        }
+        let before = try await f.storage.read { tx in try await tx.currentSequence() }
+        let instances = [f.service, b]
+        let serials = try await withThrowingTaskGroup(of: UInt64?.self) { group in
+            for i in 0..<16 { group.addTask { try await instances[i % 2].revokeGrant(id: "g\(i)", reason: "test").revocationSerial } }
+            var out = [UInt64]()
+            for try await s in group { out.append(try XCTUnwrap(s)) }
+            return out
+        }
+        XCTAssertEqual(Set(serials).count, 16, "every revocation published its own serial: \(serials.sorted())")
+        XCTAssertEqual(serials.max()! - serials.min()!, 15, "consecutive serials, none skipped or repeated")
+        let list = try await b.storage.read { tx in try await tx.revocationList() }
+        XCTAssertEqual(list?.serial, serials.max(), "the stored list is the newest")
+        let revoked = try await b.storage.read { tx in try await tx.revocations() }
+        XCTAssertEqual(revoked.count, 16, "no revocation lost to a concurrent one")
+        let after = try await b.storage.read { tx in try await tx.currentSequence() }
+        XCTAssertGreaterThan(after, before)
+        // Sequence numbers taken from both instances at once are all distinct and increasing.
+        let taken = try await withThrowingTaskGroup(of: Int64.self) { group in
+            for i in 0..<40 { group.addTask { try await instances[i % 2].storage.write { tx in try await tx.nextSequence() } } }
+            var out = [Int64]()
+            for try await n in group { out.append(n) }
+            return out
+        }
+        XCTAssertEqual(Set(taken).count, 40)
+        XCTAssertEqual(taken.min(), after + 1)
+        XCTAssertEqual(taken.max(), after + 40)
+        try await b.storage.close()
+    }
+
+    /// Two `lockbench trust serve` processes on one database behind no balancer: a login through
+    /// one is good at the other, and 50 rotations of one token spread over both (no grace window)
+    /// leave one winner and a revoked family.
+    func testTwoTrustServeProcessesOnOneDatabase() async throws {
+        let url = try ThrowawayPostgres.database()
+        let dir = try LockBenchProcess.temporaryDirectory(self).path + "/site"
+        var settings = TrustSettings()
+        settings.refreshGrace = 0
+        let site = try TrustSite.create(at: dir, settings: settings)
+        let admin = try await site.service(database: url)
+        let code = try await admin.addDevice(id: "p1", user: "alice", credentialKey: Array(P256.Signing.PrivateKey().publicKey.x963Representation))
+        _ = try await admin.addGrant(id: "g1", user: "alice", readers: ["a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"])
+        let (a, portA) = try CrashTests.serve(dir, ["--db", url])
+        defer { a.terminate(); a.waitUntilExit() }
+        let (b, portB) = try CrashTests.serve(dir, ["--db", url])
+        defer { b.terminate(); b.waitUntilExit() }
+        let clients = [TrustClient(baseURL: "http://127.0.0.1:\(portA)"), TrustClient(baseURL: "http://127.0.0.1:\(portB)")]
+
+        do {
+            let login = try await clients[0].token([("grant_type", "authorization_code"), ("code", code)])
+            let fam = try await admin.authorize(bearer: login.access_token).fam
+            let keys = try await clients[1].keys(accessToken: login.access_token, since: nil)
+            XCTAssertEqual(keys?.keys.map(\.grant), ["g1"], "instance B answers a login made at instance A")
+            let wins = await withTaskGroup(of: Bool.self) { group in
+                for i in 0..<50 {
+                    group.addTask { (try? await clients[i % 2].token([("grant_type", "refresh_token"), ("refresh_token", login.refresh_token)])) != nil }
+                }
+                var n = 0
+                for await won in group where won { n += 1 }
+                return n
+            }
+            XCTAssertEqual(wins, 1, "one rotation wins across both processes")
+            let tokens = try await admin.storage.read { tx in try await tx.refreshTokens(family: fam) }
+            XCTAssertEqual(tokens.filter { $0.state == .active }.count, 0)
+            XCTAssertEqual(tokens.count, 2, "the presented token and one successor: never two")
+        } catch {
+            for c in clients { await c.shutdown() }
+            throw error
+        }
+        for c in clients { await c.shutdown() }
+        try await admin.storage.close()
+    }
+
+    /// A phone subscribed through instance B; its grant is issued, then revoked, through instance
+    /// A: B pushes each change, once (A holds no subscription, so nothing else reaches the relay).
+    func testChangesThroughOneInstanceArePushedByTheOtherToItsPhone() async throws {
+        let f = try await TrustFixture.make(backend: .postgres); defer { Task { await f.close() } }
+        let b = try await f.sibling()
+        let relay = PushRelay(clock: f.clock)
+        let inbox = Inbox()
+        try relay.register(token: "token-p1", device: PushDevice { _, data in inbox.add(data); return true })
+        let pushA = TrustPushNotifier(relay: relay), pushB = TrustPushNotifier(relay: relay)
+        pushB.register(device: "p1", token: "token-p1")
+        let followA = pushA.follow(try XCTUnwrap(f.storage as? TrustChangeFeed))
+        let followB = pushB.follow(try XCTUnwrap(b.storage as? TrustChangeFeed))
+        defer { followA.cancel(); followB.cancel() }
+        _ = try await f.login("p1", user: "alice")
+
+        func pushes(_ n: Int) async throws -> [[String: String]] {
+            let deadline = Date().addingTimeInterval(10)
+            while inbox.count < n && Date() < deadline { try await Task.sleep(nanoseconds: 20_000_000) }
+            try await Task.sleep(nanoseconds: 300_000_000)   // one more push, were there one, arrives meanwhile
+            return inbox.all
+        }
+        _ = try await f.service.addGrant(id: "g1", user: "alice", readers: [f.group])
+        let issued = try await pushes(1)
+        XCTAssertEqual(issued.map { $0["trigger"] }, [PollTrigger.grantIssued.rawValue], "one push for the new grant: \(issued)")
+        _ = try await f.service.revokeGrant(id: "g1", reason: "left")
+        let all = try await pushes(2)
+        XCTAssertEqual(all.map { $0["trigger"] }, [PollTrigger.grantIssued.rawValue, PollTrigger.grantRevoked.rawValue],
+                       "exactly one push per change reaches the phone: \(all)")
+        XCTAssertEqual(Set(all.map { $0["device"] }), ["p1"])
+        try await b.storage.close()
+    }
+
+    /// A failed write announces nothing: NOTIFY is delivered at COMMIT only.
+    func testARolledBackChangeIsNotAnnounced() async throws {
+        let f = try await TrustFixture.make(backend: .postgres); defer { Task { await f.close() } }
+        let changes = try XCTUnwrap(f.storage as? TrustChangeFeed).changes()
+        struct Refused: Error {}
+        _ = try? await f.storage.write { tx in
+            try await tx.announce(TrustChange(affected: [.init(device: "ghost", trigger: .manual)]))
+            throw Refused()
+        }
+        _ = try await f.storage.write { tx in try await tx.announce(TrustChange(affected: [.init(device: "real", trigger: .manual)])) }
+        var iterator = changes.makeAsyncIterator()
+        let first = await iterator.next()
+        XCTAssertEqual(first?.affected.map(\.device), ["real"])
+    }
+
+    func testAChangeNamingManyDevicesIsSplitUnderTheNotifyLimit() {
+        let change = TrustChange(affected: (0..<500).map { .init(device: String(repeating: "d", count: 60) + "\($0)", trigger: .lockGrantsRevoked) },
+                                 revocationSerial: 7)
+        let payloads = ChangePayload.encode(change)
+        XCTAssertGreaterThan(payloads.count, 1)
+        XCTAssertTrue(payloads.allSatisfy { $0.utf8.count < 8000 })
+        let back = payloads.compactMap(ChangePayload.decode)
+        XCTAssertEqual(back.flatMap(\.affected), change.affected)
+        XCTAssertEqual(back.first?.revocationSerial, 7)
+        XCTAssertNil(ChangePayload.decode("{\"a\":[[\"x\",\"no-such-trigger\"]]}"))
+        XCTAssertNil(ChangePayload.decode("not json"))
+    }
+
+    func testTheSchemaIsVersionedAndANewerDatabaseIsRefused() async throws {
+        let url = try ThrowawayPostgres.database()
+        let s = try await PostgresTrustStorage.open(url: url)
+        let version = try await s.read { tx in try await (tx as! PostgresTransaction).q("SELECT value FROM meta WHERE name = 'schema_version'") }
+        XCTAssertEqual(try PGRow(try XCTUnwrap(version.first)).text("value"), String(PostgresTrustStorage.schemaVersion))
+        _ = try await s.write { tx in _ = try await (tx as! PostgresTransaction).q("UPDATE meta SET value = '99' WHERE name = 'schema_version'") }
+        try await s.close()
+        // Opening again (as a second instance would) migrates nothing and refuses the newer schema.
+        do {
+            let again = try await PostgresTrustStorage.open(url: url)
+            try await again.close()
+            XCTFail("a database from a newer version was opened")
+        } catch let e as TrustStorageError {
+            XCTAssertTrue(e.description.contains("schema version 99"), e.description)
+        }
+    }
+
+    func testBadURLsAreUsageErrorsAndAnUnreachableServerAnEnvironmentError() async throws {
+        for bad in ["postgres://", "postgres://host/db", "postgres://u@/db", "postgres://u@host", "postgres://u@host:99999/db",
+                    "postgres://u@host/db?sslmode=maybe", "mysql://u@host/db"] {
+            await XCTAssertTrustError(.invalidRequest) { try await TrustSite.storage(bad) }
+        }
+        let port = try ThrowawayPostgres.freePort()
+        do {
+            _ = try await TrustSite.storage("postgres://u@127.0.0.1:\(port)/db?sslmode=disable")
+            XCTFail("nothing listens there")
+        } catch let e as TrustStorageError {
+            XCTAssertTrue(e.description.contains("127.0.0.1:\(port)"), e.description)
+        }
+    }
+
+    func testTheCLIExitsTwoOnABadURLAndThreeOnAnUnreachableServer() throws {
+        let dir = try LockBenchProcess.temporaryDirectory(self).path
+        let bad = try LockBenchProcess.run(["trust", "init", dir + "/a", "--db", "postgres://nohost"])
+        XCTAssertEqual(bad.status, 2, bad.stderr)
+        XCTAssertTrue(bad.stderr.contains("postgres://USER"), bad.stderr)
+        let port = try ThrowawayPostgres.freePort()
+        let down = try LockBenchProcess.run(["trust", "init", dir + "/b", "--db", "postgres://u@127.0.0.1:\(port)/db?sslmode=disable"])
+        XCTAssertEqual(down.status, 3, down.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/b"), "no half site is left behind")
+        let url = try ThrowawayPostgres.database()
+        let ok = try LockBenchProcess.run(["trust", "init", dir + "/c", "--db", url])
+        XCTAssertEqual(ok.status, 0, ok.stderr)
+        let add = try LockBenchProcess.run(["trust", "grant", "add", "--site", dir + "/c", "--db", url, "--grant", "g1", "--user", "alice",
+                                            "--reader", "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1", "--json"])
+        XCTAssertEqual(add.status, 0, add.stderr)
+        let again = try LockBenchProcess.run(["trust", "grant", "add", "--site", dir + "/c", "--db", url, "--grant", "g1", "--user", "alice",
+                                              "--reader", "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"])
+        XCTAssertEqual(again.status, 1, "the grant is in PostgreSQL, so a second add conflicts: \(again.stderr)")
+    }
+}
+
+private final class Inbox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [[String: String]] = []
+    func add(_ d: [String: String]) { lock.withLock { items.append(d) } }
+    var count: Int { lock.withLock { items.count } }
+    var all: [[String: String]] { lock.withLock { items } }
+}
