@@ -90,7 +90,7 @@ let package = Package(
             serviceLifecycle, logging, metrics, prometheus,
         ]),
         // The push relay (APNs- and FCM-shaped) and mobile wake-up subscriptions.
-        .target(name: "Push", dependencies: ["ByteCore", "Codecs", "Trust", hummingbird, logging, serviceLifecycle]),
+        .target(name: "Push", dependencies: ["ByteCore", "Codecs", "Trust", hummingbird, logging, serviceLifecycle, asyncHTTPClient]),
         .target(name: "TrustPhone", dependencies: ["Push",
             "ByteCore", "OfflineUnlock", "AccessProtocol", "SocketTransport", "LockRuntime", "NFC", "BLE", "Trust", crypto,
             asyncHTTPClient, logging,

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Trust
 
 /// The trust service's side of push (Tapkey: "Tapkey will notify clients when Mobile Keys have
@@ -10,11 +11,15 @@ public final class TrustPushNotifier: @unchecked Sendable {
     /// a phone hands every push to its trust SDK, which handles only these.
     public static let identifier = "lockbench-trust"
 
-    public let relay: PushRelay
+    public let relay: any PushSending
     private let lock = NSLock()
     private var tokens: [String: [String]] = [:]
 
-    public init(relay: PushRelay) { self.relay = relay }
+    /// Where refused pushes are reported (`trust serve`); a push is a hint, so a refusal is logged,
+    /// never raised.
+    public let logger: Logger?
+
+    public init(relay: any PushSending, logger: Logger? = nil) { self.relay = relay; self.logger = logger }
 
     private func locked<T>(_ body: () -> T) -> T { lock.lock(); defer { lock.unlock() }; return body() }
 
@@ -65,7 +70,10 @@ public final class TrustPushNotifier: @unchecked Sendable {
                     queued += 1
                 } catch let e as PushRefusal {
                     if case .unregistered = e { unregister(device: a.device, token: token) }
-                } catch {}
+                    logger?.warning("push to \(a.device) refused: \(e)")
+                } catch {
+                    logger?.warning("push to \(a.device) failed: \(error)")
+                }
             }
         }
         return queued

@@ -81,13 +81,37 @@ public final class TrustClient: Sendable {
         }
     }
 
+    /// `PUT /v1/push-token`: the service pushes to `token` when this device's keys change.
+    public func registerPushToken(_ token: String, accessToken: String) async throws(TrustClientError) {
+        var request = HTTPClientRequest(url: baseURL + "/v1/push-token")
+        request.method = .PUT
+        request.headers.add(name: "Authorization", value: "Bearer " + accessToken)
+        request.headers.add(name: "Content-Type", value: "application/json")
+        guard let body = try? JSONEncoder().encode(["token": token]) else { throw .protocolError("the push token does not encode") }
+        request.body = .bytes(ByteBuffer(bytes: body))
+        let (status, answer) = try await send(request)
+        switch status {
+        case 204: return
+        case 401: throw .unauthorized(String(decoding: answer, as: UTF8.self))
+        default:
+            let e = (try? JSONDecoder().decode([String: String].self, from: answer)) ?? [:]
+            throw .oauth(code: e["error"] ?? "http_\(status)", description: e["error_description"] ?? "")
+        }
+    }
+
     func send(_ request: HTTPClientRequest) async throws(TrustClientError) -> (Int, Data) {
+        try await Self.send(request, http: http, timeout: timeout, naming: baseURL)
+    }
+
+    /// One request: its status and body (at most 1 MiB); a failure to connect or read is a
+    /// `network` error naming the server.
+    static func send(_ request: HTTPClientRequest, http: HTTPClient, timeout: TimeAmount, naming server: String) async throws(TrustClientError) -> (Int, Data) {
         do {
             let response = try await http.execute(request, timeout: timeout)
             let body = try await response.body.collect(upTo: 1 << 20)
             return (Int(response.status.code), Data(body.readableBytesView))
         } catch {
-            throw .network("\(baseURL): \(error)")
+            throw .network("\(server): \(error)")
         }
     }
 

@@ -225,6 +225,22 @@ public final class VirtualPhone: @unchecked Sendable {
         return apply(result, trigger: trigger, full: since == nil)
     }
 
+    /// Registers a push token with the service (Tapkey `updateRegistrationToken`), with the
+    /// access token refreshed once if the service refuses it. Returns the error's text, or nil.
+    public func registerPushToken(_ pushToken: String) async -> String? {
+        for force in [false, true] {
+            let token: String
+            switch await accessToken(forceRefresh: force) {
+            case .success(let t): token = t
+            case .failure(let e): return e.description
+            }
+            do { try await client.registerPushToken(pushToken, accessToken: token); return nil }
+            catch TrustClientError.unauthorized where !force { continue }
+            catch { return error.description }
+        }
+        return "refused"
+    }
+
     func fail(_ trigger: PollTrigger, _ e: TrustClientError) -> PollOutcome {
         let text: String
         if case .oauth(let code, _) = e { text = code } else { text = e.description }

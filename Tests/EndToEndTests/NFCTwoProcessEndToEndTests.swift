@@ -83,14 +83,11 @@ final class NFCTwoProcessEndToEndTests: XCTestCase {
     /// reader through its identity file, as a phone set up on another machine would.
     func testTheReadmeSiteWithAPhoneTrustingTheReaderIdentity() throws {
         let dir = try LockBenchProcess.temporaryDirectory(self)
-        for command in [
+        try LockBenchProcess.runEach([
             "key issuer site/issuer", "key reader site/front-door", "key credential site/alice-phone",
             "doc issue --issuer-key site/issuer.key.pem --credential site/alice-phone.pub.pem --reader-identity site/front-door.reader.json --valid-for 8h --id alice --out site/alice.access.cbor",
             "config create --reader-identity site/front-door.reader.json --issuer site/issuer.pub.pem --model NDE --firmware 02.12.72 --out site/front-door.lock.json",
-        ] {
-            let r = try LockBenchProcess.run(command.split(separator: " ").map(String.init), currentDirectory: dir)
-            XCTAssertEqual(r.status, 0, "\(command): \(r.stdout)\(r.stderr)")
-        }
+        ], in: dir)
         let site = dir.appendingPathComponent("site").path
         let link = dir.appendingPathComponent("reader").path
         let reader = try InteractiveProcess(["nfc", "virtual-reader", "--link", link, "--no-card",

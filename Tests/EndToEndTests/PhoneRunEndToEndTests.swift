@@ -23,19 +23,12 @@ final class PhoneRunEndToEndTests: XCTestCase {
     /// The README's site, made with the CLI: a lock, alice's phone, a grant, the service running.
     func site() throws -> Site {
         let dir = try LockBenchProcess.temporaryDirectory(self)
-        var code = ""
-        for command in [
+        let code = LockBenchProcess.loginCode(in: try LockBenchProcess.runEach([
             "trust init site", "key reader site/front-door", "key credential site/alice-phone",
             "config create --reader-identity site/front-door.reader.json --issuer site/issuer.pub.pem --model NDE --firmware 02.12.72 --out site/front-door.lock.json",
             "trust device add --site site --device alice-phone --user alice --credential-key site/alice-phone.pub.pem",
             "trust grant add --site site --grant g1 --user alice --reader-identity site/front-door.reader.json --whole-group",
-        ] {
-            let r = try LockBenchProcess.run(command.split(separator: " ").map(String.init), currentDirectory: dir)
-            XCTAssertEqual(r.status, 0, "lockbench \(command): \(r.stderr)")
-            if let line = r.stdout.split(separator: "\n").first(where: { $0.hasPrefix("login code: ") }) {
-                code = String(line.dropFirst("login code: ".count))
-            }
-        }
+        ], in: dir))
         XCTAssertFalse(code.isEmpty, "trust device add prints a login code")
         let server = try InteractiveProcess(["trust", "serve", "--site", "site", "--port", "0"], currentDirectory: dir)
         addTeardownBlock { server.terminate() }

@@ -15,6 +15,25 @@ public enum LockBenchProcess {
     /// The built `lockbench` executable beside the test bundle.
     public static let binary = Repository.builtProduct("lockbench")
 
+    /// Runs each command line (words split on spaces) in `directory`, as a user types a README's
+    /// set-up, failing the test on a non-zero exit; returns what they printed on stdout.
+    @discardableResult
+    public static func runEach(_ commands: [String], in directory: URL, file: StaticString = #filePath, line: UInt = #line) throws -> [String] {
+        try commands.map { command in
+            let r = try run(command.split(separator: " ").map(String.init), currentDirectory: directory)
+            XCTAssertEqual(r.status, 0, "lockbench \(command): \(r.stdout)\(r.stderr)", file: file, line: line)
+            return r.stdout
+        }
+    }
+
+    /// The login code `trust device add` printed among `outputs` (empty: none).
+    public static func loginCode(in outputs: [String]) -> String {
+        for out in outputs {
+            if let line = out.split(separator: "\n").first(where: { $0.hasPrefix("login code: ") }) { return String(line.dropFirst("login code: ".count)) }
+        }
+        return ""
+    }
+
     /// Runs `lockbench args…` (or another built `executable` of the package) to completion.
     public static func run(_ arguments: [String], executable: URL = binary, stdin: String? = nil,
                            environment: [String: String] = [:], currentDirectory: URL? = nil) throws -> Result {

@@ -20,9 +20,14 @@ final class CrashTests: XCTestCase {
 
     /// `lockbench trust serve --site SITE --port 0 EXTRA…`: the process and the port it printed.
     static func serve(_ site: String, _ extra: [String] = []) throws -> (Process, Int) {
+        try start(["trust", "serve", "--site", site, "--port", "0"] + extra)
+    }
+
+    /// Starts a `lockbench … serve --port 0` and returns it with the port it printed.
+    static func start(_ arguments: [String]) throws -> (Process, Int) {
         let p = Process()
         p.executableURL = Self.binary
-        p.arguments = ["trust", "serve", "--site", site, "--port", "0"] + extra
+        p.arguments = arguments
         let out = Pipe()
         p.standardOutput = out
         p.standardError = FileHandle.nullDevice
@@ -39,7 +44,7 @@ final class CrashTests: XCTestCase {
             }
         }
         p.terminate()
-        throw TrustError(.invalidRequest, "trust serve did not start: \(seen)")
+        throw TrustError(.invalidRequest, "\(arguments.prefix(2).joined(separator: " ")) did not start: \(seen)")
     }
 
     func testKillDuringRotationsNeverForksAFamily() async throws {

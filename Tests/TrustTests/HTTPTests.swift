@@ -102,6 +102,33 @@ final class HTTPTests: XCTestCase {
         }
     }
 
+    /// `PUT /v1/push-token`: 204 handing (device, token) to the registrar; 400 for a token that is
+    /// empty or not printable ASCII; 401 without a valid access token; 501 where nothing pushes.
+    func testPushTokenRegistration() async throws {
+        let f = try await TrustFixture.make(); defer { Task { await f.close() } }
+        let t = try await f.login("p1", user: "alice")
+        let seen = Registered()
+        for (router, pushes) in [(TrustAPI.router(service: f.service, pushTokens: { d, tok in seen.add(d + " " + tok) }), true),
+                                 (TrustAPI.router(service: f.service), false)] {
+            try await Application(router: router).test(.router) { client in
+                func put(_ body: String, _ bearer: String) async throws -> UInt16 {
+                    try await client.execute(uri: "/v1/push-token", method: .put,
+                                             headers: [.authorization: "Bearer " + bearer, .contentType: "application/json"],
+                                             body: ByteBuffer(string: body)) { r in
+                        self.conforms("/v1/push-token", "put", r.status.code, r.body)
+                        return UInt16(r.status.code)
+                    }
+                }
+                var answers = [try await put(#"{"token":"tok-1"}"#, t.access_token), try await put(#"{"token":"tok-1"}"#, "garbage")]
+                if pushes {
+                    for body in [#"{"token":""}"#, #"{"token":"a b"}"#, #"{"nope":1}"#] { answers.append(try await put(body, t.access_token)) }
+                }
+                XCTAssertEqual(answers, pushes ? [204, 401, 400, 400, 400] : [501, 401])
+            }
+        }
+        XCTAssertEqual(seen.all, ["p1 tok-1"])
+    }
+
     /// Every documented operation is routed (none answers 404).
     func testEveryDocumentedOperationIsServed() async throws {
         let f = try await TrustFixture.make(); defer { Task { await f.close() } }
@@ -110,7 +137,8 @@ final class HTTPTests: XCTestCase {
         try await app.test(.router) { client in
             for (path, ops) in paths {
                 for method in (ops as! [String: Any]).keys {
-                    try await client.execute(uri: path, method: method == "post" ? .post : .get) { r in
+                    let m: HTTPRequest.Method = switch method { case "post": .post; case "put": .put; case "delete": .delete; default: .get }
+                    try await client.execute(uri: path, method: m) { r in
                         XCTAssertNotEqual(r.status, .notFound, "\(method) \(path)")
                     }
                 }
@@ -254,4 +282,11 @@ extension XCTestCase {
         default: break
         }
     }
+}
+
+private final class Registered: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items = [String]()
+    func add(_ s: String) { lock.withLock { items.append(s) } }
+    var all: [String] { lock.withLock { items } }
 }

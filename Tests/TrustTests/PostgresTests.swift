@@ -1,5 +1,8 @@
 import Crypto
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import LockBenchTestSupport
 import Push
 import TrustPhone
@@ -135,6 +138,108 @@ final class PostgresTests: XCTestCase {
         try await admin.storage.close()
     }
 
+    /// `trust serve --push-relay` as a user runs it: two instances on one database and `push serve`
+    /// as the relay, each its own process. The phone registers its push token through instance B;
+    /// its grant revoked by the admin command line (a fourth process) reaches the relay as one
+    /// push from B (A holds no token for it), and the phone's next poll carries the revocation.
+    func testTrustServeInstancesPushChangesMadeByAnyProcess() async throws {
+        let url = try ThrowawayPostgres.database()
+        let dir = try LockBenchProcess.temporaryDirectory(self).path + "/site"
+        let site = try TrustSite.create(at: dir, settings: TrustSettings())
+        let admin = try await site.service(database: url)
+        let code = try await admin.addDevice(id: "p1", user: "alice", credentialKey: Array(P256.Signing.PrivateKey().publicKey.x963Representation))
+        _ = try await admin.addGrant(id: "g1", user: "alice", readers: ["a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"])
+        try await admin.storage.close()
+        let (relay, relayPort) = try CrashTests.start(["push", "serve", "--port", "0"])
+        defer { relay.terminate(); relay.waitUntilExit() }
+        let relayURL = "http://127.0.0.1:\(relayPort)"
+        let (a, portA) = try CrashTests.serve(dir, ["--db", url, "--push-relay", relayURL])
+        defer { a.terminate(); a.waitUntilExit() }
+        let (b, portB) = try CrashTests.serve(dir, ["--db", url, "--push-relay", relayURL])
+        defer { b.terminate(); b.waitUntilExit() }
+
+        func call(_ method: String, _ url: String, bearer: String? = nil, body: String? = nil) async throws -> (Int, String) {
+            var r = URLRequest(url: URL(string: url)!)
+            r.httpMethod = method
+            if let bearer { r.setValue("Bearer " + bearer, forHTTPHeaderField: "Authorization") }
+            if let body { r.httpBody = Data(body.utf8); r.setValue("application/json", forHTTPHeaderField: "Content-Type") }
+            let (data, response) = try await URLSession.shared.data(for: r)
+            return ((response as! HTTPURLResponse).statusCode, String(decoding: data, as: UTF8.self))
+        }
+        let phone = TrustClient(baseURL: "http://127.0.0.1:\(portA)")
+        defer { Task { await phone.shutdown() } }
+        let login = try await phone.token([("grant_type", "authorization_code"), ("code", code)])
+        let firstPoll = try await phone.keys(accessToken: login.access_token, since: nil)
+        let first = try XCTUnwrap(firstPoll)
+        XCTAssertEqual(first.keys.map(\.grant), ["g1"])
+
+        // The phone's token: opened at the relay, registered with instance B only.
+        let opened = try await call("POST", relayURL + "/lockbench/devices/tok-p1")
+        XCTAssertEqual(opened.0, 204)
+        let registered = try await call("PUT", "http://127.0.0.1:\(portB)/v1/push-token", bearer: login.access_token, body: #"{"token":"tok-p1"}"#)
+        XCTAssertEqual(registered.0, 204, registered.1)
+        let empty = try await call("PUT", "http://127.0.0.1:\(portB)/v1/push-token", bearer: login.access_token, body: #"{"token":""}"#)
+        XCTAssertEqual(empty.0, 400)
+        let unauthorized = try await call("PUT", "http://127.0.0.1:\(portB)/v1/push-token", bearer: "not-a-token", body: #"{"token":"tok-p1"}"#)
+        XCTAssertEqual(unauthorized.0, 401)
+
+        // The revocation, by the admin command line against the same database.
+        let revoke = try LockBenchProcess.run(["trust", "grant", "revoke", "--site", dir, "--db", url, "--grant", "g1", "--reason", "left"])
+        XCTAssertEqual(revoke.status, 0, revoke.stderr)
+        let (status, inbox) = try await call("GET", relayURL + "/lockbench/devices/tok-p1/inbox?wait=10")
+        XCTAssertEqual(status, 200)
+        XCTAssertTrue(inbox.contains(#""lockbench-trust":"1""#) && inbox.contains(#""device":"p1""#), inbox)
+        XCTAssertEqual(inbox.components(separatedBy: "lockbench-trust").count - 1, 1, "one push, from B: \(inbox)")
+        let (_, more) = try await call("GET", relayURL + "/lockbench/devices/tok-p1/inbox?wait=1")
+        XCTAssertEqual(more, "[]", "no second push (A holds no token for p1)")
+        // The push is a hint; the poll it triggers carries the change.
+        let afterPoll = try await phone.keys(accessToken: login.access_token, since: first.cursor)
+        let after = try XCTUnwrap(afterPoll)
+        XCTAssertEqual(after.deleted, first.keys.map(\.id), "the revoked grant's key comes back deleted")
+    }
+
+    /// The whole loop as a user runs it, every actor its own process: a site made with the CLI on
+    /// PostgreSQL, two `trust serve --push-relay`, `push serve`, and `phone run --push-relay` logged
+    /// in at instance B. The grant revoked with the CLI reaches the phone as a push, and the poll
+    /// that the push triggers deletes its key — nobody types `poll`.
+    func testPhoneRunDeletesARevokedKeyOnThePushFromAnyInstance() throws {
+        let url = try ThrowawayPostgres.database()
+        let dir = try LockBenchProcess.temporaryDirectory(self)
+        let code = LockBenchProcess.loginCode(in: try LockBenchProcess.runEach([
+            "trust init site --db \(url)", "key reader site/front-door", "key credential site/alice-phone",
+            "trust device add --site site --db \(url) --device alice-phone --user alice --credential-key site/alice-phone.pub.pem",
+            "trust grant add --site site --db \(url) --grant g1 --user alice --reader-identity site/front-door.reader.json --whole-group",
+        ], in: dir))
+        XCTAssertFalse(code.isEmpty)
+        func serve(_ arguments: [String]) throws -> String {
+            let p = try InteractiveProcess(arguments, currentDirectory: dir)
+            addTeardownBlock { p.terminate() }
+            let listening = try p.waitForLine(containing: "listening on", timeout: 60)
+            return try XCTUnwrap(listening.range(of: "http://").map { String(listening[$0.lowerBound...]) })
+        }
+        let relay = try serve(["push", "serve", "--port", "0"])
+        _ = try serve(["trust", "serve", "--site", "site", "--db", url, "--port", "0", "--push-relay", relay])
+        let b = try serve(["trust", "serve", "--site", "site", "--db", url, "--port", "0", "--push-relay", relay])
+        let phone = try InteractiveProcess(["phone", "run", "--trust", b, "--device", "alice-phone", "--key", "site/alice-phone.key.pem",
+                                            "--code", code, "--trust-reader", "site/front-door.reader.json", "--transport", "socket",
+                                            "--port", "0", "--push-relay", relay], currentDirectory: dir)
+        addTeardownBlock { phone.terminate() }
+        let polled = try phone.waitForLine(containing: "polled", timeout: 30)
+        XCTAssertTrue(polled.contains("trigger=login") && polled.contains("keys=1"), polled)
+        _ = try phone.waitForLine(containing: "push-registered", timeout: 30)
+
+        let revoke = try LockBenchProcess.run(["trust", "grant", "revoke", "--site", "site", "--db", url, "--grant", "g1", "--reason", "left"],
+                                              currentDirectory: dir)
+        XCTAssertEqual(revoke.status, 0, revoke.stderr)
+        let pushed = try phone.waitForLine(containing: "push ", timeout: 30)
+        XCTAssertTrue(pushed.contains("trigger=grant-revoked"), pushed)
+        let deleted = try phone.waitForLine(containing: "polled", timeout: 30)
+        XCTAssertTrue(deleted.contains("trigger=grant-revoked") && deleted.contains("deleted=1"), deleted)
+        phone.send("show")
+        let state = try phone.waitForLine(containing: "state ")
+        XCTAssertTrue(state.contains("keys=0"), state)
+    }
+
     /// A phone subscribed through instance B; its grant is issued, then revoked, through instance
     /// A: B pushes each change, once (A holds no subscription, so nothing else reaches the relay).
     func testChangesThroughOneInstanceArePushedByTheOtherToItsPhone() async throws {
@@ -244,6 +349,13 @@ final class PostgresTests: XCTestCase {
         let again = try LockBenchProcess.run(["trust", "grant", "add", "--site", dir + "/c", "--db", url, "--grant", "g1", "--user", "alice",
                                               "--reader", "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"])
         XCTAssertEqual(again.status, 1, "the grant is in PostgreSQL, so a second add conflicts: \(again.stderr)")
+        // --push-relay: an http(s) URL, and only on a store that announces changes to every instance.
+        let sqlitePush = try LockBenchProcess.run(["trust", "serve", "--site", dir + "/c", "--port", "0", "--push-relay", "http://127.0.0.1:8490"])
+        XCTAssertEqual(sqlitePush.status, 2, sqlitePush.stderr)
+        XCTAssertTrue(sqlitePush.stderr.contains("--db postgres://"), sqlitePush.stderr)
+        let badRelay = try LockBenchProcess.run(["trust", "serve", "--site", dir + "/c", "--db", url, "--port", "0", "--push-relay", "relay:8490"])
+        XCTAssertEqual(badRelay.status, 2, badRelay.stderr)
+        XCTAssertTrue(badRelay.stderr.contains("is not an http(s) URL"), badRelay.stderr)
     }
 }
 

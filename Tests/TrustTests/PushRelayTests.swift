@@ -220,4 +220,38 @@ final class PushRelayTests: XCTestCase {
         try await http.shutdown()
         await server.stop()
     }
+
+    /// `trust serve --push-relay`'s sender against the relay over HTTP: a delivered push answers the
+    /// relay's id and lands in the inbox with its data (a token with `:` kept as it is in the
+    /// path), a retired token is `unregistered` (410, so the notifier forgets it), a token the
+    /// relay never saw `badDeviceToken`, an oversized payload `payloadTooLarge`, a relay that is not
+    /// there a refusal naming it.
+    func testTheAPNsHTTPSenderSpeaksToTheRelay() async throws {
+        let relay = PushRelay()
+        let server = try await PushServer.start(relay: relay, wakeUp: WakeUpService(relay: relay))
+        do {
+            try server.inboxes.open("tok:1")
+            let sender = APNsHTTPSender(baseURL: server.baseURL + "/")
+            let id = try await sender.send(PushMessage(token: "tok:1", data: ["k": "v"], collapseID: "c1"))
+            XCTAssertFalse(id.isEmpty)
+            let got = await server.inboxes.collect("tok:1", wait: 5)
+            XCTAssertEqual(got?.first?["k"], "v")
+            XCTAssertTrue(relay.log.contains { $0.token == "tok:1" && $0.fate == .delivered && $0.data["k"] == "v" }, "\(relay.log)")
+
+            do { _ = try await sender.send(PushMessage(token: "never-seen", data: ["k": "v"])); XCTFail("an unknown token was accepted") }
+            catch { XCTAssertEqual(error, .badDeviceToken) }
+            server.inboxes.close("tok:1")
+            do { _ = try await sender.send(PushMessage(token: "tok:1", data: ["k": "v"])); XCTFail("a retired token was accepted") }
+            catch { guard case .unregistered = error else { return XCTFail("\(error)") } }
+            try server.inboxes.open("tok:2")
+            do { _ = try await sender.send(PushMessage(token: "tok:2", data: ["k": String(repeating: "x", count: 5000)])); XCTFail("5,000 bytes were accepted") }
+            catch { guard case .payloadTooLarge = error else { return XCTFail("\(error)") } }
+        } catch {
+            await server.stop(); throw error
+        }
+        await server.stop()
+        let gone = APNsHTTPSender(baseURL: server.baseURL, timeout: .seconds(2))
+        do { _ = try await gone.send(PushMessage(token: "tok:2", data: [:])); XCTFail("a stopped relay accepted a push") }
+        catch { XCTAssertTrue(error.description.contains(server.baseURL), error.description) }
+    }
 }

@@ -15,7 +15,10 @@ public enum TrustAPI {
     /// Bodies over this size are refused before they are read.
     public static let maxBody = 8192
 
-    public static func router(service: TrustService, registry: PrometheusCollectorRegistry? = nil) -> Router<BasicRequestContext> {
+    /// `pushTokens`: where `PUT /v1/push-token` hands a device's push token (Tapkey
+    /// `updateRegistrationToken`); without it the route answers 501 (this server does not push).
+    public static func router(service: TrustService, registry: PrometheusCollectorRegistry? = nil,
+                              pushTokens: PushTokenRegistration? = nil) -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
         let polls = Counter(label: "lockbench_trust_polls_total")
         let unchanged = Counter(label: "lockbench_trust_polls_unchanged_total")
@@ -88,6 +91,24 @@ public enum TrustAPI {
             }
         }
 
+        router.put("/v1/push-token") { request, _ -> Response in
+            let claims: AccessClaims
+            do { claims = try await service.authorize(bearer: try bearer(request)) } catch let e as TrustError {
+                return Response(status: .unauthorized, headers: [.wwwAuthenticate: "Bearer error=\"invalid_token\""],
+                                body: jsonBody(["error": "invalid_token", "error_description": e.message]))
+            }
+            guard let pushTokens else {
+                return Response(status: .notImplemented, body: jsonBody(["error": "push_not_configured", "error_description": "this trust service pushes nothing (trust serve --push-relay URL)"]))
+            }
+            let body = try? await request.body.collect(upTo: 8192)
+            guard let body, let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any],
+                  let token = object["token"] as? String, PushTokenRules.isValid(token) else {
+                return Response(status: .badRequest, body: jsonBody(["error": "invalid_request", "error_description": "the body must be {\"token\": TOKEN}: 1…\(PushTokenRules.maxBytes) bytes of printable ASCII"]))
+            }
+            await pushTokens(claims.sub.value, token)
+            return Response(status: .noContent)
+        }
+
         router.get("/v1/revocations") { _, _ -> Response in
             guard let list = try await service.revocationList() else { return Response(status: .noContent) }
             return Response(status: .ok, headers: [.contentType: "application/cbor", .init("Revocation-Serial")!: String(list.serial)],
@@ -155,5 +176,16 @@ struct FormBody {
 
     static func decode(_ s: Substring) -> String? {
         s.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+    }
+}
+
+/// Hands a device's push token to whatever pushes for this service (`TrustPushNotifier.register`).
+public typealias PushTokenRegistration = @Sendable (_ device: String, _ token: String) async -> Void
+
+/// A push token as the trust API accepts it: what APNs and FCM hand an app, printable ASCII.
+public enum PushTokenRules {
+    public static let maxBytes = 4096
+    public static func isValid(_ token: String) -> Bool {
+        !token.isEmpty && token.utf8.count <= maxBytes && token.utf8.allSatisfy { (0x21...0x7E).contains($0) }
     }
 }

@@ -13,9 +13,10 @@ public final class TrustServer: Sendable {
 
     /// Starts listening on `host:port` (0: a free port) and returns once it accepts connections.
     public static func start(service: TrustService, host: String = "127.0.0.1", port: Int = 0,
-                             registry: PrometheusCollectorRegistry? = nil, logger: Logger? = nil) async throws -> TrustServer {
+                             registry: PrometheusCollectorRegistry? = nil, pushTokens: PushTokenRegistration? = nil,
+                             logger: Logger? = nil) async throws -> TrustServer {
         guard let server = await BackgroundHTTPServer.start(
-            router: TrustAPI.router(service: service, registry: registry), host: host, port: port,
+            router: TrustAPI.router(service: service, registry: registry, pushTokens: pushTokens), host: host, port: port,
             serverName: "lockbench-trust", logger: BackgroundHTTPServer.logger(logger, label: "lockbench.trust"),
             every: 600, tick: { _ = try? await service.purgeApprovals() }) else {
             throw TrustError(.invalidRequest, "the trust service could not listen on \(host):\(port)")

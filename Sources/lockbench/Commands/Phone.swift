@@ -8,6 +8,7 @@ import LockRuntime
 import SocketTransport
 import NFC
 import OfflineUnlock
+import Push
 import Scenario
 import Trust
 import TrustPhone
@@ -75,6 +76,10 @@ struct PhoneCommand: ParsableCommand {
         var ble: String?
         @Option(help: ArgumentHelp("With pn532: a stable path (symlink) for the pty, so the lock's connstring is known in advance.", valueName: "path"))
         var link: String?
+        @Option(name: .customLong("push-relay"), help: ArgumentHelp(
+            "Receive pushes through this relay (`lockbench push serve`'s URL): the phone opens a token there, registers it with the trust service (PUT /v1/push-token) after login, and polls whenever a trust push arrives. The trust service must run with --push-relay too.",
+            valueName: "url"))
+        var pushRelay: String?
         @Flag(help: "Print events as JSON lines.")
         var json = false
 
@@ -85,6 +90,9 @@ struct PhoneCommand: ParsableCommand {
             if link != nil && transport != "pn532" { throw ValidationError("--link is for --transport pn532") }
             guard DurationText.parse(pollEvery) != nil || pollEvery == "0" else { throw ValidationError("--poll-every \"\(pollEvery)\" is not a duration like 8h (0 = never)") }
             guard !trustReader.isEmpty else { throw ValidationError("the phone must trust the lock's reader: --trust-reader NAME.reader.json (or the lock.json)") }
+            if let relay = pushRelay, URL(string: relay).map({ ["http", "https"].contains($0.scheme ?? "") && $0.host != nil }) != true {
+                throw ValidationError("--push-relay '\(relay)' is not an http(s) URL; e.g. --push-relay http://127.0.0.1:8490")
+            }
         }
 
         func run() throws {
@@ -160,10 +168,42 @@ struct PhoneCommand: ParsableCommand {
                 say("reauthorize", ["hint": "run `lockbench trust device enroll --device \(phone.id)` and type: login CODE"])
                 return nil
             }
+            // Push: a token at the relay, registered with the service after each login; every trust
+            // push makes the phone poll (the push is a hint, the poll the truth); others are not ours.
+            let inbox = pushRelay.map { RelayInbox(baseURL: $0, token: RelayInbox.newToken(device: device)) }
+            if let inbox {
+                do { try blocking { try await inbox.open() } } catch {
+                    throw UserError(message: "--push-relay \(inbox.baseURL): \(error)", code: ExitCodes.environment)
+                }
+                say("push-token", ["token": inbox.token])
+            }
+            func registerPush() {
+                guard let inbox else { return }
+                if let error = try? blocking({ await phone.registerPushToken(inbox.token) }) { say("push-register-failed", ["error": error]) }
+                else { say("push-registered", ["token": inbox.token]) }
+            }
             if let code {
                 let outcome = try blocking { await phone.login(code: code) }
                 report(outcome, .login)
+                if phone.isLoggedIn { registerPush() }
             }
+            let receiver = inbox.map { inbox in
+                Thread {
+                    while !Thread.current.isCancelled {
+                        guard let messages = try? blocking({ try await inbox.collect(wait: 20) }) else {
+                            Thread.sleep(forTimeInterval: 1); continue
+                        }
+                        for m in messages {
+                            guard m[TrustPushNotifier.identifier] == "1" else { say("push-not-handled", m); continue }
+                            let trigger = m["trigger"].flatMap(PollTrigger.init(rawValue:)) ?? .manual
+                            say("push", ["trigger": trigger.rawValue])
+                            if let outcome = try? blocking({ await phone.poll(trigger: trigger) }) { report(outcome, trigger) }
+                        }
+                    }
+                }
+            }
+            receiver?.start()
+            defer { receiver?.cancel() }
             // The background schedule.
             let scheduler = Thread {
                 while !Thread.current.isCancelled {
@@ -189,6 +229,7 @@ struct PhoneCommand: ParsableCommand {
                     guard words.count == 2 else { say("usage: login CODE", [:]); continue }
                     let c = words[1]
                     report(try blocking { await phone.login(code: c) }, .login)
+                    if phone.isLoggedIn { registerPush() }
                 case "show":
                     for k in phone.keys {
                         say("key", ["id": k.id, "iteration": String(k.iteration), "validUntil": RFC3339.format(k.validUntil),

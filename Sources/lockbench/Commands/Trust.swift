@@ -5,6 +5,7 @@ import Foundation
 import LockRuntime
 import Logging
 import Prometheus
+import Push
 import Metrics
 import ServiceLifecycle
 import Trust
@@ -167,9 +168,21 @@ struct TrustCommand: ParsableCommand {
         var clock: String = "system"
         @Option(help: ArgumentHelp("With --clock virtual: the time (RFC 3339).", valueName: "time"))
         var now: String?
+        @Option(name: .customLong("push-relay"), help: ArgumentHelp(
+            "Push to phones through this relay (APNs-shaped POST /3/device/TOKEN: `lockbench push serve`'s URL) whenever their keys are created, changed or revoked — by any instance on the same PostgreSQL database. Phones register their tokens at PUT /v1/push-token. Needs --db postgres://….",
+            valueName: "url"))
+        var pushRelay: String?
 
         func validate() throws {
             guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535") }
+            if let relay = pushRelay {
+                guard let u = URL(string: relay), ["http", "https"].contains(u.scheme ?? ""), u.host != nil else {
+                    throw ValidationError("--push-relay '\(relay)' is not an http(s) URL; e.g. --push-relay http://127.0.0.1:8490")
+                }
+                guard db?.hasPrefix("postgres") == true else {
+                    throw ValidationError("--push-relay needs --db postgres://…: the admin commands change a SQLite site from other processes, which this server cannot see; on PostgreSQL every change is announced to every instance (LISTEN/NOTIFY)")
+                }
+            }
             guard clock == "system" || clock == "virtual" else { throw ValidationError("--clock is system or virtual") }
             if clock == "virtual" && now == nil { throw ValidationError("--clock virtual needs --now TIME") }
         }
@@ -177,15 +190,22 @@ struct TrustCommand: ParsableCommand {
         func run() throws {
             let site = try TrustCommand.open(self.site)
             let clock = try TrustCommand.clock(now)
-            let (db, host, port) = (self.db, self.host, self.port)
+            let (db, host, port, pushRelay) = (self.db, self.host, self.port, self.pushRelay)
             try TrustCommand.mapErrors {
                 try blocking {
                     let registry = PrometheusCollectorRegistry()
                     MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
                     let service = try await site.service(database: db, clock: clock)
-                    let server = try await TrustServer.start(service: service, host: host, port: port, registry: registry,
-                                                             logger: serveLogger("lockbench.trust"))
+                    // Push: every change announced on the shared database (any instance's) goes to the
+                    // tokens registered with this instance (a phone registers through one instance).
+                    let notifier = pushRelay.map { TrustPushNotifier(relay: APNsHTTPSender(baseURL: $0), logger: serveLogger("lockbench.trust.push")) }
+                    let following = notifier.flatMap { n in (service.storage as? TrustChangeFeed).map { n.follow($0) } }
+                    let server = try await TrustServer.start(
+                        service: service, host: host, port: port, registry: registry,
+                        pushTokens: notifier.map { n in { device, token in n.register(device: device, token: token) } },
+                        logger: serveLogger("lockbench.trust"))
                     try await serveUntilSignal("trust service", host: host, port: server.port) {
+                        following?.cancel()
                         await server.stop()
                         try await service.storage.close()
                     }

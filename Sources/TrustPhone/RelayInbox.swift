@@ -1,0 +1,46 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+
+/// A phone's end of `lockbench push serve` over HTTP (`phone run --push-relay URL`): the token
+/// opened at the relay (`POST /lockbench/devices/TOKEN`), then pushes collected by long polls of
+/// its inbox — what the OS's push channel is to a real phone.
+public final class RelayInbox: Sendable {
+    public let baseURL: String
+    public let token: String
+    private let http: HTTPClient
+
+    public init(baseURL: String, token: String, http: HTTPClient = .shared) {
+        self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
+        self.token = token
+        self.http = http
+    }
+
+    /// A fresh token for a device: what APNs/FCM hand an app (printable, unique per install).
+    public static func newToken(device: String) -> String {
+        "lockbench-" + device + "-" + (0..<8).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+    }
+
+    public func open() async throws(TrustClientError) {
+        var request = HTTPClientRequest(url: baseURL + "/lockbench/devices/" + token)
+        request.method = .POST
+        let (status, body) = try await send(request, timeout: .seconds(10))
+        guard status == 204 else { throw .protocolError("the push relay refused the token (HTTP \(status)): \(String(decoding: body, as: UTF8.self))") }
+    }
+
+    /// The pushes that arrived, waiting up to `wait` seconds (≤ 30) for the first.
+    public func collect(wait: Int) async throws(TrustClientError) -> [[String: String]] {
+        let w = min(30, max(0, wait))
+        let (status, body) = try await send(HTTPClientRequest(url: baseURL + "/lockbench/devices/\(token)/inbox?wait=\(w)"),
+                                            timeout: .seconds(Int64(w) + 10))
+        guard status == 200 else { throw .protocolError("the push relay's inbox answered HTTP \(status)") }
+        guard let messages = try? JSONDecoder().decode([[String: String]].self, from: body) else {
+            throw .protocolError("the push relay's inbox does not decode")
+        }
+        return messages
+    }
+
+    private func send(_ request: HTTPClientRequest, timeout: TimeAmount) async throws(TrustClientError) -> (Int, Data) {
+        try await TrustClient.send(request, http: http, timeout: timeout, naming: baseURL)
+    }
+}
