@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NIOHTTP1
 
 /// A phone's end of `lockbench push serve` over HTTP (`phone run --push-relay URL`): the token
 /// opened at the relay (`POST /lockbench/devices/TOKEN`), then pushes collected by long polls of
@@ -21,11 +22,35 @@ public final class RelayInbox: Sendable {
         "lockbench-" + device + "-" + (0..<8).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
     }
 
-    public func open() async throws(TrustClientError) {
-        var request = HTTPClientRequest(url: baseURL + "/lockbench/devices/" + token)
+    /// Opens the token at the relay, or changes what the app is doing (`background`, `foreground`,
+    /// `force-quit`: the OS then discards background pushes).
+    public func open(state: String = "background") async throws(TrustClientError) {
+        var request = HTTPClientRequest(url: baseURL + "/lockbench/devices/" + token + "?state=" + state)
         request.method = .POST
         let (status, body) = try await send(request, timeout: .seconds(10))
         guard status == 204 else { throw .protocolError("the push relay refused the token (HTTP \(status)): \(String(decoding: body, as: UTF8.self))") }
+    }
+
+    /// Retires the token at the relay (it answers 410 for it from then on).
+    public func close() async throws(TrustClientError) {
+        var request = HTTPClientRequest(url: baseURL + "/lockbench/devices/" + token)
+        request.method = .DELETE
+        _ = try await send(request, timeout: .seconds(10))
+    }
+
+    /// A mobile wake-up request for this device: `PUT` (subscribe, `mode` noData, value or
+    /// childEvent) or `DELETE` (unsubscribe) `/base/APP/.wakeup/PATH?id=TOKEN`. Answers the status
+    /// and the relay's body (204 and empty on success; 403/404 with the tutorial's `status`).
+    public func wakeUp(_ method: HTTPMethod, app: String, path: String, mode: String? = nil) async throws(TrustClientError) -> (Int, String) {
+        let trimmed = path.hasPrefix("/") ? String(path.dropFirst()) : path
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove(charactersIn: "?#")
+        var url = baseURL + "/base/" + app + "/.wakeup/" + (trimmed.addingPercentEncoding(withAllowedCharacters: allowed) ?? trimmed) + "?id=" + token
+        if let mode { url += "&mode=" + mode }
+        var request = HTTPClientRequest(url: url)
+        request.method = method
+        let (status, body) = try await send(request, timeout: .seconds(10))
+        return (status, String(decoding: body, as: UTF8.self))
     }
 
     /// The pushes that arrived, waiting up to `wait` seconds (≤ 30) for the first.

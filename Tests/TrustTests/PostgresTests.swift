@@ -203,20 +203,8 @@ final class PostgresTests: XCTestCase {
     /// in at instance B. The grant revoked with the CLI reaches the phone as a push, and the poll
     /// that the push triggers deletes its key — nobody types `poll`.
     func testPhoneRunDeletesARevokedKeyOnThePushFromAnyInstance() throws {
-        let url = try ThrowawayPostgres.database()
-        let dir = try LockBenchProcess.temporaryDirectory(self)
-        let code = LockBenchProcess.loginCode(in: try LockBenchProcess.runEach([
-            "trust init site --db \(url)", "key reader site/front-door", "key credential site/alice-phone",
-            "trust device add --site site --db \(url) --device alice-phone --user alice --credential-key site/alice-phone.pub.pem",
-            "trust grant add --site site --db \(url) --grant g1 --user alice --reader-identity site/front-door.reader.json --whole-group",
-        ], in: dir))
-        XCTAssertFalse(code.isEmpty)
-        func serve(_ arguments: [String]) throws -> String {
-            let p = try InteractiveProcess(arguments, currentDirectory: dir)
-            addTeardownBlock { p.terminate() }
-            let listening = try p.waitForLine(containing: "listening on", timeout: 60)
-            return try XCTUnwrap(listening.range(of: "http://").map { String(listening[$0.lowerBound...]) })
-        }
+        let (url, dir, code) = try cliSite()
+        let serve = { (arguments: [String]) throws -> String in try self.serve(arguments, in: dir) }
         let relay = try serve(["push", "serve", "--port", "0"])
         _ = try serve(["trust", "serve", "--site", "site", "--db", url, "--port", "0", "--push-relay", relay])
         let b = try serve(["trust", "serve", "--site", "site", "--db", url, "--port", "0", "--push-relay", relay])
@@ -238,6 +226,96 @@ final class PostgresTests: XCTestCase {
         phone.send("show")
         let state = try phone.waitForLine(containing: "state ")
         XCTAssertTrue(state.contains("keys=0"), state)
+    }
+
+    /// `phone run`'s push commands against `push serve` and `trust serve --push-relay`, each its own
+    /// process: a wake-up subscription wakes the phone with the data; after `force-quit` a trust
+    /// push is discarded (no poll happens), after `launch` one arrives again; `rotate-push-token`
+    /// registers the new token before dropping the old, and both the trust push and the wake-up
+    /// subscription follow it.
+    func testPhoneRunPushCommandsAgainstTheRelay() throws {
+        let (url, dir, code) = try cliSite()
+        let serve = { (arguments: [String]) throws -> String in try self.serve(arguments, in: dir) }
+        let relay = try serve(["push", "serve", "--port", "0", "--app", "demo"])
+        let trust = try serve(["trust", "serve", "--site", "site", "--db", url, "--port", "0", "--push-relay", relay])
+        let phone = try InteractiveProcess(["phone", "run", "--trust", trust, "--device", "alice-phone", "--key", "site/alice-phone.key.pem",
+                                            "--code", code, "--trust-reader", "site/front-door.reader.json", "--transport", "socket",
+                                            "--port", "0", "--push-relay", relay, "--wakeup-app", "demo"], currentDirectory: dir)
+        addTeardownBlock { phone.terminate() }
+        _ = try phone.waitForLine(containing: "push-registered", timeout: 30)
+        func admin(_ command: String) throws {
+            let r = try LockBenchProcess.run(command.split(separator: " ").map(String.init) + ["--site", "site", "--db", url], currentDirectory: dir)
+            XCTAssertEqual(r.status, 0, "\(command): \(r.stderr)")
+        }
+        func write(_ path: String, _ json: String) throws {
+            var r = URLRequest(url: URL(string: relay + "/base/demo/" + path)!)
+            r.httpMethod = "PUT"; r.httpBody = Data(json.utf8)
+            let done = DispatchSemaphore(value: 0)
+            URLSession.shared.dataTask(with: r) { _, _, _ in done.signal() }.resume()
+            done.wait()
+        }
+
+        phone.send("subscribe doors value")
+        _ = try phone.waitForLine(containing: "subscribed path=doors")
+        try write("doors/front", #"{"state":"open"}"#)
+        let woken = try phone.waitForLine(containing: "wakeup ", timeout: 15)
+        XCTAssertTrue(woken.contains("t=value") && woken.contains("open"), woken)
+        phone.send("subscribe doors sideways")
+        _ = try phone.waitForLine(containing: "mode 'sideways' is one of")
+
+        // Force-quit: the grant's revocation is pushed, the OS discards it, the phone does not poll.
+        phone.send("force-quit")
+        _ = try phone.waitForLine(containing: "force-quit")
+        try admin("trust grant revoke --grant g1 --reason left")
+        Thread.sleep(forTimeInterval: 2)
+        XCTAssertFalse(phone.allLines.contains { $0.hasPrefix("push ") }, "a force-quit app got a background push: \(phone.allLines)")
+        phone.send("launch")
+        _ = try phone.waitForLine(containing: "launched")
+        try admin("trust grant add --grant g2 --user alice --reader-identity site/front-door.reader.json --whole-group")
+        let pushed = try phone.waitForLine(containing: "push ", timeout: 15)
+        XCTAssertTrue(pushed.contains("trigger=grant-issued"), pushed)
+        let polled = try phone.waitForLine(containing: "polled", timeout: 15)
+        XCTAssertTrue(polled.contains("deleted=1") && polled.contains("keys=1"), "the poll brings g2 and deletes g1's key: \(polled)")
+
+        // A new token: the trust push and the wake-up subscription follow it; the old one is gone.
+        phone.send("rotate-push-token")
+        let rotated = try phone.waitForLine(containing: "push-token-rotated", timeout: 15)
+        let old = try XCTUnwrap(rotated.split(separator: " ").first { $0.hasPrefix("old=") }?.dropFirst(4))
+        try admin("trust grant revoke --grant g2 --reason left")
+        let again = try phone.waitForLine(containing: "push ", timeout: 15)
+        XCTAssertTrue(again.contains("trigger=grant-revoked"), again)
+        try write("doors/back", #"{"state":"shut"}"#)
+        let wokenAgain = try phone.waitForLine(containing: "wakeup ", timeout: 15)
+        XCTAssertTrue(wokenAgain.contains("shut"), wokenAgain)
+        var gone = URLRequest(url: URL(string: relay + "/lockbench/devices/\(old)/inbox")!)
+        gone.httpMethod = "GET"
+        let status = Box()
+        let done = DispatchSemaphore(value: 0)
+        URLSession.shared.dataTask(with: gone) { _, r, _ in status.value = (r as? HTTPURLResponse)?.statusCode ?? 0; done.signal() }.resume()
+        done.wait()
+        XCTAssertEqual(status.value, 404, "the old token is retired at the relay")
+    }
+
+    /// A site made with the CLI on a fresh PostgreSQL database: a reader, alice's phone (its login
+    /// code), grant g1 on the reader's group.
+    func cliSite() throws -> (url: String, dir: URL, code: String) {
+        let url = try ThrowawayPostgres.database()
+        let dir = try LockBenchProcess.temporaryDirectory(self)
+        let code = LockBenchProcess.loginCode(in: try LockBenchProcess.runEach([
+            "trust init site --db \(url)", "key reader site/front-door", "key credential site/alice-phone",
+            "trust device add --site site --db \(url) --device alice-phone --user alice --credential-key site/alice-phone.pub.pem",
+            "trust grant add --site site --db \(url) --grant g1 --user alice --reader-identity site/front-door.reader.json --whole-group",
+        ], in: dir))
+        XCTAssertFalse(code.isEmpty, "trust device add prints a login code")
+        return (url, dir, code)
+    }
+
+    /// Starts a `lockbench … serve` in `dir` (stopped at teardown); its URL.
+    func serve(_ arguments: [String], in dir: URL) throws -> String {
+        let p = try InteractiveProcess(arguments, currentDirectory: dir)
+        addTeardownBlock { p.terminate() }
+        let listening = try p.waitForLine(containing: "listening on", timeout: 60)
+        return try XCTUnwrap(listening.range(of: "http://").map { String(listening[$0.lowerBound...]) })
     }
 
     /// A phone subscribed through instance B; its grant is issued, then revoked, through instance
@@ -366,3 +444,5 @@ private final class Inbox: @unchecked Sendable {
     var count: Int { lock.withLock { items.count } }
     var all: [[String: String]] { lock.withLock { items } }
 }
+
+private final class Box: @unchecked Sendable { var value = 0 }

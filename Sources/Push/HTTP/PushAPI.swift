@@ -83,9 +83,15 @@ public enum PushAPI {
         }
 
         // Phones: register a token, collect pushes, retire the token.
-        router.post("/lockbench/devices/:token") { _, context -> Response in
+        // `?state=foreground|background|force-quit`: what the phone's app is doing (a force-quit app
+        // gets no background push until it is launched again).
+        router.post("/lockbench/devices/:token") { request, context -> Response in
             let token = context.parameters.get("token") ?? ""
-            do { try inboxes.open(token) } catch { return fcmError(refusal(error)) }
+            let text = request.uri.queryParameters["state"].map(String.init) ?? PushAppState.background.rawValue
+            guard let state = PushAppState(rawValue: text) else {
+                return fcmError(.invalidArgument("state '\(text)' is not one of \(PushAppState.allCases.map(\.rawValue).joined(separator: ", "))"))
+            }
+            do { try inboxes.open(token, state: state) } catch { return fcmError(refusal(error)) }
             return Response(status: .noContent)
         }
         router.delete("/lockbench/devices/:token") { _, context -> Response in

@@ -80,6 +80,8 @@ struct PhoneCommand: ParsableCommand {
             "Receive pushes through this relay (`lockbench push serve`'s URL): the phone opens a token there, registers it with the trust service (PUT /v1/push-token) after login, and polls whenever a trust push arrives. The trust service must run with --push-relay too.",
             valueName: "url"))
         var pushRelay: String?
+        @Option(name: .customLong("wakeup-app"), help: ArgumentHelp("With --push-relay: the mobile wake-up application that `subscribe PATH [MODE]` and `unsubscribe PATH` address (`push serve --app NAME`).", valueName: "name"))
+        var wakeupApp: String?
         @Flag(help: "Print events as JSON lines.")
         var json = false
 
@@ -170,30 +172,33 @@ struct PhoneCommand: ParsableCommand {
             }
             // Push: a token at the relay, registered with the service after each login; every trust
             // push makes the phone poll (the push is a hint, the poll the truth); others are not ours.
-            let inbox = pushRelay.map { RelayInbox(baseURL: $0, token: RelayInbox.newToken(device: device)) }
-            if let inbox {
-                do { try blocking { try await inbox.open() } } catch {
-                    throw UserError(message: "--push-relay \(inbox.baseURL): \(error)", code: ExitCodes.environment)
+            let push = pushRelay.map { PushChannel(RelayInbox(baseURL: $0, token: RelayInbox.newToken(device: device))) }
+            if let push {
+                do { try blocking { try await push.inbox.open() } } catch {
+                    throw UserError(message: "--push-relay \(push.inbox.baseURL): \(error)", code: ExitCodes.environment)
                 }
-                say("push-token", ["token": inbox.token])
+                say("push-token", ["token": push.inbox.token])
             }
             func registerPush() {
-                guard let inbox else { return }
-                if let error = try? blocking({ await phone.registerPushToken(inbox.token) }) { say("push-register-failed", ["error": error]) }
-                else { say("push-registered", ["token": inbox.token]) }
+                guard let push else { return }
+                let token = push.inbox.token
+                if let error = try? blocking({ await phone.registerPushToken(token) }) { say("push-register-failed", ["error": error]) }
+                else { say("push-registered", ["token": token]) }
             }
             if let code {
                 let outcome = try blocking { await phone.login(code: code) }
                 report(outcome, .login)
                 if phone.isLoggedIn { registerPush() }
             }
-            let receiver = inbox.map { inbox in
+            let receiver = push.map { push in
                 Thread {
                     while !Thread.current.isCancelled {
+                        let inbox = push.inbox
                         guard let messages = try? blocking({ try await inbox.collect(wait: 20) }) else {
                             Thread.sleep(forTimeInterval: 1); continue
                         }
                         for m in messages {
+                            if m["t"] != nil { say("wakeup", m); continue }   // a mobile wake-up message
                             guard m[TrustPushNotifier.identifier] == "1" else { say("push-not-handled", m); continue }
                             let trigger = m["trigger"].flatMap(PollTrigger.init(rawValue:)) ?? .manual
                             say("push", ["trigger": trigger.rawValue])
@@ -202,6 +207,7 @@ struct PhoneCommand: ParsableCommand {
                     }
                 }
             }
+            let pushConsole = PhonePushConsole(device: device, channel: push, app: wakeupApp, say: say) { registerPush() }
             receiver?.start()
             defer { receiver?.cancel() }
             // The background schedule.
@@ -221,6 +227,7 @@ struct PhoneCommand: ParsableCommand {
                 let words = line.split(separator: " ").map(String.init)
                 guard let verb = words.first else { continue }
                 if try approvalConsole.handle(words) { continue }
+                if pushConsole.handle(words) { continue }
                 switch verb {
                 case "poll": report(try blocking { await phone.poll(trigger: .manual) }, .manual)
                 case "offline": phone.setOnline(false); say("offline", [:])
@@ -246,7 +253,7 @@ struct PhoneCommand: ParsableCommand {
                     guard let field else { say("\(verb): only with --transport pn532", [:]); continue }
                     say("field", ["phone": field(verb == "insert")])
                 case "quit", "exit": return
-                default: say("unknown command '\(verb)': poll, offline, online, show, login CODE, tap, insert, remove, quit, \(PhoneApprovalConsole.verbs)", [:])
+                default: say("unknown command '\(verb)': poll, offline, online, show, login CODE, tap, insert, remove, quit, \(PhoneApprovalConsole.verbs), \(PhonePushConsole.verbs)", [:])
                 }
             }
         }
