@@ -65,14 +65,12 @@ public final class TrustPushNotifier: @unchecked Sendable {
         for a in affected {
             for token in tokens(of: a.device) {
                 do {
-                    try await relay.send(PushMessage(token: token, data: Self.data(device: a.device, trigger: a.trigger),
+                    _ = try await relay.send(PushMessage(token: token, data: Self.data(device: a.device, trigger: a.trigger),
                                                      collapseID: "trust-\(a.device)".utf8.count <= PushRules.maxCollapseIDBytes ? "trust-\(a.device)" : nil))
                     queued += 1
-                } catch let e as PushRefusal {
-                    if case .unregistered = e { unregister(device: a.device, token: token) }
-                    logger?.warning("push to \(a.device) refused: \(e)")
                 } catch {
-                    logger?.warning("push to \(a.device) failed: \(error)")
+                    if case .unregistered = error { unregister(device: a.device, token: token) }
+                    logger?.warning("push to \(a.device) refused: \(error)")
                 }
             }
         }

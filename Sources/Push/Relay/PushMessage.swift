@@ -1,4 +1,5 @@
 import Foundation
+import Trust
 
 /// One push as the relay takes it from a backend (APNs or FCM shape): the device token, the data
 /// fields the app receives, and the delivery options both services share.
@@ -43,8 +44,9 @@ public enum PushRules {
     /// Messages stored per token while its device is unreachable (APNs keeps one, FCM up to 100
     /// per device); beyond this the oldest is dropped.
     public static let maxStoredPerToken = 100
-    /// A device token: 1…4096 bytes of printable ASCII without blanks.
-    public static let maxTokenBytes = 4096
+    /// A device token: 1…4096 bytes of printable ASCII without blanks (the trust API's rule for
+    /// the tokens phones register, so both ends agree).
+    public static let maxTokenBytes = PushTokenRules.maxBytes
 
     /// Compact JSON of string fields with sorted keys and unescaped slashes: the form payload
     /// sizes are measured in.
@@ -54,9 +56,7 @@ public enum PushRules {
 
     /// Why a message is refused before it is queued, or nil.
     public static func check(_ m: PushMessage) -> PushRefusal? {
-        if m.token.isEmpty || m.token.utf8.count > maxTokenBytes || m.token.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x7F }) {
-            return .badDeviceToken
-        }
+        if !PushTokenRules.isValid(m.token) { return .badDeviceToken }
         if m.payloadBytes > maxPayloadBytes { return .payloadTooLarge(m.payloadBytes) }
         if let c = m.collapseID, c.utf8.count > maxCollapseIDBytes { return .badCollapseID(c.utf8.count) }
         if m.timeToLive < 0 || !m.timeToLive.isFinite { return .badExpiration }
