@@ -164,7 +164,21 @@ public struct CredentialConfiguration {
 public final class CredentialSession: APDUResponder {
     public let configuration: CredentialConfiguration
     /// Kpersistent per reader id (32 bytes), kept across transactions.
-    public private(set) var fastCache: FastCache
+    /// Kpersistent per reader, learnt in standard transactions.
+    public var fastCache: FastCache {
+        settleFastKey()
+        return cache
+    }
+    private var cache: FastCache
+    /// The Kpersistent of the last AUTH1, derived once the answer has gone (the reader needs it
+    /// only next time): before the next command, a reset, or a look at `fastCache`.
+    private var unsettledFastKey: (k: [UInt8], context: TranscriptContext)?
+
+    private func settleFastKey() {
+        guard let u = unsettledFastKey else { return }
+        unsettledFastKey = nil
+        cache.store(KeySchedule.persistentKey(k: u.k, context: u.context, credentialKey: publicKey), for: u.context.readerID)
+    }
     private let random: RandomSource
     private let signer: MessageSigner
     public let publicKey: [UInt8]
@@ -197,17 +211,24 @@ public final class CredentialSession: APDUResponder {
     private var assembler = CommandAssembler()
     private var chainer: ResponseChainer
     private var replayedEphemeral: P256.KeyAgreement.PrivateKey?
+    /// The next AUTH0's ephemeral key, made ahead (at creation, then whenever the session resets)
+    /// as a phone can: the scalar multiplication need not wait for the reader.
+    private var preparedEphemeral: PreparedEphemeralKey?
 
     public init(configuration: CredentialConfiguration, fastCache: FastCache? = nil,
                 random: RandomSource = SystemRandom(), signer: MessageSigner? = nil) {
         self.configuration = configuration
-        self.fastCache = fastCache ?? FastCache(capacity: configuration.fastCapacity)
+        self.cache = fastCache ?? FastCache(capacity: configuration.fastCapacity)
         self.random = random
         let key = configuration.signingKey
         self.signer = signer ?? { Primitives.sign($0, with: key) }
         self.publicKey = key.publicBytes
         self.chainer = ResponseChainer(chunk: configuration.responseChunk)
+        preparedEphemeral = PreparedEphemeralKey(random: random)
     }
+
+    /// Pure computation on what it holds: a virtual reader may answer through it on its own thread.
+    public var answersAtOnce: Bool { true }
 
     /// The mailbox operations of the last EXCHANGE, and which channel it arrived on.
     public private(set) var lastMailboxOperations: [MailboxOperation] = []
@@ -216,6 +237,8 @@ public final class CredentialSession: APDUResponder {
     public enum ExchangeChannel: String, Sendable { case expedited, stepUp = "step-up" }
 
     public func reset() {
+        settleFastKey()
+        if preparedEphemeral == nil { preparedEphemeral = PreparedEphemeralKey(random: random) }
         state = .idle
         stepUpSelected = false
         stepUpChannel = nil
@@ -230,6 +253,7 @@ public final class CredentialSession: APDUResponder {
     }
 
     public func respond(to bytes: [UInt8]) -> [UInt8] {
+        settleFastKey()
         let command: CommandAPDU
         do {
             command = try CommandAPDU(parsing: bytes)
@@ -313,15 +337,19 @@ public final class CredentialSession: APDUResponder {
         guard Primitives.isPoint(cmd.readerEphemeralKey) else { return ([], .incorrectData) }
         transactions += 1
         let ephemeral: P256.KeyAgreement.PrivateKey
+        let ephemeralPublic: [UInt8]
         if configuration.faults.contains(.replayEphemeralKey), let old = replayedEphemeral {
             ephemeral = old
+            ephemeralPublic = old.publicBytes
         } else {
-            ephemeral = random.ephemeralKey()
+            let prepared = preparedEphemeral ?? PreparedEphemeralKey(random: random)
+            preparedEphemeral = nil
+            ephemeral = prepared.key
+            ephemeralPublic = prepared.publicBytes
             if configuration.faults.contains(.replayEphemeralKey) { replayedEphemeral = ephemeral }
         }
         let groupID = Array(cmd.readerID.prefix(16))
         let groupKey = configuration.trustedReaders.first { $0.groupID == groupID }?.publicKey
-        let ephemeralPublic = ephemeral.publicBytes
         let context = TranscriptContext(readerGroupKey: groupKey ?? [UInt8](repeating: 0, count: 65), readerID: cmd.readerID,
                                         interfaceByte: configuration.interface == .ble ? 0xC3 : 0x5E, version: cmd.version,
                                         readerEphemeralKey: cmd.readerEphemeralKey, transactionID: cmd.transactionID,
@@ -331,7 +359,7 @@ public final class CredentialSession: APDUResponder {
         var fast: FastKeys?
         var cryptogram: [UInt8]?
         if cmd.flags & Auth0Command.flagFast != 0 {
-            if groupKey != nil, let persistent = fastCache.lookup(cmd.readerID) {
+            if groupKey != nil, let persistent = cache.lookup(cmd.readerID) {
                 let keys = KeySchedule.fastKeys(persistent: persistent, context: context, credentialKey: publicKey)
                 fast = keys
                 cryptogram = KeySchedule.cryptogram(keys, plaintext: Auth1ResponsePlaintext.cryptogramPlaintext(
@@ -390,7 +418,7 @@ public final class CredentialSession: APDUResponder {
         var sealed: [UInt8]
         do { sealed = try channel.seal(plain) } catch { return ([], .executionError) }
         if configuration.faults.contains(.corruptCiphertext) { sealed[0] ^= 0x01 }
-        fastCache.store(KeySchedule.persistentKey(k: k, context: ctx, credentialKey: publicKey), for: ctx.readerID)
+        unsettledFastKey = (k, ctx)
         state = .authenticated(channel: channel, stepUpSK: keys.stepUpSK)
         return (sealed, .success)
     }

@@ -8,16 +8,10 @@ public protocol RandomSource: AnyObject {
     func bytes(_ count: Int) -> [UInt8]
 }
 
-/// The system's CSPRNG (via swift-crypto's symmetric key generation).
+/// The system's CSPRNG (`Primitives.randomBytes`).
 public final class SystemRandom: RandomSource {
     public init() {}
-    public func bytes(_ count: Int) -> [UInt8] {
-        var out: [UInt8] = []
-        while out.count < count {
-            SymmetricKey(size: .bits256).withUnsafeBytes { out += $0 }
-        }
-        return Array(out.prefix(count))
-    }
+    public func bytes(_ count: Int) -> [UInt8] { Primitives.randomBytes(count) }
 }
 
 /// A deterministic stream for test vectors: block i = SHA-256(seed ‖ i as 4-byte big-endian),

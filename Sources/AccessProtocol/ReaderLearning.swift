@@ -13,6 +13,11 @@ public struct ReaderLearning: Codable, Equatable, Sendable {
     /// The credential used FAST (its cache entry becomes the most recent).
     public var usedFast: Bool
 
+    public init(deviceEphemeralKey: [UInt8]?, credentialPublicKey: [UInt8]?, persistentKey: [UInt8]?, usedFast: Bool) {
+        self.deviceEphemeralKey = deviceEphemeralKey; self.credentialPublicKey = credentialPublicKey
+        self.persistentKey = persistentKey; self.usedFast = usedFast
+    }
+
     public init(_ result: TransactionResult) {
         deviceEphemeralKey = result.deviceEphemeralKey
         credentialPublicKey = result.credentialPublicKey

@@ -301,7 +301,11 @@ public struct ReaderSession {
         guard case .deciding = step else { return .complete(result) }
         result.decision = resolution.decision
         result.decided = true
-        if !resolution.decision.isGrant || result.fast { result.learnedPersistentKey = nil }
+        if resolution.decision.isGrant, !result.fast, let (ctx, credentialKey) = persistentKeyInputs {
+            result.learnedPersistentKey = KeySchedule.persistentKey(k: sharedK, context: ctx, credentialKey: credentialKey)
+        } else {
+            result.learnedPersistentKey = nil
+        }
         return close(ExchangeCommandPlaintext(readerStatus: resolution.readerStatus, mailbox: configuration.mailbox))
     }
 
@@ -436,6 +440,7 @@ public struct ReaderSession {
     }
 
     private var sharedK: [UInt8] = []
+    private var persistentKeyInputs: (TranscriptContext, [UInt8])?
 
     private mutating func auth1Answered(_ response: ResponseAPDU, _ ctx: TranscriptContext) -> ReaderAction {
         if response.status == .securityStatusNotSatisfied {
@@ -490,7 +495,7 @@ public struct ReaderSession {
             return failOnChannel(.badCredentialSignature, "device signature over the AUTH1 transcript does not verify with the credential key")
         }
         stepUpSK = keys.stepUpSK
-        result.learnedPersistentKey = KeySchedule.persistentKey(k: sharedK, context: ctx, credentialKey: credentialKey)
+        persistentKeyInputs = (ctx, credentialKey)     // Kpersistent: derived once decided (`decided`), off the decision's path
         let presentation = Presentation(credentialPublicKey: credentialKey, transactionID: ctx.transactionID,
                                         interface: configuration.interface, protocolVersion: ctx.version, fast: false)
         if wantsStepUp(credentialKey, SignedTimestamps(answer)) {

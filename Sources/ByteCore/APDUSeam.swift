@@ -8,6 +8,14 @@ public protocol APDUResponder: AnyObject {
     func respond(to command: [UInt8]) -> [UInt8]
     /// The field dropped or the card left: forget any session state.
     func reset()
+    /// Whether `respond` answers from memory at once (no I/O, no waiting on anything): then a
+    /// virtual reader may call it on its own I/O thread instead of handing each APDU to another
+    /// thread and back. False unless a responder says so.
+    var answersAtOnce: Bool { get }
+}
+
+extension APDUResponder {
+    public var answersAtOnce: Bool { false }
 }
 
 /// The reader side of a radio: sends a command APDU, waits for the response.

@@ -233,7 +233,7 @@ public final class AuditLog: @unchecked Sendable {
             var entry = AuditEntry(seq: 0, time: now, event: AuditEntry.auditDamageEvent,
                                    detail: d.description + (aside.map { "; set aside in \(($0 as NSString).lastPathComponent)" } ?? ""))
             entry.seq = highest + 1
-            let (line, mac) = Self.line(for: entry, previousMAC: Hex.decode(_head.mac)!, key: key)
+            let (line, mac) = try Self.line(for: entry, previousMAC: Hex.decode(_head.mac)!, key: key)
             try DurableFile.writeAll(fd, line, path: path, io: io)
             guard io.fsync(fd) == 0 else { throw LockError(.io, DurableFile.errnoText("fsync", path)) }
             _head = AuditHead(seq: entry.seq, mac: Hex.encode(mac))
@@ -312,7 +312,7 @@ public final class AuditLog: @unchecked Sendable {
         var head = _head, bytes = [UInt8](), entries = [AuditEntry]()
         for var entry in drafts {
             entry.seq = head.seq + 1
-            let (line, mac) = Self.line(for: entry, previousMAC: Hex.decode(head.mac)!, key: key)
+            let (line, mac) = try Self.line(for: entry, previousMAC: Hex.decode(head.mac)!, key: key)
             bytes += line
             head = AuditHead(seq: entry.seq, mac: Hex.encode(mac))
             entries.append(entry)
@@ -348,14 +348,13 @@ public final class AuditLog: @unchecked Sendable {
         }
     }
 
-    static let encoder: JSONEncoder = {
-        let e = JSONEncoder()
-        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return e
-    }()
-
-    static func line(for entry: AuditEntry, previousMAC: [UInt8], key: [UInt8]) -> (line: [UInt8], mac: [UInt8]) {
-        let body = Array(try! encoder.encode(entry))            // `{…}`
+    /// The line for `entry` after the line whose MAC is `previousMAC`: its JSON (`jsonBody`), the
+    /// MAC over it, then the MAC as its last member.
+    static func line(for entry: AuditEntry, previousMAC: [UInt8], key: [UInt8]) throws(LockError) -> (line: [UInt8], mac: [UInt8]) {
+        let body: [UInt8]                                       // `{…}`
+        do { body = try entry.jsonBody() } catch {
+            throw LockError(.invalidInput, "audit entry \(entry.seq) cannot be written: \(error)")
+        }
         let mac = Primitives.hmacSHA256(key: key, message: previousMAC + body)
         var line = Array(body.dropLast())
         line += Array(",\"mac\":\"\(Hex.encode(mac))\"}\n".utf8)

@@ -25,4 +25,6 @@ public final class SimpleCard: APDUResponder {
     }
 
     public func reset() { selectedAID = nil }
+
+    public var answersAtOnce: Bool { true }
 }

@@ -1,6 +1,7 @@
 import AccessProtocol
 import ByteCore
 import Foundation
+import Lock
 import LockBenchTestDoubles
 import LockRuntime
 import NFC
@@ -22,9 +23,33 @@ enum LockTaps {
         let split: Split
     }
 
-    final class Split {
+    final class Split: @unchecked Sendable {
         /// Uptime (ns) at which the lock's last decision was committed (its audit entry fsynced).
         var decidedAt: UInt64 = 0
+        /// Every fsync the lock made (through its `FileIO` seam): when it ended (uptime ns), how long it took.
+        private let fsyncLock = NSLock()
+        private var fsyncs: [(end: UInt64, seconds: TimeInterval)] = []
+        /// The lock's own fsync time between a transaction's start and its decision, per tap.
+        var ownFsync: [TimeInterval] = []
+
+        /// The lock's write/fsync seam, timing each fsync.
+        var io: FileIO {
+            FileIO(write: FileIO.system.write, fsync: { [self] fd in
+                let start = DispatchTime.now().uptimeNanoseconds
+                let r = FileIO.system.fsync(fd)
+                let end = DispatchTime.now().uptimeNanoseconds
+                fsyncLock.withLock { fsyncs.append((end, Double(end - start) / 1e9)) }
+                return r
+            })
+        }
+
+        /// The fsync time of the lock's fsyncs that ended in `start…end` (and forgets all before).
+        func fsyncSeconds(from start: UInt64, to end: UInt64) -> TimeInterval {
+            fsyncLock.withLock {
+                defer { fsyncs.removeAll() }
+                return fsyncs.filter { $0.end >= start && $0.end <= end }.reduce(0) { $0 + $1.seconds }
+            }
+        }
         /// Up to the decision: waiting on libnfc and the phone, and the lock's own work (its
         /// crypto, the engine, the journal record and its fsync).
         var transportToDecision: [TimeInterval] = []
@@ -35,13 +60,14 @@ enum LockTaps {
         var persist: [TimeInterval] = []
 
         func discardLast() {
-            for keyPath in [\Split.transportToDecision, \.lockToDecision, \.transport, \.session, \.persist] where !self[keyPath: keyPath].isEmpty {
+            for keyPath in [\Split.transportToDecision, \.lockToDecision, \.transport, \.session, \.persist, \.ownFsync] where !self[keyPath: keyPath].isEmpty {
                 self[keyPath: keyPath].removeLast()
             }
         }
 
         func stats() -> [NFCBenchmark.Stats] {
-            [NFCBenchmark.Stats(name: "    until the decision: libnfc + phone", samples: transportToDecision),
+            [NFCBenchmark.Stats(name: "    until the decision: the lock's own fsync", samples: ownFsync),
+             NFCBenchmark.Stats(name: "    until the decision: libnfc + phone", samples: transportToDecision),
              NFCBenchmark.Stats(name: "    until the decision: lock (crypto, engine, record + fsync)", samples: lockToDecision),
              NFCBenchmark.Stats(name: "    whole transaction: libnfc + phone", samples: transport),
              NFCBenchmark.Stats(name: "    whole transaction: lock", samples: session),
@@ -66,11 +92,11 @@ enum LockTaps {
     }
 
     /// A fresh lock in a temporary directory, on certified firmware (ECP polling on).
-    private static func lock(_ name: String) throws -> (LockProvisioning, LockService, () -> Void) {
+    private static func lock(_ name: String, split: Split) throws -> (LockProvisioning, LockService, () -> Void) {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("lockbench-bench-\(name)-\(getpid())")
         try? FileManager.default.removeItem(at: dir)
         let provisioning = try LockProvisioning(directory: dir)
-        let service = try LockService(configuration: provisioning.configuration)
+        let service = try LockService(configuration: provisioning.configuration, io: split.io)
         return (provisioning, service, { service.lock.onAudit = nil; try? FileManager.default.removeItem(at: dir) })
     }
 
@@ -78,6 +104,7 @@ enum LockTaps {
         var tap = tap
         tap.discardWarmUp = { split.discardLast() }
         tap.fsyncDirectory = service.configuration.stateDirectoryPath
+        tap.ownFsync = { split.ownFsync.last ?? 0 }
         return Scenario(tap: tap, directory: service.configuration.stateDirectoryPath, cleanUp: cleanUp, split: split)
     }
 
@@ -93,6 +120,7 @@ enum LockTaps {
             let decided = split.decidedAt
             let waited = timed.spans.filter { $0.end <= decided }.reduce(UInt64(0)) { $0 + ($1.end - $1.start) }
             if decided >= start {
+                split.ownFsync.append(split.fsyncSeconds(from: start, to: decided))
                 split.transportToDecision.append(Double(waited) / 1e9)
                 split.lockToDecision.append(Double(decided - start - min(waited, decided - start)) / 1e9)
             }
@@ -113,8 +141,8 @@ enum LockTaps {
         // FAST key: a fresh session of the same phone each tap, and the reader's FAST cache
         // cleared before each transaction. ECDH, both signatures, the secure channel.
         do {
-            let (p, service, cleanUp) = try lock("standard")
             let split = Split()
+            let (p, service, cleanUp) = try lock("standard", split: split)
             service.lock.onAudit = { _ in split.decidedAt = DispatchTime.now().uptimeNanoseconds }
             let phone = try p.phone(id: "standard")
             _ = service.transact(over: InMemoryLink(phone.session), interface: .nfc)  // step-up once: documents cached
@@ -129,8 +157,8 @@ enum LockTaps {
 
         // FAST: one phone across taps; both sides keep the Kpersistent learnt at the first grant.
         do {
-            let (p, service, cleanUp) = try lock("fast")
             let split = Split()
+            let (p, service, cleanUp) = try lock("fast", split: split)
             service.lock.onAudit = { _ in split.decidedAt = DispatchTime.now().uptimeNanoseconds }
             let phone = try p.phone(id: "fast")
             _ = service.transact(over: InMemoryLink(phone.session), interface: .nfc)
@@ -144,8 +172,8 @@ enum LockTaps {
         // Step-up: a phone the lock has never seen each tap (a new key and document, made before
         // the tap is timed): standard, then the step-up SELECT, ENVELOPE and the DeviceResponse.
         if stepUp {
-            let (p, service, cleanUp) = try lock("stepup")
             let split = Split()
+            let (p, service, cleanUp) = try lock("stepup", split: split)
             service.lock.onAudit = { _ in split.decidedAt = DispatchTime.now().uptimeNanoseconds }
             var n = 0
             out.append(scenario(.init(name: "step-up",

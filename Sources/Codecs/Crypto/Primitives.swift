@@ -1,6 +1,9 @@
 import ByteCore
 import Crypto
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import _CryptoExtras
 
 /// Why a cryptographic primitive refused its input. Tests match on `code`.
@@ -321,7 +324,13 @@ public enum Primitives {
 
     /// Random bytes from the system generator.
     public static func randomBytes(_ count: Int) -> [UInt8] {
-        // Eight bytes per draw: each draw is a getrandom(2) call (tokens and ids are on hot paths).
+        #if canImport(Glibc) || canImport(Darwin)
+        // One getrandom(2) for the lot (glibc's arc4random_buf): keys, ids and nonces are drawn
+        // on hot paths, where eight bytes per system call added up.
+        var out = [UInt8](repeating: 0, count: count)
+        out.withUnsafeMutableBytes { if let base = $0.baseAddress, $0.count > 0 { arc4random_buf(base, $0.count) } }
+        return out
+        #else
         var g = SystemRandomNumberGenerator()
         var out = [UInt8]()
         out.reserveCapacity(count)
@@ -333,6 +342,7 @@ public enum Primitives {
             }
         }
         return out
+        #endif
     }
 }
 
