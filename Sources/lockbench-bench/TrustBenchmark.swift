@@ -56,8 +56,22 @@ enum TrustBenchmark {
 
     struct Sample {
         var rate: Double, p50: Double, p99: Double
+        /// CPU time per request (µs) of the server's process and of the phones' process, when measured.
+        var serverCPU = 0.0, phonesCPU = 0.0
         init(rate: Double, p50: Double, p99: Double) { self.rate = rate; self.p50 = p50; self.p99 = p99 }
         init(_ a: TrustLoad.Answer) { self.init(rate: a.rate, p50: a.p50, p99: a.p99) }
+        /// A job of the phones' process, with both processes' CPU time per request.
+        static func measured(_ child: TrustLoad.Child, _ job: TrustLoad.Job) async throws -> Sample {
+            let before = TrustLoad.processCPU()
+            let a = try await child.run(job)
+            var s = Sample(a)
+            let n = Double(job.count ?? 1)
+            s.serverCPU = (TrustLoad.processCPU() - before) / n * 1e6
+            s.phonesCPU = a.cpu / n * 1e6
+            return s
+        }
+        /// "server N µs + phones M µs CPU per request"
+        var cpuText: String { String(format: "CPU per request: server %.0f µs, phones %.0f µs", serverCPU, phonesCPU) }
     }
 
     /// Runs `work(k)` for k in 0..<n with `concurrency` at once; rate per second and latency percentiles (ms).
@@ -148,16 +162,16 @@ enum TrustBenchmark {
         var pgRounds = [Sample]()
         var issued = 0
         for _ in 0..<rounds {
-            let baseline = Sample(try await phonesProcess.run(healthz))
+            let baseline = try await Sample.measured(phonesProcess, healthz)
             clock.advance(settings.pollInterval)
-            let s = Sample(try await phonesProcess.run(.init(op: .poll, count: phones, expectKeys: 1)))
+            let s = try await Sample.measured(phonesProcess, .init(op: .poll, count: phones, expectKeys: 1))
             let pg = Sample(try await pgPhones.run(.init(op: .poll, count: phones, expectKeys: 1)))
             issued += phones
             // Polls with nothing changed since: token check and one read, no signature.
-            let u = Sample(try await phonesProcess.run(.init(op: .poll, count: phones, expectKeys: 0)))
+            let u = try await Sample.measured(phonesProcess, .init(op: .poll, count: phones, expectKeys: 0))
             refreshRounds.append((s, baseline, u))
             pgRounds.append(pg)
-            print("  round: key refreshes \(Int(s.rate))/s p99 \(String(format: "%.1f", s.p99)) ms; two instances on PostgreSQL \(Int(pg.rate))/s p99 \(String(format: "%.1f", pg.p99)) ms; /healthz \(Int(baseline.rate))/s; unchanged polls \(Int(u.rate))/s")
+            print("  round: key refreshes \(Int(s.rate))/s p99 \(String(format: "%.1f", s.p99)) ms (\(s.cpuText)); two instances on PostgreSQL \(Int(pg.rate))/s p99 \(String(format: "%.1f", pg.p99)) ms; /healthz \(Int(baseline.rate))/s (\(baseline.cpuText)); unchanged polls \(Int(u.rate))/s (\(u.cpuText))")
         }
         for srv in pgServers { await srv.stop() }
         for s in pgStorages { try await s.close() }

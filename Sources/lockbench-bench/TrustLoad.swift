@@ -1,15 +1,15 @@
-import AsyncHTTPClient
 import Dispatch
 import Foundation
-import NIOCore
 import Trust
-import TrustPhone
 
 /// The phones of `lockbench-bench trust`, in a process of their own (`lockbench-bench trust-load`,
 /// hidden), so the server's figures are the server's: the client's HTTP, JSON and bookkeeping no
 /// longer share the server's process. The two speak one JSON object a line: the bench sends a
 /// `TrustLoad.Job` on the child's stdin, the child answers a `TrustLoad.Answer` on its stdout.
-/// The phones keep their own state (access tokens, poll cursors, refresh tokens), as real ones do.
+/// The phones keep their own state (access tokens, poll cursors, refresh tokens), as real ones do,
+/// and speak HTTP through `HTTPLoad` (keep-alive connections on one thread): the two processes
+/// share the cores, and every µs the load generator spends is one the server lacks. Each answer
+/// carries the phones' CPU time, so the bench prints both sides' CPU per request.
 enum TrustLoad {
     struct Job: Codable {
         enum Op: String, Codable { case setup, healthz, poll, rotate, quit }
@@ -33,7 +33,16 @@ enum TrustLoad {
 
     struct Answer: Codable {
         var rate = 0.0, p50 = 0.0, p99 = 0.0
+        /// The phones' process CPU time (user + system) over the job, and the job's wall time (s).
+        var cpu = 0.0, wall = 0.0
         var error: String?
+    }
+
+    /// This process's CPU time so far (user + system), seconds.
+    static func processCPU() -> Double {
+        var u = rusage()
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &u)
+        return Double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + Double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6
     }
 
     // MARK: the bench's side
@@ -100,76 +109,79 @@ enum TrustLoad {
                 FileHandle.standardError.write(Data("trust-load: not a job: \(line.prefix(80))\n".utf8)); return 2
             }
             if job.op == .quit { break }
-            let done = DispatchSemaphore(value: 0)
-            let result = AnswerBox()
-            Task.detached {
-                do { result.value = try await phones.run(job) } catch { result.value = Answer(error: "\(error)") }
-                done.signal()
-            }
-            done.wait()
-            let answer = result.value
+            var answer: Answer
+            do { answer = try phones.run(job) } catch { answer = Answer(error: "\(error)") }
             FileHandle.standardOutput.write((try? JSONEncoder().encode(answer)) ?? Data(#"{"error":"encode"}"#.utf8))
             FileHandle.standardOutput.write(Data([0x0A]))
         }
-        phones.shutdown()
         return 0
     }
 
-    final class AnswerBox: @unchecked Sendable { var value = Answer() }
-
-    /// The phones' state between jobs.
-    final class Phones: @unchecked Sendable {
-        var http: HTTPClient?
-        var clients = [TrustClient]()
-        var baseURL = ""
+    /// The phones' state between jobs: their connections, tokens and cursors.
+    final class Phones {
+        var ports = [Int]()
         var concurrency = 1
         var access = [String]()
-        let cursors = Slots<String?>()
-        let refresh = Slots<String>()
+        var cursors = [String?]()
+        var refresh = [String]()
+        var polling: HTTPLoad?
+        var rotating: (workers: Int, load: HTTPLoad)?
 
-        func run(_ job: Job) async throws -> Answer {
+        func run(_ job: Job) throws -> Answer {
             switch job.op {
             case .setup:
                 guard let base = job.baseURL, let c = job.concurrency, c > 0, c <= 4096 else { throw TrustError(.invalidRequest, "setup needs baseURL and concurrency 1…4096") }
-                var config = HTTPClient.Configuration()
-                config.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = c
-                let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
-                self.http = http
-                clients = (job.baseURLs ?? [base]).map { TrustClient(baseURL: $0, http: http) }
-                baseURL = base; concurrency = c
+                ports = try (job.baseURLs ?? [base]).map { url in
+                    guard let port = url.split(separator: ":").last.flatMap({ Int($0) }) else { throw TrustError(.invalidRequest, "setup: \(url) has no port") }
+                    return port
+                }
+                concurrency = c
                 access = job.access ?? []
-                cursors.reset(Array(repeating: nil, count: access.count))
-                refresh.reset(job.refresh ?? [])
+                cursors = Array(repeating: nil, count: access.count)
+                refresh = job.refresh ?? []
+                polling = try HTTPLoad(ports: ports, connections: c)
+                rotating = nil
                 return Answer()
             case .healthz:
-                guard let http else { throw TrustError(.invalidRequest, "no setup") }
-                var health = HTTPClientRequest(url: baseURL + "/healthz")
-                health.method = .GET
-                let request = health
-                return try await Self.load(try count(job), concurrency: concurrency) { _ in
-                    let r = try await http.execute(request, timeout: .seconds(30))
-                    _ = try await r.body.collect(upTo: 1024)
-                }
+                guard let polling else { throw TrustError(.invalidRequest, "no setup") }
+                let requests = ports.map { HTTPLoad.get("/healthz", port: $0) }
+                let ports = self.ports
+                return try Self.answer(polling.run(try count(job), request: { requests[$0 % ports.count] }) { _, r in
+                    guard r.status == 200 else { throw TrustError(.invalidRequest, "/healthz answered \(r.status)") }
+                })
             case .poll:
-                guard !clients.isEmpty, !access.isEmpty else { throw TrustError(.invalidRequest, "no setup with access tokens") }
-                let clients = self.clients, access = self.access, cursors = self.cursors, expect = job.expectKeys
-                return try await Self.load(try count(job), concurrency: concurrency) { k in
-                    let p = k % access.count
-                    let r = try await clients[p % clients.count].keys(accessToken: access[p], since: cursors.get(p))
-                    if let expect, (r?.keys.count ?? 0) != expect {
-                        throw TrustError(.invalidRequest, "phone \(p): a poll answered \(r?.keys.count ?? 0) keys, not \(expect)")
+                guard let polling, !access.isEmpty else { throw TrustError(.invalidRequest, "no setup with access tokens") }
+                let expect = job.expectKeys, ports = self.ports, phones = access.count
+                return try Self.answer(polling.run(try count(job), request: { k in
+                    let p = k % phones
+                    return HTTPLoad.get("/v1/keys" + (self.cursors[p].map { "?since=\($0)" } ?? ""), port: ports[k % ports.count], bearer: self.access[p])
+                }) { k, r in
+                    let p = k % phones
+                    let keys: Int
+                    switch r.status {
+                    case 200:
+                        keys = HTTPLoad.count("iteration", in: r.body)
+                        guard let cursor = HTTPLoad.stringMember("cursor", in: r.body) else { throw TrustError(.invalidRequest, "phone \(p): a poll answer without a cursor") }
+                        self.cursors[p] = cursor
+                    case 204: keys = 0
+                    default: throw TrustError(.invalidRequest, "phone \(p): a poll answered \(r.status): \(String(decoding: r.body.prefix(200), as: UTF8.self))")
                     }
-                    if let r { cursors.set(p, r.cursor) }
-                }
+                    if let expect, keys != expect { throw TrustError(.invalidRequest, "phone \(p): a poll answered \(keys) keys, not \(expect)") }
+                })
             case .rotate:
-                guard let client = clients.first, let holders = job.holders, let workers = job.workers, holders > 0, workers > 0,
-                      holders <= refresh.count else { throw TrustError(.invalidRequest, "rotate needs holders (≤ refresh tokens) and workers") }
-                let refresh = self.refresh
-                return try await Self.load(try count(job), concurrency: workers) { k in
-                    let p = k % holders
-                    let r = try await client.token([("grant_type", "refresh_token"), ("refresh_token", refresh.get(p))])
-                    refresh.set(p, r.refresh_token)
-                }
+                guard let holders = job.holders, let workers = job.workers, holders > 0, workers > 0, workers <= 4096,
+                      holders <= refresh.count, let port = ports.first else { throw TrustError(.invalidRequest, "rotate needs setup, holders (≤ refresh tokens) and workers") }
+                if rotating?.workers != workers { rotating = (workers, try HTTPLoad(ports: [port], connections: workers)) }
+                // Connection w runs k ≡ w (mod workers), and holders is a multiple of workers: each
+                // phone's token goes out on one connection, never twice at once.
+                return try Self.answer(rotating!.load.run(try count(job), request: { k in
+                    HTTPLoad.postForm("/v1/token", port: port, [("grant_type", "refresh_token"), ("refresh_token", self.refresh[k % holders])])
+                }) { k, r in
+                    guard r.status == 200, let next = HTTPLoad.stringMember("refresh_token", in: r.body) else {
+                        throw TrustError(.invalidRequest, "phone \(k % holders): a rotation answered \(r.status): \(String(decoding: r.body.prefix(200), as: UTF8.self))")
+                    }
+                    self.refresh[k % holders] = next
+                })
             case .quit:
                 return Answer()
             }
@@ -180,23 +192,16 @@ enum TrustLoad {
             return n
         }
 
-        func shutdown() { try? http?.syncShutdown() }
-
-        /// Runs `work(k)` for k in 0..<n with `concurrency` at once; rate per second and latency percentiles (ms).
-        static func load(_ n: Int, concurrency: Int, _ work: @escaping @Sendable (Int) async throws -> Void) async throws -> Answer {
-            let s = try await TrustBenchmark.load(n, concurrency: concurrency, work)
-            return Answer(rate: s.rate, p50: s.p50, p99: s.p99)
+        /// Rate, latency percentiles and this process's CPU time over a run.
+        static func answer(_ run: @autoclosure () throws -> (latencies: [Double], seconds: Double)) rethrows -> Answer {
+            let cpu = TrustLoad.processCPU()
+            let r = try run()
+            let sorted = r.latencies.sorted()
+            func pct(_ p: Double) -> Double { sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
+            return Answer(rate: Double(sorted.count) / r.seconds, p50: pct(0.5), p99: pct(0.99), cpu: TrustLoad.processCPU() - cpu, wall: r.seconds)
         }
     }
 
-    /// Per-phone values shared by the workers of a job.
-    final class Slots<T>: @unchecked Sendable {
-        private let lock = NSLock(); private var values: [T] = []
-        var count: Int { lock.withLock { values.count } }
-        func reset(_ v: [T]) { lock.withLock { values = v } }
-        func get(_ k: Int) -> T { lock.withLock { values[k] } }
-        func set(_ k: Int, _ v: T) { lock.withLock { values[k] = v } }
-    }
 }
 
 import ArgumentParser

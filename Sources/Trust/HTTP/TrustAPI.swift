@@ -83,7 +83,8 @@ public enum TrustAPI {
                     unchanged.increment()
                     return Response(status: .noContent)
                 }
-                return json(result, headers: [.cacheControl: "no-store"])
+                return Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
+                                body: .init(byteBuffer: ByteBuffer(bytes: result.json())))
             } catch let e as TrustError {
                 return Response(status: .unauthorized,
                                 headers: [.wwwAuthenticate: "Bearer error=\"invalid_token\""],
