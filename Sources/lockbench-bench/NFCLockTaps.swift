@@ -31,6 +31,17 @@ enum LockTaps {
         private var fsyncs: [(end: UInt64, seconds: TimeInterval)] = []
         /// The lock's own fsync time between a transaction's start and its decision, per tap.
         var ownFsync: [TimeInterval] = []
+        /// The phone's own work (its answers) between a transaction's start and its decision, per tap.
+        var phoneWork: [TimeInterval] = []
+        /// The card in the field now.
+        var card: TimedCard?
+
+        /// Wraps each tap's phone so its work is timed.
+        func timed(_ card: APDUResponder) -> APDUResponder {
+            let t = TimedCard(card)
+            self.card = t
+            return t
+        }
 
         /// The lock's write/fsync seam, timing each fsync.
         var io: FileIO {
@@ -60,13 +71,14 @@ enum LockTaps {
         var persist: [TimeInterval] = []
 
         func discardLast() {
-            for keyPath in [\Split.transportToDecision, \.lockToDecision, \.transport, \.session, \.persist, \.ownFsync] where !self[keyPath: keyPath].isEmpty {
+            for keyPath in [\Split.transportToDecision, \.lockToDecision, \.transport, \.session, \.persist, \.ownFsync, \.phoneWork] where !self[keyPath: keyPath].isEmpty {
                 self[keyPath: keyPath].removeLast()
             }
         }
 
         func stats() -> [NFCBenchmark.Stats] {
             [NFCBenchmark.Stats(name: "    until the decision: the lock's own fsync", samples: ownFsync),
+             NFCBenchmark.Stats(name: "    until the decision: the phone's own work", samples: phoneWork),
              NFCBenchmark.Stats(name: "    until the decision: libnfc + phone", samples: transportToDecision),
              NFCBenchmark.Stats(name: "    until the decision: lock (crypto, engine, record + fsync)", samples: lockToDecision),
              NFCBenchmark.Stats(name: "    whole transaction: libnfc + phone", samples: transport),
@@ -84,6 +96,31 @@ enum LockTaps {
             let start = DispatchTime.now().uptimeNanoseconds
             defer { spans.append((start, DispatchTime.now().uptimeNanoseconds)) }
             return try inner.transceive(command)
+        }
+    }
+
+    /// The phone as the virtual PN532 sees it, with the time of each of its answers (uptime ns):
+    /// its own work (parsing, its crypto), which a real phone does on its own hardware.
+    final class TimedCard: APDUResponder, @unchecked Sendable {
+        let inner: APDUResponder
+        private let lock = NSLock()
+        private var spans: [(start: UInt64, end: UInt64)] = []
+        init(_ inner: APDUResponder) { self.inner = inner }
+        func respond(to command: [UInt8]) -> [UInt8] {
+            let start = DispatchTime.now().uptimeNanoseconds
+            let r = inner.respond(to: command)
+            let end = DispatchTime.now().uptimeNanoseconds
+            lock.withLock { spans.append((start, end)) }
+            return r
+        }
+        func reset() { inner.reset() }
+        var answersAtOnce: Bool { inner.answersAtOnce }
+        /// The phone's time in `start…end` (and forgets all before).
+        func seconds(from start: UInt64, to end: UInt64) -> TimeInterval {
+            lock.withLock {
+                defer { spans.removeAll() }
+                return Double(spans.filter { $0.start >= start && $0.end <= end }.reduce(UInt64(0)) { $0 + ($1.end - $1.start) }) / 1e9
+            }
         }
     }
 
@@ -105,6 +142,9 @@ enum LockTaps {
         tap.discardWarmUp = { split.discardLast() }
         tap.fsyncDirectory = service.configuration.stateDirectoryPath
         tap.ownFsync = { split.ownFsync.last ?? 0 }
+        tap.phoneWork = { split.phoneWork.last ?? 0 }
+        let make = tap.makeCard
+        tap.makeCard = { split.timed(make()) }
         return Scenario(tap: tap, directory: service.configuration.stateDirectoryPath, cleanUp: cleanUp, split: split)
     }
 
@@ -121,6 +161,7 @@ enum LockTaps {
             let waited = timed.spans.filter { $0.end <= decided }.reduce(UInt64(0)) { $0 + ($1.end - $1.start) }
             if decided >= start {
                 split.ownFsync.append(split.fsyncSeconds(from: start, to: decided))
+                split.phoneWork.append(split.card?.seconds(from: start, to: decided) ?? 0)
                 split.transportToDecision.append(Double(waited) / 1e9)
                 split.lockToDecision.append(Double(decided - start - min(waited, decided - start)) / 1e9)
             }
