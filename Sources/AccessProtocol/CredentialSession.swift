@@ -201,6 +201,8 @@ public final class CredentialSession: APDUResponder {
         var context: TranscriptContext
         var ephemeral: P256.KeyAgreement.PrivateKey
         var fast: FastKeys?
+        /// K, computed ahead while the reader prepares AUTH1 (`answerSent`).
+        var k: [UInt8]?
     }
 
     private var state: State = .idle
@@ -229,6 +231,18 @@ public final class CredentialSession: APDUResponder {
 
     /// Pure computation on what it holds: a virtual reader may answer through it on its own thread.
     public var answersAtOnce: Bool { true }
+
+    /// While the reader works on the last answer: after an AUTH0 answered without a FAST
+    /// cryptogram the reader needs, AUTH1 comes next, so ECDH and K now rather than then; after
+    /// AUTH1, Kpersistent.
+    public func answerSent() {
+        settleFastKey()
+        if case .auth0Done(var a) = state, a.fast == nil, a.k == nil,
+           let z = try? Primitives.ecdh(privateKey: a.ephemeral, peerPublicKey: a.context.readerEphemeralKey) {
+            a.k = KeySchedule.sharedK(z: z, transactionID: a.context.transactionID)
+            state = .auth0Done(a)
+        }
+    }
 
     /// The mailbox operations of the last EXCHANGE, and which channel it arrived on.
     public private(set) var lastMailboxOperations: [MailboxOperation] = []
@@ -396,10 +410,14 @@ public final class CredentialSession: APDUResponder {
             return ([], .securityStatusNotSatisfied)
         }
         let k: [UInt8]
-        do {
-            k = KeySchedule.sharedK(z: try Primitives.ecdh(privateKey: a.ephemeral, peerPublicKey: ctx.readerEphemeralKey), transactionID: ctx.transactionID)
-        } catch {
-            return ([], .incorrectData)
+        if let ahead = a.k {
+            k = ahead
+        } else {
+            do {
+                k = KeySchedule.sharedK(z: try Primitives.ecdh(privateKey: a.ephemeral, peerPublicKey: ctx.readerEphemeralKey), transactionID: ctx.transactionID)
+            } catch {
+                return ([], .incorrectData)
+            }
         }
         let keys = KeySchedule.volatileKeys(k: k, context: ctx)
         var channel = SecureChannel(role: .device, readerKey: keys.expeditedSKReader, deviceKey: keys.expeditedSKDevice)

@@ -426,20 +426,25 @@ public struct ReaderSession {
             }
         }
 
-        // Standard: ECDH now, sign the transcript.
-        do {
-            let z = try Primitives.ecdh(privateKey: p.readerEphemeral, peerPublicKey: answer.deviceEphemeralKey)
-            let k = KeySchedule.sharedK(z: z, transactionID: p.transactionID)
-            step = .auth1(ctx)
-            sharedK = k
-        } catch {
-            return fail(.malformedInput, "ECDH with the device ephemeral key failed: \(error)")
+        // Standard: sign the transcript and send AUTH1; ECDH and the key derivation are needed
+        // only once the answer is in, so they run on another thread while the credential works.
+        guard Primitives.isPoint(answer.deviceEphemeralKey) else {
+            return fail(.malformedInput, "ECDH with the device ephemeral key failed: it is not a point on P-256")
         }
+        let readerEphemeral = p.readerEphemeral, deviceEphemeral = answer.deviceEphemeralKey, transactionID = p.transactionID
+        keysAhead = Ahead {
+            guard let z = try? Primitives.ecdh(privateKey: readerEphemeral, peerPublicKey: deviceEphemeral) else { return nil }
+            let k = KeySchedule.sharedK(z: z, transactionID: transactionID)
+            return (k, KeySchedule.volatileKeys(k: k, context: ctx))
+        }
+        step = .auth1(ctx)
         let signature = signer(ctx.signedData(reader: true))
         return send(Auth1Command(flags: Auth1Command.flagReturnPublicKey, signature: signature).apdu, "AUTH1")
     }
 
     private var sharedK: [UInt8] = []
+    /// K and the volatile keys of the standard path, computed while AUTH1 is out.
+    private var keysAhead: Ahead<([UInt8], VolatileKeys)?>?
     private var persistentKeyInputs: (TranscriptContext, [UInt8])?
 
     private mutating func auth1Answered(_ response: ResponseAPDU, _ ctx: TranscriptContext) -> ReaderAction {
@@ -448,8 +453,11 @@ public struct ReaderSession {
         }
         guard response.status == .success else { return fail(.malformedInput, "AUTH1 answered \(response.status)") }
         // Only Kpersistent is bound to the credential's long-term key, so the expedited keys are
-        // derived before the plaintext names the credential.
-        let keys = KeySchedule.volatileKeys(k: sharedK, context: ctx)
+        // derived before the plaintext names the credential (while AUTH1 was out: `keysAhead`).
+        guard let (k, keys) = keysAhead?.value ?? nil else {
+            return fail(.malformedInput, "ECDH with the device ephemeral key failed")
+        }
+        sharedK = k
         var ch = SecureChannel(role: .reader, readerKey: keys.expeditedSKReader, deviceKey: keys.expeditedSKDevice)
         let plain: [UInt8]
         do {

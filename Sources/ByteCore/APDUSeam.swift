@@ -12,10 +12,15 @@ public protocol APDUResponder: AnyObject {
     /// virtual reader may call it on its own I/O thread instead of handing each APDU to another
     /// thread and back. False unless a responder says so.
     var answersAtOnce: Bool { get }
+    /// The last answer is on its way to the reader: a moment to do work the next command will
+    /// need, while the reader works on the answer (a phone's ECDH after AUTH0). Transports that
+    /// know the moment call it; a responder must not depend on it.
+    func answerSent()
 }
 
 extension APDUResponder {
     public var answersAtOnce: Bool { false }
+    public func answerSent() {}
 }
 
 /// The reader side of a radio: sends a command APDU, waits for the response.

@@ -422,6 +422,14 @@ final class PN532Chip {
         return .pending(pending)
     }
 
+    /// The reply to `code` was written: a card that answers at once may now work ahead
+    /// (`APDUResponder.answerSent`), on the I/O thread, which has nothing else to do until the
+    /// host's next command.
+    func replied(to code: UInt8) {
+        guard code == PN532Command.inDataExchange, let card = field.snapshot.card, card.responder.answersAtOnce else { return }
+        cardQueue.sync { card.responder.answerSent() }
+    }
+
     private func hasResult(_ id: UInt64) -> Bool {
         resultsLock.lock(); defer { resultsLock.unlock() }
         return results[id] != nil

@@ -158,13 +158,16 @@ public final class VirtualReader {
 
         func send(_ code: UInt8, _ outcome: PN532Chip.Outcome, ack: Bool) {
             var out: [UInt8] = ack ? PN532Wire.ack : []
+            var replied = false
             if let frame = outcome.frame(answering: code) {
                 lastReply = frame
                 out += frame
+                replied = true
             } else if case .pending(let p) = outcome {
                 pending = (code, p)
             }
             if !out.isEmpty { pty.write(out) }
+            if replied { chip.replied(to: code) }
         }
 
         while isRunning {

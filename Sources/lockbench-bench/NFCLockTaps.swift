@@ -115,6 +115,7 @@ enum LockTaps {
         }
         func reset() { inner.reset() }
         var answersAtOnce: Bool { inner.answersAtOnce }
+        func answerSent() { inner.answerSent() }
         /// The phone's time in `start…end` (and forgets all before).
         func seconds(from start: UInt64, to end: UInt64) -> TimeInterval {
             lock.withLock {

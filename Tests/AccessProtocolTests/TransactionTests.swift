@@ -17,6 +17,47 @@ final class TransactionTests: XCTestCase {
         o.transcript.filter { $0.direction == .command }.map(\.label)
     }
 
+    /// A phone told when its answers have gone (as the virtual PN532 tells it) works ahead: K
+    /// after AUTH0, Kpersistent after AUTH1. The reader cannot tell the difference.
+    func testAPhoneThatWorksAheadBetweenCommandsTransactsAsOneThatDoesNot() {
+        for ahead in [false, true] {
+            let credential = Fixture.credential()
+            let reader = lock()
+            XCTAssertTrue(reader.runTransaction(over: InMemoryLink(credential, announcesAnswers: ahead), at: Fixture.time).granted)
+            reader.configuration.useFast = false
+            let standard = reader.runTransaction(over: InMemoryLink(credential, announcesAnswers: ahead), at: Fixture.time)
+            XCTAssertTrue(standard.granted, "ahead \(ahead): \(standard.decision)")
+            XCTAssertFalse(standard.fast)
+            reader.configuration.useFast = true
+            let fast = reader.runTransaction(over: InMemoryLink(credential, announcesAnswers: ahead), at: Fixture.time)
+            XCTAssertTrue(fast.granted && fast.fast, "ahead \(ahead): \(fast.decision) fast=\(fast.fast)")
+            XCTAssertEqual(credential.fastCache.count, 1)
+        }
+    }
+
+    /// The reader signs and sends AUTH1 before its ECDH (which runs while AUTH1 is out), so it
+    /// checks the device ephemeral key is a curve point first: a key off the curve never gets AUTH1.
+    func testADeviceEphemeralKeyOffTheCurveIsRefusedBeforeAUTH1() {
+        let credential = Fixture.credential()
+        let reader = lock()
+        _ = reader.runTransaction(over: InMemoryLink(credential), at: Fixture.time)   // documents cached
+        reader.configuration.useFast = false
+        let link = InMemoryLink(credential)
+        var sentAUTH1 = false
+        link.tap = { command, response in
+            if command.count > 1, command[1] == Instruction.auth1 { sentAUTH1 = true }
+            guard command.count > 1, command[1] == Instruction.auth0, response.count >= 67, response[0] == 0x86, response[1] == 0x41 else { return response }
+            var r = response
+            for i in 3..<67 { r[i] = 0xFF }     // x, y ≥ p: not a point
+            return r
+        }
+        let outcome = reader.runTransaction(over: link, at: Fixture.time)
+        XCTAssertFalse(outcome.granted)
+        XCTAssertEqual(outcome.refusal?.reason, .protocol(.malformedInput))
+        XCTAssertTrue("\(outcome.decision)".contains("not a point on P-256"), "\(outcome.decision)")
+        XCTAssertFalse(sentAUTH1)
+    }
+
     func testFirstContactStepsUpThenStandardThenFast() {
         let credential = Fixture.credential()
         let reader = lock()
