@@ -201,8 +201,24 @@ public final class CredentialSession: APDUResponder {
         var context: TranscriptContext
         var ephemeral: P256.KeyAgreement.PrivateKey
         var fast: FastKeys?
-        /// K, computed ahead while the reader prepares AUTH1 (`answerSent`).
-        var k: [UInt8]?
+        /// What AUTH1 needs that AUTH0 already fixed, computed while the reader prepares AUTH1
+        /// (`answerSent`), for this context.
+        var ahead: (context: TranscriptContext, work: Auth1Work)?
+    }
+
+    /// K, the volatile keys and the device signature over the transcript: all fixed once AUTH0
+    /// is answered (the signature is released only after the reader's verifies, in AUTH1).
+    private struct Auth1Work {
+        var k: [UInt8]
+        var keys: VolatileKeys
+        var signature: [UInt8]
+    }
+
+    private func auth1Work(_ a: Auth0State, context ctx: TranscriptContext) throws -> Auth1Work {
+        let k = KeySchedule.sharedK(z: try Primitives.ecdh(privateKey: a.ephemeral, peerPublicKey: ctx.readerEphemeralKey),
+                                    transactionID: ctx.transactionID)
+        let toSign = configuration.faults.contains(.wrongSignature) ? Array("not the transcript".utf8) : ctx.signedData(reader: false)
+        return Auth1Work(k: k, keys: KeySchedule.volatileKeys(k: k, context: ctx), signature: signer(toSign))
     }
 
     private var state: State = .idle
@@ -233,13 +249,14 @@ public final class CredentialSession: APDUResponder {
     public var answersAtOnce: Bool { true }
 
     /// While the reader works on the last answer: after an AUTH0 answered without a FAST
-    /// cryptogram the reader needs, AUTH1 comes next, so ECDH and K now rather than then; after
-    /// AUTH1, Kpersistent.
+    /// cryptogram (so AUTH1 comes next) from a trusted reader, AUTH1's ECDH, keys and signature
+    /// now rather than then; after AUTH1, Kpersistent.
     public func answerSent() {
         settleFastKey()
-        if case .auth0Done(var a) = state, a.fast == nil, a.k == nil,
-           let z = try? Primitives.ecdh(privateKey: a.ephemeral, peerPublicKey: a.context.readerEphemeralKey) {
-            a.k = KeySchedule.sharedK(z: z, transactionID: a.context.transactionID)
+        if case .auth0Done(var a) = state, a.fast == nil, a.ahead == nil,
+           configuration.trustedReaders.contains(where: { $0.groupID == Array(a.context.readerID.prefix(16)) }),
+           let work = try? auth1Work(a, context: a.context) {
+            a.ahead = (a.context, work)
             state = .auth0Done(a)
         }
     }
@@ -409,22 +426,17 @@ public final class CredentialSession: APDUResponder {
             state = .done
             return ([], .securityStatusNotSatisfied)
         }
-        let k: [UInt8]
-        if let ahead = a.k {
-            k = ahead
+        let work: Auth1Work
+        if let ahead = a.ahead, ahead.context == ctx {
+            work = ahead.work
         } else {
-            do {
-                k = KeySchedule.sharedK(z: try Primitives.ecdh(privateKey: a.ephemeral, peerPublicKey: ctx.readerEphemeralKey), transactionID: ctx.transactionID)
-            } catch {
-                return ([], .incorrectData)
-            }
+            do { work = try auth1Work(a, context: ctx) } catch { return ([], .incorrectData) }
         }
-        let keys = KeySchedule.volatileKeys(k: k, context: ctx)
+        let k = work.k, keys = work.keys
         var channel = SecureChannel(role: .device, readerKey: keys.expeditedSKReader, deviceKey: keys.expeditedSKDevice)
-        let toSign = configuration.faults.contains(.wrongSignature) ? Array("not the transcript".utf8) : ctx.signedData(reader: false)
         let identity: Auth1ResponsePlaintext.Identity = cmd.flags & Auth1Command.flagReturnPublicKey != 0
             ? .publicKey(publicKey) : .keySlot(KeySchedule.keySlot(publicKey))
-        let plaintext = Auth1ResponsePlaintext(identity: identity, signature: signer(toSign), signaling: configuration.signaling,
+        let plaintext = Auth1ResponsePlaintext(identity: identity, signature: work.signature, signaling: configuration.signaling,
                                                credentialTimestamp: configuration.credentialTimestamp,
                                                revocationTimestamp: configuration.revocationTimestamp)
         var plain = plaintext.encoded()
