@@ -14,6 +14,9 @@ public final class SQLiteTrustStorage: TrustStorage, @unchecked Sendable {
     private let readers: [(SQLiteConnection, AsyncMutex)]
     private let nextReader = NSLock()
     private var readerIndex = 0
+    /// The poll's read, on the caller's thread (`SQLiteDirectReader`).
+    private let direct: [SQLiteDirectReader]
+    private var directIndex = 0
 
     /// Schema version this code writes; older files are migrated forward on open.
     static let schemaVersion = 2
@@ -43,7 +46,8 @@ public final class SQLiteTrustStorage: TrustStorage, @unchecked Sendable {
                 _ = try await rows(r, "PRAGMA busy_timeout=10000")
                 pool.append((r, AsyncMutex()))
             }
-            return SQLiteTrustStorage(path: path, writer: writer, writerPool: writerPool, readers: pool)
+            let direct = try (0..<max(1, readers / 2)).map { _ in try SQLiteDirectReader(path: path) }
+            return SQLiteTrustStorage(path: path, writer: writer, writerPool: writerPool, readers: pool, direct: direct)
         } catch {
             try? await writer.close()
             try? await writerPool.shutdownGracefully()
@@ -51,8 +55,9 @@ public final class SQLiteTrustStorage: TrustStorage, @unchecked Sendable {
         }
     }
 
-    private init(path: String, writer: SQLiteConnection, writerPool: NIOThreadPool, readers: [(SQLiteConnection, AsyncMutex)]) {
-        self.path = path; self.writer = writer; self.writerPool = writerPool; self.readers = readers
+    private init(path: String, writer: SQLiteConnection, writerPool: NIOThreadPool, readers: [(SQLiteConnection, AsyncMutex)],
+                 direct: [SQLiteDirectReader]) {
+        self.path = path; self.writer = writer; self.writerPool = writerPool; self.readers = readers; self.direct = direct
     }
 
     /// Group commit: concurrent writers queue; one leader runs the queued bodies in one
@@ -175,12 +180,21 @@ public final class SQLiteTrustStorage: TrustStorage, @unchecked Sendable {
         }
     }
 
-    /// The poll's read is one statement (`SQLiteTransaction.pollState`): in autocommit mode a
-    /// statement is its own read transaction, one consistent snapshot, so it goes without the
-    /// BEGIN and COMMIT round trips of `read` (each a hop to SQLite's thread and back).
+    /// The poll's read is one statement (`SQLiteTransaction.pollStateSQL`): in autocommit mode a
+    /// statement is its own read transaction, one consistent snapshot, so it needs no BEGIN and
+    /// COMMIT, and it runs here, on the caller's thread, through a `SQLiteDirectReader` (a free
+    /// one if there is one).
     public func pollState(device: String, family: String?) async throws -> PollState {
-        let (connection, mutex) = reader()
-        return try await mutex.run { try await SQLiteTransaction(connection: connection).pollState(device: device, family: family) }
+        try directPollState(device: device, family: family)
+    }
+
+    private func directPollState(device: String, family: String?) throws -> PollState {
+        let start = nextReader.withLock { directIndex &+= 1; return directIndex }
+        let reader = (0..<direct.count).lazy.map { self.direct[(start &+ $0) % self.direct.count] }.first { $0.lock.try() }
+            ?? { let r = direct[start % direct.count]; r.lock.lock(); return r }()
+        defer { reader.lock.unlock() }
+        return try SQLiteTransaction.pollState(try reader.rows(SQLiteTransaction.pollStateSQL,
+                                                               SQLiteTransaction.pollStateBinds(device: device, family: family)))
     }
 
     private func reader() -> (SQLiteConnection, AsyncMutex) {
@@ -191,6 +205,7 @@ public final class SQLiteTrustStorage: TrustStorage, @unchecked Sendable {
     }
 
     public func close() async throws {
+        for r in direct { r.close() }
         for (r, _) in readers { try await r.close() }
         try await writer.close()
         try await writerPool.shutdownGracefully()
@@ -284,6 +299,13 @@ public struct TrustStorageError: Error, CustomStringConvertible {
     public init(_ description: String) { self.description = description }
 }
 
+/// A row's columns by name: sqlite-nio's `SQLiteRow`, or `SQLiteDirectReader.Row`.
+protocol SQLiteColumns {
+    func column(_ name: String) -> SQLiteData?
+}
+
+extension SQLiteRow: SQLiteColumns {}
+
 struct SQLiteTransaction: TrustTransaction {
     let connection: SQLiteConnection
 
@@ -352,7 +374,7 @@ struct SQLiteTransaction: TrustTransaction {
 
     static func device(_ r: SQLiteRow) throws -> DeviceRecord { try device(r, deviceColumns) }
 
-    static func device(_ r: SQLiteRow, _ c: [String]) throws -> DeviceRecord {
+    static func device<R: SQLiteColumns>(_ r: R, _ c: [String]) throws -> DeviceRecord {
         guard let state = CredentialState(rawValue: try text(r, c[3])) else { throw TrustStorageError("devices.state: unknown value") }
         return DeviceRecord(id: try text(r, c[0]), user: try text(r, c[1]), credentialKey: try bytes(r, c[2]),
                             credentialState: state, createdAt: try date(r, c[4]), updatedAt: try date(r, c[5]))
@@ -383,7 +405,7 @@ struct SQLiteTransaction: TrustTransaction {
 
     static func grant(_ r: SQLiteRow) throws -> GrantRecord { try grant(r, grantColumns) }
 
-    static func grant(_ r: SQLiteRow, _ c: [String]) throws -> GrantRecord {
+    static func grant<R: SQLiteColumns>(_ r: R, _ c: [String]) throws -> GrantRecord {
         guard let state = GrantRecord.State(rawValue: try text(r, c[4])) else { throw TrustStorageError("grants.state: unknown value") }
         return GrantRecord(id: try text(r, c[0]), user: try text(r, c[1]), readers: try list(try text(r, c[2])),
                            schedules: try list(try text(r, c[3])), state: state, reason: r.column(c[5])?.string,
@@ -438,7 +460,7 @@ struct SQLiteTransaction: TrustTransaction {
 
     static func key(_ r: SQLiteRow) throws -> KeyRecord { try key(r, keyColumns) }
 
-    static func key(_ r: SQLiteRow, _ c: [String]) throws -> KeyRecord {
+    static func key<R: SQLiteColumns>(_ r: R, _ c: [String]) throws -> KeyRecord {
         KeyRecord(id: try text(r, c[0]), grant: try text(r, c[1]), device: try text(r, c[2]),
                   document: r.column(c[3])?.blob.map { Array($0.readableBytesView) }, documentID: try bytes(r, c[4]),
                   iteration: Int(try int(r, c[5])), grantRevision: Int(try int(r, c[6])),
@@ -555,18 +577,26 @@ struct SQLiteTransaction: TrustTransaction {
     /// in generic columns c1…c10 — the device, its keys, its user's grants, the revocation list,
     /// the family's revocation and the change sequence.
     func pollState(device: String, family: String?) async throws -> PollState {
+        try Self.pollState(try await q(Self.pollStateSQL, Self.pollStateBinds(device: device, family: family)))
+    }
+
+    static let pollStateSQL = """
+        SELECT 'd' AS t, id AS c1, user AS c2, credential_key AS c3, state AS c4, created_at AS c5, updated_at AS c6,
+               NULL AS c7, NULL AS c8, NULL AS c9, NULL AS c10 FROM devices WHERE id = ?1
+        UNION ALL SELECT 'k', id, grant_id, device, document, document_id, iteration, grant_revision, valid_until,
+               expected_update, sequence FROM keys WHERE device = ?1
+        UNION ALL SELECT 'g', id, user, readers, schedules, state, reason, revision, updated_at, NULL, NULL
+               FROM grants WHERE user = (SELECT user FROM devices WHERE id = ?1)
+        UNION ALL SELECT 'l', serial, document, sequence, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM revocation_list WHERE one = 1
+        UNION ALL SELECT 'f', revoked_at, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM families WHERE id = ?2
+        UNION ALL SELECT 's', CAST(value AS INTEGER), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM meta WHERE name = 'sequence'
+        """
+
+    static func pollStateBinds(device: String, family: String?) -> [SQLiteData] { [.text(device), family.map { .text($0) } ?? .null] }
+
+    /// The rows of `pollStateSQL` (through sqlite-nio or `SQLiteDirectReader`) as a `PollState`.
+    static func pollState<R: SQLiteColumns>(_ rows: [R]) throws -> PollState {
         let c = (1...10).map { "c\($0)" }
-        let rows = try await q("""
-            SELECT 'd' AS t, id AS c1, user AS c2, credential_key AS c3, state AS c4, created_at AS c5, updated_at AS c6,
-                   NULL AS c7, NULL AS c8, NULL AS c9, NULL AS c10 FROM devices WHERE id = ?1
-            UNION ALL SELECT 'k', id, grant_id, device, document, document_id, iteration, grant_revision, valid_until,
-                   expected_update, sequence FROM keys WHERE device = ?1
-            UNION ALL SELECT 'g', id, user, readers, schedules, state, reason, revision, updated_at, NULL, NULL
-                   FROM grants WHERE user = (SELECT user FROM devices WHERE id = ?1)
-            UNION ALL SELECT 'l', serial, document, sequence, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM revocation_list WHERE one = 1
-            UNION ALL SELECT 'f', revoked_at, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM families WHERE id = ?2
-            UNION ALL SELECT 's', CAST(value AS INTEGER), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM meta WHERE name = 'sequence'
-            """, [.text(device), family.map { .text($0) } ?? .null])
         var state = PollState(device: nil, keys: [], grants: [], list: nil, familyRevoked: false, sequence: 0)
         for r in rows {
             switch r.column("t")?.string {
@@ -628,19 +658,19 @@ struct SQLiteTransaction: TrustTransaction {
 
     // MARK: columns
 
-    static func text(_ r: SQLiteRow, _ c: String) throws -> String {
+    static func text<R: SQLiteColumns>(_ r: R, _ c: String) throws -> String {
         guard let s = r.column(c)?.string else { throw TrustStorageError("column \(c) is missing or not text") }
         return s
     }
-    static func int(_ r: SQLiteRow, _ c: String) throws -> Int {
+    static func int<R: SQLiteColumns>(_ r: R, _ c: String) throws -> Int {
         guard let i = r.column(c)?.integer else { throw TrustStorageError("column \(c) is missing or not an integer") }
         return i
     }
-    static func date(_ r: SQLiteRow, _ c: String) throws -> Date {
+    static func date<R: SQLiteColumns>(_ r: R, _ c: String) throws -> Date {
         guard let d = r.column(c)?.double else { throw TrustStorageError("column \(c) is missing or not a time") }
         return Date(timeIntervalSince1970: d)
     }
-    static func bytes(_ r: SQLiteRow, _ c: String) throws -> [UInt8] {
+    static func bytes<R: SQLiteColumns>(_ r: R, _ c: String) throws -> [UInt8] {
         guard let b = r.column(c)?.blob else { throw TrustStorageError("column \(c) is missing or not a blob") }
         return Array(b.readableBytesView)
     }
