@@ -44,6 +44,29 @@ final class BenchCommandTests: XCTestCase {
         XCTAssertTrue(bad.stderr.contains("not a job"), bad.stderr)
     }
 
+    /// The phones' HTTP client (`HTTPLoad`) against a real `trust serve`: `/healthz` answers
+    /// through it, and a poll with a token the server never issued fails naming the status.
+    func testTrustLoadSpeaksHTTPToARealTrustServer() throws {
+        let dir = try temporaryDirectory("lockbench-trustload")
+        let initialized = try LockBenchProcess.run(["trust", "init", dir.path + "/site"])
+        XCTAssertEqual(initialized.status, 0, initialized.stderr)
+        let server = try InteractiveProcess(["trust", "serve", "--site", "site", "--port", "0"], currentDirectory: dir)
+        addTeardownBlock { server.terminate() }
+        let line = try server.waitForLine(containing: "listening on", timeout: 60)
+        let url = try XCTUnwrap(line.range(of: "http://").map { String(line[$0.lowerBound...]).trimmingCharacters(in: .whitespaces) })
+        let jobs = [#"{"op":"setup","baseURL":"\#(url)","concurrency":4,"access":["not-a-token"]}"#,
+                    #"{"op":"healthz","count":200}"#, #"{"op":"poll","count":1}"#, #"{"op":"quit"}"#]
+        let r = try bench(["trust-load"], stdin: jobs.joined(separator: "\n") + "\n")
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let answers = r.stdout.split(separator: "\n").map(String.init)
+        XCTAssertEqual(answers.count, 3, r.stdout)
+        guard answers.count == 3 else { return }
+        let health = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(answers[1].utf8)) as? [String: Any])
+        XCTAssertNil(health["error"], answers[1])
+        XCTAssertGreaterThan(health["rate"] as? Double ?? 0, 0, answers[1])
+        XCTAssertTrue(answers[2].contains("a poll answered 401"), answers[2])
+    }
+
     func testBadValuesAreUsageErrors() throws {
         for args in [["transaction", "--iterations", "many"], ["transaction", "--batches", "0"], ["audit", "--rows", "-1"],
                      ["ble", "--controller", "nope"], ["nfc", "--poll-interval-ms", "0"], ["no-such-benchmark"]] {

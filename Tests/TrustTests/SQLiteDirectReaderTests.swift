@@ -16,7 +16,7 @@ final class SQLiteDirectReaderTests: XCTestCase {
         let reader = try SQLiteDirectReader(path: path)
         defer { reader.close() }
         let sql = "SELECT i, f, s, b, n FROM t WHERE s = ?1 OR i = ?2 ORDER BY i"
-        for (k, text) in ["é \"quoted\" \u{0}", "", "鍵"].enumerated() {
+        for (k, text) in ["é \"quoted\" \\ \n", "", "鍵"].enumerated() {
             _ = try await writer.query("INSERT INTO t VALUES (?, ?, ?, ?, NULL)",
                                        [.integer(-7 + k), .float(2.5 * Double(k)), .text(text), .blob(ByteBuffer(bytes: [0, 1, 255, UInt8(k)]))])
             let binds: [SQLiteData] = [.text(text), .integer(-7)]
@@ -27,7 +27,7 @@ final class SQLiteDirectReaderTests: XCTestCase {
                 for column in ["i", "f", "s", "b", "n"] { XCTAssertEqual(d.column(column), n.column(column), "\(column) after insert \(k)") }
             }
         }
-        XCTAssertThrowsError(try reader.lock.withLock { try reader.rows("SELECT nothing FROM nowhere", []) }) {
+        XCTAssertThrowsError(try reader.lock.withLock { try reader.rows("SELECT x FROM nowhere", []) }) {
             XCTAssertTrue("\($0)".contains("no such table: nowhere"), "\($0)")
         }
         try await writer.close()

@@ -8,6 +8,15 @@ import XCTest
 /// Tokens: RFC 6749 grants, ES256 access tokens checked per RFC 8725, refresh rotation with
 /// reuse detection (RFC 9700), the grace window, the 30-day absolute lifetime (digi.me).
 final class TokenTests: XCTestCase {
+    /// A login code is pasted after `--code`: one starting with `-` read as an option (1 in 64).
+    func testLoginCodesNeverStartWithADashAndStayDistinct() {
+        let codes = (0..<4096).map { _ in TokenAuthority.loginCode() }
+        XCTAssertFalse(codes.contains { $0.hasPrefix("-") })
+        XCTAssertEqual(Set(codes).count, codes.count)
+        XCTAssertTrue(codes.allSatisfy { $0.utf8.count == 32 && Base64URL.decode($0)?.count == 24 })
+        XCTAssertTrue(codes.contains { $0.hasPrefix("8") } && codes.contains { $0.hasPrefix("_") })   // the rest of the alphabet is still used
+    }
+
     func testRotationIssuesANewRefreshTokenEachUse() async throws {
         let f = try await TrustFixture.make(); defer { Task { await f.close() } }
         let first = try await f.login("p1", user: "alice")

@@ -120,13 +120,21 @@ public final class TokenAuthority: Sendable {
 
     /// A one-time login code for `device`.
     func newEnrollment(device: String, tx: any TrustTransaction, now: Date) async throws -> String {
-        let code = Base64URL.random(24)
+        let code = Self.loginCode()
         try await tx.putEnrollment(EnrollmentRecord(hash: Self.hash(code), device: device,
                                                     expiresAt: now.addingTimeInterval(settings.enrollmentLifetime)))
         return code
     }
 
     static func hash(_ secret: String) -> [UInt8] { Primitives.sha256(Array(secret.utf8)) }
+
+    /// 24 random bytes, base64url, never starting with `-`: a user pastes it after `--code`, where
+    /// a leading dash reads as an option (1 code in 64 did; it still has over 191 random bits).
+    static func loginCode() -> String {
+        var bytes = Primitives.randomBytes(24)
+        if bytes[0] >> 2 == 62 { bytes[0] &= ~0x08 }    // the first character would be '-': make it '8'
+        return Base64URL.encode(bytes)
+    }
 }
 
 /// Access tokens whose header and signature verified, with their claims: the same bytes verify
