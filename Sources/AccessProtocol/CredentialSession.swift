@@ -163,8 +163,7 @@ public struct CredentialConfiguration {
 /// responses are handed out with 61xx and GET RESPONSE.
 public final class CredentialSession: APDUResponder {
     public let configuration: CredentialConfiguration
-    /// Kpersistent per reader id (32 bytes), kept across transactions.
-    /// Kpersistent per reader, learnt in standard transactions.
+    /// Kpersistent per reader id (32 bytes), learnt in standard transactions, kept across them.
     public var fastCache: FastCache {
         settleFastKey()
         return cache
@@ -254,11 +253,17 @@ public final class CredentialSession: APDUResponder {
     public func answerSent() {
         settleFastKey()
         if case .auth0Done(var a) = state, a.fast == nil, a.ahead == nil,
-           configuration.trustedReaders.contains(where: { $0.groupID == Array(a.context.readerID.prefix(16)) }),
+           trustedReader(a.context.readerID) != nil,
            let work = try? auth1Work(a, context: a.context) {
             a.ahead = (a.context, work)
             state = .auth0Done(a)
         }
+    }
+
+    /// The trusted reader group a reader id (group ‖ sub id) belongs to, if any.
+    private func trustedReader(_ readerID: [UInt8]) -> TrustedReader? {
+        let groupID = Array(readerID.prefix(16))
+        return configuration.trustedReaders.first { $0.groupID == groupID }
     }
 
     /// The mailbox operations of the last EXCHANGE, and which channel it arrived on.
@@ -379,8 +384,7 @@ public final class CredentialSession: APDUResponder {
             ephemeralPublic = prepared.publicBytes
             if configuration.faults.contains(.replayEphemeralKey) { replayedEphemeral = ephemeral }
         }
-        let groupID = Array(cmd.readerID.prefix(16))
-        let groupKey = configuration.trustedReaders.first { $0.groupID == groupID }?.publicKey
+        let groupKey = trustedReader(cmd.readerID)?.publicKey
         let context = TranscriptContext(readerGroupKey: groupKey ?? [UInt8](repeating: 0, count: 65), readerID: cmd.readerID,
                                         interfaceByte: configuration.interface == .ble ? 0xC3 : 0x5E, version: cmd.version,
                                         readerEphemeralKey: cmd.readerEphemeralKey, transactionID: cmd.transactionID,
@@ -415,8 +419,7 @@ public final class CredentialSession: APDUResponder {
         let cmd: Auth1Command
         do { cmd = try Auth1Command(parsing: c.data) } catch { return ([], .incorrectData) }
         var ctx = a.context
-        let groupID = Array(ctx.readerID.prefix(16))
-        guard let reader = configuration.trustedReaders.first(where: { $0.groupID == groupID }) else {
+        guard let reader = trustedReader(ctx.readerID) else {
             state = .done
             return ([], .securityStatusNotSatisfied)
         }

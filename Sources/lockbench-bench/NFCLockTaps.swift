@@ -26,9 +26,8 @@ enum LockTaps {
     final class Split: @unchecked Sendable {
         /// Uptime (ns) at which the lock's last decision was committed (its audit entry fsynced).
         var decidedAt: UInt64 = 0
-        /// Every fsync the lock made (through its `FileIO` seam): when it ended (uptime ns), how long it took.
-        private let fsyncLock = NSLock()
-        private var fsyncs: [(end: UInt64, seconds: TimeInterval)] = []
+        /// Every fsync the lock made (through its `FileIO` seam).
+        let fsyncs = Spans()
         /// The lock's own fsync time between a transaction's start and its decision, per tap.
         var ownFsync: [TimeInterval] = []
         /// The phone's own work (its answers) between a transaction's start and its decision, per tap.
@@ -45,21 +44,7 @@ enum LockTaps {
 
         /// The lock's write/fsync seam, timing each fsync.
         var io: FileIO {
-            FileIO(write: FileIO.system.write, fsync: { [self] fd in
-                let start = DispatchTime.now().uptimeNanoseconds
-                let r = FileIO.system.fsync(fd)
-                let end = DispatchTime.now().uptimeNanoseconds
-                fsyncLock.withLock { fsyncs.append((end, Double(end - start) / 1e9)) }
-                return r
-            })
-        }
-
-        /// The fsync time of the lock's fsyncs that ended in `start…end` (and forgets all before).
-        func fsyncSeconds(from start: UInt64, to end: UInt64) -> TimeInterval {
-            fsyncLock.withLock {
-                defer { fsyncs.removeAll() }
-                return fsyncs.filter { $0.end >= start && $0.end <= end }.reduce(0) { $0 + $1.seconds }
-            }
+            FileIO(write: FileIO.system.write, fsync: { [fsyncs] fd in fsyncs.time { FileIO.system.fsync(fd) } })
         }
         /// Up to the decision: waiting on libnfc and the phone, and the lock's own work (its
         /// crypto, the engine, the journal record and its fsync).
@@ -87,42 +72,44 @@ enum LockTaps {
         }
     }
 
-    /// The link as the lock's transaction sees it, with the time of each round trip (uptime ns).
-    final class TimedLink: APDUTransceiver {
-        let inner: APDUTransceiver
-        var spans: [(start: UInt64, end: UInt64)] = []
-        init(_ inner: APDUTransceiver) { self.inner = inner }
-        func transceive(_ command: [UInt8]) throws -> [UInt8] {
-            let start = DispatchTime.now().uptimeNanoseconds
-            defer { spans.append((start, DispatchTime.now().uptimeNanoseconds)) }
-            return try inner.transceive(command)
-        }
-    }
-
-    /// The phone as the virtual PN532 sees it, with the time of each of its answers (uptime ns):
-    /// its own work (parsing, its crypto), which a real phone does on its own hardware.
-    final class TimedCard: APDUResponder, @unchecked Sendable {
-        let inner: APDUResponder
+    /// Timed intervals (uptime ns), recorded from any thread: the parts of a tap.
+    final class Spans: @unchecked Sendable {
         private let lock = NSLock()
         private var spans: [(start: UInt64, end: UInt64)] = []
-        init(_ inner: APDUResponder) { self.inner = inner }
-        func respond(to command: [UInt8]) -> [UInt8] {
+
+        func time<T>(_ body: () throws -> T) rethrows -> T {
             let start = DispatchTime.now().uptimeNanoseconds
-            let r = inner.respond(to: command)
-            let end = DispatchTime.now().uptimeNanoseconds
-            lock.withLock { spans.append((start, end)) }
-            return r
+            defer { let end = DispatchTime.now().uptimeNanoseconds; lock.withLock { spans.append((start, end)) } }
+            return try body()
         }
-        func reset() { inner.reset() }
-        var answersAtOnce: Bool { inner.answersAtOnce }
-        func answerSent() { inner.answerSent() }
-        /// The phone's time in `start…end` (and forgets all before).
+
+        /// The time of the spans that lie within `start…end`, in seconds; forgets them all.
         func seconds(from start: UInt64, to end: UInt64) -> TimeInterval {
             lock.withLock {
                 defer { spans.removeAll() }
                 return Double(spans.filter { $0.start >= start && $0.end <= end }.reduce(UInt64(0)) { $0 + ($1.end - $1.start) }) / 1e9
             }
         }
+    }
+
+    /// The link as the lock's transaction sees it, each round trip timed.
+    final class TimedLink: APDUTransceiver {
+        let inner: APDUTransceiver
+        let spans = Spans()
+        init(_ inner: APDUTransceiver) { self.inner = inner }
+        func transceive(_ command: [UInt8]) throws -> [UInt8] { try spans.time { try inner.transceive(command) } }
+    }
+
+    /// The phone as the virtual PN532 sees it, with the time of each of its answers (uptime ns):
+    /// its own work (parsing, its crypto), which a real phone does on its own hardware.
+    final class TimedCard: APDUResponder, @unchecked Sendable {
+        let inner: APDUResponder
+        let spans = Spans()
+        init(_ inner: APDUResponder) { self.inner = inner }
+        func respond(to command: [UInt8]) -> [UInt8] { spans.time { inner.respond(to: command) } }
+        func reset() { inner.reset() }
+        var answersAtOnce: Bool { inner.answersAtOnce }
+        func answerSent() { inner.answerSent() }
     }
 
     struct WrongPath: Error, CustomStringConvertible {
@@ -159,12 +146,12 @@ enum LockTaps {
             let outcome = service.transact(over: timed, interface: .nfc)
             let wall = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
             let decided = split.decidedAt
-            let waited = timed.spans.filter { $0.end <= decided }.reduce(UInt64(0)) { $0 + ($1.end - $1.start) }
             if decided >= start {
-                split.ownFsync.append(split.fsyncSeconds(from: start, to: decided))
-                split.phoneWork.append(split.card?.seconds(from: start, to: decided) ?? 0)
-                split.transportToDecision.append(Double(waited) / 1e9)
-                split.lockToDecision.append(Double(decided - start - min(waited, decided - start)) / 1e9)
+                let waited = timed.spans.seconds(from: start, to: decided)
+                split.ownFsync.append(split.fsyncs.seconds(from: start, to: decided))
+                split.phoneWork.append(split.card?.spans.seconds(from: start, to: decided) ?? 0)
+                split.transportToDecision.append(waited)
+                split.lockToDecision.append(max(0, Double(decided - start) / 1e9 - waited))
             }
             split.transport.append(outcome.timings.transport)
             split.session.append(outcome.timings.total - outcome.timings.transport)

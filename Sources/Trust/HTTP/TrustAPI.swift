@@ -83,8 +83,7 @@ public enum TrustAPI {
                     unchanged.increment()
                     return Response(status: .noContent)
                 }
-                return Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
-                                body: .init(byteBuffer: ByteBuffer(bytes: result.json())))
+                return json(bytes: result.json(), headers: [.cacheControl: "no-store"])
             } catch let e as TrustError {
                 return Response(status: .unauthorized,
                                 headers: [.wwwAuthenticate: "Bearer error=\"invalid_token\""],
@@ -144,12 +143,16 @@ public enum TrustAPI {
     }
 
     static func json<T: Encodable>(_ value: T, headers: HTTPFields = [:]) -> Response {
-        var h = headers
-        h[.contentType] = "application/json"
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
-        return Response(status: .ok, headers: h, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return json(bytes: Array((try? encoder.encode(value)) ?? Data("{}".utf8)), headers: headers)
+    }
+
+    /// 200 with a JSON body already encoded.
+    static func json(bytes: [UInt8], headers: HTTPFields = [:]) -> Response {
+        var h = headers
+        h[.contentType] = "application/json"
+        return Response(status: .ok, headers: h, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
     static func jsonBody(_ fields: [String: String]) -> ResponseBody {
