@@ -7,27 +7,55 @@ import Foundation
 /// The baseline of every durability goal: a bare append of one audit-sized line (300 bytes) and
 /// an fsync, in the directory the lock writes to, measured in the same run as what it is compared
 /// with (a shared disk's other writers move it by an order of magnitude).
+///
+/// Two readings of "one fsync". Back to back (`samples`), an fsync costs the disk's least; after
+/// the disk has been idle for a few milliseconds (one `Scratch.time()` after a pause, as before
+/// every tap: taps come seconds apart and the lock writes nothing between them), the same append
+/// + fsync costs more, on a virtual disk about twice as much. A tap's own fsync is a lone one.
 enum FsyncBaseline {
     struct Failure: Error, CustomStringConvertible { var description: String }
 
-    /// `count` timed appends + fsyncs to a scratch file in `directory` (removed afterwards), seconds each.
-    static func samples(directory: String, count: Int) throws -> [Double] {
-        let path = directory + "/bare-fsync-\(getpid()).log"
-        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw Failure(description: "cannot open \(path): \(String(cString: strerror(errno)))") }
-        defer { close(fd); unlink(path) }
-        let line = [UInt8](repeating: 0x61, count: 299) + [0x0A]
-        var times = [Double]()
-        times.reserveCapacity(count)
-        for _ in 0..<count {
+    /// One scratch file in the lock's directory, kept open (as the lock keeps its journal open)
+    /// and removed by `close`.
+    final class Scratch {
+        let path: String
+        private var fd: Int32
+        private let line = [UInt8](repeating: 0x61, count: 299) + [0x0A]
+
+        init(directory: String) throws {
+            path = directory + "/bare-fsync-\(getpid()).log"
+            fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { throw Failure(description: "cannot open \(path): \(String(cString: strerror(errno)))") }
+        }
+
+        deinit { close() }
+
+        func close() {
+            guard fd >= 0 else { return }
+            Glibc.close(fd); unlink(path); fd = -1
+        }
+
+        /// One timed append + fsync, in seconds.
+        func time() throws -> Double {
             let t0 = DispatchTime.now().uptimeNanoseconds
             let written = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
             guard written == line.count, fsync(fd) == 0 else {
                 throw Failure(description: "append + fsync \(path): \(String(cString: strerror(errno)))")
             }
-            times.append(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9)
+            return Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
         }
-        return times
+
+        /// `count` appends + fsyncs back to back.
+        func backToBack(count: Int) throws -> [Double] {
+            try (0..<count).map { _ in try time() }
+        }
+    }
+
+    /// `count` appends + fsyncs back to back to a scratch file in `directory` (removed afterwards), seconds each.
+    static func samples(directory: String, count: Int) throws -> [Double] {
+        let scratch = try Scratch(directory: directory)
+        defer { scratch.close() }
+        return try scratch.backToBack(count: count)
     }
 
     static func median(_ xs: [Double]) -> Double {

@@ -57,11 +57,14 @@ enum NFCBenchmark {
         var decisionTime: (() -> UInt64)? = nil
         /// Called after each warm-up tap (not counted): the scenario drops what it recorded.
         var discardWarmUp: (() -> Void)? = nil
-        /// Where the lock writes: a bare fsync there is timed just before each tap, so each
-        /// decision has a baseline from the same moment of a disk other writers share.
-        var fsyncDirectory: String? = nil
+        /// A scratch file where the lock writes: a lone bare fsync there is timed just before each
+        /// tap, after the same idle, so each decision has a baseline from the same moment of a
+        /// disk other writers share.
+        var fsyncScratch: FsyncBaseline.Scratch? = nil
         /// The time the lock spent in its own fsyncs up to the decision of the last transaction.
         var ownFsync: (() -> TimeInterval)? = nil
+        /// How many fsyncs the lock made up to the decision of the last transaction.
+        var ownFsyncCount: (() -> Int)? = nil
         /// The time the phone spent answering, up to the decision of the last transaction.
         var phoneWork: (() -> TimeInterval)? = nil
     }
@@ -105,16 +108,17 @@ enum NFCBenchmark {
         /// Card selected → the loop's transaction closure returned (the phone has heard the
         /// answer, the reader's memory is persisted); only when the decision comes earlier.
         var transactionEnd: [TimeInterval] = []
-        /// A bare fsync in the lock's directory just before each tap (when the tap names one).
+        /// A lone bare fsync in the lock's directory just before each tap (when the tap names one).
         var fsync: [TimeInterval] = []
-        /// The lock's own fsyncs in each tap, up to the decision (when the tap times them).
+        /// The lock's own fsyncs in each tap, up to the decision (when the tap times them): time, count.
         var ownFsync: [TimeInterval] = []
+        var ownFsyncCount: [Int] = []
         /// The phone's own work in each tap, up to the decision (when the tap times it).
         var phoneWork: [TimeInterval] = []
 
         mutating func add(_ other: TapSamples) {
             total += other.total; detection += other.detection; decision += other.decision; transactionEnd += other.transactionEnd
-            fsync += other.fsync; ownFsync += other.ownFsync; phoneWork += other.phoneWork
+            fsync += other.fsync; ownFsync += other.ownFsync; ownFsyncCount += other.ownFsyncCount; phoneWork += other.phoneWork
         }
 
         /// Each tap's arrival to decision minus the bare fsync timed just before it.
@@ -178,7 +182,7 @@ enum NFCBenchmark {
             let card = tap.makeCard()
             // Let the loop settle into polling, then tap at a random phase of its poll cycle.
             Thread.sleep(forTimeInterval: 0.01 + Double.random(in: 0..<max(pollInterval, 0.0001)))
-            let fsync = try tap.fsyncDirectory.map { try FsyncBaseline.samples(directory: $0, count: 1)[0] }
+            let fsync = try tap.fsyncScratch?.time()
             let start = DispatchTime.now().uptimeNanoseconds
             try reader.insert(card)
             condition.lock()
@@ -196,6 +200,7 @@ enum NFCBenchmark {
                 out.detection.append(Double(arrived - start) / 1e9)
                 if let fsync { out.fsync.append(fsync) }
                 if let own = tap.ownFsync { out.ownFsync.append(own()) }
+                if let count = tap.ownFsyncCount { out.ownFsyncCount.append(count()) }
                 if let phone = tap.phoneWork { out.phoneWork.append(phone()) }
             } else {
                 tap.discardWarmUp?()
@@ -236,64 +241,31 @@ enum NFCBenchmark {
                     samples[i].add(s)
                 }
             }
-            let fsyncStats = Stats(name: "bare fsync (300 B append, lock's directory)", samples: fsync)
+            let fsyncStats = Stats(name: "bare fsync back to back (300 B append, lock's directory)", samples: fsync)
+            let lone = samples.flatMap(\.fsync)
             results.append(fsyncStats)
-            results.append(Stats(name: "bare fsync just before each lock tap", samples: samples.flatMap(\.fsync)))
+            results.append(Stats(name: "lone bare fsync, just before each lock tap", samples: lone))
             for (i, scenario) in scenarios.enumerated() {
                 results += samples[i].stats(scenario.tap.name) + scenario.split.stats()
             }
-            let decisionMedians = samples.map { FsyncBaseline.median($0.decision) }
+            let summary = Summary(scenarios: scenarios.map(\.tap.name), samples: samples, roundMedians: roundMedians,
+                                  backToBack: FsyncBaseline.median(fsync), roundBackToBack: roundFsync, lone: FsyncBaseline.median(lone))
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-                print(String(decoding: try encoder.encode(results), as: UTF8.self))
+                print(String(decoding: try encoder.encode(Report(stats: results, goals: summary.readings, fastSpeedup: summary.fastSpeedup,
+                                                                        lockTaps: summary.fsyncCounts.taps, lockTapsWithOneFsync: summary.fsyncCounts.one)),
+                             as: UTF8.self))
             } else {
-                func ms(_ s: Double) -> String { String(format: "%.3f ms", s * 1000) }
-                // The time goal is the standard tap's and FAST's; a step-up's is that its cost does not
-                // grow with the phones the lock has met (`lockbench-bench durability`).
-                func verdict(_ scenario: LockTaps.Scenario, _ met: Bool) -> String {
-                    scenario.tap.name == "step-up" ? "(no time goal)" : met ? "met" : "NOT met"
-                }
                 print("NFC through libnfc \(LibNFC.version) and the virtual PN532 (lock loop poll interval \(Int(pollInterval * 1000)) ms); load average \(FsyncBaseline.loadAverage())")
                 print("tap to decision = poll wait + select (card in the field → selected) + arrival to decision (→ audit entry fsynced, bolt acts);")
                 print("transaction end: the phone has heard the answer and the reader's memory is persisted, then the loop re-arms.")
                 print("SELECT only: the loop's transaction is one SELECT; standard: documents cached, no FAST key on either side;")
                 print("FAST: cached Kpersistent; step-up: a phone the lock has never seen (documents fetched). Lock on certified firmware: ECP polling on.")
-                print("\(rounds) rounds of \(perRound) taps per scenario, alternating; a bare fsync baseline (60) at the start of each round.")
+                print("\(rounds) rounds of \(perRound) taps per scenario, alternating; 60 bare fsyncs back to back at the start of each round, and a lone one before each tap.")
                 for r in results { print(r.line) }
                 print("")
-                let f = fsyncStats.medianMs / 1000
-                print("goal: arrival to decision (median) ≤ one bare fsync + 1 ms = \(ms(f + 0.001)) (bare fsync median \(ms(f)) in this run; per round \(roundFsync.map(ms).joined(separator: ", ")))")
-                for (i, scenario) in scenarios.enumerated() {
-                    let m = decisionMedians[i]
-                    print("  \(scenario.tap.name): \(ms(m)) = bare fsync + \(ms(m - f)) (" + String(format: "%.1f", m / f)
-                          + "× the bare fsync) → \(verdict(scenario, m <= f + 0.001))"
-                          + "; per round \(roundMedians[i].map(ms).joined(separator: ", "))")
-                }
-                print("the lock's side: arrival to decision minus the emulated phone's own work (its parsing and crypto, which a real phone does on its own hardware), against the same goal")
-                for (i, scenario) in scenarios.enumerated() where !samples[i].phoneWork.isEmpty {
-                    let m = FsyncBaseline.median(zip(samples[i].decision, samples[i].phoneWork).map { $0 - $1 })
-                    print("  \(scenario.tap.name): \(ms(m)) = bare fsync + \(ms(m - f)) → \(verdict(scenario, m <= f + 0.001))")
-                }
-                print("paired: each tap's arrival to decision minus the bare fsync timed just before it (goal: median ≤ 1 ms)")
-                for (i, scenario) in scenarios.enumerated() {
-                    let over = samples[i].decisionOverFsync
-                    let m = FsyncBaseline.median(over)
-                    let sorted = over.sorted()
-                    let quartiles = sorted.isEmpty ? "" : "; quartiles \(ms(sorted[sorted.count / 4])) – \(ms(sorted[sorted.count * 3 / 4]))"
-                    print("  \(scenario.tap.name): median \(ms(m))\(quartiles) → \(verdict(scenario, m <= 0.001))")
-                }
-                print("one fsync, the lock's own: each tap's arrival to decision minus the fsync the lock made in it (goal: the rest ≤ 1 ms, median)")
-                for (i, scenario) in scenarios.enumerated() {
-                    let m = FsyncBaseline.median(samples[i].decisionOverOwnFsync)
-                    print("  \(scenario.tap.name): the rest \(ms(m)) + its fsync \(ms(FsyncBaseline.median(samples[i].ownFsync))) (median) → \(verdict(scenario, m <= 0.001))"
-                          + "; of the rest, the phone's own work \(ms(FsyncBaseline.median(samples[i].phoneWork))), the lock and the link \(ms(FsyncBaseline.median(samples[i].lockAndLink)))")
-                }
-                if let s = scenarios.firstIndex(where: { $0.tap.name == "standard" }), let q = scenarios.firstIndex(where: { $0.tap.name == "FAST" }) {
-                    let faster = zip(roundMedians[s], roundMedians[q]).filter { $1 < $0 }.count
-                    print("FAST vs standard, arrival to decision: " + String(format: "%.2f", decisionMedians[s] / decisionMedians[q])
-                          + "× faster (medians \(ms(decisionMedians[q])) vs \(ms(decisionMedians[s]))); FAST faster in \(faster) of \(rounds) rounds")
-                }
+                summary.print()
             }
             return 0
         } catch {

@@ -30,6 +30,8 @@ enum LockTaps {
         let fsyncs = Spans()
         /// The lock's own fsync time between a transaction's start and its decision, per tap.
         var ownFsync: [TimeInterval] = []
+        /// How many fsyncs the lock made between a transaction's start and its decision, per tap.
+        var ownFsyncCount: [Int] = []
         /// The phone's own work (its answers) between a transaction's start and its decision, per tap.
         var phoneWork: [TimeInterval] = []
         /// The card in the field now.
@@ -56,6 +58,7 @@ enum LockTaps {
         var persist: [TimeInterval] = []
 
         func discardLast() {
+            if !ownFsyncCount.isEmpty { ownFsyncCount.removeLast() }
             for keyPath in [\Split.transportToDecision, \.lockToDecision, \.transport, \.session, \.persist, \.ownFsync, \.phoneWork] where !self[keyPath: keyPath].isEmpty {
                 self[keyPath: keyPath].removeLast()
             }
@@ -83,13 +86,17 @@ enum LockTaps {
             return try body()
         }
 
-        /// The time of the spans that lie within `start…end`, in seconds; forgets them all.
-        func seconds(from start: UInt64, to end: UInt64) -> TimeInterval {
+        /// The spans that lie within `start…end`: their time in seconds and how many; forgets them all.
+        func take(from start: UInt64, to end: UInt64) -> (seconds: TimeInterval, count: Int) {
             lock.withLock {
                 defer { spans.removeAll() }
-                return Double(spans.filter { $0.start >= start && $0.end <= end }.reduce(UInt64(0)) { $0 + ($1.end - $1.start) }) / 1e9
+                let inside = spans.filter { $0.start >= start && $0.end <= end }
+                return (Double(inside.reduce(UInt64(0)) { $0 + ($1.end - $1.start) }) / 1e9, inside.count)
             }
         }
+
+        /// The time of the spans that lie within `start…end`, in seconds; forgets them all.
+        func seconds(from start: UInt64, to end: UInt64) -> TimeInterval { take(from: start, to: end).seconds }
     }
 
     /// The link as the lock's transaction sees it, each round trip timed.
@@ -125,15 +132,17 @@ enum LockTaps {
         return (provisioning, service, { service.lock.onAudit = nil; try? FileManager.default.removeItem(at: dir) })
     }
 
-    private static func scenario(_ tap: NFCBenchmark.Tap, _ service: LockService, split: Split, cleanUp: @escaping () -> Void) -> Scenario {
+    private static func scenario(_ tap: NFCBenchmark.Tap, _ service: LockService, split: Split, cleanUp: @escaping () -> Void) throws -> Scenario {
         var tap = tap
+        let scratch = try FsyncBaseline.Scratch(directory: service.configuration.stateDirectoryPath)
+        tap.fsyncScratch = scratch
         tap.discardWarmUp = { split.discardLast() }
-        tap.fsyncDirectory = service.configuration.stateDirectoryPath
         tap.ownFsync = { split.ownFsync.last ?? 0 }
+        tap.ownFsyncCount = { split.ownFsyncCount.last ?? 0 }
         tap.phoneWork = { split.phoneWork.last ?? 0 }
         let make = tap.makeCard
         tap.makeCard = { split.timed(make()) }
-        return Scenario(tap: tap, directory: service.configuration.stateDirectoryPath, cleanUp: cleanUp, split: split)
+        return Scenario(tap: tap, directory: service.configuration.stateDirectoryPath, cleanUp: { scratch.close(); cleanUp() }, split: split)
     }
 
     private static func transaction(_ service: LockService, split: Split, before: @escaping () -> Void = {},
@@ -148,7 +157,9 @@ enum LockTaps {
             let decided = split.decidedAt
             if decided >= start {
                 let waited = timed.spans.seconds(from: start, to: decided)
-                split.ownFsync.append(split.fsyncs.seconds(from: start, to: decided))
+                let own = split.fsyncs.take(from: start, to: decided)
+                split.ownFsync.append(own.seconds)
+                split.ownFsyncCount.append(own.count)
                 split.phoneWork.append(split.card?.spans.seconds(from: start, to: decided) ?? 0)
                 split.transportToDecision.append(waited)
                 split.lockToDecision.append(max(0, Double(decided - start) / 1e9 - waited))
@@ -176,7 +187,7 @@ enum LockTaps {
             let phone = try p.phone(id: "standard")
             _ = service.transact(over: InMemoryLink(phone.session), interface: .nfc)  // step-up once: documents cached
             let configuration = phone.session.configuration
-            out.append(scenario(.init(name: "standard",
+            out.append(try scenario(.init(name: "standard",
                                            makeCard: { CredentialSession(configuration: configuration) },
                                            transaction: transaction(service, split: split, before: { service.reader.fastCache = FastCache() },
                                                                     expect: { !$0.fast && !$0.stepUp }, path: "standard"),
@@ -192,7 +203,7 @@ enum LockTaps {
             let phone = try p.phone(id: "fast")
             _ = service.transact(over: InMemoryLink(phone.session), interface: .nfc)
             let session = phone.session
-            out.append(scenario(.init(name: "FAST", makeCard: { session },
+            out.append(try scenario(.init(name: "FAST", makeCard: { session },
                                            transaction: transaction(service, split: split, expect: { $0.fast && !$0.stepUp }, path: "FAST"),
                                            ecpPolling: service.walletPolling, decisionTime: { split.decidedAt }),
                                 service, split: split, cleanUp: cleanUp))
@@ -205,7 +216,7 @@ enum LockTaps {
             let (p, service, cleanUp) = try lock("stepup", split: split)
             service.lock.onAudit = { _ in split.decidedAt = DispatchTime.now().uptimeNanoseconds }
             var n = 0
-            out.append(scenario(.init(name: "step-up",
+            out.append(try scenario(.init(name: "step-up",
                                            makeCard: { n += 1; return try! p.phone(id: "stepup-\(n)").session },
                                            transaction: transaction(service, split: split, expect: { !$0.fast && $0.stepUp }, path: "step-up"),
                                            ecpPolling: service.walletPolling, decisionTime: { split.decidedAt }),

@@ -67,6 +67,29 @@ final class BenchCommandTests: XCTestCase {
         XCTAssertTrue(answers[2].contains("a poll answered 401"), answers[2])
     }
 
+    /// A short `nfc` run through the real libnfc and the virtual PN532: every reading of the goal
+    /// for standard and FAST, none for a step-up's time, and one fsync before each decision.
+    func testNFCReportsEveryReadingOfTheGoalAndOneFsyncPerDecision() throws {
+        let r = try bench(["nfc", "--iterations", "20", "--taps", "4", "--rounds", "2", "--json"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], r.stdout)
+        let goals = try XCTUnwrap(report["goals"] as? [[String: Any]], r.stdout)
+        for scenario in ["standard", "FAST", "step-up"] {
+            let readings = Set(goals.filter { $0["scenario"] as? String == scenario }.compactMap { $0["reading"] as? String })
+            XCTAssertEqual(readings, ["lone fsync", "back-to-back fsync", "lock's side", "paired", "own fsync"], scenario)
+        }
+        for goal in goals {
+            XCTAssertGreaterThan(goal["medianMs"] as? Double ?? 0, 0, "\(goal)")
+            XCTAssertEqual(goal["met"] == nil, goal["scenario"] as? String == "step-up", "\(goal)")
+        }
+        let lone = try XCTUnwrap(goals.first { $0["reading"] as? String == "lone fsync" }?["limitMs"] as? Double)
+        XCTAssertGreaterThan(lone, 1, "the limit is a bare fsync + 1 ms")
+        // 4 taps in each of 3 scenarios; each decision made durable with exactly one fsync.
+        XCTAssertEqual(report["lockTaps"] as? Int, 12, r.stdout)
+        XCTAssertEqual(report["lockTapsWithOneFsync"] as? Int, 12, r.stdout)
+        XCTAssertGreaterThan(report["fastSpeedup"] as? Double ?? 0, 0)
+    }
+
     func testBadValuesAreUsageErrors() throws {
         for args in [["transaction", "--iterations", "many"], ["transaction", "--batches", "0"], ["audit", "--rows", "-1"],
                      ["ble", "--controller", "nope"], ["nfc", "--poll-interval-ms", "0"], ["no-such-benchmark"]] {
