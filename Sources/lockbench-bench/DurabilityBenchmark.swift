@@ -44,10 +44,16 @@ enum DurabilityBenchmark {
             let full = median(times.fullStep)
             let fsyncAfter = try bareFsync(dir, samples: samples)
             let fsyncMedian = (fsyncBefore + fsyncAfter) / 2
+            let scratch = try FsyncBaseline.Scratch(directory: dir)
+            let lone = try [0.002, 0.010].map { idle in (idle, median(try scratch.lone(count: samples, idle: idle))) }
+            scratch.close()
             func ms(_ s: Double) -> String { String(format: "%.3f ms", s * 1000) }
             print("directory: \(directory)")
             print("load average: \(FsyncBaseline.loadAverage())")
             print("bare fsync (300-byte append + fsync), median of \(samples): \(ms(fsyncBefore)) before, \(ms(fsyncAfter)) after the decisions")
+            print("the same fsync alone, after the disk was idle (as a tap's, which follows idle): "
+                  + lone.map { "\(Int($0.0 * 1000)) ms idle \(ms($0.1)) (" + String(format: "%.2f", $0.1 / fsyncMedian) + "× back to back)" }
+                    .joined(separator: ", "))
             for (kind, a, b) in [("cached-document decision", one.cached, many.cached), ("step-up decision", one.stepUp, many.stepUp)] {
                 for (label, m) in [("1 cached document", a), ("256 cached documents", b)] {
                     print("\(kind) made durable, \(label): median \(ms(m)) = bare fsync + \(ms(m - fsyncMedian)); " +

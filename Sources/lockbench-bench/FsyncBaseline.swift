@@ -49,6 +49,11 @@ enum FsyncBaseline {
         func backToBack(count: Int) throws -> [Double] {
             try (0..<count).map { _ in try time() }
         }
+
+        /// `count` appends + fsyncs, each alone after `idle` seconds with the disk untouched.
+        func lone(count: Int, idle: TimeInterval) throws -> [Double] {
+            try (0..<count).map { _ in Thread.sleep(forTimeInterval: idle); return try time() }
+        }
     }
 
     /// `count` appends + fsyncs back to back to a scratch file in `directory` (removed afterwards), seconds each.

@@ -277,7 +277,9 @@ extension LockBenchBench {
 
             It prints the load average, medians of --samples, each decision as the bare fsync plus \
             the rest, whether it meets the goal of one fsync + 1 ms, and the 256-vs-1 ratio (a \
-            journal keeps it near 1).
+            journal keeps it near 1). The decisions run back to back, so the bare fsync they are \
+            compared with does too; the same append + fsync alone after 2 and 10 ms of an idle \
+            disk (what a tap's fsync meets: `lockbench-bench nfc`) is printed beside it.
             """
         )
 
