@@ -319,50 +319,14 @@ final class PostgresTests: XCTestCase {
     }
 
     /// A phone subscribed through instance B; its grant is issued, then revoked, through instance
-    /// A: B pushes each change, once (A holds no subscription, so nothing else reaches the relay).
+    /// A: B pushes each change, once (`ChangeFeedCases`, also on SQLite).
     func testChangesThroughOneInstanceArePushedByTheOtherToItsPhone() async throws {
-        let f = try await TrustFixture.make(backend: .postgres); defer { Task { await f.close() } }
-        let b = try await f.sibling()
-        let relay = PushRelay(clock: f.clock)
-        let inbox = Inbox()
-        try relay.register(token: "token-p1", device: PushDevice { _, data in inbox.add(data); return true })
-        let pushA = TrustPushNotifier(relay: relay), pushB = TrustPushNotifier(relay: relay)
-        pushB.register(device: "p1", token: "token-p1")
-        let followA = pushA.follow(try XCTUnwrap(f.storage as? TrustChangeFeed))
-        let followB = pushB.follow(try XCTUnwrap(b.storage as? TrustChangeFeed))
-        defer { followA.cancel(); followB.cancel() }
-        _ = try await f.login("p1", user: "alice")
-
-        func pushes(_ n: Int) async throws -> [[String: String]] {
-            let deadline = Date().addingTimeInterval(10)
-            while inbox.count < n && Date() < deadline { try await Task.sleep(nanoseconds: 20_000_000) }
-            try await Task.sleep(nanoseconds: 300_000_000)   // one more push, were there one, arrives meanwhile
-            return inbox.all
-        }
-        _ = try await f.service.addGrant(id: "g1", user: "alice", readers: [f.group])
-        let issued = try await pushes(1)
-        XCTAssertEqual(issued.map { $0["trigger"] }, [PollTrigger.grantIssued.rawValue], "one push for the new grant: \(issued)")
-        _ = try await f.service.revokeGrant(id: "g1", reason: "left")
-        let all = try await pushes(2)
-        XCTAssertEqual(all.map { $0["trigger"] }, [PollTrigger.grantIssued.rawValue, PollTrigger.grantRevoked.rawValue],
-                       "exactly one push per change reaches the phone: \(all)")
-        XCTAssertEqual(Set(all.map { $0["device"] }), ["p1"])
-        try await b.storage.close()
+        try await ChangeFeedCases.changesThroughOneInstanceArePushedByTheOther(.postgres)
     }
 
     /// A failed write announces nothing: NOTIFY is delivered at COMMIT only.
     func testARolledBackChangeIsNotAnnounced() async throws {
-        let f = try await TrustFixture.make(backend: .postgres); defer { Task { await f.close() } }
-        let changes = try XCTUnwrap(f.storage as? TrustChangeFeed).changes()
-        struct Refused: Error {}
-        _ = try? await f.storage.write { tx in
-            try await tx.announce(TrustChange(affected: [.init(device: "ghost", trigger: .manual)]))
-            throw Refused()
-        }
-        _ = try await f.storage.write { tx in try await tx.announce(TrustChange(affected: [.init(device: "real", trigger: .manual)])) }
-        var iterator = changes.makeAsyncIterator()
-        let first = await iterator.next()
-        XCTAssertEqual(first?.affected.map(\.device), ["real"])
+        try await ChangeFeedCases.aRolledBackChangeIsNotAnnounced(.postgres)
     }
 
     func testAChangeNamingManyDevicesIsSplitUnderTheNotifyLimit() {
@@ -427,22 +391,12 @@ final class PostgresTests: XCTestCase {
         let again = try LockBenchProcess.run(["trust", "grant", "add", "--site", dir + "/c", "--db", url, "--grant", "g1", "--user", "alice",
                                               "--reader", "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"])
         XCTAssertEqual(again.status, 1, "the grant is in PostgreSQL, so a second add conflicts: \(again.stderr)")
-        // --push-relay: an http(s) URL, and only on a store that announces changes to every instance.
-        let sqlitePush = try LockBenchProcess.run(["trust", "serve", "--site", dir + "/c", "--port", "0", "--push-relay", "http://127.0.0.1:8490"])
-        XCTAssertEqual(sqlitePush.status, 2, sqlitePush.stderr)
-        XCTAssertTrue(sqlitePush.stderr.contains("--db postgres://"), sqlitePush.stderr)
+        // --push-relay: an http(s) URL (on either store: `SQLiteChangeFeedTests`).
         let badRelay = try LockBenchProcess.run(["trust", "serve", "--site", dir + "/c", "--db", url, "--port", "0", "--push-relay", "relay:8490"])
         XCTAssertEqual(badRelay.status, 2, badRelay.stderr)
         XCTAssertTrue(badRelay.stderr.contains("is not an http(s) URL"), badRelay.stderr)
     }
 }
 
-private final class Inbox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var items: [[String: String]] = []
-    func add(_ d: [String: String]) { lock.withLock { items.append(d) } }
-    var count: Int { lock.withLock { items.count } }
-    var all: [[String: String]] { lock.withLock { items } }
-}
 
 private final class Box: @unchecked Sendable { var value = 0 }

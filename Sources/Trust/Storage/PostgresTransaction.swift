@@ -346,38 +346,6 @@ struct PostgresTransaction: TrustTransaction {
     }
 }
 
-/// A change as NOTIFY payloads: JSON under PostgreSQL's 8000-byte limit, split by devices.
-enum ChangePayload {
-    struct Wire: Codable { var a: [[String]]; var s: UInt64? }
-    static let maxBytes = 7_000
-
-    static func encode(_ change: TrustChange) -> [String] {
-        var out = [String](), current = Wire(a: [], s: change.revocationSerial), size = 0
-        for a in change.affected {
-            let entrySize = a.device.utf8.count + a.trigger.rawValue.utf8.count + 8
-            if size + entrySize > maxBytes && !current.a.isEmpty {
-                out.append(json(current)); current = Wire(a: [], s: nil); size = 0
-            }
-            current.a.append([a.device, a.trigger.rawValue]); size += entrySize
-        }
-        if !current.a.isEmpty || current.s != nil { out.append(json(current)) }
-        return out
-    }
-
-    static func json(_ w: Wire) -> String { String(decoding: (try? JSONEncoder().encode(w)) ?? Data("{\"a\":[]}".utf8), as: UTF8.self) }
-
-    /// Nil for anything that is not a payload of ours (the channel is open to every database user).
-    static func decode(_ payload: String) -> TrustChange? {
-        guard payload.utf8.count <= 8_000, let w = try? JSONDecoder().decode(Wire.self, from: Data(payload.utf8)) else { return nil }
-        var affected = [TrustChange.Affected]()
-        for entry in w.a {
-            guard entry.count == 2, let trigger = PollTrigger(rawValue: entry[1]) else { return nil }
-            affected.append(.init(device: entry[0], trigger: trigger))
-        }
-        return TrustChange(affected: affected, revocationSerial: w.s)
-    }
-}
-
 /// Typed reads of one row: a missing or mistyped column is a `TrustStorageError` naming it, never a trap.
 struct PGRow {
     let row: PostgresRandomAccessRow

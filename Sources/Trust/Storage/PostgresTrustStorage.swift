@@ -276,35 +276,6 @@ public struct PostgresURL: Sendable, Equatable {
     }
 }
 
-/// Subscribers of the change feed, each an `AsyncStream` (bounded: a slow subscriber loses the
-/// oldest changes, never the process's memory).
-final class ChangeFanOut: @unchecked Sendable {
-    private let lock = NSLock()
-    private var subscribers: [UUID: AsyncStream<TrustChange>.Continuation] = [:]
-    private var finished = false
-
-    func subscribe() -> AsyncStream<TrustChange> {
-        let (stream, continuation) = AsyncStream.makeStream(of: TrustChange.self, bufferingPolicy: .bufferingNewest(1024))
-        let id = UUID()
-        let open = lock.withLock { () -> Bool in
-            if finished { return false }
-            subscribers[id] = continuation
-            return true
-        }
-        if !open { continuation.finish() }
-        continuation.onTermination = { [weak self] _ in self?.lock.withLock { self?.subscribers[id] = nil } }
-        return stream
-    }
-
-    func publish(_ change: TrustChange) {
-        for c in lock.withLock({ Array(subscribers.values) }) { c.yield(change) }
-    }
-
-    func finish() {
-        for c in lock.withLock({ () -> [AsyncStream<TrustChange>.Continuation] in finished = true; return Array(subscribers.values) }) { c.finish() }
-    }
-}
-
 /// Set once the listener is listening (or gave up), so `open` returns only when changes are heard.
 final class ReadySignal: @unchecked Sendable {
     private let lock = NSLock()

@@ -6,8 +6,9 @@ import SQLiteNIO
 
 /// The storage seam on an embedded SQLite file (sqlite-nio): nothing to install, durable
 /// (WAL, `synchronous=FULL`: a transaction is on disk when `write` returns), one writer at a time
-/// (`BEGIN IMMEDIATE` on the one write connection), readers on their own connections.
-public final class SQLiteTrustStorage: TrustStorage, @unchecked Sendable {
+/// (`BEGIN IMMEDIATE` on the one write connection), readers on their own connections. Its change
+/// feed is the `changes` table, followed by `SQLiteChangeFollower`.
+public final class SQLiteTrustStorage: TrustStorage, TrustChangeFeed, @unchecked Sendable {
     public let path: String
     private let writer: SQLiteConnection
     private let writerPool: NIOThreadPool
@@ -17,9 +18,10 @@ public final class SQLiteTrustStorage: TrustStorage, @unchecked Sendable {
     /// The poll's read, on the caller's thread (`SQLiteDirectReader`).
     private let direct: [SQLiteDirectReader]
     private var directIndex = 0
+    private let follower: SQLiteChangeFollower
 
     /// Schema version this code writes; older files are migrated forward on open.
-    static let schemaVersion = 2
+    static let schemaVersion = 3
 
     /// `readers`: read connections (reads run in parallel, one at a time on each).
     public static func open(path: String, readers: Int = 8, logger: Logger = Logger(label: "lockbench.trust.sqlite")) async throws -> SQLiteTrustStorage {
@@ -47,7 +49,8 @@ public final class SQLiteTrustStorage: TrustStorage, @unchecked Sendable {
                 pool.append((r, AsyncMutex()))
             }
             let direct = try (0..<max(1, readers / 2)).map { _ in try SQLiteDirectReader(path: path) }
-            return SQLiteTrustStorage(path: path, writer: writer, writerPool: writerPool, readers: pool, direct: direct)
+            let follower = try SQLiteChangeFollower(path: path, logger: logger)
+            return SQLiteTrustStorage(path: path, writer: writer, writerPool: writerPool, readers: pool, direct: direct, follower: follower)
         } catch {
             try? await writer.close()
             try? await writerPool.shutdownGracefully()
@@ -56,9 +59,13 @@ public final class SQLiteTrustStorage: TrustStorage, @unchecked Sendable {
     }
 
     private init(path: String, writer: SQLiteConnection, writerPool: NIOThreadPool, readers: [(SQLiteConnection, AsyncMutex)],
-                 direct: [SQLiteDirectReader]) {
+                 direct: [SQLiteDirectReader], follower: SQLiteChangeFollower) {
         self.path = path; self.writer = writer; self.writerPool = writerPool; self.readers = readers; self.direct = direct
+        self.follower = follower
     }
+
+    /// Every change committed to this file from now on, by this process or another (`changes`).
+    public func changes() -> AsyncStream<TrustChange> { follower.subscribe() }
 
     /// Group commit: concurrent writers queue; one leader runs the queued bodies in one
     /// `BEGIN IMMEDIATE` transaction and COMMITs once — one fsync for the batch — and only then
@@ -205,6 +212,7 @@ public final class SQLiteTrustStorage: TrustStorage, @unchecked Sendable {
     }
 
     public func close() async throws {
+        follower.stop()
         for r in direct { r.close() }
         for (r, _) in readers { try await r.close() }
         try await writer.close()
@@ -261,9 +269,11 @@ public final class SQLiteTrustStorage: TrustStorage, @unchecked Sendable {
             "INSERT OR IGNORE INTO meta (name, value) VALUES ('sequence', '0')",
         ]
         // 2: a poll reads its user's grants and an administrative change its user's devices by index.
+        // 3: the change feed (`SQLiteChangeFollower`).
         schema += [
             "CREATE INDEX IF NOT EXISTS grants_by_user ON grants (user)",
             "CREATE INDEX IF NOT EXISTS devices_by_user ON devices (user)",
+            "CREATE TABLE IF NOT EXISTS changes (seq INTEGER PRIMARY KEY AUTOINCREMENT, payload TEXT NOT NULL)",
             "PRAGMA user_version = \(schemaVersion)",
         ]
         _ = try await rows(c, "BEGIN IMMEDIATE")
@@ -311,6 +321,17 @@ struct SQLiteTransaction: TrustTransaction {
 
     func q(_ sql: String, _ binds: [SQLiteData] = []) async throws -> [SQLiteRow] {
         try await SQLiteTrustStorage.rows(connection, sql, binds)
+    }
+
+    // MARK: the change feed
+
+    /// Writes the change as rows of `changes` in this transaction (committed with it, or not at
+    /// all) and deletes rows older than the newest `SQLiteChangeFollower.retained`.
+    func announce(_ change: TrustChange) async throws {
+        for payload in ChangePayload.encode(change) {
+            _ = try await q("INSERT INTO changes (payload) VALUES (?)", [.text(payload)])
+        }
+        _ = try await q("DELETE FROM changes WHERE seq <= (SELECT max(seq) FROM changes) - ?", [.integer(SQLiteChangeFollower.retained)])
     }
 
     // MARK: sequence and settings

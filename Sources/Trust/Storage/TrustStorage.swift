@@ -79,12 +79,12 @@ public protocol TrustTransaction: Sendable {
     func rotationStates(hashes: [[UInt8]]) async throws -> [RotationState]
     func putRefreshTokens(_ tokens: [RefreshTokenRecord]) async throws
 
-    /// Tells every instance on this store, once this transaction commits, who should poll (the
-    /// change feed; PostgreSQL: NOTIFY). A store one instance owns (SQLite) has no one to tell.
+    /// Tells every instance and process on this store, once this transaction commits, who should
+    /// poll (the change feed; PostgreSQL: NOTIFY; SQLite: rows of `changes`).
     func announce(_ change: TrustChange) async throws
 }
 
-/// A store several instances share tells each of them about the changes any of them committed
+/// A store tells each instance on it about the changes any instance or process committed
 /// (`TrustTransaction.announce`), so that the instance holding a phone's push subscription pushes.
 public protocol TrustChangeFeed: Sendable {
     /// Every change announced on the store from now on, by any instance (this one included).
@@ -170,5 +170,4 @@ extension TrustTransaction {
         for t in tokens { try await putRefreshToken(t) }
     }
 
-    public func announce(_ change: TrustChange) async throws {}
 }

@@ -169,7 +169,7 @@ struct TrustCommand: ParsableCommand {
         @Option(help: ArgumentHelp("With --clock virtual: the time (RFC 3339).", valueName: "time"))
         var now: String?
         @Option(name: .customLong("push-relay"), help: ArgumentHelp(
-            "Push to phones through this relay (APNs-shaped POST /3/device/TOKEN: `lockbench push serve`'s URL) whenever their keys are created, changed or revoked — by any instance on the same PostgreSQL database. Phones register their tokens at PUT /v1/push-token. Needs --db postgres://….",
+            "Push to phones through this relay (APNs-shaped POST /3/device/TOKEN: `lockbench push serve`'s URL) whenever their keys are created, changed or revoked — through this server, another instance on the same database, or the admin commands. Phones register their tokens at PUT /v1/push-token.",
             valueName: "url"))
         var pushRelay: String?
 
@@ -178,9 +178,6 @@ struct TrustCommand: ParsableCommand {
             if let relay = pushRelay {
                 guard let u = URL(string: relay), ["http", "https"].contains(u.scheme ?? ""), u.host != nil else {
                     throw ValidationError("--push-relay '\(relay)' is not an http(s) URL; e.g. --push-relay http://127.0.0.1:8490")
-                }
-                guard db?.hasPrefix("postgres") == true else {
-                    throw ValidationError("--push-relay needs --db postgres://…: the admin commands change a SQLite site from other processes, which this server cannot see; on PostgreSQL every change is announced to every instance (LISTEN/NOTIFY)")
                 }
             }
             guard clock == "system" || clock == "virtual" else { throw ValidationError("--clock is system or virtual") }
