@@ -55,6 +55,70 @@ enum ChangeFeedCases {
     }
 }
 
+extension ChangeFeedCases {
+    /// `trust serve --push-relay` as a user runs it: `instances` servers on one store (`db`; nil:
+    /// the site's SQLite file), `push serve` as the relay and the admin command line, each its own
+    /// process. The phone logs in at the first server and registers its push token with the last;
+    /// its grant revoked by the command line reaches the relay as one push, from the last (the
+    /// others hold no token for it), and the phone's next poll carries the revocation.
+    static func trustServePushesAChangeTheAdminCommandLineMade(db: String?, instances: Int, in test: XCTestCase) async throws {
+        let dir = try LockBenchProcess.temporaryDirectory(test).path + "/site"
+        let site = try TrustSite.create(at: dir, settings: TrustSettings())
+        let admin = try await site.service(database: db)
+        let code = try await admin.addDevice(id: "p1", user: "alice", credentialKey: Array(P256.Signing.PrivateKey().publicKey.x963Representation))
+        _ = try await admin.addGrant(id: "g1", user: "alice", readers: ["a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"])
+        try await admin.storage.close()
+        let (relay, relayPort) = try CrashTests.start(["push", "serve", "--port", "0"])
+        defer { relay.terminate(); relay.waitUntilExit() }
+        let relayURL = "http://127.0.0.1:\(relayPort)"
+        let dbArguments = db.map { ["--db", $0] } ?? []
+        var servers: [(Process, Int)] = []
+        defer { for (p, _) in servers { p.terminate(); p.waitUntilExit() } }
+        for _ in 0..<instances { servers.append(try CrashTests.serve(dir, dbArguments + ["--push-relay", relayURL])) }
+        let (first, last) = (servers[0].1, servers[instances - 1].1)
+
+        func call(_ method: String, _ url: String, bearer: String? = nil, body: String? = nil) async throws -> (Int, String) {
+            var r = URLRequest(url: URL(string: url)!)
+            r.httpMethod = method
+            if let bearer { r.setValue("Bearer " + bearer, forHTTPHeaderField: "Authorization") }
+            if let body { r.httpBody = Data(body.utf8); r.setValue("application/json", forHTTPHeaderField: "Content-Type") }
+            let (data, response) = try await URLSession.shared.data(for: r)
+            return ((response as! HTTPURLResponse).statusCode, String(decoding: data, as: UTF8.self))
+        }
+        let phone = TrustClient(baseURL: "http://127.0.0.1:\(first)")
+        defer { Task { await phone.shutdown() } }
+        let login = try await phone.token([("grant_type", "authorization_code"), ("code", code)])
+        let firstPoll = try await phone.keys(accessToken: login.access_token, since: nil)
+        let before = try XCTUnwrap(firstPoll)
+        XCTAssertEqual(before.keys.map(\.grant), ["g1"])
+
+        // The phone's token: opened at the relay, registered with the last instance only.
+        let opened = try await call("POST", relayURL + "/lockbench/devices/tok-p1")
+        XCTAssertEqual(opened.0, 204)
+        let tokenURL = "http://127.0.0.1:\(last)/v1/push-token"
+        let registered = try await call("PUT", tokenURL, bearer: login.access_token, body: #"{"token":"tok-p1"}"#)
+        XCTAssertEqual(registered.0, 204, registered.1)
+        let empty = try await call("PUT", tokenURL, bearer: login.access_token, body: #"{"token":""}"#)
+        XCTAssertEqual(empty.0, 400)
+        let unauthorized = try await call("PUT", tokenURL, bearer: "not-a-token", body: #"{"token":"tok-p1"}"#)
+        XCTAssertEqual(unauthorized.0, 401)
+
+        // The revocation, by the admin command line against the same store.
+        let revoke = try LockBenchProcess.run(["trust", "grant", "revoke", "--site", dir] + dbArguments + ["--grant", "g1", "--reason", "left"])
+        XCTAssertEqual(revoke.status, 0, revoke.stderr)
+        let (status, inbox) = try await call("GET", relayURL + "/lockbench/devices/tok-p1/inbox?wait=10")
+        XCTAssertEqual(status, 200)
+        XCTAssertTrue(inbox.contains(#""lockbench-trust":"1""#) && inbox.contains(#""device":"p1""#), inbox)
+        XCTAssertEqual(inbox.components(separatedBy: "lockbench-trust").count - 1, 1, "one push, from the last instance: \(inbox)")
+        let (_, more) = try await call("GET", relayURL + "/lockbench/devices/tok-p1/inbox?wait=1")
+        XCTAssertEqual(more, "[]", "no second push (the other instances hold no token for p1)")
+        // The push is a hint; the poll it triggers carries the change.
+        let afterPoll = try await phone.keys(accessToken: login.access_token, since: before.cursor)
+        let after = try XCTUnwrap(afterPoll)
+        XCTAssertEqual(after.deleted, before.keys.map(\.id), "the revoked grant's key comes back deleted")
+    }
+}
+
 /// Pushes as a relay's device receives them.
 final class Inbox: @unchecked Sendable {
     private let lock = NSLock()
@@ -108,51 +172,8 @@ final class SQLiteChangeFeedTests: XCTestCase {
     }
 
     /// `trust serve --push-relay` on the default SQLite site, as a user runs it: the server, the
-    /// relay (`push serve`) and the admin command line each a process. The phone registers its
-    /// token; its grant revoked by the command line reaches the relay as one push, and the poll
-    /// it triggers carries the revocation.
+    /// relay and the admin command line each a process (`ChangeFeedCases`).
     func testTrustServePushesAChangeTheAdminCommandLineMade() async throws {
-        let dir = try LockBenchProcess.temporaryDirectory(self).path + "/site"
-        let site = try TrustSite.create(at: dir, settings: TrustSettings())
-        let admin = try await site.service(database: nil)
-        let code = try await admin.addDevice(id: "p1", user: "alice", credentialKey: Array(P256.Signing.PrivateKey().publicKey.x963Representation))
-        _ = try await admin.addGrant(id: "g1", user: "alice", readers: ["a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"])
-        try await admin.storage.close()
-        let (relay, relayPort) = try CrashTests.start(["push", "serve", "--port", "0"])
-        defer { relay.terminate(); relay.waitUntilExit() }
-        let relayURL = "http://127.0.0.1:\(relayPort)"
-        let (server, port) = try CrashTests.serve(dir, ["--push-relay", relayURL])
-        defer { server.terminate(); server.waitUntilExit() }
-
-        func call(_ method: String, _ url: String, bearer: String? = nil, body: String? = nil) async throws -> (Int, String) {
-            var r = URLRequest(url: URL(string: url)!)
-            r.httpMethod = method
-            if let bearer { r.setValue("Bearer " + bearer, forHTTPHeaderField: "Authorization") }
-            if let body { r.httpBody = Data(body.utf8); r.setValue("application/json", forHTTPHeaderField: "Content-Type") }
-            let (data, response) = try await URLSession.shared.data(for: r)
-            return ((response as! HTTPURLResponse).statusCode, String(decoding: data, as: UTF8.self))
-        }
-        let phone = TrustClient(baseURL: "http://127.0.0.1:\(port)")
-        defer { Task { await phone.shutdown() } }
-        let login = try await phone.token([("grant_type", "authorization_code"), ("code", code)])
-        let firstPoll = try await phone.keys(accessToken: login.access_token, since: nil)
-        let first = try XCTUnwrap(firstPoll)
-        XCTAssertEqual(first.keys.map(\.grant), ["g1"])
-        let opened = try await call("POST", relayURL + "/lockbench/devices/tok-p1")
-        XCTAssertEqual(opened.0, 204)
-        let registered = try await call("PUT", "http://127.0.0.1:\(port)/v1/push-token", bearer: login.access_token, body: #"{"token":"tok-p1"}"#)
-        XCTAssertEqual(registered.0, 204, registered.1)
-
-        let revoke = try LockBenchProcess.run(["trust", "grant", "revoke", "--site", dir, "--grant", "g1", "--reason", "left"])
-        XCTAssertEqual(revoke.status, 0, revoke.stderr)
-        let (status, inbox) = try await call("GET", relayURL + "/lockbench/devices/tok-p1/inbox?wait=10")
-        XCTAssertEqual(status, 200)
-        XCTAssertTrue(inbox.contains(#""lockbench-trust":"1""#) && inbox.contains(#""device":"p1""#), inbox)
-        XCTAssertEqual(inbox.components(separatedBy: "lockbench-trust").count - 1, 1, "one push: \(inbox)")
-        let (_, more) = try await call("GET", relayURL + "/lockbench/devices/tok-p1/inbox?wait=1")
-        XCTAssertEqual(more, "[]", "no second push")
-        let afterPoll = try await phone.keys(accessToken: login.access_token, since: first.cursor)
-        let after = try XCTUnwrap(afterPoll)
-        XCTAssertEqual(after.deleted, first.keys.map(\.id), "the revoked grant's key comes back deleted")
+        try await ChangeFeedCases.trustServePushesAChangeTheAdminCommandLineMade(db: nil, instances: 1, in: self)
     }
 }

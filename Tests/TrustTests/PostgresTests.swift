@@ -143,59 +143,7 @@ final class PostgresTests: XCTestCase {
     /// its grant revoked by the admin command line (a fourth process) reaches the relay as one
     /// push from B (A holds no token for it), and the phone's next poll carries the revocation.
     func testTrustServeInstancesPushChangesMadeByAnyProcess() async throws {
-        let url = try ThrowawayPostgres.database()
-        let dir = try LockBenchProcess.temporaryDirectory(self).path + "/site"
-        let site = try TrustSite.create(at: dir, settings: TrustSettings())
-        let admin = try await site.service(database: url)
-        let code = try await admin.addDevice(id: "p1", user: "alice", credentialKey: Array(P256.Signing.PrivateKey().publicKey.x963Representation))
-        _ = try await admin.addGrant(id: "g1", user: "alice", readers: ["a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"])
-        try await admin.storage.close()
-        let (relay, relayPort) = try CrashTests.start(["push", "serve", "--port", "0"])
-        defer { relay.terminate(); relay.waitUntilExit() }
-        let relayURL = "http://127.0.0.1:\(relayPort)"
-        let (a, portA) = try CrashTests.serve(dir, ["--db", url, "--push-relay", relayURL])
-        defer { a.terminate(); a.waitUntilExit() }
-        let (b, portB) = try CrashTests.serve(dir, ["--db", url, "--push-relay", relayURL])
-        defer { b.terminate(); b.waitUntilExit() }
-
-        func call(_ method: String, _ url: String, bearer: String? = nil, body: String? = nil) async throws -> (Int, String) {
-            var r = URLRequest(url: URL(string: url)!)
-            r.httpMethod = method
-            if let bearer { r.setValue("Bearer " + bearer, forHTTPHeaderField: "Authorization") }
-            if let body { r.httpBody = Data(body.utf8); r.setValue("application/json", forHTTPHeaderField: "Content-Type") }
-            let (data, response) = try await URLSession.shared.data(for: r)
-            return ((response as! HTTPURLResponse).statusCode, String(decoding: data, as: UTF8.self))
-        }
-        let phone = TrustClient(baseURL: "http://127.0.0.1:\(portA)")
-        defer { Task { await phone.shutdown() } }
-        let login = try await phone.token([("grant_type", "authorization_code"), ("code", code)])
-        let firstPoll = try await phone.keys(accessToken: login.access_token, since: nil)
-        let first = try XCTUnwrap(firstPoll)
-        XCTAssertEqual(first.keys.map(\.grant), ["g1"])
-
-        // The phone's token: opened at the relay, registered with instance B only.
-        let opened = try await call("POST", relayURL + "/lockbench/devices/tok-p1")
-        XCTAssertEqual(opened.0, 204)
-        let registered = try await call("PUT", "http://127.0.0.1:\(portB)/v1/push-token", bearer: login.access_token, body: #"{"token":"tok-p1"}"#)
-        XCTAssertEqual(registered.0, 204, registered.1)
-        let empty = try await call("PUT", "http://127.0.0.1:\(portB)/v1/push-token", bearer: login.access_token, body: #"{"token":""}"#)
-        XCTAssertEqual(empty.0, 400)
-        let unauthorized = try await call("PUT", "http://127.0.0.1:\(portB)/v1/push-token", bearer: "not-a-token", body: #"{"token":"tok-p1"}"#)
-        XCTAssertEqual(unauthorized.0, 401)
-
-        // The revocation, by the admin command line against the same database.
-        let revoke = try LockBenchProcess.run(["trust", "grant", "revoke", "--site", dir, "--db", url, "--grant", "g1", "--reason", "left"])
-        XCTAssertEqual(revoke.status, 0, revoke.stderr)
-        let (status, inbox) = try await call("GET", relayURL + "/lockbench/devices/tok-p1/inbox?wait=10")
-        XCTAssertEqual(status, 200)
-        XCTAssertTrue(inbox.contains(#""lockbench-trust":"1""#) && inbox.contains(#""device":"p1""#), inbox)
-        XCTAssertEqual(inbox.components(separatedBy: "lockbench-trust").count - 1, 1, "one push, from B: \(inbox)")
-        let (_, more) = try await call("GET", relayURL + "/lockbench/devices/tok-p1/inbox?wait=1")
-        XCTAssertEqual(more, "[]", "no second push (A holds no token for p1)")
-        // The push is a hint; the poll it triggers carries the change.
-        let afterPoll = try await phone.keys(accessToken: login.access_token, since: first.cursor)
-        let after = try XCTUnwrap(afterPoll)
-        XCTAssertEqual(after.deleted, first.keys.map(\.id), "the revoked grant's key comes back deleted")
+        try await ChangeFeedCases.trustServePushesAChangeTheAdminCommandLineMade(db: try ThrowawayPostgres.database(), instances: 2, in: self)
     }
 
     /// The whole loop as a user runs it, every actor its own process: a site made with the CLI on
