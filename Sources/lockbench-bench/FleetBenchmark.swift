@@ -11,7 +11,9 @@ enum FleetBenchmark {
         defer { try? FileManager.default.removeItem(atPath: base) }
         do {
             try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
-            let fsyncSeconds = try DurabilityBenchmark.bareFsync(base, samples: 300)
+            let scratch = try FsyncBaseline.Scratch(directory: base)
+            let fsyncSeconds = FsyncBaseline.median(try scratch.backToBack(count: 300))
+            scratch.close()
             let bareRate = 1 / fsyncSeconds
             var single = FleetPlan()
             single.locks = 1; single.phones = 1; single.workers = 1; single.taps = 500; single.groupCommit = false

@@ -8,7 +8,7 @@ import Foundation
 /// an fsync, in the directory the lock writes to, measured in the same run as what it is compared
 /// with (a shared disk's other writers move it by an order of magnitude).
 ///
-/// Two readings of "one fsync". Back to back (`samples`), an fsync costs the disk's least; after
+/// Two readings of "one fsync". Back to back (`Scratch.backToBack`), an fsync costs the disk's least; after
 /// the disk has been idle for a few milliseconds (one `Scratch.time()` after a pause, as before
 /// every tap: taps come seconds apart and the lock writes nothing between them), the same append
 /// + fsync costs more, on a virtual disk about twice as much. A tap's own fsync is a lone one.
@@ -54,13 +54,6 @@ enum FsyncBaseline {
         func lone(count: Int, idle: TimeInterval) throws -> [Double] {
             try (0..<count).map { _ in Thread.sleep(forTimeInterval: idle); return try time() }
         }
-    }
-
-    /// `count` appends + fsyncs back to back to a scratch file in `directory` (removed afterwards), seconds each.
-    static func samples(directory: String, count: Int) throws -> [Double] {
-        let scratch = try Scratch(directory: directory)
-        defer { scratch.close() }
-        return try scratch.backToBack(count: count)
     }
 
     static func median(_ xs: [Double]) -> Double {

@@ -123,6 +123,8 @@ enum NFCBenchmark {
 
         /// Each tap's arrival to decision minus the bare fsync timed just before it.
         var decisionOverFsync: [TimeInterval] { zip(decision, fsync).map { $0 - $1 } }
+        /// Each tap's arrival to decision minus the phone's own work: the lock's side.
+        var decisionWithoutPhoneWork: [TimeInterval] { zip(decision, phoneWork).map { $0 - $1 } }
         /// Each tap's arrival to decision minus the fsync the lock made in it: all the rest.
         var decisionOverOwnFsync: [TimeInterval] { zip(decision, ownFsync).map { $0 - $1 } }
         /// … and minus the phone's own work: the lock and the link.
@@ -232,7 +234,7 @@ enum NFCBenchmark {
             var roundMedians = [[Double]](repeating: [], count: scenarios.count)
             let perRound = max(1, (tapCount + rounds - 1) / rounds)
             for _ in 0..<rounds {
-                let f = try FsyncBaseline.samples(directory: scenarios[0].directory, count: 60)
+                let f = try scenarios[0].scratch.backToBack(count: 60)
                 fsync += f
                 roundFsync.append(FsyncBaseline.median(f))
                 for (i, scenario) in scenarios.enumerated() {
@@ -253,8 +255,9 @@ enum NFCBenchmark {
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+                let counts = summary.fsyncCounts
                 print(String(decoding: try encoder.encode(Report(stats: results, goals: summary.readings, fastSpeedup: summary.fastSpeedup,
-                                                                        lockTaps: summary.fsyncCounts.taps, lockTapsWithOneFsync: summary.fsyncCounts.one)),
+                                                                        lockTaps: counts.taps, lockTapsWithOneFsync: counts.one)),
                              as: UTF8.self))
             } else {
                 print("NFC through libnfc \(LibNFC.version) and the virtual PN532 (lock loop poll interval \(Int(pollInterval * 1000)) ms); load average \(FsyncBaseline.loadAverage())")

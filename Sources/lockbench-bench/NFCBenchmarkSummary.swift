@@ -54,7 +54,7 @@ extension NFCBenchmark {
                 add("lone fsync", decision(i), limit: lone + Self.slack)
                 add("back-to-back fsync", decision(i), limit: backToBack + Self.slack)
                 if !s.phoneWork.isEmpty {
-                    add("lock's side", FsyncBaseline.median(zip(s.decision, s.phoneWork).map { $0 - $1 }), limit: lone + Self.slack)
+                    add("lock's side", FsyncBaseline.median(s.decisionWithoutPhoneWork), limit: lone + Self.slack)
                 }
                 if !s.fsync.isEmpty { add("paired", FsyncBaseline.median(s.decisionOverFsync), limit: Self.slack) }
                 if !s.ownFsync.isEmpty { add("own fsync", FsyncBaseline.median(s.decisionOverOwnFsync), limit: Self.slack) }

@@ -14,8 +14,9 @@ import OfflineUnlock
 enum LockTaps {
     struct Scenario {
         var tap: NFCBenchmark.Tap
-        /// The lock's state directory (where the bare fsync baseline runs).
-        var directory: String
+        /// The bare fsync baseline's scratch file in the lock's state directory (also the tap's
+        /// `fsyncScratch`).
+        var scratch: FsyncBaseline.Scratch
         var cleanUp: () -> Void
         /// The transactions' own split: time waiting on libnfc (APDUs through the pty and the
         /// virtual PN532, the phone's work included) and the rest (the lock's crypto, engine,
@@ -142,7 +143,7 @@ enum LockTaps {
         tap.phoneWork = { split.phoneWork.last ?? 0 }
         let make = tap.makeCard
         tap.makeCard = { split.timed(make()) }
-        return Scenario(tap: tap, directory: service.configuration.stateDirectoryPath, cleanUp: { scratch.close(); cleanUp() }, split: split)
+        return Scenario(tap: tap, scratch: scratch, cleanUp: { scratch.close(); cleanUp() }, split: split)
     }
 
     private static func transaction(_ service: LockService, split: Split, before: @escaping () -> Void = {},

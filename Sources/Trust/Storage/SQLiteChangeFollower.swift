@@ -19,8 +19,8 @@ final class SQLiteChangeFollower: @unchecked Sendable {
     private let feed = ChangeFanOut()
     private let logger: Logger
     private let condition = NSCondition()
-    /// The newest row seen; nil until the first subscriber starts the follower.
-    private var last: Int64?
+    /// The newest row seen (read when the first subscriber starts the follower).
+    private var last: Int64 = 0
     private var stopped = false
     private var running = false
     private let done = DispatchSemaphore(value: 0)
@@ -42,7 +42,6 @@ final class SQLiteChangeFollower: @unchecked Sendable {
                 .first?.column("seq")?.integer.map(Int64.init) ?? 0
         } catch {
             logger.warning("trust change feed: \(error); following from the start of the table")
-            last = 0
         }
         running = true
         let thread = Thread { [self] in
@@ -59,7 +58,7 @@ final class SQLiteChangeFollower: @unchecked Sendable {
         while true {
             condition.lock()
             if !stopped && !backlog { _ = condition.wait(until: Date().addingTimeInterval(Self.interval)) }
-            let (stop, from) = (stopped, last ?? 0)
+            let (stop, from) = (stopped, last)
             condition.unlock()
             if stop { return }
             do {

@@ -169,5 +169,4 @@ extension TrustTransaction {
     public func putRefreshTokens(_ tokens: [RefreshTokenRecord]) async throws {
         for t in tokens { try await putRefreshToken(t) }
     }
-
 }

@@ -193,8 +193,8 @@ struct TrustCommand: ParsableCommand {
                     let registry = PrometheusCollectorRegistry()
                     MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
                     let service = try await site.service(database: db, clock: clock)
-                    // Push: every change announced on the shared database (any instance's) goes to the
-                    // tokens registered with this instance (a phone registers through one instance).
+                    // Push: every change announced on the store (any instance's or admin command's) goes
+                    // to the tokens registered with this instance (a phone registers through one instance).
                     let notifier = pushRelay.map { TrustPushNotifier(relay: APNsHTTPSender(baseURL: $0), logger: serveLogger("lockbench.trust.push")) }
                     let following = notifier.flatMap { n in (service.storage as? TrustChangeFeed).map { n.follow($0) } }
                     let server = try await TrustServer.start(
