@@ -98,6 +98,8 @@ public struct CredentialConfiguration {
     public var stepUpSelect: StepUpSelectPolicy
     /// The mailbox the reader may read and write in EXCHANGE; nil = none (reads answer `6A82`).
     public var mailbox: Mailbox?
+    /// Whose behaviour to copy where the public facts leave a choice (`PhoneProfile.apply` sets it).
+    public var profile: PhoneProfile = .lockbench
 
     public init(signingKey: P256.Signing.PrivateKey, trustedReaders: [TrustedReader], accessDocuments: [[UInt8]] = [],
                 revocationDocuments: [[UInt8]] = [], versions: [UInt16] = [ProtocolVersion.v1_0], interface: RadioInterface = .nfc, strictLe: Bool = true,
@@ -274,6 +276,7 @@ public final class CredentialSession: APDUResponder {
 
     public func reset() {
         settleFastKey()
+        configuration.mailbox?.endTransaction()
         if preparedEphemeral == nil { preparedEphemeral = PreparedEphemeralKey(random: random) }
         state = .idle
         stepUpSelected = false
@@ -284,8 +287,10 @@ public final class CredentialSession: APDUResponder {
 
     /// The true FCI proprietary TLV (bound into keys) and the one shown to the reader.
     private var selectResponse: SelectResponse {
-        SelectResponse(versions: configuration.versions, maxCommand: UInt16(CommandAPDU.maxShortData),
-                       maxResponse: UInt16(configuration.responseChunk))
+        configuration.profile.announcesSizes
+            ? SelectResponse(versions: configuration.versions, maxCommand: UInt16(CommandAPDU.maxShortData),
+                             maxResponse: UInt16(configuration.responseChunk))
+            : SelectResponse(versions: configuration.versions)
     }
 
     public func respond(to bytes: [UInt8]) -> [UInt8] {
@@ -312,20 +317,25 @@ public final class CredentialSession: APDUResponder {
             return (error.code == .chainMismatch ? StatusWord.lastCommandOfChainExpected : StatusWord.wrongLength).bytes
         }
         let (data, status) = dispatch(whole)
-        return chainer.start(data, status: status).bytes
+        // Le bounds the first part; the rest follows with 61xx and GET RESPONSE
+        // (NFC_UD_AUTH0_RESPONSE_CHAINING). No Le (a tolerant phone) reads as 256.
+        return chainer.start(data, status: status, le: whole.le ?? 256).bytes
     }
 
     // MARK: - Dispatch table
 
     private struct Handler {
         var cla: UInt8
+        /// The P1 P2 the command must carry (`00 00` for every Aliro command but SELECT, which
+        /// checks its own): anything else is `6A86` (NFC_UD_NEG_AUTH0_WRONG_P1P2, _AUTH1_WRONG_P1P2).
+        var p1p2: UInt16? = 0x0000
         /// nil: Le must be absent; true: Le must be present.
         var needsLe: Bool?
         var run: (CredentialSession, CommandAPDU) -> ([UInt8], StatusWord)
     }
 
     private static let handlers: [UInt8: Handler] = [
-        Instruction.select: Handler(cla: 0x00, needsLe: true) { $0.select($1) },
+        Instruction.select: Handler(cla: 0x00, p1p2: nil, needsLe: true) { $0.select($1) },
         Instruction.auth0: Handler(cla: 0x80, needsLe: true) { $0.auth0($1) },
         Instruction.auth1: Handler(cla: 0x80, needsLe: true) { $0.auth1($1) },
         Instruction.exchange: Handler(cla: 0x80, needsLe: true) { $0.exchange($1) },
@@ -336,6 +346,7 @@ public final class CredentialSession: APDUResponder {
     private func dispatch(_ command: CommandAPDU) -> ([UInt8], StatusWord) {
         guard let handler = CredentialSession.handlers[command.ins] else { return ([], .insNotSupported) }
         guard command.cla == handler.cla else { return ([], .claNotSupported) }
+        if let p1p2 = handler.p1p2, UInt16(command.p1) << 8 | UInt16(command.p2) != p1p2 { return ([], .incorrectP1P2) }
         if configuration.strictLe {
             if handler.needsLe == true && command.le == nil { return ([], .wrongLengthLe) }
             if handler.needsLe == nil && command.le != nil { return ([], .wrongLengthLe) }
@@ -357,6 +368,7 @@ public final class CredentialSession: APDUResponder {
             return (shown.encoded(), .success)
         }
         if c.data == AID.stepUp {
+            guard configuration.profile.knowsStepUpSelect else { return ([], .insNotSupported) }
             guard case .authenticated(_, let sk?) = state else { return ([], .conditionsNotSatisfied) }
             if stepUpChannel == nil { stepUpChannel = Self.stepUpChannel(sk) }
             stepUpSelected = true
@@ -369,7 +381,7 @@ public final class CredentialSession: APDUResponder {
         guard case .selected = state else { return ([], .conditionsNotSatisfied) }
         let cmd: Auth0Command
         do { cmd = try Auth0Command(parsing: c.data) } catch { return ([], .incorrectData) }
-        guard configuration.versions.contains(cmd.version) else { return ([], .referencedDataNotFound) }
+        guard configuration.versions.contains(cmd.version) else { return ([], configuration.profile.unsupportedVersion) }
         guard Primitives.isPoint(cmd.readerEphemeralKey) else { return ([], .incorrectData) }
         transactions += 1
         let ephemeral: P256.KeyAgreement.PrivateKey
@@ -491,10 +503,10 @@ public final class CredentialSession: APDUResponder {
         if let message = try? ExchangeCommandPlaintext(parsing: plain) {
             lastReaderStatus = message.readerStatus
             lastMailboxOperations = message.mailbox
-            if message.mailbox.isEmpty {
+            if message.mailbox.isEmpty && (message.atomic == nil || configuration.mailbox == nil) {
                 answer = ExchangeResponsePlaintext()
             } else if let mailbox = configuration.mailbox {
-                answer = mailbox.apply(message.mailbox)
+                answer = mailbox.apply(message.mailbox, atomic: message.atomic)
             } else {
                 answer = ExchangeResponsePlaintext(status: .fileNotFound)
             }

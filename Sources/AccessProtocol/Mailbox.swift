@@ -1,16 +1,23 @@
 import Codecs
 
 /// The credential's mailbox: a small byte array the reader reads and writes inside EXCHANGE
-/// (`BA { 87 read, 8A write, 95 set }`, ALIRO-FACTS "EXCHANGE"). Offsets are 2 bytes, so a
-/// mailbox holds at most 65 536 bytes.
+/// (`BA { 8C atomic, 87 read, 8A write, 95 set }`, ALIRO-FACTS "EXCHANGE"). Offsets are 2 bytes, so
+/// a mailbox holds at most 65 536 bytes.
 ///
-/// A command's operations apply all or nothing (LockBench chooses this whether or not the reader
-/// sets `8C 01 atomic`): one operation outside the mailbox refuses the whole command with
-/// `6A80` and changes nothing. A class, so the phone's owner sees what the lock wrote.
+/// Atomic sessions, as the official case NFC_UD_EXCHANGE_WRITE_REQUEST decides them: reads always
+/// see the committed content; writes and sets go to a pending copy. An EXCHANGE with `8C 01 01`
+/// keeps its changes pending (the session stays open); one with `8C 01 00` or no `8C` commits
+/// everything pending, its own changes last, after its reads. A transaction that ends with a
+/// session open (link lost, no closing EXCHANGE) drops the pending changes. One operation outside
+/// the mailbox refuses the whole command (`6A80`, LockBench's choice) and drops the session.
+/// A class, so the phone's owner sees what the lock wrote.
 public final class Mailbox: @unchecked Sendable {
     public static let maxSize = 0x1_0000
 
+    /// The committed content.
     public private(set) var bytes: [UInt8]
+    /// Changes of an open atomic session, not yet visible to reads; nil when none is open.
+    private var pending: [UInt8]?
     /// Called after a command changed the content (the CLI writes it back to `--mailbox FILE`).
     public var onChange: (([UInt8]) -> Void)?
 
@@ -24,28 +31,45 @@ public final class Mailbox: @unchecked Sendable {
     /// Any byte set: signaling bit 3 "mailbox has data".
     public var hasData: Bool { bytes.contains { $0 != 0 } }
 
-    /// Runs one EXCHANGE's operations in the order received and answers them.
-    public func apply(_ operations: [MailboxOperation]) -> ExchangeResponsePlaintext {
-        var next = bytes
+    /// An atomic session is open (changes staged, not committed).
+    public var sessionOpen: Bool { pending != nil }
+
+    /// Drops the changes of an open atomic session (the transaction ended without committing).
+    public func endTransaction() { pending = nil }
+
+    /// Runs one EXCHANGE's operations in the order received and answers them. `atomic` is the
+    /// `8C` value (nil: absent, which commits like `00`).
+    public func apply(_ operations: [MailboxOperation], atomic: Bool? = nil) -> ExchangeResponsePlaintext {
+        var next = pending ?? bytes
         var reads: [[UInt8]] = []
         for op in operations {
             switch op {
             case .read(let o, let l):
-                guard let r = range(o, Int(l), in: next) else { return ExchangeResponsePlaintext(status: .incorrectData) }
-                reads.append(Array(next[r]))
+                guard let r = range(o, Int(l), in: bytes) else { return refuse() }
+                reads.append(Array(bytes[r]))
             case .write(let o, let d):
-                guard let r = range(o, d.count, in: next) else { return ExchangeResponsePlaintext(status: .incorrectData) }
+                guard let r = range(o, d.count, in: next) else { return refuse() }
                 next.replaceSubrange(r, with: d)
             case .set(let o, let l, let v):
-                guard let r = range(o, Int(l), in: next) else { return ExchangeResponsePlaintext(status: .incorrectData) }
+                guard let r = range(o, Int(l), in: next) else { return refuse() }
                 next.replaceSubrange(r, with: [UInt8](repeating: v, count: r.count))
             }
         }
-        if next != bytes {
-            bytes = next
-            onChange?(next)
+        if atomic == true {
+            pending = next
+        } else {
+            pending = nil
+            if next != bytes {
+                bytes = next
+                onChange?(next)
+            }
         }
         return ExchangeResponsePlaintext(reads: reads, status: .success)
+    }
+
+    private func refuse() -> ExchangeResponsePlaintext {
+        pending = nil
+        return ExchangeResponsePlaintext(status: .incorrectData)
     }
 
     private func range(_ offset: UInt16, _ length: Int, in b: [UInt8]) -> Range<Int>? {

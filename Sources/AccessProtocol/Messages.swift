@@ -464,21 +464,32 @@ public struct ExchangeResponsePlaintext: Equatable, Sendable {
     public var reads: [[UInt8]]
     public var status: StatusWord
 
-    /// No reads, `9000`: `00 02 90 00`.
-    public static let success: [UInt8] = [0x00, 0x02, 0x90, 0x00]
+    /// No reads, success: `00 02 00 00`. A successful EXCHANGE ends in status `0000`, as the public
+    /// reference device answers (a mailbox read of 8 bytes: `0008 ‖ 8 bytes ‖ 00020000`) and as the
+    /// Aliro Certification Tool's reader requires (docs/protocol.md §8).
+    public static let success: [UInt8] = [0x00, 0x02, 0x00, 0x00]
+    /// The success status on the wire.
+    public static let successStatus: UInt16 = 0x0000
 
     public init(reads: [[UInt8]] = [], status: StatusWord = .success) {
         self.reads = reads
         self.status = status
     }
 
+    /// Strict in what it sends: success is `0000`, a failure its ISO 7816 status word.
     public func encoded() -> [UInt8] {
-        reads.flatMap { UInt16($0.count).bigEndianBytes + $0 } + [0x00, 0x02] + status.rawValue.bigEndianBytes
+        let s = status == .success ? Self.successStatus : status.rawValue
+        return reads.flatMap { UInt16($0.count).bigEndianBytes + $0 } + [0x00, 0x02] + s.bigEndianBytes
+    }
+
+    /// `0000` (Aliro) and `9000` (LockBench's phones before 2026-11-26) both read as success.
+    static func status(_ hi: UInt8, _ lo: UInt8) -> StatusWord {
+        (hi == 0x00 && lo == 0x00) ? .success : StatusWord(hi, lo)
     }
 
     /// Parses an answer to a command that carried `reads` mailbox reads.
     public init(parsing data: [UInt8], reads expected: Int) throws(TLVError) {
-        if data.count == 4, data[0] == 0, data[1] == 2, expected > 0, data[2] != 0x90 || data[3] != 0 {
+        if data.count == 4, data[0] == 0, data[1] == 2, expected > 0, Self.status(data[2], data[3]) != .success {
             // A failed command: the status alone.
             reads = []
             status = StatusWord(data[2], data[3])
@@ -499,7 +510,7 @@ public struct ExchangeResponsePlaintext: Equatable, Sendable {
             throw TLVError(.badLength, "EXCHANGE answer must end in 00 02 SS SS after \(expected) read(s); \(data.count - i) byte(s) left at offset \(i)")
         }
         reads = out
-        status = StatusWord(data[i + 2], data[i + 3])
+        status = Self.status(data[i + 2], data[i + 3])
     }
 }
 

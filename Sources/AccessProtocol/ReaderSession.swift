@@ -366,6 +366,11 @@ public struct ReaderSession {
         } catch {
             return fail(.malformedInput, "SELECT response: \(error)")
         }
+        // 84 may be absent (tolerant), but an FCI naming another applet is not the access applet's
+        // answer: stop with CONTROL FLOW (RD-NFC-SELECT-1.2).
+        guard fci.aid.isEmpty || fci.aid == AID.expedited else {
+            return fail(.malformedInput, "SELECT answer names AID \(fci.aid.hex) in 84, not the access AID \(AID.expedited.hex)")
+        }
         guard let version = configuration.supportedVersions.first(where: { fci.versions.contains($0) }) else {
             return fail(.unsupportedVersion,
                         "credential offers \(fci.versions.map(versionText)), reader speaks \(configuration.supportedVersions.map(versionText))",

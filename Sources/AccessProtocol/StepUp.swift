@@ -1,5 +1,6 @@
 import ByteCore
 import Codecs
+import OfflineUnlock
 
 /// Document types carried in step-up.
 public enum DocType {
@@ -7,6 +8,10 @@ public enum DocType {
     public static let access = "aliro-a"
     /// Revocation document.
     public static let revocation = "aliro-r"
+    /// The element of an access document that holds its access data.
+    public static let accessElement = AccessDocument.elementIdentifier
+    /// The element of a revocation document that holds its entries.
+    public static let revocationElement = RevocationDocument.elementIdentifier
 }
 
 /// The step-up request the reader sends inside ENVELOPE (CBOR, ISO 18013-5 shape):
@@ -15,39 +20,81 @@ public enum DocType {
 ///     DocRequest    = { "1": #6.24(bstr .cbor ItemsRequest) }
 ///     ItemsRequest  = { "1": { namespace => { elementID => intentToRetain } }, "5": docType }
 ///
-/// LockBench asks for whole documents: one DocRequest per docType, namespace = docType, and an
-/// empty element map (= every element).
+/// LockBench asks for each docType in the namespace of the same name and names the element it
+/// needs (`access` of "aliro-a", `revocation` of "aliro-r"), intent to retain false: the official
+/// step-up reader cases (`nfc_rdr_stepup_ad_*`) fail a request that names no element ("Reader did
+/// not request Element ID"), as the tool's reader builds `{"aliro-a": {"floor1": false}}`.
 public struct DeviceRequest: Equatable, Sendable {
-    public var version: String
-    public var docTypes: [String]
+    /// One DocRequest: a docType, and per namespace the element identifiers asked for.
+    public struct Items: Equatable, Sendable {
+        public var docType: String
+        /// namespace → element identifier → intent to retain.
+        public var namespaces: [String: [String: Bool]]
 
-    public init(version: String = "1.0", docTypes: [String]) {
-        self.version = version
-        self.docTypes = docTypes
+        public init(docType: String, namespaces: [String: [String: Bool]]) {
+            self.docType = docType
+            self.namespaces = namespaces
+        }
+
+        /// The element identifiers asked for in every namespace.
+        public var elements: [String] { namespaces.values.flatMap(\.keys).sorted() }
     }
 
-    /// Access and revocation documents: what a LockBench reader asks for.
-    public static let standard = DeviceRequest(docTypes: [DocType.access, DocType.revocation])
+    public var version: String
+    public var requests: [Items]
+    public var docTypes: [String] { requests.map(\.docType) }
+
+    public init(version: String = "1.0", requests: [Items]) {
+        self.version = version
+        self.requests = requests
+    }
+
+    /// Whole documents of these types: each in its own namespace, naming no element (the request
+    /// LockBench sent before 2026-11-26; kept for conformance probes of tolerant phones).
+    public init(version: String = "1.0", docTypes: [String]) {
+        self.init(version: version, requests: docTypes.map { Items(docType: $0, namespaces: [$0: [:]]) })
+    }
+
+    /// Access and revocation documents, each naming the element the lock reads: what a LockBench
+    /// reader asks for.
+    public static let standard = DeviceRequest(requests: [
+        Items(docType: DocType.access, namespaces: [DocType.access: [DocType.accessElement: false]]),
+        Items(docType: DocType.revocation, namespaces: [DocType.revocation: [DocType.revocationElement: false]]),
+    ])
 
     public func cbor() -> CBOR {
-        .map(["1": .text(version), "2": .array(docTypes.map { type in
-            .map(["1": CBOR.embedded(.map(["1": .map([.text(type): .map([:])]), "5": .text(type)]))])
+        .map(["1": .text(version), "2": .array(requests.map { r in
+            let namespaces = CBOR.map(Dictionary(uniqueKeysWithValues: r.namespaces.map { ns, elements in
+                (CBOR.text(ns), CBOR.map(Dictionary(uniqueKeysWithValues: elements.map { (CBOR.text($0.key), CBOR.bool($0.value)) })))
+            }))
+            return .map(["1": CBOR.embedded(.map(["1": namespaces, "5": .text(r.docType)]))])
         })])
     }
 
     public func encoded() -> [UInt8] { cbor().encoded() }
 
-    /// Keys in either spelling (`"1"` or `1`); unknown keys are skipped.
+    /// Keys in either spelling (`"1"` or `1`); unknown keys are skipped; a namespace map that is
+    /// absent or not a map of maps reads as no element named.
     public init(parsing bytes: [UInt8]) throws(CBORError) {
         let m = try CBOR(parsing: bytes).asMap("DeviceRequest")
         version = try m.numbered(1)?.asText("DeviceRequest version") ?? "1.0"
-        var types: [String] = []
+        var out: [Items] = []
         for item in try m.requiredNumbered(2, "DeviceRequest docRequests").asArray("DeviceRequest docRequests") {
             let request = try item.asMap("DocRequest")
             let items = try request.requiredNumbered(1, "DocRequest itemsRequest").embeddedItem().asMap("ItemsRequest")
-            types.append(try items.requiredNumbered(5, "ItemsRequest docType").asText("ItemsRequest docType"))
+            var namespaces: [String: [String: Bool]] = [:]
+            if case .map(let ns)? = items.numbered(1) {
+                for (key, value) in ns {
+                    guard case .text(let name) = key, case .map(let elements) = value else { continue }
+                    var named: [String: Bool] = [:]
+                    for (k, v) in elements { if case .text(let id) = k { named[id] = (v == .bool(true)) } }
+                    namespaces[name] = named
+                }
+            }
+            out.append(Items(docType: try items.requiredNumbered(5, "ItemsRequest docType").asText("ItemsRequest docType"),
+                             namespaces: namespaces))
         }
-        docTypes = types
+        requests = out
     }
 }
 

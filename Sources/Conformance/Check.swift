@@ -6,6 +6,8 @@ public enum CheckStatus: String, Codable, Sendable {
     case pass
     case fail
     case notApplicable = "not_applicable"
+    /// The run ended (Ctrl-C) before this check did.
+    case notRun = "not_run"
 }
 
 /// A check's conclusion with its reason; on a byte mismatch, the bytes expected and seen.
@@ -43,19 +45,27 @@ public struct CheckStop: Error {
 public struct ConformanceCheck<Subject, Profile> {
     /// Stable LockBench id, e.g. `auth1.bad-reader-signature`.
     public var id: String
-    /// The Aliro Certification Tool case (test plan 0.7.5.1a) this check matches, when one does.
+    /// The Aliro Certification Tool case (test plan 0.7.5.1a) this check matches, when one does;
+    /// its verdict rule is then that case's pass criteria, no stricter and no looser.
     public var officialCase: String?
+    /// A rule of LockBench's own that no official case states: its failure is printed and counted
+    /// but changes the exit status only under `--strict`.
+    public var advisory: Bool
+    /// How many transactions (connections, taps) the check needs from the device under test.
+    public var transactions: Int
     /// The docs/protocol.md section it checks, e.g. `§6`.
     public var section: String
     public var title: String
     public var applicable: (Profile) -> String?
     public var run: (Subject, Profile) throws -> Verdict
 
-    public init(_ id: String, official: String? = nil, section: String, title: String,
+    public init(_ id: String, official: String? = nil, advisory: Bool = false, transactions: Int = 1, section: String, title: String,
                 applicable: @escaping (Profile) -> String? = { _ in nil },
                 run: @escaping (Subject, Profile) throws -> Verdict) {
         self.id = id
         self.officialCase = official
+        self.advisory = advisory
+        self.transactions = transactions
         self.section = section
         self.title = title
         self.applicable = applicable
@@ -77,7 +87,13 @@ public struct ConformanceCheck<Subject, Profile> {
             }
         }
         return CheckResult(id: id, officialCase: officialCase, section: section, title: title, verdict: verdict,
-                           seconds: Double(clock() - started) / 1e9)
+                           seconds: Double(clock() - started) / 1e9, advisory: advisory)
+    }
+
+    /// This check's line in a report before it ran (or when the run ended first).
+    public var notRun: CheckResult {
+        CheckResult(id: id, officialCase: officialCase, section: section, title: title,
+                    verdict: Verdict(status: .notRun, reason: "not run"), seconds: 0, advisory: advisory)
     }
 }
 
@@ -94,9 +110,12 @@ public struct CheckResult: Codable, Equatable, Sendable {
     /// Byte offset of the first difference between expected and actual.
     public var firstDifference: Int?
     public var seconds: Double
+    /// A rule of LockBench's own, not an official case's (see `ConformanceCheck.advisory`).
+    public var advisory: Bool
 
-    public init(id: String, officialCase: String?, section: String, title: String, verdict: Verdict, seconds: Double) {
+    public init(id: String, officialCase: String?, section: String, title: String, verdict: Verdict, seconds: Double, advisory: Bool = false) {
         self.id = id
+        self.advisory = advisory
         self.officialCase = officialCase
         self.section = section
         self.title = title

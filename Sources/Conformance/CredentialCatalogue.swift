@@ -76,6 +76,8 @@ public typealias CredentialCheck = ConformanceCheck<CredentialUnderTest, Credent
 public enum CredentialCatalogue {
     /// `97 02 0100` (secured): what the checks send to close a transaction — no door opened.
     public static let closingStatus: [UInt8] = [0x97, 0x02, 0x01, 0x00]
+    /// The version the official case names in AUTH0: one that does not exist.
+    static let unlistedVersion: UInt16 = 0x0001
     /// The unknown tag the public test harness adds (`AA 03 010203`).
     static let unknownTag: [UInt8] = [0xAA, 0x03, 0x01, 0x02, 0x03]
 
@@ -117,7 +119,7 @@ public enum CredentialCatalogue {
                 return .pass("86 41 on P-256")
             }
         },
-        CredentialCheck("auth0.fresh-ephemeral", section: "§4, §12", title: "each AUTH0 answer carries a fresh device ephemeral key") { phone, _ in
+        CredentialCheck("auth0.fresh-ephemeral", transactions: 2, section: "§4, §12", title: "each AUTH0 answer carries a fresh device ephemeral key") { phone, _ in
             let first = try phone.transaction("auth0.fresh-ephemeral") { p -> [UInt8] in
                 try p.select(); return try p.auth0().deviceEphemeralKey
             }
@@ -138,12 +140,24 @@ public enum CredentialCatalogue {
             }
         },
         CredentialCheck("auth0.unsupported-version", official: "nfc_ud_neg_auth0_unsupported_protocol_version", section: "§4",
-                        title: "AUTH0 naming a version the phone did not list is refused (6A88)") { phone, _ in
+                        title: "AUTH0 naming version 0001 (listed nowhere) is refused with an error status word; CONTROL FLOW after it is answered 9000") { phone, _ in
             try phone.transaction("auth0.unsupported-version") { p in
                 let fci = try p.select()
-                let unlisted: UInt16 = fci.versions.contains(0x7F01) ? 0x7F02 : 0x7F01
-                let r = try p.sendAuth0(fast: false, versionOverride: unlisted)
-                guard r.status != .success else { return .fail("AUTH0 with version 7F01 (not in SELECT) was answered 9000") }
+                // The official case's version; any error status word passes it (nfc_ud_neg_auth0_unsupported_protocol_version).
+                guard !fci.versions.contains(Self.unlistedVersion) else { return .fail("the FCI lists version 0001, which does not exist") }
+                let r = try p.sendAuth0(fast: false, versionOverride: Self.unlistedVersion)
+                guard r.status != .success else { return .fail("AUTH0 with version 0001 (not in SELECT) was answered 9000") }
+                let cf = try p.transmit(ControlFlow(s1: ControlFlow.finishedWithFailure, s2: ControlFlow.noInformation).apdu.bytes)
+                try ReaderProbe.expect(cf, .success, "CONTROL FLOW after the refused AUTH0")
+                return .pass("AUTH0 refused \(r.status) (\(Names.status(r.status))); CONTROL FLOW 9000")
+            }
+        },
+        CredentialCheck("auth0.unsupported-version.6a88", advisory: true, section: "§4",
+                        title: "advisory: an unsupported version is refused 6A88 (referenced data not found), as LockBench's phone does") { phone, _ in
+            try phone.transaction("auth0.unsupported-version.6a88") { p in
+                try p.select()
+                let r = try p.sendAuth0(fast: false, versionOverride: Self.unlistedVersion)
+                guard r.status != .success else { return .fail("AUTH0 with version 0001 was answered 9000") }
                 try ReaderProbe.expect(r, .referencedDataNotFound, "AUTH0 with an unlisted version")
                 return .pass("6A88")
             }
@@ -248,7 +262,7 @@ public enum CredentialCatalogue {
                 return .pass("64-byte decoy; AUTH1 accepted after it")
             }
         },
-        CredentialCheck("fast.cached-key", official: "ud_nfc_fsttxn_10", section: "§8",
+        CredentialCheck("fast.cached-key", official: "ud_nfc_fsttxn_10", transactions: 2, section: "§8",
                         title: "after a standard transaction, FAST: the cryptogram opens with Kpersistent and EXCHANGE runs under the FAST keys") { phone, _ in
             let cached = try phone.transaction("fast.cached-key") { p -> (credentialKey: [UInt8], key: [UInt8])? in
                 try p.select(); try p.auth0(); try p.auth1()
@@ -269,22 +283,22 @@ public enum CredentialCatalogue {
                     }
                     guard plain.first == 0x5E else { return .fail("cryptogram plaintext does not start with 5E 02 bitmap", actual: plain) }
                     let reply = try p.exchange(closingStatus)
-                    guard reply.suffix(4) == [0x00, 0x02, 0x90, 0x00] else { return .fail("FAST EXCHANGE answer plaintext does not end 0002 9000", expected: [0, 2, 0x90, 0], actual: reply) }
+                    guard reply.suffix(4) == ExchangeResponsePlaintext.success else { return .fail("FAST EXCHANGE answer plaintext does not end 0002 0000", expected: ExchangeResponsePlaintext.success, actual: reply) }
                     return nil
                 }
                 if let verdict { return verdict }
             }
             return .pass("cryptogram opens, FAST EXCHANGE answered, cryptograms differ")
         },
-        CredentialCheck("exchange.status", section: "§10", title: "EXCHANGE 97 02 status is answered 00 02 90 00 under the device key, next counter") { phone, _ in
+        CredentialCheck("exchange.status", section: "§10", title: "EXCHANGE 97 02 status is answered 00 02 00 00 under the device key, next counter") { phone, _ in
             try phone.transaction("exchange.status") { p in
                 try p.select(); try p.auth0(); try p.auth1()
                 let reply = try p.exchange(closingStatus)
-                return reply == [0x00, 0x02, 0x90, 0x00] ? .pass("0002 9000 at device counter 2")
-                    : .fail("EXCHANGE answer plaintext", expected: [0x00, 0x02, 0x90, 0x00], actual: reply)
+                return reply == ExchangeResponsePlaintext.success ? .pass("0002 0000 at device counter 2")
+                    : .fail("EXCHANGE answer plaintext", expected: ExchangeResponsePlaintext.success, actual: reply)
             }
         },
-        CredentialCheck("exchange.counters", section: "§7", title: "an EXCHANGE with a skipped or replayed counter is refused (6988)") { phone, _ in
+        CredentialCheck("exchange.counters", transactions: 2, section: "§7", title: "an EXCHANGE with a skipped or replayed counter is refused (6988)") { phone, _ in
             let gap = try phone.transaction("exchange.counters") { p -> ResponseAPDU in
                 try p.select(); try p.auth0(); try p.auth1()
                 return try p.sendExchange(closingStatus, counter: 2).0
@@ -306,7 +320,7 @@ public enum CredentialCatalogue {
                 let (r, _) = try p.sendExchange(closingStatus, chunk: 8)
                 try ReaderProbe.expect(r, .success, "the last part of a chained EXCHANGE")
                 guard var ch = p.expedited, let plain = try? ch.open(r.data) else { return .fail("the chained EXCHANGE's answer does not open", actual: r.data) }
-                return plain.suffix(4) == [0, 2, 0x90, 0] ? .pass("3 parts of ≤ 8 bytes reassembled") : .fail("answer plaintext", expected: [0, 2, 0x90, 0], actual: plain)
+                return plain.suffix(4) == ExchangeResponsePlaintext.success ? .pass("3 parts of ≤ 8 bytes reassembled") : .fail("answer plaintext", expected: ExchangeResponsePlaintext.success, actual: plain)
             }
         },
         CredentialCheck("exchange.extended-length", official: "nfc_ud_exchange_with_extended_length", section: "§2",
@@ -378,11 +392,11 @@ public enum CredentialCatalogue {
                 let (r, _) = try p.envelope()
                 try ReaderProbe.expect(r, .success, "ENVELOPE")
                 let reply = try p.exchange(closingStatus, on: .stepUp)
-                return reply.suffix(4) == [0, 2, 0x90, 0] ? .pass("accepted on the step-up channel (SKReader counter 2)")
-                    : .fail("answer plaintext", expected: [0, 2, 0x90, 0], actual: reply)
+                return reply.suffix(4) == ExchangeResponsePlaintext.success ? .pass("accepted on the step-up channel (SKReader counter 2)")
+                    : .fail("answer plaintext", expected: ExchangeResponsePlaintext.success, actual: reply)
             }
         },
-        CredentialCheck("mailbox.read", official: "nfc_ud_exchange_read_request", section: "§10", title: "mailbox read: len2 ‖ data, then 00 02 90 00",
+        CredentialCheck("mailbox.read", official: "nfc_ud_exchange_read_request", section: "§10", title: "mailbox read: len2 ‖ data, then 00 02 00 00",
                         applicable: { p in needsAuth1(p) ?? (p.bit(3) || p.bit(4) ? nil : "the phone announces no readable mailbox (5E bits 3 and 4 clear)") }) { phone, _ in
             try phone.transaction("mailbox.read") { p in
                 try p.select(); try p.auth0(); try p.auth1()
@@ -398,7 +412,7 @@ public enum CredentialCatalogue {
                 let before = try Self.mailboxReads(try p.exchange(read), lengths: [4])![0]
                 let flipped = before.map { ~$0 }
                 let ack = try p.exchange(TLV(Tag.Exchange.mailboxOperations, children: [TLV(Tag.Exchange.write, [0, 0] + flipped)]).encoded())
-                guard ack == [0, 2, 0x90, 0] else { return .fail("write answer", expected: [0, 2, 0x90, 0], actual: ack) }
+                guard ack == ExchangeResponsePlaintext.success else { return .fail("write answer", expected: ExchangeResponsePlaintext.success, actual: ack) }
                 let after = try Self.mailboxReads(try p.exchange(read), lengths: [4])![0]
                 _ = try? p.exchange(TLV(Tag.Exchange.mailboxOperations, children: [TLV(Tag.Exchange.write, [0, 0] + before)]).encoded())
                 return after == flipped ? .pass("wrote and read back 4 bytes (then restored them)") : .fail("read after write", expected: flipped, actual: after)
@@ -485,8 +499,8 @@ public enum CredentialCatalogue {
             at += 2 + len
         }
         let tail = Array(reply[at...])
-        guard tail == [0x00, 0x02, 0x90, 0x00] else {
-            throw CheckStop(.fail("after the reads, the answer must end 00 02 90 00", expected: [0, 2, 0x90, 0], actual: tail))
+        guard tail == ExchangeResponsePlaintext.success else {
+            throw CheckStop(.fail("after the reads, the answer must end 00 02 00 00", expected: ExchangeResponsePlaintext.success, actual: tail))
         }
         return out
     }

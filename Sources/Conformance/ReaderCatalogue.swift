@@ -244,7 +244,7 @@ public enum ReaderCatalogue {
             guard t.ended else { return .fail("the transaction did not end after chained answers (saw \(t.summary))") }
             return .pass("\(gets) GET RESPONSE; \(t.summary)")
         },
-        ReaderCheck("rdr.fast", official: "nfc_rdr_fast", section: "§8", title: "after a granted standard transaction, the reader uses FAST with the same phone") { reader, _ in
+        ReaderCheck("rdr.fast", official: "nfc_rdr_fast", transactions: 2, section: "§8", title: "after a granted standard transaction, the reader uses FAST with the same phone") { reader, _ in
             let phone = reader.phone()
             let first = try reader.present(phone, "rdr.fast")
             guard let a = first.first(Instruction.auth0), let auth0 = try? Auth0Command(parsing: a.data), auth0.flags & 1 != 0 else {
@@ -313,7 +313,7 @@ public enum ReaderCatalogue {
                     ReaderStatus.noPublicKey, ReaderStatus.noSignature].contains(s)
                 ? .fail("the reader refused an AUTH1 answer without the optional 91/92: \(t.summary)") : .pass(t.summary)
         },
-        ReaderCheck("rdr.neg.replayed-ephemeral", section: "§12", title: "an AUTH0 answer repeating an earlier device ephemeral key is refused") { reader, _ in
+        ReaderCheck("rdr.neg.replayed-ephemeral", advisory: true, transactions: 2, section: "§12", title: "an AUTH0 answer repeating an earlier device ephemeral key is refused") { reader, _ in
             let phone = reader.phone(faults: .replayEphemeralKey)
             _ = try reader.present(phone, "rdr.neg.replayed-ephemeral")
             let t = try reader.present(phone, "rdr.neg.replayed-ephemeral")

@@ -16,31 +16,47 @@ public struct ConformanceReport: Codable, Equatable, Sendable {
     }
 
     public var passed: Int { results.filter { $0.status == .pass }.count }
-    public var failed: Int { results.filter { $0.status == .fail }.count }
+    /// Failed checks that mirror an official case (advisories apart).
+    public var failed: Int { results.filter { $0.status == .fail && !$0.advisory }.count }
+    /// Failed advisories: rules of LockBench's own that no official case states.
+    public var advisoriesFailed: Int { results.filter { $0.status == .fail && $0.advisory }.count }
     public var notApplicable: Int { results.filter { $0.status == .notApplicable }.count }
-    /// Every applicable check passed.
-    public var allPassed: Bool { failed == 0 }
+    public var notRun: Int { results.filter { $0.status == .notRun }.count }
+    /// Every applicable check passed (advisories aside).
+    public var allPassed: Bool { failed == 0 && notRun == 0 }
+    /// Every applicable check passed, advisories included (`--strict`).
+    public func allPassed(strict: Bool) -> Bool { allPassed && (!strict || advisoriesFailed == 0) }
 
     /// `pass  auth0.standard  [ud_nfc_auth0_10 §4]  reason` — one line per check, then a summary.
     public func lines() -> [String] {
         let width = results.map(\.id.count).max() ?? 0
-        var out = results.map { r -> String in
-            let tag: String
-            switch r.status {
-            case .pass: tag = "pass"
-            case .fail: tag = "FAIL"
-            case .notApplicable: tag = "n/a "
-            }
-            let ref = "[" + (r.officialCase.map { $0 + " " } ?? "") + r.section + "]"
-            var line = "\(tag)  \(r.id.padding(toLength: width, withPad: " ", startingAt: 0))  \(ref)  \(r.reason)"
-            if r.status == .fail, let e = r.expected, let a = r.actual {
-                let at = r.firstDifference ?? 0
-                line += "; first difference at byte \(at): expected \(Self.window(e, at)) got \(Self.window(a, at))"
-            }
-            return line
+        return results.map { Self.line($0, width: width) } + [summary]
+    }
+
+    /// One check's line; `width` pads the id so that a report's lines align.
+    public static func line(_ r: CheckResult, width: Int) -> String {
+        let tag: String
+        switch r.status {
+        case .pass: tag = "pass"
+        case .fail: tag = r.advisory ? "warn" : "FAIL"
+        case .notApplicable: tag = "n/a "
+        case .notRun: tag = "----"
         }
-        out.append("\(direction) conformance over \(transport): \(passed) passed, \(failed) failed, \(notApplicable) not applicable")
-        return out
+        let ref = "[" + (r.officialCase.map { $0 + " " } ?? (r.advisory ? "advisory " : "")) + r.section + "]"
+        var line = "\(tag)  \(r.id.padding(toLength: width, withPad: " ", startingAt: 0))  \(ref)  \(r.reason)"
+        if r.status == .fail, let e = r.expected, let a = r.actual {
+            let at = r.firstDifference ?? 0
+            line += "; first difference at byte \(at): expected \(Self.window(e, at)) got \(Self.window(a, at))"
+        }
+        return line
+    }
+
+    /// `credential conformance over socket …: 27 passed, 0 failed, 1 not applicable[, 2 advisories failed][, 3 not run]`.
+    public var summary: String {
+        var s = "\(direction) conformance over \(transport): \(passed) passed, \(failed) failed, \(notApplicable) not applicable"
+        if advisoriesFailed > 0 { s += ", \(advisoriesFailed) advisor\(advisoriesFailed == 1 ? "y" : "ies") failed (exit status unchanged without --strict)" }
+        if notRun > 0 { s += ", \(notRun) not run" }
+        return s
     }
 
     /// Up to 8 bytes of hex starting at byte `at`, with an ellipsis when more follow.
@@ -55,20 +71,25 @@ public struct ConformanceReport: Codable, Equatable, Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         struct Out: Encodable {
-            var direction: String, transport: String, passed: Int, failed: Int, notApplicable: Int, results: [CheckResult]
+            var direction: String, transport: String, passed: Int, failed: Int, advisoriesFailed: Int, notApplicable: Int, notRun: Int
+            var results: [CheckResult]
         }
-        let out = Out(direction: direction, transport: transport, passed: passed, failed: failed,
-                      notApplicable: notApplicable, results: results)
+        let out = Out(direction: direction, transport: transport, passed: passed, failed: failed, advisoriesFailed: advisoriesFailed,
+                      notApplicable: notApplicable, notRun: notRun, results: results)
         return String(decoding: (try? encoder.encode(out)) ?? Data(), as: UTF8.self)
     }
 
     /// JUnit XML: one testcase per check (classname = direction), skipped when not applicable.
-    public func junit() -> String {
+    public func junit(strict: Bool = false) -> String {
         JUnitSuite(name: "lockbench conformance \(direction)", cases: results.map { r in
             let outcome: JUnitSuite.Outcome
             switch r.status {
             case .pass: outcome = .passed
             case .notApplicable: outcome = .skipped(message: r.reason)
+            case .notRun: outcome = .skipped(message: "not run: the run ended first")
+            case .fail where r.advisory && !strict:
+                // JUnit has no warning: an advisory is reported (in the name), not failed.
+                outcome = .passed
             case .fail:
                 var body = r.reason
                 if let e = r.expected, let a = r.actual {
@@ -76,7 +97,8 @@ public struct ConformanceReport: Codable, Equatable, Sendable {
                 }
                 outcome = .failure(message: r.reason, body: "\(body) (\(r.section))")
             }
-            return JUnitSuite.TestCase(classname: "conformance.\(direction)", name: r.id + (r.officialCase.map { " (\($0))" } ?? ""),
+            return JUnitSuite.TestCase(classname: "conformance.\(direction)", name: r.id + (r.officialCase.map { " (\($0))" } ?? "")
+                                        + (r.advisory && r.status == .fail ? " [advisory failed: \(r.reason)]" : ""),
                                        seconds: r.seconds, outcome: outcome)
         }).xml()
     }

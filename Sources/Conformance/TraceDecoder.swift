@@ -213,9 +213,15 @@ struct SessionState {
                 if opened { break }
             }
             if !opened {
-                lines.append(keys.persistentKeys.isEmpty && session.persistentKeys.isEmpty
-                             ? "9D: no Kpersistent at hand to test it (--lock-config, --credential-key with --kpersistent, or @secret kpersistent)"
-                             : "9D opens under no known Kpersistent: a decoy (the phone has no key for this reader) or another credential")
+                if groupKeys.isEmpty {
+                    // The key schedule's salt starts with the reader group key: without it no
+                    // Kpersistent can be tried, so nothing can be said of the cryptogram.
+                    lines.append("9D: not verifiable without the reader key (--reader-key or --lock-config)")
+                } else if keys.persistentKeys.isEmpty && session.persistentKeys.isEmpty {
+                    lines.append("9D: not verifiable without a Kpersistent (--lock-config, --credential-key with --kpersistent, or @secret kpersistent)")
+                } else {
+                    lines.append("9D opens under no known Kpersistent: a decoy (the phone has no key for this reader) or another credential")
+                }
             }
         }
         guard let secret = session.secrets["ephemeral-private"],

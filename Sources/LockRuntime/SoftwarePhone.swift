@@ -15,10 +15,11 @@ public enum SoftwarePhone {
                                trusting readers: [TrustedReader], faults: CredentialFaults = [],
                                interface: RadioInterface = .nfc, versions: [UInt16] = [ProtocolVersion.v1_0],
                                stepUpSelect: StepUpSelectPolicy = .optional, mailbox: Mailbox? = nil,
-                               documentTimestamps: Bool = false) -> CredentialSession {
-        let configuration = CredentialConfiguration(
+                               documentTimestamps: Bool = false, profile: PhoneProfile = .lockbench) -> CredentialSession {
+        var configuration = CredentialConfiguration(
             signingKey: key, trustedReaders: readers, accessDocuments: access, revocationDocuments: revocation,
             versions: versions, interface: interface, faults: faults, stepUpSelect: stepUpSelect, mailbox: mailbox)
+        profile.apply(to: &configuration)
         // `documentTimestamps`: AUTH1 carries the documents' signed times (`91`/`92`) instead of zeros.
         return CredentialSession(configuration: documentTimestamps ? configuration.withDocumentTimestamps() : configuration)
     }
@@ -27,7 +28,8 @@ public enum SoftwarePhone {
     /// its docType). Every problem is a `UserError` naming the file.
     public static func make(key: String, documents: [String], trusting readers: [TrustedReader], faults: CredentialFaults = [],
                             interface: RadioInterface = .nfc, versions: [UInt16] = [ProtocolVersion.v1_0],
-                            stepUpSelect: StepUpSelectPolicy = .optional, mailbox: Mailbox? = nil) throws -> CredentialSession {
+                            stepUpSelect: StepUpSelectPolicy = .optional, mailbox: Mailbox? = nil,
+                            profile: PhoneProfile = .lockbench) throws -> CredentialSession {
         let signingKey = try KeyFiles.privateKey(key, what: "credential key")
         var access = [[UInt8]](), revocation = [[UInt8]]()
         for path in documents {
@@ -39,7 +41,7 @@ public enum SoftwarePhone {
             }
         }
         return session(key: signingKey, access: access, revocation: revocation, trusting: readers, faults: faults,
-                       interface: interface, versions: versions, stepUpSelect: stepUpSelect, mailbox: mailbox)
+                       interface: interface, versions: versions, stepUpSelect: stepUpSelect, mailbox: mailbox, profile: profile)
     }
 
     /// The mailbox held in `path`; what a lock writes into it is saved back (atomically).

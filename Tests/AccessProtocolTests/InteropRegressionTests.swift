@@ -168,10 +168,19 @@ final class InteropRegressionTests: XCTestCase {
     // MARK: 4. Mailbox
 
     func testMailboxAnswerBytes() throws {
-        // ALIRO-FACTS: a read of 8 bytes at offset 0 answered `0008 ‖ 8 bytes ‖ 00020000`-shaped.
+        // ALIRO-FACTS: the public reference device answered a read of 8 bytes at offset 0 with
+        // `0008 ‖ 8 bytes ‖ 00020000`; the certification tool's reader requires `00 02 00 00`.
         let data: [UInt8] = [1, 2, 3, 4, 5, 6, 7, 8]
-        XCTAssertEqual(ExchangeResponsePlaintext(reads: [data]).encoded(), [0x00, 0x08] + data + [0x00, 0x02, 0x90, 0x00])
-        XCTAssertEqual(try ExchangeResponsePlaintext(parsing: [0x00, 0x08] + data + [0x00, 0x02, 0x90, 0x00], reads: 1).reads, [data])
+        XCTAssertEqual(ExchangeResponsePlaintext(reads: [data]).encoded(), [0x00, 0x08] + data + [0x00, 0x02, 0x00, 0x00])
+        XCTAssertEqual(ExchangeResponsePlaintext().encoded(), [0x00, 0x02, 0x00, 0x00])
+        let reference = try ExchangeResponsePlaintext(parsing: [0x00, 0x08] + data + [0x00, 0x02, 0x00, 0x00], reads: 1)
+        XCTAssertEqual(reference.reads, [data])
+        XCTAssertEqual(reference.status, .success)
+        // Older phones (LockBench's own before 2026-11-26) ended `00 02 90 00`: still success.
+        let older = try ExchangeResponsePlaintext(parsing: [0x00, 0x08] + data + [0x00, 0x02, 0x90, 0x00], reads: 1)
+        XCTAssertEqual(older.reads, [data])
+        XCTAssertEqual(older.status, .success)
+        XCTAssertEqual(try ExchangeResponsePlaintext(parsing: [0x00, 0x02, 0x00, 0x00], reads: 0).status, .success)
         XCTAssertEqual(try ExchangeResponsePlaintext(parsing: [0x00, 0x02, 0x6A, 0x82], reads: 1).status, .fileNotFound)
         // The command: BA 13 { 87 04 0000 0008, 8A 04 0008 AABB, 95 05 000C 0002 FF } 97 02 0101.
         let cmd = ExchangeCommandPlaintext(readerStatus: 0x0101, mailbox: [

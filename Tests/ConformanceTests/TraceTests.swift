@@ -59,7 +59,7 @@ final class TraceTests: XCTestCase {
         let (t, _) = try transcript("Standard transaction", secret: "device_ephemeral.private_key")
         let out = TraceDecoder().render(t)
         XCTAssertTrue(out.contains("keys derived from the recorded device ephemeral key"), out)
-        XCTAssertTrue(out.contains("decrypted (expedited channel, device counter 2): 00029000"), out)
+        XCTAssertTrue(out.contains("decrypted (expedited channel, device counter 2): 00020000"), out)
     }
 
     func testAFastVectorOpensWithKpersistentAlone() throws {
@@ -70,10 +70,14 @@ final class TraceTests: XCTestCase {
                                                         key: Hex.decode(try value(standard, "kpersistent"))!)]
         let out = TraceDecoder(keys: keys).render(t0)
         XCTAssertTrue(out.contains("FAST cryptogram opens with the Kpersistent"), out)
-        XCTAssertTrue(out.contains("decrypted (FAST expedited channel, device counter 1): 00029000"), out)
-        _ = lines
-        // Without it: named, not opened.
-        XCTAssertTrue(TraceDecoder().render(t0).contains("9D: no Kpersistent at hand"))
+        XCTAssertTrue(out.contains("decrypted (FAST expedited channel, device counter 1): 00020000"), out)
+        // With the reader key (the transcript's @reader-key) but no Kpersistent: named, not opened.
+        XCTAssertTrue(TraceDecoder().render(t0).contains("9D: not verifiable without a Kpersistent"))
+        // Without the reader key nothing can be said of the cryptogram: not "a decoy".
+        let noReaderKey = try Transcript(parsing: lines.filter { $0.hasPrefix("C ") || $0.hasPrefix("R ") }.joined(separator: "\n"))
+        let bare = TraceDecoder(keys: keys).render(noReaderKey)
+        XCTAssertTrue(bare.contains("9D: not verifiable without the reader key"), bare)
+        XCTAssertFalse(bare.contains("decoy"), bare)
     }
 
     func testAHexDumpSplitsIntoTransactionsAtEachSelect() throws {

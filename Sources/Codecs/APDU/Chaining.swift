@@ -99,16 +99,17 @@ public struct ResponseChainer: Sendable {
 
     public mutating func reset() { pending = [] }
 
-    /// The first response APDU for `data` ‖ `status`.
-    public mutating func start(_ data: [UInt8], status: StatusWord = .success) -> ResponseAPDU {
+    /// The first response APDU for `data` ‖ `status`, at most `le` bytes of data (the command's
+    /// Le: a card answers no more than the reader asked for).
+    public mutating func start(_ data: [UInt8], status: StatusWord = .success, le: Int = 256) -> ResponseAPDU {
         pending = data
         finalStatus = status
-        return next(le: 256)
+        return next(le: le)
     }
 
     /// The next part, for a GET RESPONSE asking for up to `le` bytes.
     public mutating func next(le: Int) -> ResponseAPDU {
-        let n = min(le, chunk, pending.count)
+        let n = min(max(le, 1), chunk, pending.count)
         let part = Array(pending.prefix(n))
         pending.removeFirst(n)
         if pending.isEmpty { return ResponseAPDU(data: part, status: finalStatus) }

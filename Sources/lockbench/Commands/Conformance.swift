@@ -40,6 +40,12 @@ struct ConformanceOutputOptions: ParsableArguments {
     @Option(name: .customLong("only"), parsing: .upToNextOption, help: ArgumentHelp("Run only these checks (ids from `conformance list`).", valueName: "id"))
     var only: [String] = []
 
+    @Option(help: ArgumentHelp("Also write the report as JUnit XML to this file (written on Ctrl-C too, with unfinished checks skipped).", valueName: "file"))
+    var junit: String?
+
+    @Flag(help: ArgumentHelp("Fail (exit 1) on advisories too: rules of LockBench's own that no official case states (printed as `warn`)."))
+    var strict = false
+
     func validate() throws {
         guard ["text", "json", "junit"].contains(format) else { throw ValidationError("--format must be text, json or junit") }
         if transcriptSecrets && transcript == nil { throw ValidationError("--transcript-secrets needs --transcript FILE") }
@@ -55,21 +61,77 @@ struct ConformanceOutputOptions: ParsableArguments {
         return all.filter { only.contains($0.id) }
     }
 
-    /// Prints the report and the transcript, and exits 1 when a check failed.
-    func finish(_ report: ConformanceReport, recorder: TranscriptRecorder?) throws {
-        if let transcript, let recorder {
-            let t = recorder.snapshot
-            let text = t.encoded { session in TraceDecoder().decode(session, in: t) }
-            do { try text.write(toFile: transcript, atomically: true, encoding: .utf8) } catch {
-                throw UserError(message: "cannot write the transcript \(transcript): \(error.localizedDescription)", code: ExitCodes.environment)
+    /// Runs the checks in order. In text each line is printed when its check ends and, on a
+    /// terminal, a progress line on stderr says how far the run is and what the device must do
+    /// (`awaiting`). Ctrl-C (or SIGTERM) prints the report so far, unfinished checks `not run`,
+    /// writes the transcript and JUnit so far, and exits 130.
+    func execute<S, P>(_ checks: [ConformanceCheck<S, P>], _ subject: S, _ profile: P, direction: String, transport: String,
+                       recorder: TranscriptRecorder?, awaiting: @escaping (ConformanceCheck<S, P>) -> String?) throws {
+        let run = ConformanceRun(checks, direction: direction, transport: transport)
+        let text = effectiveFormat == "text"
+        let progress = ProgressLine(enabled: text && isatty(STDERR_FILENO) == 1)
+        let stop = StopSignals { _ in
+            progress.clear()
+            let report = run.report
+            try? self.writeFiles(report, recorder: recorder)
+            if text {
+                for r in report.results where r.status == .notRun { emitLine(ConformanceReport.line(r, width: run.idWidth)) }
+                emitLine(report.summary + " (interrupted)")
+            } else {
+                self.printDocument(report)
             }
+            Foundation.exit(130)
         }
+        withExtendedLifetime(stop) {
+            run.run(checks, subject, profile, starting: { i, check in
+                progress.show("checks \(i)/\(run.total) · \(check.id)" + (awaiting(check).map { " · \($0)" } ?? ""))
+            }, ended: { _, result in
+                progress.clear()
+                if text { emitLine(ConformanceReport.line(result, width: run.idWidth)) }
+            })
+        }
+        progress.clear()
+        let report = run.report
+        try writeFiles(report, recorder: recorder)
+        if text { emitLine(report.summary) } else { printDocument(report) }
+        if !report.allPassed(strict: strict) { throw ExitCode(ExitCodes.negative) }
+    }
+
+    private func printDocument(_ report: ConformanceReport) {
         switch effectiveFormat {
         case "json": print(report.json())
-        case "junit": print(report.junit(), terminator: "")
+        case "junit": print(report.junit(strict: strict), terminator: "")
         default: for line in report.lines() { emitLine(line) }
         }
-        if !report.allPassed { throw ExitCode(ExitCodes.negative) }
+    }
+
+    /// The transcript (`--transcript`) and JUnit (`--junit`) files.
+    private func writeFiles(_ report: ConformanceReport, recorder: TranscriptRecorder?) throws {
+        var files: [(String, String)] = []
+        if let transcript, let recorder {
+            let t = recorder.snapshot
+            files.append((transcript, t.encoded { session in TraceDecoder().decode(session, in: t) }))
+        }
+        if let junit { files.append((junit, report.junit(strict: strict))) }
+        for (path, text) in files {
+            do { try text.write(toFile: path, atomically: true, encoding: .utf8) } catch {
+                throw UserError(message: "cannot write \(path): \(error.localizedDescription)", code: ExitCodes.environment)
+            }
+        }
+    }
+}
+
+/// One line on stderr that is rewritten in place (a terminal only): how far a run is.
+final class ProgressLine: Sendable {
+    let enabled: Bool
+    init(enabled: Bool) { self.enabled = enabled }
+    func show(_ text: String) {
+        guard enabled else { return }
+        FileHandle.standardError.write(Data(("\r\u{1B}[K" + text).utf8))
+    }
+    func clear() {
+        guard enabled else { return }
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
     }
 }
 
@@ -153,8 +215,10 @@ struct ConformanceCredential: ParsableCommand {
         if profile.fci == nil, let problem = profile.problem, problem.hasPrefix("could not reach") {
             throw UserError(message: "\(transport): \(problem)", code: ExitCodes.environment)
         }
-        let results = checks.map { $0.evaluate(phone, profile) }
-        try output.finish(ConformanceReport(direction: "credential", transport: transport, results: results), recorder: recorder)
+        let connection = ble != nil ? "waiting for the phone to connect" : nil
+        try output.execute(checks, phone, profile, direction: "credential", transport: transport, recorder: recorder) { check in
+            connection.map { check.transactions > 1 ? "\($0) (\(check.transactions) connections)" : $0 }
+        }
     }
 }
 
@@ -218,7 +282,7 @@ struct ConformanceReader: ParsableCommand {
                 let p = try SocketPhonePresenter(host: "127.0.0.1", port: UInt16(listen))
                 presenter = p
                 cleanup = { p.server.close() }
-                if text { emitLine("listening on 127.0.0.1:\(p.server.port); connect the reader once per check (\(checks.count) checks)") }
+                if text { emitLine("listening on 127.0.0.1:\(p.server.port)") }
             } else if let nfc {
                 let link = nfc.hasPrefix("virtual:") ? String(nfc.dropFirst("virtual:".count)) : nil
                 let p = try VirtualNFCPhonePresenter(link: link)
@@ -243,8 +307,20 @@ struct ConformanceReader: ParsableCommand {
         var base = session.configuration
         base.interface = interface == .ble ? .ble : .nfc
         let reader = ReaderUnderTest(presenter: presenter, base: base, recorder: recorder, timeout: TimeInterval(timeout))
-        let results = checks.map { $0.evaluate(reader, ()) }
-        try output.finish(ConformanceReport(direction: "reader", transport: presenter.description, results: results), recorder: recorder)
+        let needed = checks.map(\.transactions).reduce(0, +)
+        if text {
+            emitLine("\(checks.count) checks need \(needed) transactions from the reader under test: \(Self.instruction(listen: listen, nfc: nfc)) once per transaction; each check is printed when it ends")
+        }
+        try output.execute(checks, reader, (), direction: "reader", transport: presenter.description, recorder: recorder) { check in
+            "awaiting the reader's transaction" + (check.transactions > 1 ? "s (\(check.transactions))" : "")
+        }
+    }
+
+    /// What the tester makes the reader do for each transaction, per radio.
+    static func instruction(listen: Int?, nfc: String?) -> String {
+        if listen != nil { return "connect the reader to the port and run a transaction" }
+        if nfc != nil { return "let the reader poll the virtual PN532 (the phone is placed in its field, then removed)" }
+        return "let the lock advertise; LockBench connects as the phone"
     }
 }
 

@@ -18,7 +18,8 @@ struct TraceCommand: ParsableCommand {
         - a btsnoop capture (`lock run --btsnoop`, `ble phone --btsnoop`, Android's HCI snoop log): \
         the APDUs are taken from the LE credit-based L2CAP channels;
         - a hex dump, one APDU per line, `>` before a command and `<` before an answer (the \
-        `C LABEL: hex` / `R LABEL: hex` lines of `lock transact --transcript` are read too).
+        `C LABEL: hex` / `R LABEL: hex` lines of `lock transact --transcript` are read too);
+        - the JSON of `lock transact --json --transcript` (its `apdus` list).
 
         Every command and answer is printed with its name, its TLVs by name and its status word in \
         words. The secure channel opens when the keys are at hand: a transcript written by `conformance \
@@ -69,7 +70,9 @@ struct TraceCommand: ParsableCommand {
             guard let text = String(bytes: bytes, encoding: .utf8) else {
                 throw UserError(message: "\(file) is neither a btsnoop capture nor text (a transcript or hex dump)")
             }
-            do { transcript = try Transcript(parsing: text) } catch { throw UserError(message: "\(file): \(error)") }
+            do { transcript = try Transcript(parsing: Self.apduLines(json: text, file: file) ?? text) } catch let e as UserError {
+                throw e
+            } catch { throw UserError(message: "\(file): \(error)") }
         }
         guard !transcript.sessions.isEmpty else { throw UserError(message: "\(file) holds no APDU") }
         var keys = TraceKeys()
@@ -87,6 +90,19 @@ struct TraceCommand: ParsableCommand {
             keys.persistentKeys.append(Transcript.PersistentKey(credentialKey: key, key: Hex.decode(kpersistent)!))
         }
         print(TraceDecoder(keys: keys).render(transcript), terminator: "")
+    }
+
+    /// The `apdus` lines of a `lock transact --json --transcript` document; nil when `text` is not
+    /// JSON (a transcript or a hex dump).
+    static func apduLines(json text: String, file: String) throws -> String? {
+        guard text.drop(while: \.isWhitespace).first == "{" else { return nil }
+        guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
+            throw UserError(message: "\(file) starts with { but is not a JSON object")
+        }
+        guard let apdus = object["apdus"] as? [String] else {
+            throw UserError(message: "\(file): a JSON document without an `apdus` list of strings; write it with `lock transact --json --transcript`")
+        }
+        return apdus.joined(separator: "\n") + "\n"
     }
 
     func add(readerKey path: String, to keys: inout TraceKeys) throws {

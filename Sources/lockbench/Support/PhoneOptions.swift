@@ -37,6 +37,10 @@ struct PhoneOptions: ParsableArguments {
             help: ArgumentHelp("A file holding the phone's mailbox (its bytes, at most 65536). The lock reads and writes it in EXCHANGE when its configuration lists mailbox operations; what the lock writes is saved back to the file.", valueName: "file"))
     var mailbox: String?
 
+    @Option(name: .customLong("profile"),
+            help: ArgumentHelp("Whose behaviour the phone copies where the public facts leave a choice: 'lockbench' (the default: 91/92 timestamps, 7F66 sizes, 6A88 for an unlisted version) or 'reference' (the public reference device as observed: no 91/92, no 7F66, 6985 for an unlisted version, strict Le, no step-up SELECT).", valueName: "lockbench|reference"))
+    var profile: String = PhoneProfile.lockbench.rawValue
+
     /// Whether a phone was described (some commands fall back to a test card without one).
     var isGiven: Bool { key != nil }
 
@@ -44,10 +48,13 @@ struct PhoneOptions: ParsableArguments {
         guard StepUpSelectPolicy(rawValue: stepUpSelect) != nil else {
             throw ValidationError("--step-up-select must be 'required' or 'optional', got '\(stepUpSelect)'")
         }
+        guard PhoneProfile(rawValue: profile) != nil else {
+            throw ValidationError("--profile must be 'lockbench' or 'reference', got '\(profile)'")
+        }
         guard key != nil else {
             if !documents.isEmpty || !trustReader.isEmpty || readerGroup != nil || !faults.isEmpty || mailbox != nil
-                || stepUpSelect != StepUpSelectPolicy.optional.rawValue {
-                throw ValidationError("--document, --trust-reader, --reader-group, --fault, --mailbox and --step-up-select describe a phone: give its --key too")
+                || profile != PhoneProfile.lockbench.rawValue || stepUpSelect != StepUpSelectPolicy.optional.rawValue {
+                throw ValidationError("--document, --trust-reader, --reader-group, --fault, --mailbox, --profile and --step-up-select describe a phone: give its --key too")
             }
             return
         }
@@ -79,7 +86,8 @@ struct PhoneOptions: ParsableArguments {
         return try SoftwarePhone.make(key: key, documents: documents, trusting: try trustedReaders(), faults: faultSet,
                                       interface: interface, versions: versions,
                                       stepUpSelect: StepUpSelectPolicy(rawValue: stepUpSelect) ?? .optional,
-                                      mailbox: try mailbox.map(SoftwarePhone.mailbox))
+                                      mailbox: try mailbox.map(SoftwarePhone.mailbox),
+                                      profile: PhoneProfile(rawValue: profile) ?? .lockbench)
     }
 }
 
