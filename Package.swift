@@ -60,7 +60,7 @@ let package = Package(
         // APDU state machines (reader and credential side), key schedule, secure channel.
         .target(name: "AccessProtocol", dependencies: ["ByteCore", "Codecs", "OfflineUnlock", crypto]),
         // Conformance checks against phones and readers LockBench did not build, transcripts, trace.
-        .target(name: "Conformance", dependencies: ["ByteCore", "Codecs", "AccessProtocol", crypto]),
+        .target(name: "Conformance", dependencies: ["ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", crypto]),
         // The lock: state, trusted clock, persisted state, audit log.
         .target(name: "Lock", dependencies: ["ByteCore", "OfflineUnlock", "AccessProtocol", "Certification", crypto]),
         // System libraries.
@@ -125,7 +125,7 @@ let package = Package(
         .testTarget(name: "CertificationTests", dependencies: ["Certification", "LockBenchTestSupport"]),
         .testTarget(name: "OfflineUnlockTests", dependencies: ["OfflineUnlock", "Codecs", "ByteCore", "LockBenchTestSupport", crypto]),
         .testTarget(name: "AccessProtocolTests", dependencies: ["AccessProtocol", "SocketTransport", "OfflineUnlock", "Codecs", "ByteCore", "LockBenchTestSupport", crypto]),
-        .testTarget(name: "ConformanceTests", dependencies: ["Conformance", "AccessProtocol", "Codecs", "ByteCore", "LockBenchTestSupport", crypto]),
+        .testTarget(name: "ConformanceTests", dependencies: ["Conformance", "AccessProtocol", "OfflineUnlock", "Codecs", "ByteCore", "LockBenchTestSupport", crypto]),
         // AuditCrashTests kills a `lockbench audit burst` child mid-append: it runs the binary.
         .testTarget(name: "LockTests", dependencies: ["Lock", "AccessProtocol", "OfflineUnlock", "ByteCore", "LockBenchTestSupport", "lockbench"]),
         .testTarget(name: "NFCTests", dependencies: ["NFC", "ReaderSeam", "VirtualPN532", "ByteCore", "LockBenchTestSupport"]),

@@ -50,12 +50,25 @@ public struct CredentialFaults: OptionSet, Sendable, Hashable {
     /// tolerant reader accepts it.
     public static let auth1ExtraTag = CredentialFaults(rawValue: 1 << 10)
 
+    /// End a successful EXCHANGE answer `00 02 90 00` (LockBench's phone before 2026-11-26) instead of `00 02 00 00`.
+    public static let legacyExchangeStatus = CredentialFaults(rawValue: 1 << 11)
+    /// Answer AUTH0/AUTH1/EXCHANGE whatever their P1 P2 (NFC_UD_NEG_AUTH0_WRONG_P1P2 expects an error).
+    public static let ignoreP1P2 = CredentialFaults(rawValue: 1 << 12)
+    /// Answer whole whatever the Le (NFC_UD_AUTH0_RESPONSE_CHAINING expects 61xx after Le 3C).
+    public static let ignoreLe = CredentialFaults(rawValue: 1 << 13)
+    /// Apply atomic (8C 01 01) mailbox writes at once (NFC_UD_EXCHANGE_WRITE_REQUEST expects them staged).
+    public static let commitAtomicWrites = CredentialFaults(rawValue: 1 << 14)
+    /// Answer SELECT with an FCI whose 84 names `A000000909ACCE55FE` (RD-NFC-SELECT-1.2: the reader must stop).
+    public static let fciOtherAID = CredentialFaults(rawValue: 1 << 15)
+
     public static let names: [(String, CredentialFaults)] = [
         ("wrong-signature", .wrongSignature), ("corrupt-ciphertext", .corruptCiphertext),
         ("replay-ephemeral", .replayEphemeralKey), ("malformed-auth0", .malformedAuth0),
         ("strip-versions", .stripVersions), ("skip-reader-check", .skipReaderCheck),
         ("corrupt-envelope", .corruptEnvelope), ("auth0-wrong-tag", .auth0WrongTag), ("auth0-extra-tag", .auth0ExtraTag),
         ("auth1-wrong-signature-tag", .auth1WrongSignatureTag), ("auth1-extra-tag", .auth1ExtraTag),
+        ("legacy-exchange-status", .legacyExchangeStatus), ("ignore-p1p2", .ignoreP1P2), ("ignore-le", .ignoreLe),
+        ("commit-atomic-writes", .commitAtomicWrites), ("fci-other-aid", .fciOtherAID),
     ]
 
     /// The unknown tag the extra-tag faults add (the public test harness's `UNKNOWN_TAG`).
@@ -270,6 +283,8 @@ public final class CredentialSession: APDUResponder {
 
     /// The mailbox operations of the last EXCHANGE, and which channel it arrived on.
     public private(set) var lastMailboxOperations: [MailboxOperation] = []
+    /// The DeviceRequest of the last ENVELOPE that opened (what the reader asked for).
+    public private(set) var lastDeviceRequest: DeviceRequest?
     public private(set) var lastExchangeChannel: ExchangeChannel?
 
     public enum ExchangeChannel: String, Sendable { case expedited, stepUp = "step-up" }
@@ -319,7 +334,8 @@ public final class CredentialSession: APDUResponder {
         let (data, status) = dispatch(whole)
         // Le bounds the first part; the rest follows with 61xx and GET RESPONSE
         // (NFC_UD_AUTH0_RESPONSE_CHAINING). No Le (a tolerant phone) reads as 256.
-        return chainer.start(data, status: status, le: whole.le ?? 256).bytes
+        let le = configuration.faults.contains(.ignoreLe) ? 256 : whole.le ?? 256
+        return chainer.start(data, status: status, le: le).bytes
     }
 
     // MARK: - Dispatch table
@@ -346,7 +362,8 @@ public final class CredentialSession: APDUResponder {
     private func dispatch(_ command: CommandAPDU) -> ([UInt8], StatusWord) {
         guard let handler = CredentialSession.handlers[command.ins] else { return ([], .insNotSupported) }
         guard command.cla == handler.cla else { return ([], .claNotSupported) }
-        if let p1p2 = handler.p1p2, UInt16(command.p1) << 8 | UInt16(command.p2) != p1p2 { return ([], .incorrectP1P2) }
+        if let p1p2 = handler.p1p2, UInt16(command.p1) << 8 | UInt16(command.p2) != p1p2,
+           !configuration.faults.contains(.ignoreP1P2) { return ([], .incorrectP1P2) }
         if configuration.strictLe {
             if handler.needsLe == true && command.le == nil { return ([], .wrongLengthLe) }
             if handler.needsLe == nil && command.le != nil { return ([], .wrongLengthLe) }
@@ -364,6 +381,10 @@ public final class CredentialSession: APDUResponder {
             var shown = selectResponse
             if configuration.faults.contains(.stripVersions), let oldest = configuration.versions.min() {
                 shown = SelectResponse(versions: [oldest], maxCommand: shown.maxCommand, maxResponse: shown.maxResponse)
+            }
+            if configuration.faults.contains(.fciOtherAID) {
+                shown = SelectResponse(aid: [0xA0, 0x00, 0x00, 0x09, 0x09, 0xAC, 0xCE, 0x55, 0xFE], versions: shown.versions,
+                                       maxCommand: shown.maxCommand, maxResponse: shown.maxResponse)
             }
             return (shown.encoded(), .success)
         }
@@ -506,18 +527,20 @@ public final class CredentialSession: APDUResponder {
             if message.mailbox.isEmpty && (message.atomic == nil || configuration.mailbox == nil) {
                 answer = ExchangeResponsePlaintext()
             } else if let mailbox = configuration.mailbox {
-                answer = mailbox.apply(message.mailbox, atomic: message.atomic)
+                answer = mailbox.apply(message.mailbox, atomic: configuration.faults.contains(.commitAtomicWrites) ? false : message.atomic)
             } else {
                 answer = ExchangeResponsePlaintext(status: .fileNotFound)
             }
         }
+        var reply = answer.encoded()
+        if configuration.faults.contains(.legacyExchangeStatus), answer.status == .success { reply.replaceSubrange((reply.count - 2)..., with: [0x90, 0x00]) }
         let sealed: [UInt8]
         do {
             if onStepUp, var su = stepUpChannel {
-                sealed = try su.seal(answer.encoded())
+                sealed = try su.seal(reply)
                 stepUpChannel = su
             } else {
-                sealed = try channel.seal(answer.encoded())
+                sealed = try channel.seal(reply)
             }
         } catch { return ([], .executionError) }
         state = .authenticated(channel: channel, stepUpSK: stepUpSK)
@@ -543,6 +566,7 @@ public final class CredentialSession: APDUResponder {
             let plain: [UInt8]
             do { plain = try channel.open(sealed) } catch { return ([], .incorrectSecureMessaging) }
             request = try DeviceRequest(parsing: plain)
+            lastDeviceRequest = request
         } catch {
             return ([], .incorrectData)
         }

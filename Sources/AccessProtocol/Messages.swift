@@ -94,6 +94,17 @@ public struct SignalingBitmap: OptionSet, Sendable, Hashable {
 
     /// `5E 02` value.
     public var bytes: [UInt8] { rawValue.bigEndianBytes }
+
+    /// The phone announces a document to fetch (bit 0 or 1): a step-up can bring the lock
+    /// something. A phone announcing none (the official NFC_RDR_FAST and NFC_RDR_EXCHANGE_MAILBOX
+    /// phones) gets no ENVELOPE: the lock decides on what it holds.
+    public var announcesDocuments: Bool { !isDisjoint(with: [.accessDocumentAvailable, .revocationDocumentAvailable]) }
+
+    /// The `5E` of a FAST cryptogram's plaintext; nil when absent or malformed.
+    public init?(cryptogramPlaintext plain: [UInt8]) {
+        guard let v = (try? TLV.parseFields(plain))?.first(Tag.Auth1.signaling)?.value, v.count == 2 else { return nil }
+        self.init(rawValue: UInt16(v[0]) << 8 | UInt16(v[1]))
+    }
 }
 
 // MARK: - SELECT

@@ -2,13 +2,13 @@ import ByteCore
 import Foundation
 
 /// What one finished session taught the reader: the device ephemeral key (against replays), and
-/// for its credential a FAST key learnt on a grant, or a FAST use (recency). Small and Codable, so
+/// for its credential a FAST key learnt in an authenticated standard transaction, or a FAST use (recency). Small and Codable, so
 /// a lock can journal it instead of rewriting the reader's whole memory; applying it again to a
 /// memory that already holds it changes nothing but recency.
 public struct ReaderLearning: Codable, Equatable, Sendable {
     public var deviceEphemeralKey: [UInt8]?
     public var credentialPublicKey: [UInt8]?
-    /// Kpersistent learnt in a granted standard transaction.
+    /// Kpersistent learnt in a standard transaction whose device signature verified.
     public var persistentKey: [UInt8]?
     /// The credential used FAST (its cache entry becomes the most recent).
     public var usedFast: Bool
@@ -21,7 +21,7 @@ public struct ReaderLearning: Codable, Equatable, Sendable {
     public init(_ result: TransactionResult) {
         deviceEphemeralKey = result.deviceEphemeralKey
         credentialPublicKey = result.credentialPublicKey
-        persistentKey = result.decision.isGrant ? result.learnedPersistentKey : nil
+        persistentKey = result.learnedPersistentKey
         usedFast = result.fast
     }
 

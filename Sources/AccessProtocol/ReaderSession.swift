@@ -301,7 +301,10 @@ public struct ReaderSession {
         guard case .deciding = step else { return .complete(result) }
         result.decision = resolution.decision
         result.decided = true
-        if resolution.decision.isGrant, !result.fast, let (ctx, credentialKey) = persistentKeyInputs {
+        // Kpersistent after any standard transaction whose device signature verified, granted or not:
+        // the next tap of that phone runs FAST whatever the decision (NFC_RDR_FAST's phone has no
+        // document and a key the reader does not know); the engine still decides every FAST tap.
+        if !result.fast, let (ctx, credentialKey) = persistentKeyInputs {
             result.learnedPersistentKey = KeySchedule.persistentKey(k: sharedK, context: ctx, credentialKey: credentialKey)
         } else {
             result.learnedPersistentKey = nil
@@ -382,7 +385,9 @@ public struct ReaderSession {
         let eph = prepared.key, ephPublic = prepared.publicBytes
         let tid = random.bytes(16)
         result.transactionID = tid
-        let flags: UInt8 = configuration.useFast ? Auth0Command.flagFast : 0
+        // FAST only once there is a Kpersistent to try: a reader that has met no phone asks for a
+        // standard transaction, as every official reader case's first AUTH0 requires.
+        let flags: UInt8 = configuration.useFast && !fastCache.all.isEmpty ? Auth0Command.flagFast : 0
         let cmd = Auth0Command(flags: flags, policy: configuration.policy, version: version,
                                readerEphemeralKey: ephPublic, transactionID: tid,
                                readerID: configuration.identity.readerID)
@@ -420,8 +425,10 @@ public struct ReaderSession {
             for entry in fastCache.all {
                 let keys = KeySchedule.fastKeys(persistent: entry.persistent, context: ctx, credentialKey: entry.key)
                 guard let plain = KeySchedule.openCryptogram(keys, cryptogram) else { continue }
-                // Documents needed (none usable cached, or the credential carries newer): go standard.
-                if wantsStepUp(entry.key, SignedTimestamps(cryptogramPlaintext: plain)) { break }
+                // Documents needed (none usable cached, or the credential carries newer) and the
+                // phone has some to give (5E bit 0 or 1; no 5E: assume so): go standard.
+                let offers = SignalingBitmap(cryptogramPlaintext: plain)?.announcesDocuments ?? true
+                if offers && wantsStepUp(entry.key, SignedTimestamps(cryptogramPlaintext: plain)) { break }
                 fastCache.touch(entry.key)
                 result.fast = true
                 result.credentialPublicKey = entry.key
@@ -511,7 +518,7 @@ public struct ReaderSession {
         persistentKeyInputs = (ctx, credentialKey)     // Kpersistent: derived once decided (`decided`), off the decision's path
         let presentation = Presentation(credentialPublicKey: credentialKey, transactionID: ctx.transactionID,
                                         interface: configuration.interface, protocolVersion: ctx.version, fast: false)
-        if wantsStepUp(credentialKey, SignedTimestamps(answer)) {
+        if answer.signaling.announcesDocuments && wantsStepUp(credentialKey, SignedTimestamps(answer)) {
             result.stepUp = true
             pendingPresentation = presentation
             stepUpSelectAsked = answer.signaling.contains(.stepUpSelectRequired)

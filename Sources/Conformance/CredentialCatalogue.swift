@@ -10,9 +10,13 @@ public final class CredentialUnderTest {
     public let identity: ReaderIdentity
     public let interface: RadioInterface
     public let recorder: TranscriptRecorder?
+    /// The element identifier the step-up checks ask for (the tool's `th_access_element_id`).
+    public let elementID: String
 
-    public init(open: @escaping LinkOpener, identity: ReaderIdentity, interface: RadioInterface = .nfc, recorder: TranscriptRecorder? = nil) {
+    public init(open: @escaping LinkOpener, identity: ReaderIdentity, interface: RadioInterface = .nfc, recorder: TranscriptRecorder? = nil,
+                elementID: String = DocType.accessElement) {
         self.open = open
+        self.elementID = elementID
         self.identity = identity
         self.interface = interface
         self.recorder = recorder
@@ -39,6 +43,8 @@ public struct CredentialProfile: Sendable {
     public var credentialKey: [UInt8]?
     /// Why the discovery transaction stopped, when it did.
     public var problem: String?
+    /// Issuer public keys (65 bytes) the phone's documents should verify under (`--issuer`).
+    public var issuerKeys: [[UInt8]] = []
 
     public init(fci: SelectResponse? = nil, signaling: UInt16? = nil, credentialKey: [UInt8]? = nil, problem: String? = nil) {
         self.fci = fci
@@ -48,11 +54,13 @@ public struct CredentialProfile: Sendable {
     }
 
     /// Runs SELECT, AUTH0, AUTH1 and a closing EXCHANGE.
-    public static func discover(_ phone: CredentialUnderTest) -> CredentialProfile {
+    public static func discover(_ phone: CredentialUnderTest, issuerKeys: [[UInt8]] = []) -> CredentialProfile {
         var profile = CredentialProfile()
+        profile.issuerKeys = issuerKeys
         do {
             try phone.transaction("discovery") { p in
-                profile.fci = try p.select()
+                defer { profile.fci = p.fci }
+                try p.select()
                 try p.auth0()
                 try p.auth1()
                 profile.signaling = p.signaling
@@ -68,6 +76,13 @@ public struct CredentialProfile: Sendable {
     }
 
     func bit(_ n: Int) -> Bool { (signaling ?? 0) & (1 << n) != 0 }
+
+    /// Why no check but `select.fci` can run: the FCI lists no version LockBench speaks (one fault,
+    /// one failed check: the others are not applicable rather than failed).
+    var noCommonVersion: String? {
+        guard let fci, !fci.versions.contains(where: ReaderProbe.versions.contains) else { return nil }
+        return "the phone lists no version LockBench speaks (select.fci)"
+    }
 }
 
 public typealias CredentialCheck = ConformanceCheck<CredentialUnderTest, CredentialProfile>
@@ -85,8 +100,16 @@ public enum CredentialCatalogue {
         p.signaling == nil && p.credentialKey == nil ? "the discovery transaction did not complete AUTH1: \(p.problem ?? "?")" : nil
     }
 
-    public static let all: [CredentialCheck] = [
-        CredentialCheck("select.fci", section: "§3", title: "SELECT answers an FCI with AID, versions, A5 proprietary data, optional 7F66") { phone, _ in
+    /// Every check, in the order they run. Without a common version only `select.fci` runs.
+    public static let all: [CredentialCheck] = (first + official).map { check in
+        guard check.id != "select.fci" else { return check }
+        var gated = check
+        gated.applicable = { profile in profile.noCommonVersion ?? check.applicable(profile) }
+        return gated
+    }
+
+    static let first: [CredentialCheck] = [
+        CredentialCheck("select.fci", official: "NFC_UD_STANDARD_NO_CERT", section: "§3", title: "SELECT answers an FCI with AID, versions, A5 proprietary data, optional 7F66") { phone, _ in
             try phone.transaction("select.fci") { p in
                 let r = try p.send(Commands.select(AID.expedited))
                 try ReaderProbe.expect(r, .success, "SELECT")
@@ -97,6 +120,9 @@ public enum CredentialCatalogue {
                 guard let type = a5.first(Tag.FCI.type)?.value, type == [0, 0] else {
                     return .fail("A5 lacks 80 02 0000", expected: [0x80, 0x02, 0x00, 0x00], actual: a5.first.map { Array($0.encoded().prefix(4)) })
                 }
+                guard fci.versions.contains(where: ReaderProbe.versions.contains) else {
+                    return .fail("the FCI lists only versions LockBench does not speak (\(fci.versions.map { Hex.encode($0.bigEndianBytes) }.joined(separator: ","))); it speaks 0100 and 0009")
+                }
                 if let cmd = fci.maxCommand, let rsp = fci.maxResponse, cmd == 0 || rsp == 0 {
                     return .fail("7F66 announces a zero size (maxCmd \(cmd), maxRsp \(rsp))")
                 }
@@ -104,14 +130,14 @@ public enum CredentialCatalogue {
                 return .pass("versions \(versions)" + (fci.maxCommand.map { ", 7F66 maxCmd \($0) maxRsp \(fci.maxResponse ?? 0)" } ?? ", no 7F66"))
             }
         },
-        CredentialCheck("select.unknown-aid", section: "§11", title: "SELECT of another AID is 6A82") { phone, _ in
+        CredentialCheck("select.unknown-aid", advisory: true, section: "§11", title: "SELECT of another AID is 6A82") { phone, _ in
             try phone.transaction("select.unknown-aid") { p in
                 let r = try p.transmit(Commands.select([0xA0, 0x00, 0x00, 0x09, 0x09, 0xAC, 0xCE, 0x55, 0x7F]).bytes)
                 try ReaderProbe.expect(r, .fileNotFound, "SELECT A000000909ACCE557F")
                 return .pass("6A82")
             }
         },
-        CredentialCheck("auth0.standard", official: "ud_nfc_auth0_10", section: "§4", title: "AUTH0 without FAST: 86 41 point, no 9D") { phone, _ in
+        CredentialCheck("auth0.standard", official: "UD-NFC-AUTH0-1.0", section: "§4", title: "AUTH0 without FAST: 86 41 point, no 9D") { phone, _ in
             try phone.transaction("auth0.standard") { p in
                 try p.select()
                 let answer = try p.auth0(fast: false)
@@ -119,7 +145,7 @@ public enum CredentialCatalogue {
                 return .pass("86 41 on P-256")
             }
         },
-        CredentialCheck("auth0.fresh-ephemeral", transactions: 2, section: "§4, §12", title: "each AUTH0 answer carries a fresh device ephemeral key") { phone, _ in
+        CredentialCheck("auth0.fresh-ephemeral", advisory: true, transactions: 2, section: "§4, §12", title: "each AUTH0 answer carries a fresh device ephemeral key") { phone, _ in
             let first = try phone.transaction("auth0.fresh-ephemeral") { p -> [UInt8] in
                 try p.select(); return try p.auth0().deviceEphemeralKey
             }
@@ -128,7 +154,7 @@ public enum CredentialCatalogue {
             }
             return first == second ? .fail("two transactions got the same device ephemeral key (a replayed AUTH0 answer)", actual: first) : .pass("two different keys")
         },
-        CredentialCheck("auth0.without-le", section: "§2", title: "AUTH0 without Le: answered normally, or 6701/6700 by a strict device") { phone, _ in
+        CredentialCheck("auth0.without-le", advisory: true, section: "§2", title: "AUTH0 without Le: answered normally, or 6701/6700 by a strict device") { phone, _ in
             try phone.transaction("auth0.without-le") { p in
                 try p.select()
                 let r = try p.sendAuth0(fast: false, le: false)
@@ -139,7 +165,7 @@ public enum CredentialCatalogue {
                 }
             }
         },
-        CredentialCheck("auth0.unsupported-version", official: "nfc_ud_neg_auth0_unsupported_protocol_version", section: "§4",
+        CredentialCheck("auth0.unsupported-version", official: "NFC_UD_NEG_AUTH0_UNSUPPORTED_PROTOCOL_VERSION", section: "§4",
                         title: "AUTH0 naming version 0001 (listed nowhere) is refused with an error status word; CONTROL FLOW after it is answered 9000") { phone, _ in
             try phone.transaction("auth0.unsupported-version") { p in
                 let fci = try p.select()
@@ -162,7 +188,7 @@ public enum CredentialCatalogue {
                 return .pass("6A88")
             }
         },
-        CredentialCheck("auth0.extra-tag", official: "nfc_ud_neg_auth0_extra_tag", section: "§4",
+        CredentialCheck("auth0.extra-tag", official: "NFC_UD_NEG_AUTH0_EXTRA_TAG", section: "§4",
                         title: "AUTH0 with an extra unknown tag: skipped; AUTH1 and EXCHANGE complete") { phone, _ in
             try phone.transaction("auth0.extra-tag") { p in
                 try p.select()
@@ -170,26 +196,27 @@ public enum CredentialCatalogue {
                 try ReaderProbe.expect(r, .success, "AUTH0 with an unknown tag AA (§4: unknown tags are skipped)")
                 _ = try p.acceptAuth0(r)
                 try p.auth1()
-                _ = try p.exchange(closingStatus)
-                return .pass("AA skipped; transaction completed")
+                return try Self.officialClose(p, "AA skipped; transaction completed")
             }
         },
-        CredentialCheck("auth1.extra-tag", official: "nfc_ud_neg_auth1_extra_tag", section: "§6",
+        CredentialCheck("auth1.extra-tag", official: "NFC_UD_NEG_AUTH1_EXTRA_TAG", section: "§6",
                         title: "AUTH1 with an extra unknown tag: skipped; the answer opens") { phone, _ in
             try phone.transaction("auth1.extra-tag") { p in
                 try p.select()
                 try p.auth0()
                 try p.auth1(extra: unknownTag)
-                _ = try p.exchange(closingStatus)
-                return .pass("AA skipped; transaction completed")
+                return try Self.officialClose(p, "AA skipped; transaction completed")
             }
         },
-        CredentialCheck("auth1.standard", official: "nfc_ud_standard_no_cert", section: "§5, §6",
+        CredentialCheck("auth1.standard", official: "NFC_UD_STANDARD_NO_CERT", section: "§5, §6",
                         title: "AUTH1: the answer opens under ExpeditedSKDevice and the device signature verifies with 5A") { phone, _ in
             try phone.transaction("auth1.standard") { p in
                 try p.select()
-                try p.auth0()
+                let a0 = try p.auth0()
+                guard a0.cryptogram == nil else { return .fail("9D cryptogram in a standard AUTH0 answer (User send cryptogram during a standard transaction)") }
                 let t = try p.auth1(returnPublicKey: true)
+                guard t.first(Tag.Auth1.keySlot) == nil else { return .fail("AUTH1 asked for 5A; the plaintext carries a 4E key slot too") }
+                guard t.first(Tag.Auth1.signaling) != nil else { return .fail("the AUTH1 plaintext has no 5E signaling bitmap (the official reader requires it)") }
                 guard let key = t.first(Tag.Auth1.credentialKey)?.value else {
                     return .fail("AUTH1 flags asked for 5A; the plaintext has none (tags \(t.map { Hex.encode(TLV.tagBytes($0.tag)) }))")
                 }
@@ -203,12 +230,11 @@ public enum CredentialCatalogue {
                         return .fail("\(Hex.encode(TLV.tagBytes(tag))) has \(v.count) bytes, not \(length) (§6)", actual: v)
                     }
                 }
-                _ = try p.exchange(closingStatus)
-                let optional = [Tag.Auth1.signaling, Tag.Auth1.credentialTimestamp, Tag.Auth1.revocationTimestamp].filter { t.first($0) == nil }
-                return .pass("signature verifies" + (optional.isEmpty ? "" : "; optional tags absent: \(optional.map { Hex.encode(TLV.tagBytes($0)) }.joined(separator: " "))"))
+                let optional = [Tag.Auth1.credentialTimestamp, Tag.Auth1.revocationTimestamp].filter { t.first($0) == nil }
+                return try Self.officialClose(p, "signature verifies" + (optional.isEmpty ? "" : "; optional tags absent: \(optional.map { Hex.encode(TLV.tagBytes($0)) }.joined(separator: " "))"))
             }
         },
-        CredentialCheck("auth1.key-slot", section: "§6", title: "AUTH1 without flag bit 0: 4E 08 = SHA-1(credential key)[0:8]",
+        CredentialCheck("auth1.key-slot", advisory: true, section: "§6", title: "AUTH1 without flag bit 0: 4E 08 = SHA-1(credential key)[0:8]",
                         applicable: needsAuth1) { phone, profile in
             try phone.transaction("auth1.key-slot") { p in
                 try p.select()
@@ -220,7 +246,7 @@ public enum CredentialCatalogue {
                 return slot == expected ? .pass("4E matches the key") : .fail("4E is not SHA-1(5A)[0:8]", expected: expected, actual: slot)
             }
         },
-        CredentialCheck("auth1.bad-reader-signature", official: "nfc_ud_neg_auth1_wrong_reader_signature", section: "§6",
+        CredentialCheck("auth1.bad-reader-signature", official: "NFC_UD_NEG_AUTH1_WRONG_READER_SIGNATURE", section: "§6",
                         title: "AUTH1 with a reader signature that does not verify is refused with 6982") { phone, _ in
             try phone.transaction("auth1.bad-reader-signature") { p in
                 try p.select()
@@ -233,7 +259,7 @@ public enum CredentialCatalogue {
                 return .pass("6982")
             }
         },
-        CredentialCheck("auth1.untrusted-reader-group", official: "nfc_ud_neg_auth0_unknown_reader_id", section: "§6",
+        CredentialCheck("auth1.untrusted-reader-group", advisory: true, section: "§6",
                         title: "a reader group the phone does not trust is refused (AUTH0 or AUTH1 6982)") { phone, _ in
             try phone.transaction("auth1.untrusted-reader-group") { p in
                 try p.select()
@@ -248,7 +274,7 @@ public enum CredentialCatalogue {
                 return .pass("6982")
             }
         },
-        CredentialCheck("fast.no-key", official: "nfc_ud_fast", section: "§8",
+        CredentialCheck("fast.no-key", advisory: true, section: "§8",
                         title: "FAST asked with no shared key: 64 bytes that do not verify, then AUTH1 still works") { phone, _ in
             try phone.transaction("fast.no-key") { p in
                 try p.select()
@@ -262,7 +288,7 @@ public enum CredentialCatalogue {
                 return .pass("64-byte decoy; AUTH1 accepted after it")
             }
         },
-        CredentialCheck("fast.cached-key", official: "ud_nfc_fsttxn_10", transactions: 2, section: "§8",
+        CredentialCheck("fast.cached-key", official: "NFC_UD_FAST", transactions: 2, section: "§8",
                         title: "after a standard transaction, FAST: the cryptogram opens with Kpersistent and EXCHANGE runs under the FAST keys") { phone, _ in
             let cached = try phone.transaction("fast.cached-key") { p -> (credentialKey: [UInt8], key: [UInt8])? in
                 try p.select(); try p.auth0(); try p.auth1()
@@ -271,34 +297,23 @@ public enum CredentialCatalogue {
                 return k
             }
             guard let cached else { return .fail("the standard transaction gave no credential key (5A) to bind Kpersistent to") }
-            var first: [UInt8] = []
-            for round in 0..<2 {
-                let verdict = try phone.transaction("fast.cached-key") { p -> Verdict? in
-                    try p.select()
-                    let answer = try p.auth0(fast: true)
-                    guard let cryptogram = answer.cryptogram else { return .fail("no 9D cryptogram although FAST was asked") }
-                    if round == 0 { first = cryptogram } else if cryptogram == first { return .fail("two FAST AUTH0 answers carry the same cryptogram", actual: cryptogram) }
-                    guard let plain = p.openFast(cached) else {
-                        return .fail("the cryptogram does not open under CryptogramSK from the Kpersistent of the previous transaction (§8)", actual: cryptogram)
-                    }
-                    guard plain.first == 0x5E else { return .fail("cryptogram plaintext does not start with 5E 02 bitmap", actual: plain) }
-                    let reply = try p.exchange(closingStatus)
-                    guard reply.suffix(4) == ExchangeResponsePlaintext.success else { return .fail("FAST EXCHANGE answer plaintext does not end 0002 0000", expected: ExchangeResponsePlaintext.success, actual: reply) }
-                    return nil
+            return try phone.transaction("fast.cached-key") { p in
+                try p.select()
+                let answer = try p.auth0(fast: true)
+                guard let cryptogram = answer.cryptogram else { return .fail("User did not send cryptogram during a fast transaction (no 9D)") }
+                guard p.openFast(cached) != nil else {
+                    return .fail("the cryptogram does not open under CryptogramSK from the Kpersistent of the previous transaction (§8)", actual: cryptogram)
                 }
-                if let verdict { return verdict }
+                return try Self.officialClose(p, "cryptogram opens; FAST EXCHANGE answered 00 02 00 00")
             }
-            return .pass("cryptogram opens, FAST EXCHANGE answered, cryptograms differ")
         },
-        CredentialCheck("exchange.status", section: "§10", title: "EXCHANGE 97 02 status is answered 00 02 00 00 under the device key, next counter") { phone, _ in
+        CredentialCheck("exchange.status", official: "UD-NFC-EXCHANGE-1.0", section: "§10", title: "EXCHANGE 97 02 status is answered 00 02 00 00 under the device key, next counter") { phone, _ in
             try phone.transaction("exchange.status") { p in
                 try p.select(); try p.auth0(); try p.auth1()
-                let reply = try p.exchange(closingStatus)
-                return reply == ExchangeResponsePlaintext.success ? .pass("0002 0000 at device counter 2")
-                    : .fail("EXCHANGE answer plaintext", expected: ExchangeResponsePlaintext.success, actual: reply)
+                return try Self.officialClose(p, "0002 0000 at device counter 2")
             }
         },
-        CredentialCheck("exchange.counters", transactions: 2, section: "§7", title: "an EXCHANGE with a skipped or replayed counter is refused (6988)") { phone, _ in
+        CredentialCheck("exchange.counters", advisory: true, transactions: 2, section: "§7", title: "an EXCHANGE with a skipped or replayed counter is refused (6988)") { phone, _ in
             let gap = try phone.transaction("exchange.counters") { p -> ResponseAPDU in
                 try p.select(); try p.auth0(); try p.auth1()
                 return try p.sendExchange(closingStatus, counter: 2).0
@@ -313,7 +328,7 @@ public enum CredentialCatalogue {
             guard replay.status != .success else { return .fail("a replayed EXCHANGE (reader counter 1 again) was accepted", expected: [0x69, 0x88], actual: replay.status.bytes) }
             return .pass("skipped counter → \(gap.status), replayed counter → \(replay.status)")
         },
-        CredentialCheck("exchange.command-chaining", official: "nfc_ud_exchange_with_chaining", section: "§2",
+        CredentialCheck("exchange.command-chaining", advisory: true, section: "§2",
                         title: "an EXCHANGE sent as a command chain (CLA 90) is reassembled") { phone, _ in
             try phone.transaction("exchange.command-chaining") { p in
                 try p.select(); try p.auth0(); try p.auth1()
@@ -323,7 +338,7 @@ public enum CredentialCatalogue {
                 return plain.suffix(4) == ExchangeResponsePlaintext.success ? .pass("3 parts of ≤ 8 bytes reassembled") : .fail("answer plaintext", expected: ExchangeResponsePlaintext.success, actual: plain)
             }
         },
-        CredentialCheck("exchange.extended-length", official: "nfc_ud_exchange_with_extended_length", section: "§2",
+        CredentialCheck("exchange.extended-length", advisory: true, section: "§2",
                         title: "extended-length EXCHANGE when the phone offers it in 7F66",
                         applicable: { p in
                             guard let f = p.fci else { return "no FCI from discovery" }
@@ -343,7 +358,7 @@ public enum CredentialCatalogue {
                 return .pass("extended-length EXCHANGE answered")
             }
         },
-        CredentialCheck("stepup.with-select", official: "nfc_ud_stepup_basic", section: "§9",
+        CredentialCheck("stepup.with-select", advisory: true, section: "§9",
                         title: "step-up SELECT, then ENVELOPE with a DeviceRequest: a well-formed DeviceResponse", applicable: needsAuth1) { phone, profile in
             try phone.transaction("stepup.with-select") { p in
                 try p.select(); try p.auth0(); try p.auth1()
@@ -360,7 +375,7 @@ public enum CredentialCatalogue {
                 return try Self.envelopeVerdict(p, profile)
             }
         },
-        CredentialCheck("stepup.without-select", section: "§9", title: "ENVELOPE without the step-up SELECT: accepted when 5E bit 2 is clear, refused when set",
+        CredentialCheck("stepup.without-select", advisory: true, section: "§9", title: "ENVELOPE without the step-up SELECT: accepted when 5E bit 2 is clear, refused when set",
                         applicable: needsAuth1) { phone, profile in
             try phone.transaction("stepup.without-select") { p in
                 try p.select(); try p.auth0(); try p.auth1()
@@ -372,7 +387,7 @@ public enum CredentialCatalogue {
                 return try Self.envelopeVerdict(p, profile)
             }
         },
-        CredentialCheck("stepup.response-chaining", section: "§2, §9", title: "a long ENVELOPE answer follows 61xx with GET RESPONSE of a small Le (64)",
+        CredentialCheck("stepup.response-chaining", advisory: true, section: "§2, §9", title: "a long ENVELOPE answer follows 61xx with GET RESPONSE of a small Le (64)",
                         applicable: needsAuth1) { phone, profile in
             try phone.transaction("stepup.response-chaining") { p in
                 try p.select(); try p.auth0(); try p.auth1()
@@ -384,7 +399,7 @@ public enum CredentialCatalogue {
                 return .pass("\(r.data.count) bytes reassembled from parts of ≤ 64")
             }
         },
-        CredentialCheck("stepup.closing-exchange", section: "§9, §10", title: "after ENVELOPE, the closing EXCHANGE on the step-up channel is accepted",
+        CredentialCheck("stepup.closing-exchange", advisory: true, section: "§9, §10", title: "after ENVELOPE, the closing EXCHANGE on the step-up channel is accepted",
                         applicable: needsAuth1) { phone, profile in
             try phone.transaction("stepup.closing-exchange") { p in
                 try p.select(); try p.auth0(); try p.auth1()
@@ -396,15 +411,19 @@ public enum CredentialCatalogue {
                     : .fail("answer plaintext", expected: ExchangeResponsePlaintext.success, actual: reply)
             }
         },
-        CredentialCheck("mailbox.read", official: "nfc_ud_exchange_read_request", section: "§10", title: "mailbox read: len2 ‖ data, then 00 02 00 00",
-                        applicable: { p in needsAuth1(p) ?? (p.bit(3) || p.bit(4) ? nil : "the phone announces no readable mailbox (5E bits 3 and 4 clear)") }) { phone, _ in
+        CredentialCheck("mailbox.read", official: "NFC_UD_EXCHANGE_READ_REQUEST", section: "§10", title: "mailbox reads (two EXCHANGEs, 2 and 3 reads): one len2 ‖ data item per read, then 00 02 00 00",
+                        applicable: { p in needsAuth1(p) ?? (p.bit(4) ? nil : "the case needs a readable mailbox of 0x4C bytes (5E bit 4)") }) { phone, _ in
             try phone.transaction("mailbox.read") { p in
                 try p.select(); try p.auth0(); try p.auth1()
-                let reply = try p.exchange(TLV(Tag.Exchange.mailboxOperations, children: [TLV(Tag.Exchange.read, [0, 0, 0, 8])]).encoded())
-                return try Self.mailboxReads(reply, lengths: [8]).map { .pass("read \($0[0].hex)") } ?? .fail("unreachable")
+                // The official ranges (overlapping); the case counts items, it does not compare lengths.
+                let first: [MailboxOperation] = [.read(offset: 0x00, length: 8), .read(offset: 0x04, length: 7)]
+                let second: [MailboxOperation] = [.read(offset: 0x19, length: 7), .read(offset: 0x20, length: 4), .read(offset: 0x44, length: 8)]
+                let a = try officialReads(try p.exchange(mailbox(first, atomic: false)), count: 2)
+                let b = try officialReads(try p.exchange(mailbox(second, atomic: false)), count: 3)
+                return try Self.officialClose(p, "read \((a + b).map(\.count)) bytes")
             }
         },
-        CredentialCheck("mailbox.write", official: "nfc_ud_exchange_write_request", section: "§10", title: "mailbox write, then read back the bytes written",
+        CredentialCheck("mailbox.write", advisory: true, section: "§10", title: "mailbox write, then read back the bytes written",
                         applicable: { p in needsAuth1(p) ?? (p.bit(5) ? nil : "the phone announces no writable mailbox (5E bit 5 clear)") }) { phone, _ in
             try phone.transaction("mailbox.write") { p in
                 try p.select(); try p.auth0(); try p.auth1()
@@ -418,7 +437,7 @@ public enum CredentialCatalogue {
                 return after == flipped ? .pass("wrote and read back 4 bytes (then restored them)") : .fail("read after write", expected: flipped, actual: after)
             }
         },
-        CredentialCheck("control-flow", official: "ud_nfc_fsttxn_30", section: "§10", title: "CONTROL FLOW 41 01 00 42 01 27 (no Le) after AUTH0 is answered 9000") { phone, _ in
+        CredentialCheck("control-flow", advisory: true, section: "§10", title: "CONTROL FLOW 41 01 00 42 01 27 (no Le) after AUTH0 is answered 9000") { phone, _ in
             try phone.transaction("control-flow") { p in
                 try p.select(); try p.auth0()
                 let r = try p.controlFlow()
@@ -426,7 +445,7 @@ public enum CredentialCatalogue {
                 return .pass("9000")
             }
         },
-        CredentialCheck("control-flow.with-le", section: "§2", title: "CONTROL FLOW with Le: answered 9000, or 6701/6700 by a strict device") { phone, _ in
+        CredentialCheck("control-flow.with-le", advisory: true, section: "§2", title: "CONTROL FLOW with Le: answered 9000, or 6701/6700 by a strict device") { phone, _ in
             try phone.transaction("control-flow.with-le") { p in
                 try p.select(); try p.auth0()
                 let r = try p.controlFlow(le: true)
@@ -437,7 +456,7 @@ public enum CredentialCatalogue {
                 }
             }
         },
-        CredentialCheck("sequence.out-of-order", section: "§11", title: "AUTH1 or EXCHANGE before AUTH0, and GET RESPONSE with nothing pending, are 6985") { phone, _ in
+        CredentialCheck("sequence.out-of-order", advisory: true, section: "§11", title: "AUTH1 or EXCHANGE before AUTH0, and GET RESPONSE with nothing pending, are 6985") { phone, _ in
             try phone.transaction("sequence.out-of-order") { p in
                 try p.select()
                 let auth1 = try p.transmit(Auth1Command(flags: 1, signature: [UInt8](repeating: 1, count: 64)).apdu.bytes)
@@ -451,7 +470,7 @@ public enum CredentialCatalogue {
                 return .pass("6985 three times")
             }
         },
-        CredentialCheck("ins.unknown", section: "§11", title: "an unknown INS is 6D00") { phone, _ in
+        CredentialCheck("ins.unknown", advisory: true, section: "§11", title: "an unknown INS is 6D00") { phone, _ in
             try phone.transaction("ins.unknown") { p in
                 try p.select()
                 let r = try p.transmit([0x80, 0x77, 0x00, 0x00, 0x00])
@@ -460,6 +479,13 @@ public enum CredentialCatalogue {
             }
         },
     ]
+
+    /// The official cases' closing EXCHANGE `97 02 01 01`, answered exactly `00 02 00 00`.
+    static func officialClose(_ p: ReaderProbe, _ pass: String) throws -> Verdict {
+        let reply = try p.exchange(officialClosing)
+        return reply == ExchangeResponsePlaintext.success ? .pass(pass)
+            : .fail("EXCHANGE 97 02 01 01 answer plaintext (the official reader requires 00 02 00 00)", expected: ExchangeResponsePlaintext.success, actual: reply)
+    }
 
     /// The step-up SELECT, required only when 5E bit 2 asks for it: checks about what follows
     /// it send it either way, so they do not depend on the phone's SELECT policy.

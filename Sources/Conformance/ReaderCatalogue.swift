@@ -190,6 +190,41 @@ public enum ReaderCatalogue {
         return .fail("\(what): the reader neither sent EXCHANGE nor CONTROL FLOW (saw \(t.summary))")
     }
 
+    /// What the official tool's phone checks on every reader command of every case: Le `00` on
+    /// SELECT, AUTH0, AUTH1 and EXCHANGE, none on CONTROL FLOW (`Command.parse_as_*`, `_check_le`),
+    /// and — in every case but the FAST one's second tap — a standard AUTH0 ("either fast
+    /// transaction was requested or handling auth0 failed"). nil when all hold.
+    static func officialCommandProblems(_ t: ObservedTransaction, standard: Bool = true) -> String? {
+        let needLe: Set<UInt8> = [Instruction.select, Instruction.auth0, Instruction.auth1, Instruction.exchange]
+        for c in t.commands {
+            if c.ins == Instruction.controlFlow, let le = c.le { return "CONTROL FLOW carries Le \(le); the official phone refuses it" }
+            if needLe.contains(c.ins), c.le != 256 { return "\(Names.command(c.bytes)) has Le \(c.le.map(String.init) ?? "absent"), not 00; the official phone refuses it" }
+        }
+        if standard, let a = t.first(Instruction.auth0), let auth0 = try? Auth0Command(parsing: a.data), auth0.flags & Auth0Command.flagFast != 0 {
+            return "AUTH0 asks for FAST (flags \(Hex.encode([auth0.flags]))); the official case requires a standard AUTH0 here (a reader that has met no phone, or one set for standard transactions)"
+        }
+        return nil
+    }
+
+    /// The official verdict after `officialCommandProblems`.
+    static func official(_ t: ObservedTransaction, standard: Bool = true, _ verdict: () -> Verdict) -> Verdict {
+        if let problem = officialCommandProblems(t, standard: standard) { return .fail(problem) }
+        return verdict()
+    }
+
+    /// The command after the first `ins` must be exactly CONTROL FLOW `41 01 00 42 01 S2` (an
+    /// optional 43 allowed), with no other command in between.
+    static func nextIsControlFlow(_ t: ObservedTransaction, after ins: UInt8, s2: UInt8, _ what: String) -> Verdict {
+        guard let i = t.commands.firstIndex(where: { $0.ins == ins }) else { return .fail("no \(Names.command([0x80, ins])) (saw \(t.summary))") }
+        guard i + 1 < t.commands.count, t.commands[i + 1].ins == Instruction.controlFlow else {
+            return .fail("after \(what) the next command is not CONTROL FLOW (saw \(t.summary))")
+        }
+        guard let c = try? ControlFlow(parsing: t.commands[i + 1].data) else { return .fail("CONTROL FLOW data does not parse", actual: t.commands[i + 1].data) }
+        let expected = ControlFlow(s1: ControlFlow.finishedWithFailure, s2: s2)
+        return c.s1 == expected.s1 && c.s2 == expected.s2 ? .pass("CONTROL FLOW 41 01 00 42 01 \(Hex.encode([s2]))")
+            : .fail("CONTROL FLOW after \(what)", expected: expected.encoded(), actual: c.encoded())
+    }
+
     /// Le on every command that takes one, none on CONTROL FLOW (§2).
     static func leProblems(_ t: ObservedTransaction) -> String? {
         let needLe: Set<UInt8> = [Instruction.select, Instruction.auth0, Instruction.auth1, Instruction.exchange, Instruction.envelope]
@@ -202,24 +237,42 @@ public enum ReaderCatalogue {
 
     /// rdr.step-up comes first: a lock that has never seen the phone's key needs its documents.
     public static let all: [ReaderCheck] = [
-        ReaderCheck("rdr.step-up", official: "rd_nfc_envelope_10", section: "§9", title: "when the reader steps up, its ENVELOPE carries a DeviceRequest the phone can open") { reader, _ in
-            let t = try reader.present(reader.phone(), "rdr.step-up")
-            guard let i = t.commands.firstIndex(where: { $0.ins == Instruction.envelope }) else {
-                return .notApplicable("the reader did not step up (it had what it needed: \(t.summary))")
+        ReaderCheck("rdr.step-up", official: "NFC_RDR_STEPUP_AD_ACCESS_RULE", section: "§9",
+                    title: "a phone whose key the reader never saw: ENVELOPE right after AUTH1, naming the access element; EXCHANGE on the step-up channel grants") { reader, _ in
+            let phone = reader.phone()
+            let t = try reader.present(phone, "rdr.step-up")
+            return official(t) {
+                guard let a1 = t.commands.firstIndex(where: { $0.ins == Instruction.auth1 }) else { return .fail("no AUTH1 (saw \(t.summary))") }
+                var next = a1 + 1
+                if phone.session.configuration.stepUpSelect == .required, next < t.commands.count, t.commands[next].ins == Instruction.select { next += 1 }
+                guard next < t.commands.count, t.commands[next].ins == Instruction.envelope else {
+                    return .fail("the command after AUTH1 is not ENVELOPE although the phone announces an access document (5E bit 0) the reader cannot know (saw \(t.summary))")
+                }
+                guard t.answers[next] == .success || t.answers[next].isBytesRemaining else {
+                    return .fail("the phone could not open or parse the ENVELOPE (answered \(t.answers[next]): \(Names.status(t.answers[next])))", expected: [0x90, 0x00], actual: t.answers[next].bytes)
+                }
+                let wanted = Set(phone.session.configuration.accessDocuments.compactMap { try? IssuedDocument(parsing: $0) }.flatMap { $0.items.map(\.elementIdentifier) })
+                let named = Set(phone.session.lastDeviceRequest?.requests.filter { $0.namespaces[DocType.access] != nil }.flatMap { $0.namespaces[DocType.access]!.keys } ?? [])
+                if !wanted.isEmpty, named.isDisjoint(with: wanted) {
+                    return .fail("Reader did not request Element ID \(wanted.sorted().joined(separator: ", ")) in namespace aliro-a (it named \(named.isEmpty ? "none" : named.sorted().joined(separator: ", ")))")
+                }
+                guard let s = t.readerStatus else { return .fail("no EXCHANGE with 97 after ENVELOPE (saw \(t.summary))") }
+                guard s >> 8 == 0x01 else { return .fail("Received incorrect EXCHANGE reader status \(Hex.encode(s.bigEndianBytes)) (\(Names.readerStatus(s))): a valid document must grant (high byte 01)") }
+                guard phone.session.lastExchangeChannel == .stepUp else { return .fail("the closing EXCHANGE came on the expedited channel; after ENVELOPE the official phone opens it with the step-up keys") }
+                return .pass(t.summary)
             }
-            guard t.answers[i] == .success || t.answers[i].isBytesRemaining else {
-                return .fail("the phone could not open or parse the ENVELOPE (answered \(t.answers[i]): \(Names.status(t.answers[i])))", expected: [0x90, 0x00], actual: t.answers[i].bytes)
-            }
-            return .pass(t.summary)
         },
-        ReaderCheck("rdr.standard", official: "nfc_rdr_standard_no_cert", section: "§1, §6, §10",
-                    title: "a well-behaved phone: the reader completes AUTH1 and closes with an EXCHANGE carrying its status") { reader, _ in
+        ReaderCheck("rdr.standard", official: "NFC_RDR_STANDARD_NO_CERT", section: "§1, §6, §10",
+                    title: "SELECT, a standard AUTH0, an AUTH1 whose signature verifies, then a command that parses") { reader, _ in
             let t = try reader.present(reader.phone(), "rdr.standard")
-            guard t.first(Instruction.auth1) != nil else { return .fail("no AUTH1 (saw \(t.summary))") }
-            guard let s = t.readerStatus else { return .fail("no EXCHANGE with a reader status after a valid AUTH1 (saw \(t.summary))") }
-            return .pass("\(t.summary)" + (Names.isFailureStatus(s) ? " — the reader denied (is the phone's document valid for it?)" : ""))
+            return official(t) {
+                guard let i = t.commands.firstIndex(where: { $0.ins == Instruction.auth1 }) else { return .fail("no AUTH1 (saw \(t.summary))") }
+                guard t.answers[i] == .success else { return .fail("the phone refused AUTH1 (\(t.answers[i]): the reader signature does not verify)", actual: t.answers[i].bytes) }
+                guard t.commands.count > i + 1 else { return .fail("nothing after AUTH1 (saw \(t.summary))") }
+                return .pass(t.summary)
+            }
         },
-        ReaderCheck("rdr.auth0-fields", official: "rd_nfc_stdtxn_10", section: "§4",
+        ReaderCheck("rdr.auth0-fields", advisory: true, section: "§4",
                     title: "AUTH0: 41 42 5C 87 4C 4D in order, lengths right, a version the phone listed, a fresh P-256 key") { reader, _ in
             let phone = reader.phone()
             let t = try reader.present(phone, "rdr.auth0-fields")
@@ -232,81 +285,94 @@ public enum ReaderCatalogue {
             guard Primitives.isPoint(a.readerEphemeralKey) else { return .fail("87 is not a P-256 point", actual: a.readerEphemeralKey) }
             return .pass("flags \(Hex.encode([a.flags])), policy \(Hex.encode([a.policy])), version \(Hex.encode([UInt8(a.version >> 8), UInt8(a.version & 0xFF)]))")
         },
-        ReaderCheck("rdr.le", section: "§2", title: "Le on SELECT, AUTH0, AUTH1, EXCHANGE and ENVELOPE; none on CONTROL FLOW") { reader, _ in
+        ReaderCheck("rdr.le", advisory: true, section: "§2", title: "Le on SELECT, AUTH0, AUTH1, EXCHANGE and ENVELOPE; none on CONTROL FLOW") { reader, _ in
             let t = try reader.present(reader.phone(), "rdr.le")
             if let problem = leProblems(t) { return .fail(problem) }
             return .pass("every command as §2 says (\(t.commands.count) commands)")
         },
-        ReaderCheck("rdr.response-chaining", section: "§2", title: "the reader follows 61xx with GET RESPONSE (phone answers in parts of 32 bytes)") { reader, _ in
+        ReaderCheck("rdr.response-chaining", advisory: true, section: "§2", title: "the reader follows 61xx with GET RESPONSE (phone answers in parts of 32 bytes)") { reader, _ in
             let t = try reader.present(reader.phone(tweak: { $0.responseChunk = 32 }), "rdr.response-chaining")
             let gets = t.exchanges.filter { $0.command.count >= 2 && $0.command[1] == Instruction.getResponse }.count
             guard gets > 0 else { return .fail("no GET RESPONSE although every long answer ended 61xx (saw \(t.summary))") }
             guard t.ended else { return .fail("the transaction did not end after chained answers (saw \(t.summary))") }
             return .pass("\(gets) GET RESPONSE; \(t.summary)")
         },
-        ReaderCheck("rdr.fast", official: "nfc_rdr_fast", transactions: 2, section: "§8", title: "after a granted standard transaction, the reader uses FAST with the same phone") { reader, _ in
+        ReaderCheck("rdr.fast", official: "NFC_RDR_FAST", transactions: 2, section: "§8",
+                    title: "tap 1: a standard transaction; tap 2 of the same phone: AUTH0 asks FAST and an EXCHANGE follows at once (no AUTH1)") { reader, _ in
             let phone = reader.phone()
             let first = try reader.present(phone, "rdr.fast")
-            guard let a = first.first(Instruction.auth0), let auth0 = try? Auth0Command(parsing: a.data), auth0.flags & 1 != 0 else {
-                return .notApplicable("the reader does not ask for FAST in AUTH0 (flags bit 0 clear)")
-            }
-            guard let s = first.readerStatus, !Names.isFailureStatus(s) else {
-                return .notApplicable("the first transaction was not granted (\(first.summary)); a reader caches Kpersistent after a grant")
-            }
+            if let problem = officialCommandProblems(first) { return .fail("tap 1: \(problem)") }
             let second = try reader.present(phone, "rdr.fast")
-            guard second.first(Instruction.auth1) == nil else { return .fail("the second transaction ran AUTH1 again: the cryptogram was not recognised (saw \(second.summary))") }
-            guard second.readerStatus != nil else { return .fail("FAST: no EXCHANGE after AUTH0 (saw \(second.summary))") }
-            return .pass("FAST: \(second.summary)")
+            if let problem = officialCommandProblems(second, standard: false) { return .fail("tap 2: \(problem)") }
+            guard let a = second.first(Instruction.auth0), let auth0 = try? Auth0Command(parsing: a.data), auth0.flags & Auth0Command.flagFast != 0 else {
+                return .fail("tap 2: AUTH0 does not ask for FAST (flags bit 0 clear) although tap 1 gave the reader a Kpersistent (saw \(second.summary))")
+            }
+            guard let i = second.commands.firstIndex(where: { $0.ins == Instruction.auth0 }), i + 1 < second.commands.count,
+                  second.commands[i + 1].ins == Instruction.exchange else {
+                return .fail("tap 2: the command after the FAST AUTH0 is not EXCHANGE: the cryptogram was not recognised (saw \(second.summary))")
+            }
+            guard second.readerStatus != nil else { return .fail("tap 2: the FAST EXCHANGE did not open under the FAST keys or carries no 97 (saw \(second.summary))") }
+            return .pass("tap 1 standard; tap 2 FAST: \(second.summary)")
         },
-        ReaderCheck("rdr.neg.wrong-ud-signature", official: "nfc_rdr_neg_auth1_wrong_ud_signature", section: "§6, §10",
+        ReaderCheck("rdr.neg.wrong-ud-signature", official: "NFC_RDR_NEG_AUTH1_WRONG_UD_SIGNATURE", section: "§6, §10",
                     title: "a device signature that does not verify: EXCHANGE with a failure status") { reader, _ in
             let t = try reader.present(reader.phone(faults: .wrongSignature), "rdr.neg.wrong-ud-signature")
-            return refused(t, expectExchange: true, "wrong device signature")
+            return official(t) { refused(t, expectExchange: true, "wrong device signature") }
         },
-        ReaderCheck("rdr.neg.auth1-undecryptable", section: "§7, §10, §12", title: "an AUTH1 answer that does not open: CONTROL FLOW S1 00 S2 00, no grant") { reader, _ in
+        ReaderCheck("rdr.neg.auth1-undecryptable", advisory: true, section: "§7, §10, §12", title: "an AUTH1 answer that does not open: CONTROL FLOW S1 00 S2 00, no grant") { reader, _ in
             let t = try reader.present(reader.phone(faults: .corruptCiphertext), "rdr.neg.auth1-undecryptable")
             if let s = t.readerStatus, !Names.isFailureStatus(s) { return .fail("the reader granted although the AUTH1 answer does not open") }
             guard let c = t.controlFlow else { return .fail("no CONTROL FLOW after an AUTH1 answer that does not open (saw \(t.summary))") }
             let expected = ControlFlow(s1: 0, s2: ControlFlow.noInformation).encoded()
             return c.s1 == 0 && c.s2 == 0 ? .pass("CONTROL FLOW 41 01 00 42 01 00") : .fail("CONTROL FLOW", expected: expected, actual: c.encoded())
         },
-        ReaderCheck("rdr.neg.auth0-wrong-tag", official: "nfc_rdr_neg_auth0_wrong_value", section: "§4, §10",
+        ReaderCheck("rdr.neg.auth0-wrong-tag", official: "NFC_RDR_NEG_AUTH0_WRONG_VALUE", section: "§4, §10",
                     title: "an AUTH0 answer with the key under a wrong tag: CONTROL FLOW S1 00 S2 00") { reader, _ in
             let phone = reader.phone(faults: .auth0WrongTag)
             let t = try reader.present(phone, "rdr.neg.auth0-wrong-tag")
-            guard t.first(Instruction.auth1) == nil else { return .fail("the reader went on to AUTH1 after an AUTH0 answer without 86") }
-            guard let c = t.controlFlow else { return .fail("no CONTROL FLOW (saw \(t.summary))") }
-            return c.s1 == 0 && c.s2 == 0 ? .pass("CONTROL FLOW 41 01 00 42 01 00")
-                : .fail("CONTROL FLOW after a wrong AUTH0 tag", expected: ControlFlow(s1: 0, s2: 0).encoded(), actual: c.encoded())
+            return official(t) { nextIsControlFlow(t, after: Instruction.auth0, s2: ControlFlow.noInformation, "an AUTH0 answer without 86") }
         },
-        ReaderCheck("rdr.neg.no-common-version", official: "nfc_rdr_neg_sel_rsp_no_common_expedited_protocol_version", section: "§3, §10",
-                    title: "a SELECT answer with no version in common: no AUTH0, CONTROL FLOW S1 00 S2 27") { reader, _ in
-            let t = try reader.present(reader.phone(tweak: { $0.versions = [0x7F01] }), "rdr.neg.no-common-version")
-            guard t.first(Instruction.auth0) == nil else { return .fail("the reader sent AUTH0 although no version is in common") }
-            guard let c = t.controlFlow else { return .fail("no CONTROL FLOW (saw \(t.summary))") }
-            return c.s1 == 0 && c.s2 == 0x27 ? .pass("CONTROL FLOW 41 01 00 42 01 27")
-                : .fail("CONTROL FLOW after no common version", expected: ControlFlow(s1: 0, s2: 0x27).encoded(), actual: c.encoded())
+        ReaderCheck("rdr.neg.no-common-version", official: "NFC_RDR_NEG_SEL_RSP_NO_COMMON_EXPEDITED_PROTOCOL_VERSION", section: "§3, §10",
+                    title: "a SELECT answer listing only version 0A00: the next command is CONTROL FLOW 41 01 00 42 01 27, no Le") { reader, _ in
+            let t = try reader.present(reader.phone(tweak: { $0.versions = [0x0A00] }), "rdr.neg.no-common-version")
+            return official(t) { nextIsControlFlow(t, after: Instruction.select, s2: ControlFlow.protocolVersionNotSupported, "a SELECT answer with no version in common") }
         },
-        ReaderCheck("rdr.auth0-extra-tag", official: "nfc_rdr_neg_auth0_extra_tag", section: "§4",
+        ReaderCheck("rdr.neg.select-other-aid", official: "RD-NFC-SELECT-1.2", section: "§3, §10",
+                    title: "a SELECT answer whose 84 names A000000909ACCE55FE: the next command is CONTROL FLOW 41 01 00 42 01 00") { reader, _ in
+            let t = try reader.present(reader.phone(faults: .fciOtherAID), "rdr.neg.select-other-aid")
+            return official(t) { nextIsControlFlow(t, after: Instruction.select, s2: ControlFlow.noInformation, "an FCI naming another AID") }
+        },
+        ReaderCheck("rdr.auth0-extra-tag", official: "NFC_RDR_NEG_AUTH0_EXTRA_TAG", section: "§4",
                     title: "an AUTH0 answer with an extra unknown tag is accepted (unknown tags skipped)") { reader, _ in
             let phone = reader.phone(faults: .auth0ExtraTag)
             let t = try reader.present(phone, "rdr.auth0-extra-tag")
-            guard t.first(Instruction.auth1) != nil else { return .fail("the reader stopped after an AUTH0 answer with an unknown tag AA (saw \(t.summary))") }
-            return .pass(t.summary)
+            return official(t) {
+                guard let i = t.commands.firstIndex(where: { $0.ins == Instruction.auth0 }), i + 1 < t.commands.count,
+                      t.commands[i + 1].ins == Instruction.auth1 else { return .fail("the command after an AUTH0 answer with an unknown tag AA is not AUTH1 (saw \(t.summary))") }
+                return .pass(t.summary)
+            }
         },
-        ReaderCheck("rdr.auth1-extra-tag", official: "nfc_rdr_neg_auth1_extra_tag", section: "§6",
-                    title: "an AUTH1 answer with an extra unknown tag is accepted") { reader, _ in
+        ReaderCheck("rdr.auth1-extra-tag", official: "NFC_RDR_EXCHANGE_RDR_INFO_TAG", section: "§6",
+                    title: "AUTH1 asks for the public key; its answer with an extra unknown tag is accepted: a command that parses follows") { reader, _ in
             let t = try reader.present(reader.phone(faults: .auth1ExtraTag), "rdr.auth1-extra-tag")
-            guard let s = t.readerStatus else { return .fail("no EXCHANGE with a status after an AUTH1 answer with an unknown tag (saw \(t.summary))") }
-            return Names.isFailureStatus(s) && s != ReaderStatus.keyNotFound && s != ReaderStatus.keyExpired
-                ? .fail("the reader refused an AUTH1 answer with an unknown tag: \(t.summary)") : .pass(t.summary)
+            return official(t) {
+                guard let i = t.commands.firstIndex(where: { $0.ins == Instruction.auth1 }) else { return .fail("no AUTH1 (saw \(t.summary))") }
+                guard let a1 = try? Auth1Command(parsing: t.commands[i].data), a1.flags & Auth1Command.flagReturnPublicKey != 0 else {
+                    return .fail("Access Credential key type request is not endpoint public key! (AUTH1 flags bit 0 clear)")
+                }
+                guard i + 1 < t.commands.count else { return .fail("the reader stopped after an AUTH1 answer with an unknown tag (saw \(t.summary))") }
+                if t.commands[i + 1].ins == Instruction.exchange, !(t.answers[i + 1] == .success) {
+                    return .fail("the EXCHANGE after AUTH1 does not open under the expedited keys (the phone answered \(t.answers[i + 1]))")
+                }
+                return .pass(t.summary)
+            }
         },
-        ReaderCheck("rdr.neg.auth1-wrong-signature-tag", official: "nfc_rdr_neg_auth1_wrong_value", section: "§6, §10",
+        ReaderCheck("rdr.neg.auth1-wrong-signature-tag", official: "NFC_RDR_NEG_AUTH1_WRONG_VALUES", section: "§6, §10",
                     title: "an AUTH1 answer with the device signature under a wrong tag: EXCHANGE with a failure status") { reader, _ in
             let t = try reader.present(reader.phone(faults: .auth1WrongSignatureTag), "rdr.neg.auth1-wrong-signature-tag")
-            return refused(t, expectExchange: true, "device signature under a wrong tag")
+            return official(t) { refused(t, expectExchange: true, "device signature under a wrong tag") }
         },
-        ReaderCheck("rdr.auth1-optional-absent", section: "§6", title: "an AUTH1 answer without the optional 91/92 timestamps (as the public reference device sends) is accepted") { reader, _ in
+        ReaderCheck("rdr.auth1-optional-absent", advisory: true, section: "§6", title: "an AUTH1 answer without the optional 91/92 timestamps (as the public reference device sends) is accepted") { reader, _ in
             let t = try reader.present(reader.phone(tweak: { $0.credentialTimestamp = nil; $0.revocationTimestamp = nil }), "rdr.auth1-optional-absent")
             guard let s = t.readerStatus else { return .fail("no EXCHANGE with a status after an AUTH1 answer without 91/92 (saw \(t.summary))") }
             return [ReaderStatus.badData, ReaderStatus.badDataContent, ReaderStatus.statusWordError, ReaderStatus.noKeySlot,

@@ -95,17 +95,56 @@ public final class ReaderProbe {
     /// AUTH0 (§4); `readerID` and `versionOverride` let checks name an unknown reader or version.
     public func sendAuth0(fast: Bool, le: Bool = true, readerID: [UInt8]? = nil, versionOverride: UInt16? = nil,
                           extra: [UInt8] = []) throws -> ResponseAPDU {
-        let eph = P256.KeyAgreement.PrivateKey()
-        ephemeral = eph
-        recorder?.secret("ephemeral-private", Array(eph.rawRepresentation))
-        let cmd = Auth0Command(flags: fast ? Auth0Command.flagFast : 0, policy: 0x01, version: versionOverride ?? version,
-                               readerEphemeralKey: Array(eph.publicKey.x963Representation),
-                               transactionID: Array(SystemRandom().bytes(16)), readerID: readerID ?? identity.readerID)
-        auth0 = cmd
-        var apdu = cmd.apdu
+        var apdu = makeAuth0(fast: fast, readerID: readerID, versionOverride: versionOverride)
         apdu.data += extra
         if !le { apdu.le = nil }
         return try send(apdu)
+    }
+
+    /// The AUTH0 command with a fresh ephemeral key and transaction id (remembered for the keys),
+    /// for checks that send it their own way (other P1/P2, an Le, a broken chain).
+    public func makeAuth0(fast: Bool, policy: UInt8 = 0x01, readerID: [UInt8]? = nil, versionOverride: UInt16? = nil,
+                          vendorExtension: [UInt8]? = nil) -> CommandAPDU {
+        let eph = P256.KeyAgreement.PrivateKey()
+        ephemeral = eph
+        recorder?.secret("ephemeral-private", Array(eph.rawRepresentation))
+        let cmd = Auth0Command(flags: fast ? Auth0Command.flagFast : 0, policy: policy, version: versionOverride ?? version,
+                               readerEphemeralKey: Array(eph.publicKey.x963Representation),
+                               transactionID: Array(SystemRandom().bytes(16)), readerID: readerID ?? identity.readerID,
+                               vendorExtension: vendorExtension)
+        auth0 = cmd
+        return cmd.apdu
+    }
+
+    /// The AUTH1 command signed over the transcript (or with `signature`), for checks that send it
+    /// their own way.
+    public func makeAuth1(returnPublicKey: Bool = true, signature: [UInt8]? = nil) throws -> CommandAPDU {
+        guard let ctx = context else { throw CheckStop(.fail("AUTH1 before AUTH0")) }
+        let sig = signature ?? Primitives.sign(ctx.signedData(reader: true), with: identity.signingKey)
+        return Auth1Command(flags: returnPublicKey ? Auth1Command.flagReturnPublicKey : 0, signature: sig).apdu
+    }
+
+    /// `command` as a chain of `chunk`-byte parts (every part with the command's Le, as the
+    /// official tool sends them), leaving out the parts whose index is in `skipping`; the answer to
+    /// the last part, response chaining followed. Answers to the other parts are not judged.
+    public func sendChain(_ command: CommandAPDU, chunk: Int, skipping: Set<Int> = []) throws -> ResponseAPDU {
+        var parts = CommandChainer.split(command, chunk: chunk)
+        for i in parts.indices { parts[i].le = command.le }
+        for (i, part) in parts.enumerated().dropLast() where !skipping.contains(i) { _ = try transmit(part.bytes) }
+        return try follow(try transmit(parts.last!.bytes)).response
+    }
+
+    /// Follows `61xx` with GET RESPONSE (Le = SW2, as the official tool does; at most 64 parts):
+    /// the whole answer, and whether it came in parts.
+    public func follow(_ first: ResponseAPDU) throws -> (response: ResponseAPDU, chained: Bool) {
+        var r = first, data = first.data, rounds = 0
+        while r.status.isBytesRemaining {
+            rounds += 1
+            guard rounds <= 64 else { throw CheckStop(.fail("more than 64 response parts (61xx) for one command")) }
+            r = try transmit(CommandAPDU(cla: 0x00, ins: Instruction.getResponse, le: r.status.sw2 == 0 ? 256 : Int(r.status.sw2)).bytes)
+            data += r.data
+        }
+        return (ResponseAPDU(data: data, status: r.status), rounds > 0)
     }
 
     /// AUTH0 that must succeed; derives the transcript context and K.

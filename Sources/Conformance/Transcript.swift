@@ -75,6 +75,8 @@ public struct Transcript: Equatable, Sendable {
             sessions.append(Session(id: id))
             return sessions.count - 1
         }
+        // `@session` lines, once seen, alone say where sessions begin (a check may SELECT twice in one).
+        var explicitSessions = false
         for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
             lineNumber += 1
             guard lineNumber <= Self.maxLines else { throw TraceError("more than \(Self.maxLines) lines", line: lineNumber) }
@@ -85,6 +87,7 @@ public struct Transcript: Equatable, Sendable {
             guard let first = words.first else { continue }
             switch first {
             case "@session":
+                explicitSessions = true
                 guard words.count >= 2, let id = Int(words[1]), id >= 0 else { throw TraceError("@session needs a number", line: lineNumber) }
                 var s = Session(id: id)
                 for w in words.dropFirst(2) {
@@ -127,7 +130,7 @@ public struct Transcript: Equatable, Sendable {
                     if first == ">" || first == "<" { throw TraceError("\"\(hex.prefix(40))\" is not hex", line: lineNumber) }
                     continue  // a `C`/`R` word that was prose
                 }
-                if direction == .command, Self.startsTransaction(bytes), let c = current,
+                if !explicitSessions, direction == .command, Self.startsTransaction(bytes), let c = current,
                    sessions[c].entries.contains(where: { $0.direction == .command && $0.bytes.count > 1 && $0.bytes[1] == 0x80 }) {
                     current = nil  // a new transaction without an @session line
                 }

@@ -43,10 +43,13 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
         public var stepUpExchange: StepUpExchangeChannel
         /// Mailbox operations sent in every closing EXCHANGE that reports a decision.
         public var mailbox: [MailboxStep]
+        /// `true` (default): AUTH0 asks for FAST once the reader holds a Kpersistent; `false`:
+        /// standard transactions only (the official cases' "polling mode for standard transactions").
+        public var fast: Bool
 
         public init(stepUpSelect: StepUpSelectMode = .whenAsked, stepUpExchange: StepUpExchangeChannel = .stepUp,
-                    mailbox: [MailboxStep] = []) {
-            self.stepUpSelect = stepUpSelect; self.stepUpExchange = stepUpExchange; self.mailbox = mailbox
+                    mailbox: [MailboxStep] = [], fast: Bool = true) {
+            self.stepUpSelect = stepUpSelect; self.stepUpExchange = stepUpExchange; self.mailbox = mailbox; self.fast = fast
         }
 
         public init(from decoder: Decoder) throws {
@@ -54,6 +57,7 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
             stepUpSelect = try c.decodeIfPresent(StepUpSelectMode.self, forKey: .stepUpSelect) ?? .whenAsked
             stepUpExchange = try c.decodeIfPresent(StepUpExchangeChannel.self, forKey: .stepUpExchange) ?? .stepUp
             mailbox = try c.decodeIfPresent([MailboxStep].self, forKey: .mailbox) ?? []
+            fast = try c.decodeIfPresent(Bool.self, forKey: .fast) ?? true
             guard mailbox.count <= Self.maxMailboxSteps else {
                 throw DecodingError.dataCorruptedError(forKey: .mailbox, in: c,
                     debugDescription: "at most \(Self.maxMailboxSteps) mailbox operations, got \(mailbox.count)")

@@ -202,7 +202,8 @@ final class ProtocolVectorTests: XCTestCase {
         line("```")
         line()
         line("Time of all three transactions: 2026-03-02T09:00:00Z. Interface byte `5E`, version `0100`,")
-        line("policy `01`, flags `01` (FAST asked) in every AUTH0.")
+        line("policy `01` in every AUTH0; flags `00` in the standard and step-up transactions (the reader holds")
+        line("no Kpersistent yet, so it asks for no FAST), `01` in the FAST one.")
         line()
 
         func transaction(_ title: String, _ o: TransactionOutcome, readerSeed: String, credentialSeed: String,
@@ -217,7 +218,7 @@ final class ProtocolVectorTests: XCTestCase {
             let fci = SelectResponse(versions: [ProtocolVersion.v1_0], maxCommand: 255, maxResponse: 256).proprietaryTLV
             let ctx = TranscriptContext(readerGroupKey: inputs.readerKey.publicBytes, readerID: inputs.groupID + inputs.subID,
                                         interfaceByte: 0x5E, version: 0x0100, readerEphemeralKey: readerEph.publicBytes,
-                                        transactionID: tid, flags: 0x01, policy: 0x01, fciProprietary: fci,
+                                        transactionID: tid, flags: persistent == nil ? 0x00 : 0x01, policy: 0x01, fciProprietary: fci,
                                         deviceEphemeralKey: deviceEph.publicBytes)
             line("```")
             value("reader_ephemeral.private_key", Array(readerEph.rawRepresentation))
@@ -225,7 +226,8 @@ final class ProtocolVectorTests: XCTestCase {
             value("transaction_id", tid)
             value("device_ephemeral.private_key", Array(deviceEph.rawRepresentation))
             value("device_ephemeral.public_key", deviceEph.publicBytes)
-            if !credentialHadKey { value("decoy_cryptogram", cr.bytes(64)) }
+            // A reader asks for FAST only once it holds a Kpersistent: no decoy in the other two.
+            if persistent != nil && !credentialHadKey { value("decoy_cryptogram", cr.bytes(64)) }
             value("fci_proprietary_tlv", fci)
             value("info", ctx.info)
             if let p = persistent {

@@ -118,13 +118,32 @@ final class TransactionTests: XCTestCase {
         XCTAssertTrue(outcome.stepUp)
     }
 
-    func testNoFastKeyIsCachedForADeniedCredential() {
+    /// NFC_RDR_FAST: the tool's phone has no document and a key the reader does not know, yet its
+    /// second tap must run FAST. So an authenticated standard transaction teaches the reader the
+    /// phone's Kpersistent whatever the decision, and the engine still decides the FAST tap.
+    func testADeniedCredentialsFastKeyIsCachedAndItsFastTapIsStillDenied() {
         let credential = Fixture.credential(accessDocuments: [])
         let reader = lock()
         let outcome = reader.runTransaction(over: InMemoryLink(credential), at: Fixture.time)
         XCTAssertEqual(outcome.reason, .engine(.unknownCredential))
-        XCTAssertEqual(reader.fastCache.count, 0)
+        XCTAssertEqual(reader.fastCache.count, 1)
         XCTAssertEqual(credential.lastReaderStatus, ReaderStatus.keyNotFound)
+        let again = reader.runTransaction(over: InMemoryLink(credential), at: Fixture.time)
+        XCTAssertTrue(again.fast)
+        XCTAssertEqual(again.reason, .engine(.unknownCredential))
+        XCTAssertEqual(credential.lastReaderStatus, ReaderStatus.keyNotFound)
+    }
+
+    /// A reader that has met no phone asks for a standard AUTH0 (flags 00), as every official
+    /// reader case's first tap requires; once it holds a Kpersistent it asks for FAST.
+    func testTheFirstAUTH0IsStandardAndFASTIsAskedOnceAKeyIsCached() {
+        let credential = Fixture.credential(accessDocuments: [Fixture.accessDocument()])
+        let reader = lock()
+        let first = reader.runTransaction(over: InMemoryLink(credential), at: Fixture.time)
+        XCTAssertEqual(first.transcript.first { $0.label == "AUTH0" }?.bytes[7], 0x00, "41 01 flags of the first AUTH0")
+        let second = reader.runTransaction(over: InMemoryLink(credential), at: Fixture.time)
+        XCTAssertEqual(second.transcript.first { $0.label == "AUTH0" }?.bytes[7], Auth0Command.flagFast)
+        XCTAssertTrue(second.fast)
     }
 
     func testStepUpCarriesAccessAndRevocationDocumentsThroughResponseChaining() {

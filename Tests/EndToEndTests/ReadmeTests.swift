@@ -46,7 +46,7 @@ final class ReadmeConformanceTests: XCTestCase {
             XCTAssertEqual(try LockBenchProcess.run(command, currentDirectory: dir).status, 0, "\(command)")
         }
         let lines = try Self.block()
-        XCTAssertEqual(lines.count, 5, "\(lines)")
+        XCTAssertEqual(lines.count, 6, "\(lines)")
         var background: InteractiveProcess?
         for line in lines {
             var words = line.split(separator: " ").map(String.init).dropFirst()

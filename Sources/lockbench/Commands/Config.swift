@@ -66,6 +66,8 @@ struct ConfigCommand: ParsableCommand {
         var out: String
         @Flag(help: "Overwrite --out if it exists.")
         var force = false
+        @Flag(name: .customLong("no-fast"), help: ArgumentHelp("Standard transactions only: AUTH0 never asks for FAST (the official test plan's reader cases expect a reader set this way, except NFC_RDR_FAST). Written as \"protocol\": {\"fast\": false}."))
+        var noFast = false
 
         func run() throws {
             let (identity, identityDir) = try ReaderIdentityFile.load(readerIdentity)
@@ -91,7 +93,7 @@ struct ConfigCommand: ParsableCommand {
                 reader: .init(signingKey: relative(identityDir + "/" + identity.signingKey), groupID: identity.groupID, subID: identity.subID),
                 trustedIssuers: issuer.map(relative), policy: policy,
                 stateDirectory: stateDir.map(relative) ?? (name.hasSuffix(".lock") ? String(name.dropLast(5)) : name) + ".state",
-                clock: clock)
+                clock: clock, protocol: LockConfiguration.ProtocolOptions(fast: !noFast))
             let file = LockFile(lock: config, radios: RadioSettings(nfc: nfc.map { .init(connstring: $0) }, ble: ble.map { .init(transport: $0) }))
             try KeyFiles.write(file.encoded() + Data("\n".utf8), to: out, force: force)
             _ = try LockFiles.file(out)

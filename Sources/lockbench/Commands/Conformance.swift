@@ -40,6 +40,9 @@ struct ConformanceOutputOptions: ParsableArguments {
     @Option(name: .customLong("only"), parsing: .upToNextOption, help: ArgumentHelp("Run only these checks (ids from `conformance list`).", valueName: "id"))
     var only: [String] = []
 
+    @Option(name: .customLong("skip"), parsing: .upToNextOption, help: ArgumentHelp("Leave out these checks (ids from `conformance list`), e.g. rdr.fast against a reader set for standard transactions.", valueName: "id"))
+    var skip: [String] = []
+
     @Option(help: ArgumentHelp("Also write the report as JUnit XML to this file (written on Ctrl-C too, with unfinished checks skipped).", valueName: "file"))
     var junit: String?
 
@@ -54,11 +57,12 @@ struct ConformanceOutputOptions: ParsableArguments {
     var effectiveFormat: String { json ? "json" : format }
 
     func selected<S, P>(_ all: [ConformanceCheck<S, P>]) throws -> [ConformanceCheck<S, P>] {
-        guard !only.isEmpty else { return all }
-        for id in only where !all.contains(where: { $0.id == id }) {
-            throw ValidationError("--only \(id): no such check; `lockbench conformance list` prints them")
+        for (flag, ids) in [("--only", only), ("--skip", skip)] {
+            for id in ids where !all.contains(where: { $0.id == id }) {
+                throw ValidationError("\(flag) \(id): no such check; `lockbench conformance list` prints them")
+            }
         }
-        return all.filter { only.contains($0.id) }
+        return all.filter { (only.isEmpty || only.contains($0.id)) && !skip.contains($0.id) }
     }
 
     /// Runs the checks in order. In text each line is printed when its check ends and, on a
@@ -168,9 +172,14 @@ struct ConformanceCredential: ParsableCommand {
     var ble: String?
     @Option(help: ArgumentHelp("With --ble: write the HCI traffic to this btsnoop file.", valueName: "file"))
     var btsnoop: String?
+    @Option(name: .customLong("issuer"), parsing: .upToNextOption, help: ArgumentHelp("Public key (PEM) of the issuer of the phone's documents; repeatable. The official step-up cases verify each document's signature: without it they are not applicable.", valueName: "file"))
+    var issuers: [String] = []
+    @Option(name: .customLong("element-id"), help: ArgumentHelp("The element identifier the step-up checks ask for in namespace aliro-a (the tool's th_access_element_id).", valueName: "id"))
+    var elementID: String = DocType.accessElement
     @OptionGroup var output: ConformanceOutputOptions
 
     func validate() throws {
+        guard !elementID.isEmpty, elementID.utf8.count <= 64 else { throw ValidationError("--element-id must be 1…64 bytes") }
         let radios = [connect, nfc, ble].compactMap { $0 }
         guard radios.count == 1 else { throw ValidationError("give exactly one of --connect HOST:PORT, --nfc CONNSTRING, --ble TRANSPORT") }
         if let connect { _ = try SocketCLI.address(connect) }
@@ -210,8 +219,9 @@ struct ConformanceCredential: ParsableCommand {
             if output.effectiveFormat == "text" { emitLine("advertising as a lock on \(ble!); connect the phone (once per check)") }
         }
         defer { cleanup() }
-        let phone = CredentialUnderTest(open: opener, identity: identity, interface: interface, recorder: recorder)
-        let profile = CredentialProfile.discover(phone)
+        let issuerKeys = try issuers.map { try KeyFiles.publicKey($0, what: "issuer key") }
+        let phone = CredentialUnderTest(open: opener, identity: identity, interface: interface, recorder: recorder, elementID: elementID)
+        let profile = CredentialProfile.discover(phone, issuerKeys: issuerKeys)
         if profile.fci == nil, let problem = profile.problem, problem.hasPrefix("could not reach") {
             throw UserError(message: "\(transport): \(problem)", code: ExitCodes.environment)
         }

@@ -190,8 +190,8 @@ struct LockTransact: ParsableCommand {
     var at: String?
     @Option(help: ArgumentHelp("APDU framing on the stream: raw or length.", valueName: "framing"))
     var framing: String = SocketFraming.raw.rawValue
-    @Flag(inversion: .prefixedNo, help: "Ask for FAST (a cached Kpersistent) in AUTH0.")
-    var fast = true
+    @Flag(inversion: .prefixedNo, help: "Ask for FAST in AUTH0 once a Kpersistent is cached (default: the configuration's \"protocol\": {\"fast\": …}, true unless set).")
+    var fast: Bool?
     @Option(help: ArgumentHelp("Milliseconds to wait for each response.", valueName: "ms"))
     var timeout: Int = 5000
     @Flag(help: "Include every APDU (hex) in the output.")
@@ -213,7 +213,7 @@ struct LockTransact: ParsableCommand {
             }
         }
         // The reader offers what the lock's policy supports, newest first.
-        service.reader.configuration.useFast = fast
+        if let fast { service.reader.configuration.useFast = fast }
         service.reader.configuration.faults = readerFaults.set
         let outcome = try service.transact(connectingTo: host, port: port, framing: SocketFraming(rawValue: framing)!,
                                            timeoutMilliseconds: Int32(clamping: timeout))

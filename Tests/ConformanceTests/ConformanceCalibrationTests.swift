@@ -1,0 +1,130 @@
+import AccessProtocol
+import ByteCore
+import Codecs
+import Conformance
+import Crypto
+import LockBenchTestSupport
+import OfflineUnlock
+import XCTest
+
+/// Calibration of `conformance credential`: against devices whose official verdict is known, the
+/// checks that mirror official cases fail exactly where the official case would, and nowhere else.
+/// The corpus is the table "Calibration" of docs/conformance.md.
+final class ConformanceCalibrationTests: XCTestCase {
+    let readerKey = P256.Signing.PrivateKey()
+    lazy var identity = ReaderIdentity(signingKey: readerKey, groupID: [UInt8](repeating: 0xA1, count: 16), subID: [UInt8](repeating: 0xB1, count: 16))
+
+    let issuer = TestFixtures.key(0x1F)
+
+    /// A phone with a 0x12C-byte mailbox (the official tool's phone has that size), an access and
+    /// a revocation document signed by `issuer` (the official step-up cases verify them).
+    func phone(profile: PhoneProfile = .lockbench, faults: CredentialFaults = [], versions: [UInt16] = [ProtocolVersion.v1_0]) throws -> CredentialSession {
+        let key = P256.Signing.PrivateKey()
+        let access = TestFixtures.accessDocument(credentialPublicKey: key.publicBytes, id: Array("cal".utf8), readers: [try ReaderRule(groupID: identity.groupID)],
+                                                 from: TestFixtures.monday, until: TestFixtures.monday.addingTimeInterval(3600), issuer: issuer)
+        let revocation = TestFixtures.revocationDocument(serial: 1, entries: [], issued: TestFixtures.monday,
+                                                         expiry: TestFixtures.monday.addingTimeInterval(3600), issuer: issuer)
+        var c = CredentialConfiguration(signingKey: key,
+                                        trustedReaders: [TrustedReader(groupID: identity.groupID, publicKey: identity.publicKey)],
+                                        accessDocuments: [access], revocationDocuments: [revocation], versions: versions, faults: faults,
+                                        mailbox: try Mailbox([UInt8](repeating: 7, count: 0x12C)))
+        profile.apply(to: &c)
+        return CredentialSession(configuration: c)
+    }
+
+    func run(_ session: CredentialSession) -> ConformanceReport {
+        let subject = CredentialUnderTest(open: { (InMemoryLink(session), {}) }, identity: identity)
+        let profile = CredentialProfile.discover(subject, issuerKeys: [issuer.publicBytes])
+        return ConformanceReport(direction: "credential", transport: "memory", results: CredentialCatalogue.all.map { $0.evaluate(subject, profile) })
+    }
+
+    /// Failed checks that mirror official cases, and failed advisories, apart.
+    func failures(_ r: ConformanceReport) -> (official: Set<String>, advisory: Set<String>) {
+        let failed = r.results.filter { $0.status == .fail }
+        return (Set(failed.filter { !$0.advisory }.map(\.id)), Set(failed.filter(\.advisory).map(\.id)))
+    }
+
+    func testLockBenchsPhonePassesEveryCheck() throws {
+        let r = run(try phone())
+        XCTAssertEqual(failures(r).official, [], r.lines().joined(separator: "\n"))
+        XCTAssertEqual(failures(r).advisory, [])
+        XCTAssertTrue(r.allPassed(strict: true))
+        // The official step-up cases ran (the issuer key was given) and passed.
+        for id in ["stepup.ad", "stepup.basic", "stepup.ad-rd", "stepup.rd"] {
+            XCTAssertEqual(r.results.first { $0.id == id }?.status, .pass, id)
+        }
+    }
+
+    /// Without the issuer's key the official step-up cases cannot verify signatures: not applicable.
+    func testTheStepUpCasesNeedTheIssuerKey() throws {
+        let session = try phone()
+        let subject = CredentialUnderTest(open: { (InMemoryLink(session), {}) }, identity: identity)
+        let profile = CredentialProfile.discover(subject)
+        let r = CredentialCatalogue.all.first { $0.id == "stepup.ad" }!.evaluate(subject, profile)
+        XCTAssertEqual(r.status, .notApplicable)
+        XCTAssertTrue(r.reason.contains("--issuer"), r.reason)
+    }
+
+    /// A phone whose documents another issuer signed fails the official step-up cases.
+    func testADocumentOfAnotherIssuerFailsTheStepUpCases() throws {
+        let session = try phone()
+        let subject = CredentialUnderTest(open: { (InMemoryLink(session), {}) }, identity: identity)
+        let profile = CredentialProfile.discover(subject, issuerKeys: [TestFixtures.key(0x2E).publicBytes])
+        let r = CredentialCatalogue.all.first { $0.id == "stepup.ad" }!.evaluate(subject, profile)
+        XCTAssertEqual(r.status, .fail)
+        XCTAssertTrue(r.reason.contains("Document signature is invalid"), r.reason)
+    }
+
+    /// The public reference device as observed: every check mirroring an official case passes;
+    /// LockBench's own 6A88 rule fails as an advisory and leaves the exit status alone.
+    func testTheReferenceProfilePassesEveryOfficialCheck() throws {
+        let r = run(try phone(profile: .reference))
+        XCTAssertEqual(failures(r).official, [], r.lines().joined(separator: "\n"))
+        XCTAssertEqual(failures(r).advisory, ["auth0.unsupported-version.6a88"])
+        XCTAssertTrue(r.allPassed)
+        XCTAssertFalse(r.allPassed(strict: true))
+        let line = r.lines().first { $0.contains("auth0.unsupported-version.6a88") }!
+        XCTAssertTrue(line.hasPrefix("warn"), line)
+        XCTAssertTrue(r.summary.contains("1 advisory failed"), r.summary)
+    }
+
+    /// One device per knob: exactly the checks mirroring the official cases the fault breaks.
+    func testEachKnobFailsExactlyTheOfficialCasesItBreaks() throws {
+        let closingExactly: Set<String> = ["auth0.extra-tag", "auth1.extra-tag", "auth1.standard", "fast.cached-key", "exchange.status",
+                                           "mailbox.read", "auth0.response-chaining", "exchange.extra-tag", "mailbox.write-request",
+                                           "stepup.ad", "stepup.basic", "stepup.ad-rd", "stepup.rd"]
+        let expected: [(CredentialFaults, Set<String>)] = [
+            (.legacyExchangeStatus, closingExactly),
+            (.ignoreP1P2, ["auth0.wrong-p1p2", "auth1.wrong-p1p2"]),
+            (.ignoreLe, ["auth0.response-chaining"]),
+            (.commitAtomicWrites, ["mailbox.write-request"]),
+            (.skipReaderCheck, ["auth1.bad-reader-signature"]),
+            (.wrongSignature, ["auth1.standard"]),
+            (.replayEphemeralKey, ["fast.consecutive-decoys"]),
+        ]
+        for (fault, checks) in expected {
+            XCTAssertEqual(failures(run(try phone(faults: fault))).official, checks, "fault \(fault)")
+        }
+    }
+
+    /// A phone listing only a version LockBench does not speak fails `select.fci` and nothing else:
+    /// every other check is not applicable, with the reason.
+    func testNoCommonVersionFailsOnlySelectFCI() throws {
+        let r = run(try phone(versions: [0x0A00]))
+        XCTAssertEqual(failures(r).official, ["select.fci"])
+        XCTAssertEqual(failures(r).advisory, [])
+        let others = r.results.filter { $0.id != "select.fci" }
+        XCTAssertTrue(others.allSatisfy { $0.status == .notApplicable && $0.reason.contains("no version LockBench speaks") })
+    }
+
+    /// Every check that names an official case names one of the official test plan's cases.
+    func testEveryOfficialNameIsInTheOfficialPlan() {
+        for check in CredentialCatalogue.all + [] {
+            guard let name = check.officialCase else {
+                XCTAssertTrue(check.advisory, "\(check.id) names no official case: it must be an advisory")
+                continue
+            }
+            XCTAssertNotNil(OfficialTestPlan.case(named: name), "\(check.id): \(name) is not in OfficialTestPlan")
+        }
+    }
+}
