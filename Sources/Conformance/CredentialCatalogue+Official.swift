@@ -194,7 +194,12 @@ extension CredentialCatalogue {
     static func stepUp(_ id: String, official: String, asking: [String], require: [String], onlyDocType: String?,
                        closeOn channel: ReaderProbe.Channel, title: String) -> CredentialCheck {
         CredentialCheck(id, official: official, section: "§9", title: title, applicable: { p in
-            needsAuth1(p) ?? (p.issuerKeys.isEmpty ? "the official case verifies each document's issuer signature: give the issuer's public key (--issuer PEM)" : nil)
+            if let why = needsAuth1(p) { return why }
+            if p.issuerKeys.isEmpty { return "the official case verifies each document's issuer signature: give the issuer's public key (--issuer PEM)" }
+            // A phone that announces no document of a kind the case requires would not claim it.
+            if require.contains(DocType.access) && !p.bit(0) { return "the case needs an access document; the phone announces none (5E bit 0)" }
+            if require.contains(DocType.revocation) && !p.bit(1) { return "the case needs a revocation document; the phone announces none (5E bit 1)" }
+            return nil
         }) { phone, profile in
             try phone.transaction(id) { p in
                 try p.select()

@@ -170,6 +170,31 @@ final class ConformanceEndToEndTests: XCTestCase {
         }
     }
 
+    /// Calibration as processes: the public reference device's profile passes every check that
+    /// mirrors an official case, over the socket and through libnfc (its own 6A88 rule only warns,
+    /// exit 0); a knob of §1 fails exactly the official cases it breaks.
+    func testTheReferenceProfilePassesAndAKnobFailsOnlyItsCases() throws {
+        let issuer = ["--issuer", "issuer.pub.pem"]
+        let port = try servePhone(["--profile", "reference", "--mailbox", "mailbox.bin"])
+        let r = try lb(["conformance", "credential", "--reader-identity", "door.reader.json", "--connect", "127.0.0.1:\(port)"] + issuer)
+        XCTAssertTrue(r.stdout.contains("warn  auth0.unsupported-version.6a88"), r.stdout)
+        XCTAssertTrue(r.stdout.contains("0 failed") && r.stdout.contains("1 advisory failed"), r.stdout)
+        XCTAssertEqual(try lb(["conformance", "credential", "--reader-identity", "door.reader.json", "--connect", "127.0.0.1:\(port)", "--strict"] + issuer,
+                              expect: 1).status, 1)
+        let link = dir.appendingPathComponent("reference-reader").path
+        let card = try InteractiveProcess(["nfc", "virtual-reader", "--link", link, "--profile", "reference", "--mailbox", "mailbox.bin"] + phoneFiles, currentDirectory: dir)
+        addTeardownBlock { card.terminate() }
+        _ = try card.waitForLine(containing: "card: inserted")
+        let nfc = try lb(["conformance", "credential", "--reader-identity", "door.reader.json", "--nfc", "pn532_uart:\(link)", "--json"] + issuer)
+        let statuses = try statuses(nfc.stdout)
+        assertFailures(statuses, are: [], "reference profile through libnfc")
+        XCTAssertEqual(statuses["stepup.ad"], "pass")
+        card.terminate()
+        let faulty = try servePhone(["--fault", "ignore-p1p2", "--mailbox", "mailbox.bin"])
+        let f = try lb(["conformance", "credential", "--reader-identity", "door.reader.json", "--connect", "127.0.0.1:\(faulty)", "--json"] + issuer, expect: 1)
+        assertFailures(try self.statuses(f.stdout), are: ["auth0.wrong-p1p2", "auth1.wrong-p1p2"], "phone --fault ignore-p1p2")
+    }
+
     /// `conformance reader --listen 0` with `lock transact` connecting until it is done; its lines.
     private func readerOverSocket(lockFaults: [String] = [], extra: [String] = ["--skip", "rdr.fast"], config: String = "door.lock.json") throws -> (status: Int32, lines: [String]) {
         let conf = try InteractiveProcess(["conformance", "reader", "--listen", "0", "--timeout", "20"] + phoneFiles + extra, currentDirectory: dir)
