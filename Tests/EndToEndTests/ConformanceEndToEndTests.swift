@@ -195,6 +195,47 @@ final class ConformanceEndToEndTests: XCTestCase {
         assertFailures(try self.statuses(f.stdout), are: ["auth0.wrong-p1p2", "auth1.wrong-p1p2"], "phone --fault ignore-p1p2")
     }
 
+    /// `trace` reads the `--json` transcript of `lock transact` as it reads the text one.
+    func testTraceReadsTheJSONOfLockTransact() throws {
+        let port = try servePhone()
+        let r = try lb(["lock", "transact", "--config", "door.lock.json", "--connect", "127.0.0.1:\(port)", "--json", "--transcript"])
+        try r.stdout.write(to: dir.appendingPathComponent("transact.json"), atomically: true, encoding: .utf8)
+        let trace = try lb(["trace", "transact.json", "--reader-key", "door.reader.json"])
+        for expected in ["SELECT", "AUTH0", "AUTH1", "EXCHANGE", "86 device ephemeral public key"] {
+            XCTAssertTrue(trace.stdout.contains(expected), "trace of lock transact --json lacks \(expected): \(trace.stdout.prefix(1500))")
+        }
+        try "{\"decision\": \"granted\"}".write(to: dir.appendingPathComponent("nope.json"), atomically: true, encoding: .utf8)
+        let bad = try lb(["trace", "nope.json"], expect: 2)
+        XCTAssertTrue(bad.stderr.contains("apdus"), bad.stderr)
+    }
+
+    /// Results stream as each check ends; Ctrl-C prints the report so far (unfinished checks `not
+    /// run`), writes the transcript and JUnit so far, and exits 130.
+    func testResultsStreamAndCtrlCKeepsWhatRan() throws {
+        let conf = try InteractiveProcess(["conformance", "reader", "--listen", "0", "--timeout", "30", "--skip", "rdr.fast",
+                                           "--transcript", "partial.transcript", "--junit", "partial.xml"] + phoneFiles, currentDirectory: dir)
+        addTeardownBlock { conf.terminate() }
+        let listening = try conf.waitForLine(containing: "listening on")
+        let port = listening.split(separator: ":")[1].split(separator: ";")[0]
+        XCTAssertTrue(try conf.waitForLine(containing: "transactions from the reader under test").contains("15 checks need 16 transactions"))
+        // Two transactions: the first two checks end and are printed before the run is over.
+        for _ in 0..<2 {
+            _ = try LockBenchProcess.run(["lock", "transact", "--config", "door.lock.json", "--connect", "127.0.0.1:\(port)"], currentDirectory: dir)
+        }
+        XCTAssertTrue(try conf.waitForLine(containing: "rdr.standard", timeout: 30).hasPrefix("pass"))
+        kill(conf.process.processIdentifier, SIGINT)
+        conf.process.waitUntilExit()
+        XCTAssertEqual(conf.process.terminationStatus, 130)
+        let notRun = try conf.waitForLine(containing: "rdr.neg.replayed-ephemeral", timeout: 5)
+        XCTAssertTrue(notRun.hasPrefix("----"), notRun)
+        let summary = try conf.waitForLine(containing: "(interrupted)", timeout: 5)
+        XCTAssertTrue(summary.contains("2 passed") && summary.contains("13 not run"), summary)
+        let junit = try String(contentsOf: dir.appendingPathComponent("partial.xml"), encoding: .utf8)
+        XCTAssertTrue(junit.contains("not run: the run ended first"), junit)
+        let transcript = try String(contentsOf: dir.appendingPathComponent("partial.transcript"), encoding: .utf8)
+        XCTAssertTrue(transcript.contains("check=rdr.standard"), String(transcript.prefix(500)))
+    }
+
     /// `conformance reader --listen 0` with `lock transact` connecting until it is done; its lines.
     private func readerOverSocket(lockFaults: [String] = [], extra: [String] = ["--skip", "rdr.fast"], config: String = "door.lock.json") throws -> (status: Int32, lines: [String]) {
         let conf = try InteractiveProcess(["conformance", "reader", "--listen", "0", "--timeout", "20"] + phoneFiles + extra, currentDirectory: dir)
