@@ -60,6 +60,8 @@ public struct CredentialFaults: OptionSet, Sendable, Hashable {
     public static let commitAtomicWrites = CredentialFaults(rawValue: 1 << 14)
     /// Answer SELECT with an FCI whose 84 names `A000000909ACCE55FE` (RD-NFC-SELECT-1.2: the reader must stop).
     public static let fciOtherAID = CredentialFaults(rawValue: 1 << 15)
+    /// Announce documents (5E) but answer ENVELOPE with none (NFC_RDR_NEG_STEPUP_AD_NO_DATA_ELEMENTS).
+    public static let emptyDeviceResponse = CredentialFaults(rawValue: 1 << 16)
 
     public static let names: [(String, CredentialFaults)] = [
         ("wrong-signature", .wrongSignature), ("corrupt-ciphertext", .corruptCiphertext),
@@ -69,6 +71,7 @@ public struct CredentialFaults: OptionSet, Sendable, Hashable {
         ("auth1-wrong-signature-tag", .auth1WrongSignatureTag), ("auth1-extra-tag", .auth1ExtraTag),
         ("legacy-exchange-status", .legacyExchangeStatus), ("ignore-p1p2", .ignoreP1P2), ("ignore-le", .ignoreLe),
         ("commit-atomic-writes", .commitAtomicWrites), ("fci-other-aid", .fciOtherAID),
+        ("empty-device-response", .emptyDeviceResponse),
     ]
 
     /// The unknown tag the extra-tag faults add (the public test harness's `UNKNOWN_TAG`).
@@ -573,6 +576,7 @@ public final class CredentialSession: APDUResponder {
         var documents: [[UInt8]] = []
         if request.docTypes.contains(DocType.access) { documents += configuration.accessDocuments }
         if request.docTypes.contains(DocType.revocation) { documents += configuration.revocationDocuments }
+        if configuration.faults.contains(.emptyDeviceResponse) { documents = [] }
         var sealed: [UInt8]
         do {
             sealed = try channel.seal(try DeviceResponse(documents: documents).encoded())

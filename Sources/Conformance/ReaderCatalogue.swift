@@ -134,12 +134,19 @@ public final class ReaderUnderTest {
     public let recorder: TranscriptRecorder?
     /// Seconds to wait for the reader to finish a transaction.
     public var timeout: TimeInterval
+    /// The site issuer's private key (`--issuer-key`): the step-up cases mint documents with it.
+    public var issuer: P256.Signing.PrivateKey?
+    /// The lock's time, around which minted documents are valid (`--now`).
+    public var now: Date
 
-    public init(presenter: PhonePresenter, base: CredentialConfiguration, recorder: TranscriptRecorder? = nil, timeout: TimeInterval = 15) {
+    public init(presenter: PhonePresenter, base: CredentialConfiguration, recorder: TranscriptRecorder? = nil, timeout: TimeInterval = 15,
+                issuer: P256.Signing.PrivateKey? = nil, now: Date = Date()) {
         self.presenter = presenter
         self.base = base
         self.recorder = recorder
         self.timeout = timeout
+        self.issuer = issuer
+        self.now = now
         for r in base.trustedReaders { recorder?.readerKey(group: r.groupID, publicKey: r.publicKey) }
     }
 
@@ -241,26 +248,7 @@ public enum ReaderCatalogue {
                     title: "a phone whose key the reader never saw: ENVELOPE right after AUTH1, naming the access element; EXCHANGE on the step-up channel grants") { reader, _ in
             let phone = reader.phone()
             let t = try reader.present(phone, "rdr.step-up")
-            return official(t) {
-                guard let a1 = t.commands.firstIndex(where: { $0.ins == Instruction.auth1 }) else { return .fail("no AUTH1 (saw \(t.summary))") }
-                var next = a1 + 1
-                if phone.session.configuration.stepUpSelect == .required, next < t.commands.count, t.commands[next].ins == Instruction.select { next += 1 }
-                guard next < t.commands.count, t.commands[next].ins == Instruction.envelope else {
-                    return .fail("the command after AUTH1 is not ENVELOPE although the phone announces an access document (5E bit 0) the reader cannot know (saw \(t.summary))")
-                }
-                guard t.answers[next] == .success || t.answers[next].isBytesRemaining else {
-                    return .fail("the phone could not open or parse the ENVELOPE (answered \(t.answers[next]): \(Names.status(t.answers[next])))", expected: [0x90, 0x00], actual: t.answers[next].bytes)
-                }
-                let wanted = Set(phone.session.configuration.accessDocuments.compactMap { try? IssuedDocument(parsing: $0) }.flatMap { $0.items.map(\.elementIdentifier) })
-                let named = Set(phone.session.lastDeviceRequest?.requests.filter { $0.namespaces[DocType.access] != nil }.flatMap { $0.namespaces[DocType.access]!.keys } ?? [])
-                if !wanted.isEmpty, named.isDisjoint(with: wanted) {
-                    return .fail("Reader did not request Element ID \(wanted.sorted().joined(separator: ", ")) in namespace aliro-a (it named \(named.isEmpty ? "none" : named.sorted().joined(separator: ", ")))")
-                }
-                guard let s = t.readerStatus else { return .fail("no EXCHANGE with 97 after ENVELOPE (saw \(t.summary))") }
-                guard s >> 8 == 0x01 else { return .fail("Received incorrect EXCHANGE reader status \(Hex.encode(s.bigEndianBytes)) (\(Names.readerStatus(s))): a valid document must grant (high byte 01)") }
-                guard phone.session.lastExchangeChannel == .stepUp else { return .fail("the closing EXCHANGE came on the expedited channel; after ENVELOPE the official phone opens it with the step-up keys") }
-                return .pass(t.summary)
-            }
+            return official(t) { stepUpVerdict(t, phone, grant: true) }
         },
         ReaderCheck("rdr.standard", official: "NFC_RDR_STANDARD_NO_CERT", section: "§1, §6, §10",
                     title: "SELECT, a standard AUTH0, an AUTH1 whose signature verifies, then a command that parses") { reader, _ in
@@ -386,5 +374,84 @@ public enum ReaderCatalogue {
             if let s = t.readerStatus, !Names.isFailureStatus(s) { return .fail("the reader granted a transaction whose device ephemeral key repeats the previous one") }
             return .pass("refused: \(t.summary)")
         },
+        minted("rdr.stepup.key-id", official: "NFC_RDR_STEPUP_AD_KEY_ID", defect: .none, grant: true, stepUpSelect: true,
+               title: "a document signed by the site issuer, named by kid; the phone asks for the step-up SELECT (5E bit 2): SELECT 5502, ENVELOPE, a grant"),
+        minted("rdr.neg.stepup.doctype", official: "NFC_RDR_NEG_STEPUP_AD_DOCTYPE_NOT_ALIROA", defect: .documentDocType, grant: false,
+               title: "a Document whose docType is bad-doctype: EXCHANGE with a failure status"),
+        minted("rdr.neg.stepup.device-key", official: "NFC_RDR_NEG_STEPUP_AD_DEVICE_KEY_INFO_MISMATCH", defect: .deviceKeyMismatch, grant: false,
+               title: "an MSO binding another device key than the phone's: EXCHANGE with a failure status"),
+        minted("rdr.neg.stepup.not-yet-valid", official: "NFC_RDR_NEG_STEPUP_AD_EARLY_ISSUER_AUTH", defect: .notYetValid, grant: false,
+               title: "a document valid from 14 days on: EXCHANGE with a failure status"),
+        minted("rdr.neg.stepup.expired", official: "NFC_RDR_NEG_STEPUP_AD_EXPIRED_ISSUER_AUTH", defect: .expired, grant: false,
+               title: "a document valid 2020-01-01 00:00–01:00: EXCHANGE with a failure status"),
+        minted("rdr.neg.stepup.bad-signature", official: "NFC_RDR_NEG_STEPUP_AD_INVALID_SIGNATURE_ISSUER_AUTH", defect: .badSignature, grant: false,
+               title: "an issuerAuth whose signature is 00…3F: EXCHANGE with a failure status"),
+        minted("rdr.neg.stepup.mso-doctype", official: "NFC_RDR_NEG_STEPUP_AD_ISSUER_DOCTYPE_MISMATCH", defect: .msoDocType, grant: false,
+               title: "an MSO signed with docType bad-doctype: EXCHANGE with a failure status"),
+        minted("rdr.neg.stepup.no-key-id", official: "NFC_RDR_NEG_STEPUP_AD_NO_ISSUER_CERT_NO_KEY_ID", defect: .noKeyID, grant: false,
+               title: "an issuerAuth with neither kid nor certificate: EXCHANGE with a failure status"),
+        minted("rdr.neg.stepup.no-documents", official: "NFC_RDR_NEG_STEPUP_AD_NO_DATA_ELEMENTS", defect: .none, grant: false, emptyResponse: true,
+               title: "the phone announces an access document and answers ENVELOPE with none: EXCHANGE with a failure status"),
     ]
+
+    /// A step-up case whose phone is a stranger to the lock (a fresh key) carrying one document the
+    /// site issuer signed with `defect`; LockBench mints it with `--issuer-key`.
+    static func minted(_ id: String, official: String, defect: DocumentDefect, grant: Bool, stepUpSelect: Bool = false,
+                       emptyResponse: Bool = false, title: String) -> ReaderCheck {
+        ReaderCheck(id, official: official, section: "§9", title: title) { reader, _ in
+            guard let issuer = reader.issuer else {
+                return .notApplicable("the case hands the lock a document of its own: give the site issuer's private key (--issuer-key) and the lock's time (--now)")
+            }
+            guard let group = reader.base.trustedReaders.first?.groupID else { return .fail("the phone trusts no reader") }
+            let key = P256.Signing.PrivateKey()
+            let document = try defect.mint(credentialKey: key.publicBytes, readerGroup: group, issuer: issuer, now: reader.now)
+            let phone = reader.phone(faults: emptyResponse ? .emptyDeviceResponse : []) {
+                $0.signingKey = key
+                $0.accessDocuments = [document]
+                $0.revocationDocuments = []
+                $0.stepUpSelect = stepUpSelect ? .required : .optional
+            }
+            let t = try reader.present(phone, id)
+            return ReaderCatalogue.official(t) { stepUpVerdict(t, phone, grant: grant, elementCheck: !emptyResponse) }
+        }
+    }
+
+    /// The step-up skeleton of the official reader cases: after AUTH1 (and the step-up SELECT when
+    /// 5E bit 2 asks) the next command is ENVELOPE, its DeviceRequest names the phone's access
+    /// element in aliro-a, and the next is EXCHANGE on the step-up channel whose 97 has high byte
+    /// 01 (a grant) or 00 (a refusal).
+    static func stepUpVerdict(_ t: ObservedTransaction, _ phone: ObservingPhone, grant: Bool, elementCheck: Bool = true) -> Verdict {
+        guard let a1 = t.commands.firstIndex(where: { $0.ins == Instruction.auth1 }) else { return .fail("no AUTH1 (saw \(t.summary))") }
+        var next = a1 + 1
+        if phone.session.configuration.stepUpSelect == .required {
+            guard next < t.commands.count, t.commands[next].ins == Instruction.select, t.commands[next].data == AID.stepUp else {
+                return .fail("the phone asks for the step-up SELECT (5E bit 2) but the command after AUTH1 is not SELECT A000000909ACCE5502 (saw \(t.summary))")
+            }
+            next += 1
+        }
+        guard next < t.commands.count, t.commands[next].ins == Instruction.envelope else {
+            return .fail("the command after AUTH1 is not ENVELOPE although the phone announces an access document (5E bit 0) the reader cannot know (saw \(t.summary))")
+        }
+        guard t.answers[next] == .success || t.answers[next].isBytesRemaining else {
+            return .fail("the phone could not open or parse the ENVELOPE (answered \(t.answers[next]): \(Names.status(t.answers[next])))", expected: [0x90, 0x00], actual: t.answers[next].bytes)
+        }
+        if elementCheck {
+            let wanted = Set(phone.session.configuration.accessDocuments.compactMap { try? IssuedDocument(parsing: $0) }.flatMap { $0.items.map(\.elementIdentifier) })
+            let named = Set(phone.session.lastDeviceRequest?.requests.compactMap { $0.namespaces[DocType.access] }.flatMap(\.keys) ?? [])
+            if !wanted.isEmpty, named.isDisjoint(with: wanted) {
+                return .fail("Reader did not request Element ID \(wanted.sorted().joined(separator: ", ")) in namespace aliro-a (it named \(named.isEmpty ? "none" : named.sorted().joined(separator: ", ")))")
+            }
+        }
+        guard next + 1 < t.commands.count, t.commands[next + 1].ins == Instruction.exchange else {
+            return .fail("the command after ENVELOPE is not EXCHANGE (saw \(t.summary))")
+        }
+        guard phone.session.lastExchangeChannel == .stepUp, let s = t.readerStatus else {
+            return .fail("the EXCHANGE after ENVELOPE does not open under the step-up keys or carries no 97 (the official phone opens it with StepUpSKReader)")
+        }
+        let high: UInt16 = grant ? 0x01 : 0x00
+        guard s >> 8 == high else {
+            return .fail("Received incorrect EXCHANGE reader status \(Hex.encode(s.bigEndianBytes)) (\(Names.readerStatus(s))): the case expects high byte \(Hex.encode([UInt8(high)])) (\(grant ? "a grant" : "a refusal"))")
+        }
+        return .pass(t.summary)
+    }
 }

@@ -2,6 +2,7 @@ import AccessProtocol
 import ArgumentParser
 import BLE
 import ByteCore
+import Codecs
 import Conformance
 import Foundation
 import LockRuntime
@@ -265,6 +266,10 @@ struct ConformanceReader: ParsableCommand {
     var timeout: Int = 15
     @Option(help: ArgumentHelp("Protocol versions the phone offers, most preferred first, e.g. 1.0,0.9.", valueName: "list"))
     var versions: String = "1.0"
+    @Option(name: .customLong("issuer-key"), help: ArgumentHelp("The site issuer's private key (PEM) the lock trusts: the official step-up cases hand the lock documents of their own (one defect each), minted with it. Without it they are not applicable.", valueName: "file"))
+    var issuerKey: String?
+    @Option(help: ArgumentHelp("The lock's current time (ISO-8601) around which minted documents are valid (default: now).", valueName: "time"))
+    var now: String?
     @OptionGroup var phone: PhoneOptions
     @OptionGroup var output: ConformanceOutputOptions
 
@@ -277,6 +282,7 @@ struct ConformanceReader: ParsableCommand {
         guard (1...600).contains(timeout) else { throw ValidationError("--timeout must be 1…600 seconds") }
         if btsnoop != nil && ble == nil { throw ValidationError("--btsnoop goes with --ble") }
         _ = try SocketCLI.versions(versions, flag: "--versions")
+        if let now { guard RFC3339.parse(now) != nil else { throw ValidationError("--now \"\(now)\" is not an ISO-8601 time like 2026-03-02T09:00:00Z") } }
     }
 
     func run() throws {
@@ -316,7 +322,9 @@ struct ConformanceReader: ParsableCommand {
         defer { cleanup() }
         var base = session.configuration
         base.interface = interface == .ble ? .ble : .nfc
-        let reader = ReaderUnderTest(presenter: presenter, base: base, recorder: recorder, timeout: TimeInterval(timeout))
+        let issuer = try issuerKey.map { try KeyFiles.privateKey($0, what: "issuer key") }
+        let reader = ReaderUnderTest(presenter: presenter, base: base, recorder: recorder, timeout: TimeInterval(timeout),
+                                     issuer: issuer, now: now.flatMap { RFC3339.parse($0) } ?? Date())
         let needed = checks.map(\.transactions).reduce(0, +)
         if text {
             emitLine("\(checks.count) checks need \(needed) transactions from the reader under test: \(Self.instruction(listen: listen, nfc: nfc)) once per transaction; each check is printed when it ends")
