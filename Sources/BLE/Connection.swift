@@ -14,6 +14,12 @@ public final class BLEConnection {
     public let connectedAt: Date
     var reassembler = L2CAPReassembler()
     var attServer: ATTServer
+
+    /// What this connection's client last wrote to `handle` (other clients' writes aside).
+    public func writtenValue(_ handle: UInt16) -> [UInt8]? {
+        host.cond.lock(); defer { host.cond.unlock() }
+        return attServer.written[handle]
+    }
     public private(set) var isOpen = true
     public private(set) var disconnectReason: UInt8?
     /// Set when the host's idle rules disconnect this link (so it is dropped once).
@@ -172,6 +178,10 @@ public final class BLEConnection {
         }
         guard !channels.values.contains(where: { $0.state.remoteCID == remoteCID }) else {
             signal(.leCreditConnectionResponse(id: id, destinationCID: 0, mtu: 0, mps: 0, credits: 0, result: SignalingCommand.Result.sourceCIDInUse))
+            return
+        }
+        if let refusal = server.admit(self) {
+            signal(.leCreditConnectionResponse(id: id, destinationCID: 0, mtu: 0, mps: 0, credits: 0, result: refusal))
             return
         }
         guard mtu >= 23, mps >= 23, let cid = allocateCID() else {

@@ -43,10 +43,13 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
         public var stepUpExchange: StepUpExchangeChannel
         /// Mailbox operations sent in every closing EXCHANGE that reports a decision.
         public var mailbox: [MailboxStep]
+        /// AUTH0's authentication policy (`42`): 1 / `user-device` (default), 2 / `secure-action`,
+        /// 3 / `force-user-authentication` (RD-BLE-AUTH0-2.0 expects 3).
+        public var policy: AuthenticationPolicy = .userDevice
 
         public init(stepUpSelect: StepUpSelectMode = .whenAsked, stepUpExchange: StepUpExchangeChannel = .stepUp,
-                    mailbox: [MailboxStep] = []) {
-            self.stepUpSelect = stepUpSelect; self.stepUpExchange = stepUpExchange; self.mailbox = mailbox
+                    mailbox: [MailboxStep] = [], policy: AuthenticationPolicy = .userDevice) {
+            self.stepUpSelect = stepUpSelect; self.stepUpExchange = stepUpExchange; self.mailbox = mailbox; self.policy = policy
         }
 
         public init(from decoder: Decoder) throws {
@@ -54,6 +57,7 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
             stepUpSelect = try c.decodeIfPresent(StepUpSelectMode.self, forKey: .stepUpSelect) ?? .whenAsked
             stepUpExchange = try c.decodeIfPresent(StepUpExchangeChannel.self, forKey: .stepUpExchange) ?? .stepUp
             mailbox = try c.decodeIfPresent([MailboxStep].self, forKey: .mailbox) ?? []
+            policy = try c.decodeIfPresent(AuthenticationPolicy.self, forKey: .policy) ?? .userDevice
             guard mailbox.count <= Self.maxMailboxSteps else {
                 throw DecodingError.dataCorruptedError(forKey: .mailbox, in: c,
                     debugDescription: "at most \(Self.maxMailboxSteps) mailbox operations, got \(mailbox.count)")

@@ -40,7 +40,7 @@ public final class LockService: @unchecked Sendable {
         let versions = configuration.policy.supportedProtocolVersions.sorted(by: >)
         let options = configuration.protocol
         reader = LockReader(configuration: ReaderConfiguration(identity: identity, supportedVersions: versions,
-                                                               stepUpSelect: options.stepUpSelect, stepUpExchange: options.stepUpExchange,
+                                                               policy: options.policy.rawValue, stepUpSelect: options.stepUpSelect, stepUpExchange: options.stepUpExchange,
                                                                mailbox: options.mailbox.map(\.operation)),
                             decider: lock.engine, fastCache: saved.fast, replayGuard: saved.replay)
         // The engine answers the reader's step-up question; the lock answers `decide` (it
