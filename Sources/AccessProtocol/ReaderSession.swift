@@ -192,9 +192,10 @@ public struct Resolution: Sendable, Equatable {
 ///
 /// Over BLE (`start(at:initiated:)`, the official ble_reader cases): the phone's initiate replaces
 /// SELECT, so AUTH0 goes first; the outcome goes in the completed notification, never in
-/// EXCHANGE: AUTH0 → AUTH1 → EXCHANGE (no `97`) → completed; FAST: AUTH0 → completed
-/// (RD-BLE-FSTTXN-1.0); step-up: AUTH1 → ENVELOPE → completed; a failure is the `02 00`
-/// GENERAL_ERROR event instead of CONTROL FLOW or a failing EXCHANGE.
+/// EXCHANGE: AUTH0 → AUTH1 → EXCHANGE (no `97`; the mailbox operations) → [ENVELOPE] →
+/// completed (RD-BLE-STDTXN-2.0, BLEUWB_RDR_STEPUP_PHASE: EXCHANGE before ENVELOPE); FAST:
+/// AUTH0 → completed (RD-BLE-FSTTXN-1.0); a failure is the `02 00` GENERAL_ERROR event instead
+/// of CONTROL FLOW or a failing EXCHANGE.
 public struct ReaderSession {
     private enum Step {
         case start
@@ -253,8 +254,9 @@ public struct ReaderSession {
     private var ble: BLEOpening?
     /// BleSK of this transaction once the keys exist (after AUTH1, or a FAST cryptogram).
     private var bleSK: [UInt8]?
-    /// Over BLE, the reader status the completed notification will carry after EXCHANGE.
-    private var completionStatus: UInt16?
+    /// Over BLE, what follows the EXCHANGE: the presentation to decide on, and whether the
+    /// documents are needed first (step-up).
+    private var afterExchange: (presentation: Presentation, stepUp: Bool)?
 
     public init(configuration: ReaderConfiguration, wantsStepUp: @escaping ([UInt8], SignedTimestamps) -> Bool, fastCache: FastCache = FastCache(),
                 replayGuard: ReplayGuard = ReplayGuard(), random: RandomSource = SystemRandom(), signer: MessageSigner? = nil,
@@ -294,9 +296,16 @@ public struct ReaderSession {
         return sendAuth0(offered: opening.initiate.versions, fci: opening.initiate.proprietaryTLV)
     }
 
-    /// Over BLE, after the `.notify` message went out (or could not): the transaction is over.
-    public mutating func notified() -> ReaderAction {
+    /// Over BLE, after the `.notify` message went out (`delivered`) or could not: the
+    /// transaction is over. A decision the phone never heard stands, as with `abort`.
+    public mutating func notified(delivered: Bool) -> ReaderAction {
         step = .done
+        if !delivered {
+            result.acknowledged = false
+            if result.decided { result.linkLostAfterDecision = "the completed notification could not be sent" }
+        } else if result.decided, result.fast || closing == nil {
+            result.acknowledged = true      // no EXCHANGE went out: the notification is what the phone heard
+        }
         return .complete(result)
     }
 
@@ -365,14 +374,9 @@ public struct ReaderSession {
         } else {
             result.learnedPersistentKey = nil
         }
-        guard ble != nil else {
-            return close(ExchangeCommandPlaintext(readerStatus: resolution.readerStatus, mailbox: configuration.mailbox))
-        }
-        // BLE: FAST and step-up go straight to the completed notification (RD-BLE-FSTTXN-1.0,
-        // BLERKE_RDR_STEPUP_PHASE); a standard transaction closes with an EXCHANGE without `97`.
-        if result.fast || result.stepUp { return notifyCompleted(resolution.readerStatus) }
-        completionStatus = resolution.readerStatus
-        return close(ExchangeCommandPlaintext(readerStatus: nil, mailbox: configuration.mailbox))
+        // BLE: the EXCHANGE (if any) went before the decision; the outcome is the completed notification.
+        guard ble == nil else { return notifyCompleted(resolution.readerStatus) }
+        return close(ExchangeCommandPlaintext(readerStatus: resolution.readerStatus, mailbox: configuration.mailbox))
     }
 
     // MARK: - Steps
@@ -413,10 +417,10 @@ public struct ReaderSession {
                 }
                 closing = ch
             }
-            if ble != nil {
-                // A failing EXCHANGE already has its failure event sent (`failOnChannel`).
-                guard let status = completionStatus else { step = .done; return .complete(result) }
-                return notifyCompleted(status)
+            if let next = afterExchange {
+                // BLE: the EXCHANGE is not the decision; a phone that refused it is still decided on.
+                afterExchange = nil
+                return next.stepUp ? stepUp(next.presentation) : decideAndClose(next.presentation)
             }
             step = .done
             return .complete(result)
@@ -592,18 +596,24 @@ public struct ReaderSession {
         persistentKeyInputs = (ctx, credentialKey)     // Kpersistent: derived once decided (`decided`), off the decision's path
         let presentation = Presentation(credentialPublicKey: credentialKey, transactionID: ctx.transactionID,
                                         interface: configuration.interface, protocolVersion: ctx.version, fast: false)
-        if wantsStepUp(credentialKey, SignedTimestamps(answer)) {
-            result.stepUp = true
-            pendingPresentation = presentation
-            stepUpSelectAsked = answer.signaling.contains(.stepUpSelectRequired)
-            // Over BLE no step-up SELECT unless the phone asks for it (BLERKE_RDR_STEPUP_PHASE
-            // fails on any INS before ENVELOPE but EXCHANGE).
-            guard ble == nil || stepUpSelectAsked else { return sendEnvelope() }
-            guard stepUpSelectAsked || configuration.stepUpSelect == .always else { return sendEnvelope() }
-            step = .stepUpSelect
-            return send(Commands.select(AID.stepUp), "SELECT step-up")
+        let needsDocuments = wantsStepUp(credentialKey, SignedTimestamps(answer))
+        stepUpSelectAsked = answer.signaling.contains(.stepUpSelectRequired)
+        if ble != nil {
+            afterExchange = (presentation, needsDocuments)
+            return close(ExchangeCommandPlaintext(readerStatus: nil, mailbox: configuration.mailbox))
         }
-        return decideAndClose(presentation)
+        return needsDocuments ? stepUp(presentation) : decideAndClose(presentation)
+    }
+
+    /// The step-up: the step-up SELECT when asked (or configured always; over BLE only when asked:
+    /// BLERKE_RDR_STEPUP_PHASE fails on any INS but EXCHANGE before ENVELOPE), then ENVELOPE.
+    private mutating func stepUp(_ presentation: Presentation) -> ReaderAction {
+        result.stepUp = true
+        pendingPresentation = presentation
+        let select = stepUpSelectAsked || (ble == nil && configuration.stepUpSelect == .always)
+        guard select else { return sendEnvelope() }
+        step = .stepUpSelect
+        return send(Commands.select(AID.stepUp), "SELECT step-up")
     }
 
     private var pendingPresentation: Presentation?

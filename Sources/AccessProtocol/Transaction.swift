@@ -209,8 +209,9 @@ public final class LockReader {
                 action = session.decided(resolve(presentation))
             case .notify(let message):
                 // Only a `MessageBearer` link starts a session that notifies.
-                try? bearer?.sendMessage(message)
-                action = session.notified()
+                var delivered = false
+                if let bearer { delivered = (try? bearer.sendMessage(message)) != nil }
+                action = session.notified(delivered: delivered)
             case .transmit(let command):
                 if let exceeded = limits.exceeded(by: usage, now: DispatchTime.now().uptimeNanoseconds) {
                     var r = session.abort("transaction limit: \(exceeded)")

@@ -584,7 +584,9 @@ class ProtocolCredential:
             return SW_DATA
         sealed = gcm_seal(keys[1], DEVICE_PREFIX, self.device_counter, b'\x00\x02\x90\x00')
         self.device_counter += 1
-        self.state = 'done'
+        # Over BLE the EXCHANGE carries no reader status and does not end the transaction (the
+        # completed notification does; a step-up may follow): docs/ble.md.
+        self.state = 'done' if self.exchange_status is not None else 'authenticated'
         self.log.append(f'exchange: reader status {self.exchange_status.hex() if self.exchange_status else "none"}')
         return sealed + SW_OK
 
