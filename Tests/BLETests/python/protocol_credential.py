@@ -582,7 +582,8 @@ class ProtocolCredential:
                     self.exchange_status = value
         except ValueError:
             return SW_DATA
-        sealed = gcm_seal(keys[1], DEVICE_PREFIX, self.device_counter, b'\x00\x02\x90\x00')
+        # 00 02 00 00: success as the certification tool's readers expect it (ud_ble_stdtxn_20: "must end 00 02 00 00").
+        sealed = gcm_seal(keys[1], DEVICE_PREFIX, self.device_counter, b'\x00\x02\x00\x00')
         self.device_counter += 1
         # Over BLE the EXCHANGE carries no reader status and does not end the transaction (the
         # completed notification does; a step-up may follow): docs/ble.md.
