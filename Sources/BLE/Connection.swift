@@ -22,6 +22,8 @@ public final class BLEConnection {
     }
     public private(set) var isOpen = true
     public private(set) var disconnectReason: UInt8?
+    /// The result of the last LE credit-based connection response that refused `openChannel`.
+    public private(set) var lastChannelRefusal: UInt16?
     /// Set when the host's idle rules disconnect this link (so it is dropped once).
     var isBeingDropped = false
     /// Since when the link has had no credit-based channel open (nil while one is).
@@ -269,6 +271,7 @@ public final class BLEConnection {
         switch reply {
         case .leCreditConnectionResponse(_, _, _, _, _, let result)?:
             guard result == 0, let opened else {
+                lastChannelRefusal = result
                 throw BLEError(.channelRefused, "L2CAP: the peer refused PSM 0x\(String(psm, radix: 16)) (result 0x\(String(result, radix: 16)))")
             }
             return opened

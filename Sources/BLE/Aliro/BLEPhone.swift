@@ -21,6 +21,8 @@ public struct BLEPhoneOutcome: Sendable {
 public final class BLEPhoneSession {
     public let connection: BLEConnection
     public private(set) var psm: UInt16 = AliroBLE.defaultPSM
+    /// The advertising data the phone connected on.
+    public internal(set) var advertisingData: [UInt8] = []
     /// The versions the lock lists in its SPSM characteristic (empty: it lists none).
     public private(set) var lockVersions: [UInt16] = []
     public private(set) var services: [DiscoveredService] = []
@@ -35,7 +37,7 @@ public final class BLEPhoneSession {
     /// the selected version `0100` — or, when the lock lists versions without `0100`, stop: the
     /// reference phone disconnects with "Invalid Aliro BLE UWB Protocol Version" and never opens
     /// the channel (BLEUWB_UD_NEG_FAILED_L2CAP).
-    public func discover() throws(BLEError) {
+    public func discover(versionWrite: [UInt8] = AliroBLE.protocolVersion) throws(BLEError) {
         let gatt = GATTClient(connection: connection)
         try gatt.exchangeMTU(247)
         services = try gatt.findPrimaryServices(BLEUUID(AliroBLE.serviceUUID))
@@ -53,7 +55,7 @@ public final class BLEPhoneSession {
             throw BLEError(.connectionFailed, "GATT: the lock lists BLE versions \(value.versions.map { String(format: "%04X", $0) }) in D3B5A130; this phone speaks \(AliroBLE.supportedVersions.map { String(format: "%04X", $0) })")
         }
         if let version = chars.first(where: { $0.uuid == AliroBLE.versionCharacteristic }) {
-            try gatt.write(version.valueHandle, AliroBLE.protocolVersion)
+            try gatt.write(version.valueHandle, versionWrite)
         }
     }
 
@@ -215,6 +217,7 @@ public final class BLEPhone {
         }
         let connection = try host.connect(to: report.address, timeout: configuration.connectTimeout)
         let session = BLEPhoneSession(connection: connection, responseTimeout: configuration.responseTimeout)
+        session.advertisingData = report.data
         if let ad = AliroAdvertisement(advertisingData: report.data), ad.advertisingVersion != AliroAdvertisement.version {
             session.disconnect()
             throw BLEError(.connectionFailed, "BLE: \(report.address) advertises version \(ad.advertisingVersion) (service data byte \(Hex.encode([ad.firstByte])), bits 0-2); this phone speaks version 0: disconnected")
