@@ -129,8 +129,9 @@ let package = Package(
         // AuditCrashTests kills a `lockbench audit burst` child mid-append: it runs the binary.
         .testTarget(name: "LockTests", dependencies: ["Lock", "AccessProtocol", "OfflineUnlock", "ByteCore", "LockBenchTestSupport", "lockbench"]),
         .testTarget(name: "NFCTests", dependencies: ["NFC", "ReaderSeam", "VirtualPN532", "ByteCore", "LockBenchTestSupport"]),
-        .testTarget(name: "BLETests", dependencies: ["BLE", "ReaderSeam", "ByteCore", "LockBenchTestSupport"]),
-        .testTarget(name: "LockRuntimeTests", dependencies: ["LockRuntime", "ReaderSeam", "PCSC", "SocketTransport", "AccessProtocol", "OfflineUnlock", "Lock", "NFC", "VirtualPN532", "ByteCore", "Codecs", "LockBenchTestSupport", crypto]),
+        .testTarget(name: "BLETests", dependencies: ["BLE", "ReaderSeam", "ByteCore", "LockBenchTestSupport",
+                                                     "AccessProtocol", "OfflineUnlock", "Lock", "LockRuntime", "Conformance", "Codecs", crypto]),
+        .testTarget(name: "LockRuntimeTests", dependencies: ["LockRuntime", "Conformance", "ReaderSeam", "PCSC", "SocketTransport", "AccessProtocol", "OfflineUnlock", "Lock", "NFC", "VirtualPN532", "ByteCore", "Codecs", "LockBenchTestSupport", crypto]),
         // --- Trust ---
         .testTarget(name: "TrustTests", dependencies: [
             "lockbench", "Trust", "TrustPhone", "Scenario", "Push", "OfflineUnlock", "Lock", "LockRuntime", "ByteCore", "LockBenchTestSupport", crypto,

@@ -174,12 +174,14 @@ public struct CredentialConfiguration {
 }
 
 /// The phone side: answers SELECT, AUTH0, AUTH1, step-up (SELECT step-up AID, ENVELOPE),
-/// EXCHANGE, CONTROL FLOW and GET RESPONSE. Radios host it as an `APDUResponder`.
+/// EXCHANGE, CONTROL FLOW and GET RESPONSE. Radios host it as an `APDUResponder`; over BLE
+/// (`MessageResponder`) it opens with "initiate access protocol", which stands for SELECT, so
+/// AUTH0 may come first, and it reads the lock's completed notification and events.
 ///
 /// Command dispatch is table-driven: INS → handler; unknown INS → 6D00, a command out of
 /// sequence → 6985, undecodable APDU → 6700. Chained commands are assembled first, long
 /// responses are handed out with 61xx and GET RESPONSE.
-public final class CredentialSession: APDUResponder {
+public final class CredentialSession: MessageResponder {
     public let configuration: CredentialConfiguration
     /// Kpersistent per reader id (32 bytes), learnt in standard transactions, kept across them.
     public var fastCache: FastCache {
@@ -239,6 +241,17 @@ public final class CredentialSession: APDUResponder {
     }
 
     private var state: State = .idle
+    /// The `A5` bound into the keys: SELECT's answer, or the BLE initiate's.
+    private var boundFCI: [UInt8]?
+    /// Over BLE: BleSK of this transaction once the keys exist, and the transport's versions.
+    private var bleSK: [UInt8]?
+    private var bleMessaging: BLESecureMessaging?
+    private var transportVersions: (supported: [UInt16], selected: UInt16)?
+    /// The lock's completed notification of the last BLE transaction, as opened; or why it did not open.
+    public private(set) var lastCompleted: AccessProtocolCompleted?
+    public private(set) var lastCompletedProblem: String?
+    /// The last event (`02 00`) the lock sent.
+    public private(set) var lastEvent: BLEEvent?
     private var stepUpSelected = false
     /// The step-up channel, opened by the step-up SELECT or (when the SELECT is optional) by the
     /// first ENVELOPE.
@@ -297,10 +310,60 @@ public final class CredentialSession: APDUResponder {
         configuration.mailbox?.endTransaction()
         if preparedEphemeral == nil { preparedEphemeral = PreparedEphemeralKey(random: random) }
         state = .idle
+        boundFCI = nil
+        bleSK = nil
+        bleMessaging = nil
         stepUpSelected = false
         stepUpChannel = nil
         assembler.reset()
         chainer.reset()
+    }
+
+    // MARK: - BLE messages
+
+    /// "Initiate access protocol" with the `A5` the reference phone builds (type `0000`, the
+    /// versions, no `7F66`): `02 05 00 0C 00 0A A5 08 80 02 00 00 5C 02 01 00` for `0100`. It
+    /// stands for SELECT's answer: AUTH0 may follow, binding these bytes and `C3`.
+    public func openingMessage(transportVersions: (supported: [UInt16], selected: UInt16)?) -> ChannelMessage? {
+        reset()
+        let initiate = InitiateAccessProtocol(versions: configuration.versions)
+        self.transportVersions = transportVersions
+        lastCompleted = nil
+        lastCompletedProblem = nil
+        lastEvent = nil
+        boundFCI = initiate.proprietaryTLV
+        state = .selected
+        return initiate.message
+    }
+
+    public func received(_ message: ChannelMessage) -> Bool {
+        guard message.type == ChannelMessage.Kind.notification else { return false }
+        switch message.id {
+        case ChannelMessage.Notification.accessProtocolCompleted:
+            do {
+                lastCompleted = try AccessProtocolCompleted(parsing: try openBLE(message))
+            } catch {
+                lastCompletedProblem = "\(message): \(error)"
+            }
+            state = .done
+            return true
+        case ChannelMessage.Notification.event:
+            guard let event = try? BLEEvent(parsing: try openBLE(message)) else { return false }
+            lastEvent = event
+            if case .generalError = event { state = .done; return true }
+            return false
+        default:
+            return false
+        }
+    }
+
+    public var readerReportedUnsecured: Bool? { lastCompleted.map { $0.readerStatus == .unsecured } }
+
+    /// The plaintext of a lock's message: opened under BleSKReader once BleSK exists, else as sent.
+    private func openBLE(_ message: ChannelMessage) throws(ProtocolError) -> [UInt8] {
+        guard let bleSK else { return message.payload }
+        if bleMessaging == nil { bleMessaging = BLESecureMessaging(role: .device, bleSK: bleSK, transportVersions: transportVersions) }
+        return try bleMessaging!.open(message)
     }
 
     /// The true FCI proprietary TLV (bound into keys) and the one shown to the reader.
@@ -381,6 +444,7 @@ public final class CredentialSession: APDUResponder {
         if c.data == AID.expedited {
             reset()
             state = .selected
+            boundFCI = selectResponse.proprietaryTLV
             var shown = selectResponse
             if configuration.faults.contains(.stripVersions), let oldest = configuration.versions.min() {
                 shown = SelectResponse(versions: [oldest], maxCommand: shown.maxCommand, maxResponse: shown.maxResponse)
@@ -402,7 +466,12 @@ public final class CredentialSession: APDUResponder {
     }
 
     private func auth0(_ c: CommandAPDU) -> ([UInt8], StatusWord) {
-        guard case .selected = state else { return ([], .conditionsNotSatisfied) }
+        // Over BLE the reference phone takes AUTH0 in any state once initiated (`user_device.py`
+        // waives SELECT_DONE on BLE): UD-BLE-AUTH0-1.3 sends two in one session.
+        let initiatedOverBLE = configuration.interface == .ble && boundFCI != nil
+        if case .selected = state {} else if !initiatedOverBLE { return ([], .conditionsNotSatisfied) }
+        bleSK = nil
+        bleMessaging = nil
         let cmd: Auth0Command
         do { cmd = try Auth0Command(parsing: c.data) } catch { return ([], .incorrectData) }
         guard configuration.versions.contains(cmd.version) else { return ([], configuration.profile.unsupportedVersion) }
@@ -425,7 +494,7 @@ public final class CredentialSession: APDUResponder {
                                         interfaceByte: configuration.interface == .ble ? 0xC3 : 0x5E, version: cmd.version,
                                         readerEphemeralKey: cmd.readerEphemeralKey, transactionID: cmd.transactionID,
                                         flags: cmd.flags, policy: cmd.policy,
-                                        fciProprietary: selectResponse.proprietaryTLV,
+                                        fciProprietary: boundFCI ?? selectResponse.proprietaryTLV,
                                         deviceEphemeralKey: ephemeralPublic)
         var fast: FastKeys?
         var cryptogram: [UInt8]?
@@ -433,6 +502,7 @@ public final class CredentialSession: APDUResponder {
             if groupKey != nil, let persistent = cache.lookup(cmd.readerID) {
                 let keys = KeySchedule.fastKeys(persistent: persistent, context: context, credentialKey: publicKey)
                 fast = keys
+                bleSK = keys.bleSK
                 cryptogram = KeySchedule.cryptogram(keys, plaintext: Auth1ResponsePlaintext.cryptogramPlaintext(
                     signaling: configuration.signaling, credentialTimestamp: configuration.credentialTimestamp,
                     revocationTimestamp: configuration.revocationTimestamp))
@@ -488,6 +558,7 @@ public final class CredentialSession: APDUResponder {
         do { sealed = try channel.seal(plain) } catch { return ([], .executionError) }
         if configuration.faults.contains(.corruptCiphertext) { sealed[0] ^= 0x01 }
         unsettledFastKey = (k, ctx)
+        bleSK = keys.bleSK
         state = .authenticated(channel: channel, stepUpSK: keys.stepUpSK)
         return (sealed, .success)
     }

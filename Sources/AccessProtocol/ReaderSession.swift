@@ -115,8 +115,12 @@ public struct TransactionResult: Sendable, Equatable {
     /// The link failed after the decision: the lock decided and acted, but the credential never
     /// heard the answer (`acknowledged` is false). The transport's error.
     public var linkLostAfterDecision: String? = nil
-    /// The reader status the closing EXCHANGE carried (nil: CONTROL FLOW or nothing was sent).
+    /// The reader status the credential was told: in the closing EXCHANGE (NFC, socket) or, over
+    /// BLE, in the completed notification (nil: CONTROL FLOW, a failure event, or nothing sent).
     public var readerStatus: UInt16? = nil
+    /// Over BLE: the message that ended the transaction (the completed notification or the
+    /// failure event, as sent: sealed once BleSK exists); nil on other radios.
+    public var closingMessage: ChannelMessage? = nil
     /// The mailbox operations the closing EXCHANGE carried, the data each read returned, and the
     /// status the credential gave them (nil when no operation was sent or no answer opened).
     public var mailboxOperations: [MailboxOperation] = []
@@ -139,8 +143,23 @@ public enum ReaderAction: Sendable, Equatable {
     /// The credential is authenticated (and its documents are in): the lock decides and acts,
     /// then answers with `decided(_:)`. Nothing has been told to the credential yet.
     case decide(Presentation)
+    /// Send this message on the channel (BLE: the completed notification or a failure event);
+    /// no answer comes: then call `notified()`.
+    case notify(ChannelMessage)
     /// The transaction is over.
     case complete(TransactionResult)
+}
+
+/// What a BLE transaction starts from instead of SELECT: the phone's "initiate access protocol"
+/// and the transport's version negotiation (GATT), which the BLE keys bind.
+public struct BLEOpening: Sendable {
+    public var initiate: InitiateAccessProtocol
+    public var transportVersions: (supported: [UInt16], selected: UInt16)?
+
+    public init(initiate: InitiateAccessProtocol, transportVersions: (supported: [UInt16], selected: UInt16)?) {
+        self.initiate = initiate
+        self.transportVersions = transportVersions
+    }
 }
 
 /// The lock's answer to `decide`: what it decided (a denial names its layer: the engine's
@@ -170,6 +189,13 @@ public struct Resolution: Sendable, Equatable {
 /// argument and every step returns the next action. It drives
 /// SELECT → AUTH0 → (FAST: EXCHANGE) | AUTH1 → [SELECT step-up, ENVELOPE] → EXCHANGE,
 /// or CONTROL FLOW when the transaction fails before a secure channel exists.
+///
+/// Over BLE (`start(at:initiated:)`, the official ble_reader cases): the phone's initiate replaces
+/// SELECT, so AUTH0 goes first; the outcome goes in the completed notification, never in
+/// EXCHANGE: AUTH0 → AUTH1 → EXCHANGE (no `97`; the mailbox operations) → [ENVELOPE] →
+/// completed (RD-BLE-STDTXN-2.0, BLEUWB_RDR_STEPUP_PHASE: EXCHANGE before ENVELOPE); FAST:
+/// AUTH0 → completed (RD-BLE-FSTTXN-1.0); a failure is the `02 00` GENERAL_ERROR event instead
+/// of CONTROL FLOW or a failing EXCHANGE.
 public struct ReaderSession {
     private enum Step {
         case start
@@ -181,6 +207,7 @@ public struct ReaderSession {
         case deciding
         case exchange
         case controlFlow
+        case notifying
         case done
     }
 
@@ -223,6 +250,13 @@ public struct ReaderSession {
     private var startedAt: Date?
     /// Made before the card arrived (`PreparedEphemeralKey`); nil: made at SELECT's answer.
     private var preparedEphemeralKey: PreparedEphemeralKey?
+    /// Set when the transaction runs over BLE (started from the phone's initiate).
+    private var ble: BLEOpening?
+    /// BleSK of this transaction once the keys exist (after AUTH1, or a FAST cryptogram).
+    private var bleSK: [UInt8]?
+    /// Over BLE, what follows the EXCHANGE: the presentation to decide on, and whether the
+    /// documents are needed first (step-up).
+    private var afterExchange: (presentation: Presentation, stepUp: Bool)?
 
     public init(configuration: ReaderConfiguration, wantsStepUp: @escaping ([UInt8], SignedTimestamps) -> Bool, fastCache: FastCache = FastCache(),
                 replayGuard: ReplayGuard = ReplayGuard(), random: RandomSource = SystemRandom(), signer: MessageSigner? = nil,
@@ -248,6 +282,40 @@ public struct ReaderSession {
         startedAt = time
         step = .select
         return send(Commands.select(AID.expedited), "SELECT")
+    }
+
+    /// The first action over BLE: the phone's initiate stands for SELECT's answer, so AUTH0 goes
+    /// first (RD-BLE-AUTH0-1.0, RD-BLE-STDTXN-2.0), binding the initiate's `A5` and interface `C3`.
+    public mutating func start(at time: Date, initiated opening: BLEOpening) -> ReaderAction {
+        startedAt = time
+        ble = opening
+        // The reference reader refuses another application type (`reader.py`: "User send unknown application type").
+        guard opening.initiate.applicationType == [0x00, 0x00] else {
+            return fail(.malformedInput, "initiate access protocol: application type \(opening.initiate.applicationType.hex) (80), not 0000")
+        }
+        return sendAuth0(offered: opening.initiate.versions, fci: opening.initiate.proprietaryTLV)
+    }
+
+    /// Over BLE, after the `.notify` message went out (`delivered`) or could not: the
+    /// transaction is over. A decision the phone never heard stands, as with `abort`.
+    public mutating func notified(delivered: Bool) -> ReaderAction {
+        step = .done
+        if !delivered {
+            result.acknowledged = false
+            if result.decided { result.linkLostAfterDecision = "the completed notification could not be sent" }
+        } else if result.decided, result.fast || closing == nil {
+            result.acknowledged = true      // no EXCHANGE went out: the notification is what the phone heard
+        }
+        return .complete(result)
+    }
+
+    /// The credential did not answer in time. Over BLE the channel is still up, so the phone is
+    /// told with the GENERAL_ERROR event (BLEUWB_RDR_NEG_TIMEOUT_BEFORE_AUTH0); elsewhere it is an
+    /// `abort`. A decision already taken stands either way.
+    public mutating func timedOut(_ detail: String) -> ReaderAction {
+        guard ble != nil, !isComplete else { return .complete(abort(detail)) }
+        _ = abort(detail)
+        return notifyFailure()
     }
 
     /// Feeds one response APDU (data ‖ SW) from the credential.
@@ -309,6 +377,8 @@ public struct ReaderSession {
         } else {
             result.learnedPersistentKey = nil
         }
+        // BLE: the EXCHANGE (if any) went before the decision; the outcome is the completed notification.
+        guard ble == nil else { return notifyCompleted(resolution.readerStatus) }
         return close(ExchangeCommandPlaintext(readerStatus: resolution.readerStatus, mailbox: configuration.mailbox))
     }
 
@@ -316,7 +386,7 @@ public struct ReaderSession {
 
     private mutating func handle(_ response: ResponseAPDU, at time: Date) -> ReaderAction {
         switch step {
-        case .start, .done, .deciding:
+        case .start, .done, .deciding, .notifying:
             return .complete(result)
         case .select:
             return selected(response)
@@ -350,6 +420,11 @@ public struct ReaderSession {
                 }
                 closing = ch
             }
+            if let next = afterExchange {
+                // BLE: the EXCHANGE is not the decision; a phone that refused it is still decided on.
+                afterExchange = nil
+                return next.stepUp ? stepUp(next.presentation) : decideAndClose(next.presentation)
+            }
             step = .done
             return .complete(result)
         case .controlFlow:
@@ -374,9 +449,16 @@ public struct ReaderSession {
         guard fci.aid.isEmpty || fci.aid == AID.expedited else {
             return fail(.malformedInput, "SELECT answer names AID \(fci.aid.hex) in 84, not the access AID \(AID.expedited.hex)")
         }
-        guard let version = configuration.supportedVersions.first(where: { fci.versions.contains($0) }) else {
+        return sendAuth0(offered: fci.versions, fci: fci.proprietaryTLV)
+    }
+
+    /// AUTH0 for the best common version, binding `fci` (the `A5` of SELECT's answer or of the
+    /// BLE initiate). Over BLE FAST is asked only with a Kpersistent cached: a reader meeting a
+    /// phone for the first time runs a standard transaction (RD-BLE-AUTH0-1.0, -1.1, FSTTXN-1.0).
+    private mutating func sendAuth0(offered versions: [UInt16], fci: [UInt8]) -> ReaderAction {
+        guard let version = configuration.supportedVersions.first(where: { versions.contains($0) }) else {
             return fail(.unsupportedVersion,
-                        "credential offers \(fci.versions.map(versionText)), reader speaks \(configuration.supportedVersions.map(versionText))",
+                        "credential offers \(versions.map(versionText)), reader speaks \(configuration.supportedVersions.map(versionText))",
                         s2: ControlFlow.protocolVersionNotSupported)
         }
         result.version = version
@@ -386,12 +468,13 @@ public struct ReaderSession {
         let tid = random.bytes(16)
         result.transactionID = tid
         // FAST only once there is a Kpersistent to try: a reader that has met no phone asks for a
-        // standard transaction, as every official reader case's first AUTH0 requires.
-        let flags: UInt8 = configuration.useFast && !fastCache.all.isEmpty ? Auth0Command.flagFast : 0
+        // standard transaction, as every official reader case's first AUTH0 requires (NFC and BLE).
+        let fast = configuration.useFast && !fastCache.all.isEmpty
+        let flags: UInt8 = fast ? Auth0Command.flagFast : 0
         let cmd = Auth0Command(flags: flags, policy: configuration.policy, version: version,
                                readerEphemeralKey: ephPublic, transactionID: tid,
                                readerID: configuration.identity.readerID)
-        step = .auth0(TranscriptContextPartial(version: version, fci: fci.proprietaryTLV, readerEphemeral: eph,
+        step = .auth0(TranscriptContextPartial(version: version, fci: fci, readerEphemeral: eph,
                                                readerEphemeralPublic: ephPublic, transactionID: tid, flags: flags))
         return send(cmd.apdu, "AUTH0")
     }
@@ -433,6 +516,7 @@ public struct ReaderSession {
                 result.fast = true
                 result.credentialPublicKey = entry.key
                 channel = SecureChannel(role: .reader, readerKey: keys.expeditedSKReader, deviceKey: keys.expeditedSKDevice)
+                bleSK = keys.bleSK
                 return decideAndClose(Presentation(credentialPublicKey: entry.key, transactionID: p.transactionID,
                                                    interface: configuration.interface, protocolVersion: p.version, fast: true))
             }
@@ -484,6 +568,7 @@ public struct ReaderSession {
         // reader status, not in CONTROL FLOW (nfc_rdr_neg_auth1_wrong_value,
         // nfc_rdr_neg_auth1_wrong_ud_signature).
         channel = ch
+        bleSK = keys.bleSK
         let answer: Auth1ResponsePlaintext
         do {
             let tlvs = try TLV.parseFields(plain)
@@ -518,15 +603,25 @@ public struct ReaderSession {
         persistentKeyInputs = (ctx, credentialKey)     // Kpersistent: derived once decided (`decided`), off the decision's path
         let presentation = Presentation(credentialPublicKey: credentialKey, transactionID: ctx.transactionID,
                                         interface: configuration.interface, protocolVersion: ctx.version, fast: false)
-        if answer.signaling.announcesDocuments && wantsStepUp(credentialKey, SignedTimestamps(answer)) {
-            result.stepUp = true
-            pendingPresentation = presentation
-            stepUpSelectAsked = answer.signaling.contains(.stepUpSelectRequired)
-            guard stepUpSelectAsked || configuration.stepUpSelect == .always else { return sendEnvelope() }
-            step = .stepUpSelect
-            return send(Commands.select(AID.stepUp), "SELECT step-up")
+        // Step up only when the phone announces a document to fetch (5E bit 0 or 1).
+        let needsDocuments = answer.signaling.announcesDocuments && wantsStepUp(credentialKey, SignedTimestamps(answer))
+        stepUpSelectAsked = answer.signaling.contains(.stepUpSelectRequired)
+        if ble != nil {
+            afterExchange = (presentation, needsDocuments)
+            return close(ExchangeCommandPlaintext(readerStatus: nil, mailbox: configuration.mailbox))
         }
-        return decideAndClose(presentation)
+        return needsDocuments ? stepUp(presentation) : decideAndClose(presentation)
+    }
+
+    /// The step-up: the step-up SELECT when asked (or configured always; over BLE only when asked:
+    /// BLERKE_RDR_STEPUP_PHASE fails on any INS but EXCHANGE before ENVELOPE), then ENVELOPE.
+    private mutating func stepUp(_ presentation: Presentation) -> ReaderAction {
+        result.stepUp = true
+        pendingPresentation = presentation
+        let select = stepUpSelectAsked || (ble == nil && configuration.stepUpSelect == .always)
+        guard select else { return sendEnvelope() }
+        step = .stepUpSelect
+        return send(Commands.select(AID.stepUp), "SELECT step-up")
     }
 
     private var pendingPresentation: Presentation?
@@ -608,6 +703,7 @@ public struct ReaderSession {
         result.learnedPersistentKey = nil
         pendingParts = []
         assembler = ResponseAssembler()
+        if ble != nil { return notifyFailure() }
         return close(ExchangeCommandPlaintext(readerStatus: status ?? reason.readerStatus))
     }
 
@@ -617,8 +713,39 @@ public struct ReaderSession {
         result.learnedPersistentKey = nil
         pendingParts = []
         assembler = ResponseAssembler()
+        if ble != nil { return notifyFailure() }
         step = .controlFlow
         return send(ControlFlow(s1: ControlFlow.finishedWithFailure, s2: s2).apdu, "CONTROL FLOW")
+    }
+
+    // MARK: - BLE notifications
+
+    /// `message` sealed under BleSKReader when BleSK exists, else as is.
+    private func sealedForBLE(_ message: ChannelMessage) -> ChannelMessage {
+        guard let bleSK, let opening = ble else { return message }
+        var messaging = BLESecureMessaging(role: .reader, bleSK: bleSK, transportVersions: opening.transportVersions)
+        return (try? messaging.seal(message)) ?? message
+    }
+
+    /// The completed notification carrying the bolt's state (`00 02 00 <status>`).
+    private mutating func notifyCompleted(_ readerStatus: UInt16) -> ReaderAction {
+        result.readerStatus = readerStatus
+        let completed = AccessProtocolCompleted(readerStatus: .init(readerStatus))
+        return notify(ChannelMessage(type: ChannelMessage.Kind.notification, id: ChannelMessage.Notification.accessProtocolCompleted,
+                                     payload: completed.encoded()))
+    }
+
+    /// The GENERAL_ERROR event (`01 01 00`, unknown error), as the reference reader's `failure_process`.
+    private mutating func notifyFailure() -> ReaderAction {
+        notify(ChannelMessage(type: ChannelMessage.Kind.notification, id: ChannelMessage.Notification.event,
+                              payload: BLEEvent.generalError(.unknown).encoded()))
+    }
+
+    private mutating func notify(_ plain: ChannelMessage) -> ReaderAction {
+        let message = sealedForBLE(plain)
+        result.closingMessage = message
+        step = .notifying
+        return .notify(message)
     }
 
     // MARK: - Link layer

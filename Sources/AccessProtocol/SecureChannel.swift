@@ -1,7 +1,8 @@
 import ByteCore
 import Codecs
 
-/// AES-256-GCM secure channel: 16-byte tag appended, no AAD. IV = 8-byte direction prefix
+/// AES-256-GCM secure channel: 16-byte tag appended, no AAD (BLE messages bind their header as
+/// AAD: `BLESecureMessaging`). IV = 8-byte direction prefix
 /// (reader→device `00×8`, device→reader `00×7 01`) ‖ 4-byte big-endian counter starting at 1.
 /// Each direction keeps its own counter; a counter is never used twice (sealing past 2³²−1
 /// fails, opening a counter at or below the last accepted one is `counterReuse`).
@@ -32,11 +33,11 @@ public struct SecureChannel: Equatable, Sendable {
         prefix + counter.bigEndianBytes
     }
 
-    public mutating func seal(_ plaintext: [UInt8]) throws(ProtocolError) -> [UInt8] {
+    public mutating func seal(_ plaintext: [UInt8], aad: [UInt8] = []) throws(ProtocolError) -> [UInt8] {
         guard sendCounter != 0 else { throw ProtocolError(.counterExhausted, "send counter exhausted") }
         let (key, prefix) = role == .reader ? (readerKey, SecureChannel.readerPrefix) : (deviceKey, SecureChannel.devicePrefix)
         let out: [UInt8]
-        do { out = try Primitives.seal(key: key, nonce: SecureChannel.iv(prefix: prefix, counter: sendCounter), plaintext: plaintext) } catch {
+        do { out = try Primitives.seal(key: key, nonce: SecureChannel.iv(prefix: prefix, counter: sendCounter), plaintext: plaintext, aad: aad) } catch {
             preconditionFailure("AES-GCM seal with a 32-byte key and a 12-byte IV cannot fail: \(error)")
         }
         sendCounter &+= 1
@@ -44,19 +45,19 @@ public struct SecureChannel: Equatable, Sendable {
     }
 
     /// Opens the peer's next message (counter = last accepted + 1).
-    public mutating func open(_ sealed: [UInt8]) throws(ProtocolError) -> [UInt8] {
+    public mutating func open(_ sealed: [UInt8], aad: [UInt8] = []) throws(ProtocolError) -> [UInt8] {
         guard lastReceivedCounter != UInt32.max else { throw ProtocolError(.counterExhausted, "receive counter exhausted") }
-        return try open(sealed, counter: lastReceivedCounter + 1)
+        return try open(sealed, counter: lastReceivedCounter + 1, aad: aad)
     }
 
     /// Opens a peer message claimed to use `counter`; a counter at or below the last accepted one
     /// is refused before any decryption.
-    public mutating func open(_ sealed: [UInt8], counter: UInt32) throws(ProtocolError) -> [UInt8] {
+    public mutating func open(_ sealed: [UInt8], counter: UInt32, aad: [UInt8] = []) throws(ProtocolError) -> [UInt8] {
         guard counter > lastReceivedCounter else {
             throw ProtocolError(.counterReuse, "counter \(counter) already used (last accepted \(lastReceivedCounter))")
         }
         let (key, prefix) = role == .reader ? (deviceKey, SecureChannel.devicePrefix) : (readerKey, SecureChannel.readerPrefix)
-        guard let plain = try? Primitives.open(key: key, nonce: SecureChannel.iv(prefix: prefix, counter: counter), sealed: sealed) else {
+        guard let plain = try? Primitives.open(key: key, nonce: SecureChannel.iv(prefix: prefix, counter: counter), sealed: sealed, aad: aad) else {
             throw ProtocolError(.decryptFailed, "AES-GCM tag did not verify (counter \(counter))")
         }
         lastReceivedCounter = counter

@@ -185,13 +185,33 @@ public final class LockReader {
         var session = initial
         var transportNanos: UInt64 = 0
         var usage = TransactionLimits.Usage(started: DispatchTime.now().uptimeNanoseconds)
-        var action = session.start(at: time)
+        let bearer = link as? MessageBearer
+        var action: ReaderAction
+        if let bearer {
+            // BLE: the phone speaks first with "initiate access protocol"; AUTH0 answers it.
+            let t0 = DispatchTime.now().uptimeNanoseconds
+            do {
+                let initiate = try awaitInitiate(on: bearer)
+                action = session.start(at: time, initiated: BLEOpening(initiate: initiate, transportVersions: bearer.transportVersions))
+            } catch {
+                transportNanos += DispatchTime.now().uptimeNanoseconds - t0
+                return Run(result: session.abort("\(error)"), transportNanos: transportNanos, commands: usage.commands)
+            }
+            transportNanos += DispatchTime.now().uptimeNanoseconds - t0
+        } else {
+            action = session.start(at: time)
+        }
         while true {
             switch action {
             case .complete(let r):
                 return Run(result: r, transportNanos: transportNanos, commands: usage.commands)
             case .decide(let presentation):
                 action = session.decided(resolve(presentation))
+            case .notify(let message):
+                // Only a `MessageBearer` link starts a session that notifies.
+                var delivered = false
+                if let bearer { delivered = (try? bearer.sendMessage(message)) != nil }
+                action = session.notified(delivered: delivered)
             case .transmit(let command):
                 if let exceeded = limits.exceeded(by: usage, now: DispatchTime.now().uptimeNanoseconds) {
                     var r = session.abort("transaction limit: \(exceeded)")
@@ -207,10 +227,25 @@ public final class LockReader {
                     action = session.received(response, at: time)
                 } catch {
                     transportNanos += DispatchTime.now().uptimeNanoseconds - t0
+                    if let bearer, bearer.isResponseTimeout(error) {
+                        action = session.timedOut("\(error)")
+                        continue
+                    }
                     return Run(result: session.abort("\(error)"), transportNanos: transportNanos, commands: usage.commands)
                 }
             }
         }
+    }
+
+    /// The phone's first message, which must be "initiate access protocol" (`02 05`); anything
+    /// else is refused naming its bytes (the reference reader: "Received unexpected ble message
+    /// while waiting for initiate_access_protocol message").
+    static func awaitInitiate(on bearer: MessageBearer) throws -> InitiateAccessProtocol {
+        let message = try bearer.receiveMessage(timeout: bearer.openingTimeout)
+        guard message.type == ChannelMessage.Kind.notification, message.id == ChannelMessage.Notification.initiateAccessProtocol else {
+            throw ProtocolError(.unexpected, "the phone's first message is \(message), not initiate access protocol (02 05)")
+        }
+        return try InitiateAccessProtocol(parsing: message.payload)
     }
 
     /// Applies what a finished session learnt: the FAST key of a granted credential, the device

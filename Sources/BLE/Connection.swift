@@ -14,8 +14,16 @@ public final class BLEConnection {
     public let connectedAt: Date
     var reassembler = L2CAPReassembler()
     var attServer: ATTServer
+
+    /// What this connection's client last wrote to `handle` (other clients' writes aside).
+    public func writtenValue(_ handle: UInt16) -> [UInt8]? {
+        host.cond.lock(); defer { host.cond.unlock() }
+        return attServer.written[handle]
+    }
     public private(set) var isOpen = true
     public private(set) var disconnectReason: UInt8?
+    /// The result of the last LE credit-based connection response that refused `openChannel`.
+    public private(set) var lastChannelRefusal: UInt16?
     /// Set when the host's idle rules disconnect this link (so it is dropped once).
     var isBeingDropped = false
     /// Since when the link has had no credit-based channel open (nil while one is).
@@ -174,6 +182,10 @@ public final class BLEConnection {
             signal(.leCreditConnectionResponse(id: id, destinationCID: 0, mtu: 0, mps: 0, credits: 0, result: SignalingCommand.Result.sourceCIDInUse))
             return
         }
+        if let refusal = server.admit(self) {
+            signal(.leCreditConnectionResponse(id: id, destinationCID: 0, mtu: 0, mps: 0, credits: 0, result: refusal))
+            return
+        }
         guard mtu >= 23, mps >= 23, let cid = allocateCID() else {
             signal(.leCreditConnectionResponse(id: id, destinationCID: 0, mtu: 0, mps: 0, credits: 0,
                                                result: mtu < 23 || mps < 23 ? SignalingCommand.Result.unacceptableParameters : SignalingCommand.Result.noResources))
@@ -259,6 +271,7 @@ public final class BLEConnection {
         switch reply {
         case .leCreditConnectionResponse(_, _, _, _, _, let result)?:
             guard result == 0, let opened else {
+                lastChannelRefusal = result
                 throw BLEError(.channelRefused, "L2CAP: the peer refused PSM 0x\(String(psm, radix: 16)) (result 0x\(String(result, radix: 16)))")
             }
             return opened

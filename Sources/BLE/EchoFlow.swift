@@ -8,9 +8,13 @@ public enum EchoFlow {
     public static let aid: [UInt8] = [0xA0, 0x00, 0x00, 0x09, 0x09, 0xAC, 0xCE, 0x55, 0x01]
     public static let select: [UInt8] = [0x00, 0xA4, 0x04, 0x00, UInt8(aid.count)] + aid + [0x00]
     public static let echoINS: UInt8 = 0xEE
-    /// Completion payloads of the `[02][03]` notification.
-    public static let granted: [UInt8] = [0x01]
-    public static let denied: [UInt8] = [0x00]
+    /// Completion payloads of the `[02][03]` notification, plain (the echo flow has no keys):
+    /// attribute `00 02`, no unsolicited reporting, reader status `01` unsecured (granted) or
+    /// `00` secured — the official layout (aliro-actuator `create_access_protocol_completed`).
+    public static let granted: [UInt8] = [0x00, 0x02, 0x00, 0x01]
+    public static let denied: [UInt8] = [0x00, 0x02, 0x00, 0x00]
+
+    public static func completion(granted: Bool) -> [UInt8] { granted ? Self.granted : Self.denied }
 
     public static func echo(_ data: [UInt8]) -> [UInt8] { [0x80, echoINS, 0x00, 0x00, UInt8(data.count)] + data + [0x00] }
 

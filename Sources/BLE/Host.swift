@@ -77,7 +77,15 @@ public final class BLEHost {
 
     // Connections and channels.
     private(set) var connections: [UInt16: BLEConnection] = [:]
-    private var psmServers: [UInt16: (mtu: UInt16, mps: UInt16, credits: UInt16, accept: (L2CAPChannel) -> Void)] = [:]
+    private var psmServers: [UInt16: PSMServer] = [:]
+
+    /// A PSM the host listens on. `admit` answers each request with nil (accept) or the LE
+    /// credit-based connection result that refuses it (Core Vol 3 Part A §4.23).
+    struct PSMServer {
+        var mtu: UInt16, mps: UInt16, credits: UInt16
+        var admit: (BLEConnection) -> UInt16?
+        var accept: (L2CAPChannel) -> Void
+    }
     private(set) var advertisingReports: [AdvertisingReport] = []
     private var lastConnectionComplete: LEConnectionComplete?
 
@@ -598,13 +606,14 @@ public final class BLEHost {
     // MARK: L2CAP servers
 
     /// Accepts LE credit-based channels on `psm`; `accept` runs on its own thread per channel.
-    public func listen(psm: UInt16, mtu: UInt16 = 1024, mps: UInt16 = 247, credits: UInt16 = 8, accept: @escaping (L2CAPChannel) -> Void) {
+    public func listen(psm: UInt16, mtu: UInt16 = 1024, mps: UInt16 = 247, credits: UInt16 = 8,
+                       admit: @escaping (BLEConnection) -> UInt16? = { _ in nil }, accept: @escaping (L2CAPChannel) -> Void) {
         cond.lock()
-        psmServers[psm] = (mtu, mps, credits, accept)
+        psmServers[psm] = PSMServer(mtu: mtu, mps: mps, credits: credits, admit: admit, accept: accept)
         cond.unlock()
     }
 
-    func server(for psm: UInt16) -> (mtu: UInt16, mps: UInt16, credits: UInt16, accept: (L2CAPChannel) -> Void)? { psmServers[psm] }
+    func server(for psm: UInt16) -> PSMServer? { psmServers[psm] }
 
     /// Disconnects every link (reason 0x13) and waits up to `timeout` for them to go.
     public func disconnectAll(timeout: TimeInterval) {

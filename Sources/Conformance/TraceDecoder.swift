@@ -186,7 +186,11 @@ struct SessionState {
     }
 
     mutating func auth0Answered(_ data: [UInt8]) -> [String] {
-        guard let a = auth0, let fci, let answer = try? Auth0Response(parsing: data) else { return [] }
+        // Over BLE there is no SELECT: the phone's initiate (02 05) carried the A5. The capture's
+        // APDUs do not include it, so take what the reference phone and LockBench's send for the
+        // version AUTH0 chose: A5 { 80 0000, 5C <version> }.
+        let boundFCI = fci ?? (session.interfaceByte == 0xC3 ? auth0.map { InitiateAccessProtocol(versions: [$0.version]).proprietaryTLV } : nil)
+        guard let a = auth0, let fci = boundFCI, let answer = try? Auth0Response(parsing: data) else { return [] }
         deviceEph = answer.deviceEphemeralKey
         var lines: [String] = []
         let group = Array(a.readerID.prefix(16))

@@ -46,10 +46,14 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
         /// `true` (default): AUTH0 asks for FAST once the reader holds a Kpersistent; `false`:
         /// standard transactions only (the official cases' "polling mode for standard transactions").
         public var fast: Bool
+        /// AUTH0's authentication policy (`42`): 1 / `user-device` (default), 2 / `secure-action`,
+        /// 3 / `force-user-authentication` (RD-BLE-AUTH0-2.0 expects 3).
+        public var policy: AuthenticationPolicy = .userDevice
 
         public init(stepUpSelect: StepUpSelectMode = .whenAsked, stepUpExchange: StepUpExchangeChannel = .stepUp,
-                    mailbox: [MailboxStep] = [], fast: Bool = true) {
-            self.stepUpSelect = stepUpSelect; self.stepUpExchange = stepUpExchange; self.mailbox = mailbox; self.fast = fast
+                    mailbox: [MailboxStep] = [], fast: Bool = true, policy: AuthenticationPolicy = .userDevice) {
+            self.stepUpSelect = stepUpSelect; self.stepUpExchange = stepUpExchange; self.mailbox = mailbox
+            self.fast = fast; self.policy = policy
         }
 
         public init(from decoder: Decoder) throws {
@@ -58,6 +62,7 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
             stepUpExchange = try c.decodeIfPresent(StepUpExchangeChannel.self, forKey: .stepUpExchange) ?? .stepUp
             mailbox = try c.decodeIfPresent([MailboxStep].self, forKey: .mailbox) ?? []
             fast = try c.decodeIfPresent(Bool.self, forKey: .fast) ?? true
+            policy = try c.decodeIfPresent(AuthenticationPolicy.self, forKey: .policy) ?? .userDevice
             guard mailbox.count <= Self.maxMailboxSteps else {
                 throw DecodingError.dataCorruptedError(forKey: .mailbox, in: c,
                     debugDescription: "at most \(Self.maxMailboxSteps) mailbox operations, got \(mailbox.count)")

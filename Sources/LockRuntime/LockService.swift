@@ -40,7 +40,7 @@ public final class LockService: @unchecked Sendable {
         let versions = configuration.policy.supportedProtocolVersions.sorted(by: >)
         let options = configuration.protocol
         reader = LockReader(configuration: ReaderConfiguration(identity: identity, supportedVersions: versions,
-                                                               useFast: options.fast,
+                                                               policy: options.policy.rawValue, useFast: options.fast,
                                                                stepUpSelect: options.stepUpSelect, stepUpExchange: options.stepUpExchange,
                                                                mailbox: options.mailbox.map(\.operation)),
                             decider: lock.engine, fastCache: saved.fast, replayGuard: saved.replay)

@@ -298,7 +298,7 @@ public final class VirtualPhone: @unchecked Sendable {
 
 /// The phone as a radio sees it: each transaction (`reset`) starts a session with the keys the
 /// phone holds at that moment, and the FAST keys it learnt are kept for the next.
-public final class PhoneResponder: APDUResponder, @unchecked Sendable {
+public final class PhoneResponder: MessageResponder, @unchecked Sendable {
     public let phone: VirtualPhone
     public let readers: [TrustedReader]
     public let interface: RadioInterface
@@ -313,7 +313,21 @@ public final class PhoneResponder: APDUResponder, @unchecked Sendable {
         phone.keep(fastCache: current.fastCache)
         current = phone.session(trusting: readers, interface: interface)
         beforeAuth0 = []
+        initiated = nil
     }
+
+    /// Over BLE: the transport versions of the initiate this transaction opened with (a session
+    /// rebuilt at AUTH0 is initiated again, as SELECT is replayed).
+    private var initiated: (supported: [UInt16], selected: UInt16)??
+
+    public func openingMessage(transportVersions: (supported: [UInt16], selected: UInt16)?) -> ChannelMessage? {
+        initiated = .some(transportVersions)
+        return current.openingMessage(transportVersions: transportVersions)
+    }
+
+    public func received(_ message: ChannelMessage) -> Bool { current.received(message) }
+
+    public var readerReportedUnsecured: Bool? { current.readerReportedUnsecured }
 
     /// The commands of this transaction before AUTH0 (SELECT), to replay into a reordered session.
     private var beforeAuth0: [[UInt8]]? = []
@@ -328,6 +342,7 @@ public final class PhoneResponder: APDUResponder, @unchecked Sendable {
                 beforeAuth0 = nil
                 if phone.approvals.unlockCount > 0, let auth0 = try? Auth0Command(parsing: apdu.data) {
                     current = phone.session(trusting: readers, interface: interface, readerGroup: Array(auth0.readerID.prefix(16)))
+                    if let versions = initiated { _ = current.openingMessage(transportVersions: versions) }
                     for c in earlier { _ = current.respond(to: c) }
                 }
             } else if earlier.count < 8 {

@@ -45,19 +45,23 @@ final class BumbleInteropTests: XCTestCase {
 
         let grant = try BumblePhoneScript.run(port: controllers.ports[1], credential: "echo")
         XCTAssertEqual(grant["ok"] as? Bool, true, "\(grant)")
-        XCTAssertEqual(grant["completion"] as? String, "01")
+        // The echo flow's completed notification, plain: 00 02 00 01 (unsecured).
+        XCTAssertEqual(grant["completion"] as? String, "00020001")
         XCTAssertEqual(grant["commands"] as? Int, 3)
         XCTAssertEqual(grant["spsm_value"] as? String, "0080020100")
         XCTAssertEqual(grant["mtu"] as? Int, 247)
         XCTAssertEqual((grant["services"] as? [String])?.count, 3)
         XCTAssertEqual((grant["service_data"] as? String)?.count, 48)
+        // First byte: advertisement version 0 (bits 0-2), BLE only (bit 6) — what the reference
+        // phone accepts (ALIRO_BLUETOOTH_LE_ADVERTISEMENT_VERSION = 0x00).
+        XCTAssertEqual((grant["service_data"] as? String)?.prefix(2), "40")
 
         // Bumble's SMP asks to pair first: refused with "pairing not supported", link unharmed.
         let deny = try BumblePhoneScript.run(port: controllers.ports[1], credential: "echo-refuse", extra: ["--try-pair"])
         let pairing = deny["pairing"] as? String ?? ""
         XCTAssertTrue(pairing.contains("PAIRING_NOT_SUPPORTED") || pairing.contains("0x05") || pairing.lowercased().contains("not supported"), pairing)
         XCTAssertEqual(deny["ok"] as? Bool, true, "\(deny)")
-        XCTAssertEqual(deny["completion"] as? String, "00")
+        XCTAssertEqual(deny["completion"] as? String, "00020000")
         XCTAssertEqual(decisions.all, [true, false])
         XCTAssertEqual(lock.transactionCount, 2)
     }

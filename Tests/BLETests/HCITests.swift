@@ -113,7 +113,8 @@ final class HCIEventTests: XCTestCase {
         XCTAssertEqual(data.count, 31)
         XCTAssertEqual(Array(data[0..<3]), [0x02, 0x01, 0x06])
         let sd = AdvertisingData.serviceData(0xFFF2, in: data)
-        XCTAssertEqual(sd, [0x09, 0x00, 1, 2, 3, 4, 5, 6, 7, 8, 0xA1, 0xA2, 1, 2, 3, 4, 0, 7, 7, 7, 7, 7, 7, 7])
+        // Version 0 (bits 0-2), notification 1 (bits 3-4), BLE only (bit 6).
+        XCTAssertEqual(sd, [0x48, 0x00, 1, 2, 3, 4, 5, 6, 7, 8, 0xA1, 0xA2, 1, 2, 3, 4, 0, 7, 7, 7, 7, 7, 7, 7])
         XCTAssertEqual(AliroAdvertisement.scanResponse(name: "LockBench"), [10, 0x09] + Array("LockBench".utf8))
         XCTAssertLessThanOrEqual(AliroAdvertisement.scanResponse(name: String(repeating: "x", count: 40)).count, 31)
     }

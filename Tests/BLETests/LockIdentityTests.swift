@@ -63,7 +63,12 @@ final class AddressAndAdvertisementTests: XCTestCase {
         XCTAssertEqual(decoded.expiry, ad.expiry)
         XCTAssertEqual(decoded.tag, ad.tag)
         XCTAssertEqual(decoded.txPower, -4)
-        XCTAssertEqual(decoded.advertisingVersion, 1)
+        // ALIRO_BLUETOOTH_LE_ADVERTISEMENT_VERSION = 0x00 (the reference phone leaves any other);
+        // bit 6: BLE only.
+        XCTAssertEqual(decoded.advertisingVersion, 0)
+        XCTAssertEqual(ad.serviceData[0], 0x40)
+        XCTAssertTrue(decoded.bleOnly)
+        XCTAssertFalse(decoded.bleUWB)
         XCTAssertNil(AliroAdvertisement(serviceData: Array(ad.serviceData.prefix(23))), "short service data")
         XCTAssertNil(AliroAdvertisement(advertisingData: [2, 1, 6]), "no FFF2 service data")
     }

@@ -94,7 +94,7 @@ final class MultipleConnectionTests: XCTestCase {
         let swift = try phone.unlock(with: EchoCredential())
         group.wait()
         XCTAssertEqual(swift.completion, EchoFlow.granted)
-        XCTAssertEqual(bumble.json["completion"] as? String, "01", "\(bumble.json)")
+        XCTAssertEqual(bumble.json["completion"] as? String, "00020001", "\(bumble.json)")
         XCTAssertEqual(lock.transactionCount, 2)
         XCTAssertTrue(overlap.all.contains(true), "the two transactions did not overlap")
     }

@@ -12,6 +12,9 @@ public struct ATTServer {
     public let maxMTU: Int
     /// Client Characteristic Configuration per CCCD handle, for this connection.
     public private(set) var cccd: [UInt16: UInt16] = [:]
+    /// The last value this connection's client wrote to each handle (the database holds the last
+    /// write of any client): a lock judges each phone by what that phone wrote.
+    public private(set) var written: [UInt16: [UInt8]] = [:]
     private var prepared: [(handle: UInt16, offset: Int, value: [UInt8])] = []
     static let prepareQueueLimit = 64
     static let maxAttributeLength = 512
@@ -196,6 +199,7 @@ public struct ATTServer {
         }
         guard v.count <= ATTServer.maxAttributeLength else { return ATTErrorCode.invalidAttributeValueLength }
         database.setValue(a.handle, v)
+        written[a.handle] = v
         a.onWrite?(v)
         return nil
     }

@@ -15,18 +15,21 @@ public enum AliroBLE {
     /// LockBench's own PSM for the bare echo used by the benchmark (not part of Aliro).
     public static let echoPSM: UInt16 = 0x0081
     public static let protocolVersion: [UInt8] = [0x01, 0x00]
+    /// The BLE transport versions LockBench speaks (aliro-actuator `ble_uwb.py`
+    /// `SUPPORTED_VERSIONS = [ALIRO_BLE_UWB_PROTOCOL_VERSION]` = `0x0100`).
+    public static let supportedVersions: [UInt16] = [0x0100]
 
     /// The SPSM characteristic's value.
-    public static func spsmValue(psm: UInt16) -> [UInt8] {
-        var v = [UInt8]()
-        v.appendUInt16BE(psm)
-        return v + [0x02] + protocolVersion
-    }
+    public static func spsmValue(psm: UInt16) -> [UInt8] { SPSMCharacteristic(psm: psm, versions: supportedVersions).encoded() }
 
     /// Parses the SPSM characteristic's value.
-    public static func psm(fromCharacteristic v: [UInt8]) -> UInt16? {
-        guard v.count >= 2 else { return nil }
-        return UInt16(v[0]) << 8 | UInt16(v[1])
+    public static func psm(fromCharacteristic v: [UInt8]) -> UInt16? { try? SPSMCharacteristic(parsing: v).psm }
+
+    /// The version a phone wrote to the version characteristic: its first two bytes (a 2-byte
+    /// `0100` from older phones, `01 00 01 03` — version, features length, features — from the
+    /// newest reference phone); nil when shorter.
+    public static func writtenVersion(_ value: [UInt8]) -> UInt16? {
+        value.count >= 2 ? UInt16(value[0]) << 8 | UInt16(value[1]) : nil
     }
 
     /// The lock's GATT service.
@@ -38,13 +41,62 @@ public enum AliroBLE {
     }
 }
 
-/// The `FFF2` service data the lock advertises (ALIRO-FACTS BLE): `(notify<<3)|advVersion`,
-/// tx power, group id [0:8], sub id [0:2], 4-byte expiry, `00`, 7-byte rotating tag. The tag is
-/// AES-ECB under the group resolving key; the BLE layer has no crypto, so the key's block
-/// function is passed in (`rotate`).
+/// The read characteristic `D3B5A130-…`: SPSM (2, big-endian) ‖ versions length ‖ versions (2
+/// bytes each) — the reference reader's `spsm + 02 0100` (aliro-actuator murata driver
+/// `setup_gatt_database` @ 05d93fe42cd5734626ece6ea89f7d4b325758862).
+public struct SPSMCharacteristic: Equatable, Sendable {
+    public var psm: UInt16
+    /// Empty when the value stops after the SPSM (nothing listed: the phone assumes `0100`).
+    public var versions: [UInt16]
+
+    public init(psm: UInt16, versions: [UInt16]) {
+        self.psm = psm
+        self.versions = versions
+    }
+
+    public init(parsing v: [UInt8]) throws(BLEError) {
+        guard v.count >= 2 else { throw BLEError(.malformedPacket, "SPSM characteristic: \(v.count) bytes, fewer than the 2-byte SPSM") }
+        psm = UInt16(v[0]) << 8 | UInt16(v[1])
+        guard v.count > 2 else { versions = []; return }
+        let n = Int(v[2])
+        guard n % 2 == 0, v.count >= 3 + n else {
+            throw BLEError(.malformedPacket, "SPSM characteristic \(Hex.encode(v)): versions length \(n) is odd or runs past the value")
+        }
+        versions = stride(from: 3, to: 3 + n, by: 2).map { UInt16(v[$0]) << 8 | UInt16(v[$0 + 1]) }
+    }
+
+    public func encoded() -> [UInt8] {
+        var out = [UInt8]()
+        out.appendUInt16BE(psm)
+        out.append(UInt8(versions.count * 2))
+        for version in versions { out.appendUInt16BE(version) }
+        return out
+    }
+}
+
+/// The `FFF2` service data the lock advertises (ALIRO-FACTS BLE): the first byte (bits 0–2
+/// advertisement version, 3–4 notification, 6 BLE only, 7 BLE+UWB: the certification tool's
+/// `bleuwb_ud_neg_wrong_adv`), tx power, group id [0:8], sub id [0:2], 4-byte expiry, `00`,
+/// 7-byte rotating tag. The tag is AES-ECB under the group resolving key; the BLE layer has no
+/// crypto, so the key's block function is passed in (`rotate`).
 public struct AliroAdvertisement: Equatable, Sendable {
-    public var notify: Bool = false
-    public var advertisingVersion: UInt8 = 1
+    /// `ALIRO_BLUETOOTH_LE_ADVERTISEMENT_VERSION = 0x00` (aliro-actuator
+    /// `transport_protocol/__init__.py` @ 0924ce5f1c35f56c3652f49e5a19690ab277ecec): the reference
+    /// phone disconnects from any other.
+    public static let version: UInt8 = 0x00
+
+    /// Two bits (3–4); 0 = none.
+    public var notification: UInt8 = 0
+    public var advertisingVersion: UInt8 = AliroAdvertisement.version
+    /// Bit 6: the lock speaks BLE without UWB (LockBench).
+    public var bleOnly: Bool = true
+    /// Bit 7: BLE with UWB ranging.
+    public var bleUWB: Bool = false
+    /// Whether any notification bit is set (bit 3, the older one-bit reading).
+    public var notify: Bool {
+        get { notification != 0 }
+        set { notification = newValue ? 1 : 0 }
+    }
     public var txPower: Int8 = 0
     public var groupID: [UInt8] = [UInt8](repeating: 0, count: 16)
     public var subID: [UInt8] = [UInt8](repeating: 0, count: 16)
@@ -57,8 +109,10 @@ public struct AliroAdvertisement: Equatable, Sendable {
     /// nil when it is shorter. Bytes after the tag are ignored (a later version may add some).
     public init?(serviceData d: [UInt8]) {
         guard d.count >= 24 else { return nil }
-        notify = d[0] & 0x08 != 0
         advertisingVersion = d[0] & 0x07
+        notification = d[0] >> 3 & 0x03
+        bleOnly = d[0] & 0x40 != 0
+        bleUWB = d[0] & 0x80 != 0
         txPower = Int8(bitPattern: d[1])
         groupID = Array(d[2..<10])
         subID = Array(d[10..<12])
@@ -102,9 +156,14 @@ public struct AliroAdvertisement: Equatable, Sendable {
         tag = Array((cipher(Self.tagBlock(address: address, expiry: expiry)) + [UInt8](repeating: 0, count: 7)).prefix(7))
     }
 
+    /// `version | notification << 3 | BLE only << 6 | BLE+UWB << 7`: `0x40` for LockBench.
+    public var firstByte: UInt8 {
+        (advertisingVersion & 0x07) | (notification & 0x03) << 3 | (bleOnly ? 0x40 : 0) | (bleUWB ? 0x80 : 0)
+    }
+
     /// The 24-byte service data payload (after the UUID).
     public var serviceData: [UInt8] {
-        var d: [UInt8] = [(notify ? 0x08 : 0) | (advertisingVersion & 0x07), UInt8(bitPattern: txPower)]
+        var d: [UInt8] = [firstByte, UInt8(bitPattern: txPower)]
         d += Array((groupID + [UInt8](repeating: 0, count: 8)).prefix(8))
         d += Array((subID + [0, 0]).prefix(2))
         d += Array((expiry + [0, 0, 0, 0]).prefix(4))
@@ -127,39 +186,28 @@ public struct AliroAdvertisement: Equatable, Sendable {
 }
 
 /// A frame on the access-protocol channel (ALIRO-FACTS BLE): `[type][id][len2 BE][payload]`,
-/// one frame per L2CAP SDU.
-public struct AliroFrame: Equatable, Sendable {
-    public enum Kind {
-        public static let apdu: UInt8 = 0x00
-        public static let notification: UInt8 = 0x02
-        public static let timeSync: UInt8 = 0x03
-    }
+/// one frame per L2CAP SDU — ByteCore's `ChannelMessage`, so the access protocol reads the same
+/// value the radio framed.
+public typealias AliroFrame = ChannelMessage
+
+extension ChannelMessage {
     public enum ID {
         public static let command: UInt8 = 0x00
         public static let response: UInt8 = 0x01
-        public static let initiate: UInt8 = 0x05
-        public static let completed: UInt8 = 0x03
-    }
-
-    public var type: UInt8
-    public var id: UInt8
-    public var payload: [UInt8]
-
-    public init(type: UInt8, id: UInt8, payload: [UInt8]) {
-        self.type = type
-        self.id = id
-        self.payload = payload
+        public static let event: UInt8 = ChannelMessage.Notification.event
+        public static let initiate: UInt8 = ChannelMessage.Notification.initiateAccessProtocol
+        public static let completed: UInt8 = ChannelMessage.Notification.accessProtocolCompleted
     }
 
     public static func command(_ apdu: [UInt8]) -> AliroFrame { AliroFrame(type: Kind.apdu, id: ID.command, payload: apdu) }
     public static func response(_ apdu: [UInt8]) -> AliroFrame { AliroFrame(type: Kind.apdu, id: ID.response, payload: apdu) }
     public static func completed(_ payload: [UInt8]) -> AliroFrame { AliroFrame(type: Kind.notification, id: ID.completed, payload: payload) }
 
-    public func encoded() -> [UInt8] {
-        var out: [UInt8] = [type, id]
-        out.appendUInt16BE(UInt16(payload.count))
-        return out + payload
-    }
+    /// The Busy event (`02 00`, attribute `00` without value) a peer sends to ask for more time.
+    public static let busy = AliroFrame(type: Kind.notification, id: ID.event, payload: [0x00, 0x00])
+
+    /// Whether this is the phone's answer to a command (`00 01`).
+    public var isResponse: Bool { type == Kind.apdu && id == ID.response }
 
     public init(parsing sdu: [UInt8]) throws(BLEError) {
         var r = ByteReader(sdu)

@@ -4,8 +4,9 @@ import ReaderSeam
 
 /// The reader side of one BLE transaction: a phone on the access-protocol channel, as the lock's
 /// reader loop sees a card (`PresentedCard`). Each `transceive` sends `[00][00][len][command]` and
-/// waits for `[00][01][len][response]`.
-public final class BLEReaderSession: APDUTransceiver, PresentedCard {
+/// waits for `[00][01][len][response]`; the phone's other messages (its initiate, events) are
+/// queued for `receiveMessage` (`MessageBearer`, which the access protocol's driver uses).
+public final class BLEReaderSession: MessageBearer, PresentedCard {
     public let channel: L2CAPChannel
     public let responseTimeout: TimeInterval
     /// The phone's address.
@@ -16,10 +17,17 @@ public final class BLEReaderSession: APDUTransceiver, PresentedCard {
     public private(set) var exchanges = 0
     /// Frames received that were not APDU responses (notifications, time sync).
     public private(set) var otherFrames: [AliroFrame] = []
+    /// Of those, the ones `receiveMessage` has not handed out yet.
+    private var unread: [AliroFrame] = []
+    /// The reader sent its closing message itself (`sendMessage`): `finish` sends none.
+    public private(set) var notified = false
+    /// What this phone wrote to the version characteristic, nil when it wrote nothing.
+    public let writtenVersion: [UInt8]?
 
-    init(channel: L2CAPChannel, responseTimeout: TimeInterval) {
+    init(channel: L2CAPChannel, responseTimeout: TimeInterval, writtenVersion: [UInt8]?) {
         self.channel = channel
         self.responseTimeout = responseTimeout
+        self.writtenVersion = writtenVersion
     }
 
     public var link: APDUTransceiver { self }
@@ -28,18 +36,52 @@ public final class BLEReaderSession: APDUTransceiver, PresentedCard {
 
     public func transceive(_ command: [UInt8]) throws -> [UInt8] {
         try channel.send(AliroFrame.command(command).encoded())
-        let deadline = Date(timeIntervalSinceNow: responseTimeout)
+        var deadline = Date(timeIntervalSinceNow: responseTimeout)
         while true {
             let remaining = deadline.timeIntervalSinceNow
             guard remaining > 0 else { throw BLEError(.timeout, "BLE: no APDU response within \(responseTimeout) s") }
             let frame = try AliroFrame(parsing: try channel.receive(timeout: remaining))
-            if frame.type == AliroFrame.Kind.apdu && frame.id == AliroFrame.ID.response {
+            if frame.isResponse {
                 exchanges += 1
                 return frame.payload
             }
+            // The phone's Busy event (`02 00`, attribute 00 empty) extends the wait
+            // (BLEUWB_RDR_TIMEOUT_EXTENSION).
+            if frame == AliroFrame.busy { deadline = Date(timeIntervalSinceNow: responseTimeout) }
             otherFrames.append(frame)
+            unread.append(frame)
         }
     }
+
+    // MARK: MessageBearer
+
+    public func receiveMessage(timeout: TimeInterval) throws -> ChannelMessage {
+        if !unread.isEmpty { return unread.removeFirst() }
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while true {
+            let remaining = deadline.timeIntervalSinceNow
+            guard remaining > 0 else { throw BLEError(.timeout, "BLE: no message from the phone within \(timeout) s") }
+            let frame = try AliroFrame(parsing: try channel.receive(timeout: remaining))
+            guard !frame.isResponse else { continue }   // an answer to nothing asked
+            otherFrames.append(frame)
+            return frame
+        }
+    }
+
+    public func sendMessage(_ message: ChannelMessage) throws {
+        try channel.send(message.encoded())
+        notified = true
+    }
+
+    public var openingTimeout: TimeInterval { responseTimeout }
+
+    /// The lock's list and the version this phone wrote (nil when it wrote none: the keys then
+    /// take `0100`, the only version listed).
+    public var transportVersions: (supported: [UInt16], selected: UInt16)? {
+        writtenVersion.flatMap(AliroBLE.writtenVersion).map { (AliroBLE.supportedVersions, $0) }
+    }
+
+    public func isResponseTimeout(_ error: Error) -> Bool { (error as? BLEError)?.code == .timeout && channel.isOpen }
 }
 
 /// What happened on the lock, for logs and tests.
@@ -110,6 +152,9 @@ public final class BLELock: CardReader {
     public var onEvent: ((BLELockEvent) -> Void)?
     /// Version the phone last wrote to the version characteristic.
     public private(set) var selectedVersion: [UInt8]?
+    /// Answers a phone's LE credit-based connection request after it wrote a version the lock
+    /// does not list (BLERKE_RDR_NEG_FAILED_L2CAP: refuse or disconnect, never open).
+    public static let unsupportedVersionRefusal = SignalingCommand.Result.insufficientAuthorization
     /// Radio notices for the reader loop (`ReaderEvent.notice`): phones connecting, leaving, dropped idle.
     public var onNotice: ((String, Bool) -> Void)?
     /// What is advertised now (expiry and tag filled when `tagCipher` is set); guarded by the host.
@@ -154,7 +199,16 @@ public final class BLELock: CardReader {
             self?.onNotice?("dropped idle link \(c.peer): \(why)", true)
         }
         host.onTick = { [weak self] in self?.renewTagIfExpired() }
-        host.listen(psm: configuration.psm) { [weak self] channel in self?.accepted(channel) }
+        // A phone that wrote a version the lock does not list gets no channel (the written value's
+        // first two bytes: 2-byte and 4-byte writes alike); one that wrote none is let in.
+        let versionHandle = host.database.valueHandle(of: AliroBLE.versionCharacteristic)
+        let log = configuration.log
+        host.listen(psm: configuration.psm, admit: { connection in
+            guard let handle = versionHandle, let written = connection.attServer.written[handle] else { return nil }
+            if let v = AliroBLE.writtenVersion(written), AliroBLE.supportedVersions.contains(v) { return nil }
+            log("BLE: refusing the channel of \(connection.peer): it wrote version \(Hex.encode(written)) to BD4B9502, the lock lists \(AliroBLE.supportedVersions.map { String(format: "%04X", $0) }) (result 0x\(String(format: "%04X", Self.unsupportedVersionRefusal)))")
+            return Self.unsupportedVersionRefusal
+        }) { [weak self] channel in self?.accepted(channel) }
         if let echo = configuration.echoPSM {
             host.listen(psm: echo) { channel in
                 while let sdu = try? channel.receive(timeout: 30) {
@@ -228,12 +282,17 @@ public final class BLELock: CardReader {
             throw BLEError(.transportClosed, "BLE: the controller went away (\(spec)); the host reconnects")
         }
         guard !pending.isEmpty else { return nil }
-        return BLEReaderSession(channel: pending.removeFirst(), responseTimeout: configuration.responseTimeout)
+        let channel = pending.removeFirst()
+        let handle = host.database.valueHandle(of: AliroBLE.versionCharacteristic)
+        let written = handle.flatMap { h in channel.link.writtenValue(h) }
+        return BLEReaderSession(channel: channel, responseTimeout: configuration.responseTimeout, writtenVersion: written)
     }
 
-    /// Sends the `[02][03]` completed notification: `01` granted, `00` denied or failed.
+    /// Unless the transaction sent its own closing message (the access protocol's completed
+    /// notification, sealed under BleSK), sends the plain `[02][03]` completed notification of
+    /// the echo flow: reader status unsecured when granted, secured otherwise.
     public func finish(_ session: BLEReaderSession, granted: Bool?) {
-        try? session.channel.send(AliroFrame.completed(granted == true ? [0x01] : [0x00]).encoded())
+        if !session.notified { try? session.channel.send(AliroFrame.completed(EchoFlow.completion(granted: granted == true)).encoded()) }
         session.finishedAt = Date()
         state.withLock { _transactions += 1 }
         onEvent?(.transactionFinished(session.peer, exchanges: session.exchanges))

@@ -6,8 +6,12 @@ public struct BLEPhoneOutcome: Sendable {
     public var lock: BLEAddress
     /// Command APDUs the credential answered.
     public var commandsAnswered: Int
-    /// Payload of the lock's `[02][03]` completed notification; nil if the channel closed first.
+    /// Payload of the lock's `[02][03]` completed notification as received (sealed under BleSK
+    /// by the access protocol); nil if the channel closed first.
     public var completion: [UInt8]?
+    /// The lock reported its bolt unsecured: the credential's reading of the completed
+    /// notification (`MessageResponder.readerReportedUnsecured`), else the echo flow's `granted`.
+    public var granted: Bool
     /// Seconds from connection complete to channel open, and to transaction completed.
     public var connectToChannel: TimeInterval
     public var connectToCompleted: TimeInterval
@@ -17,6 +21,10 @@ public struct BLEPhoneOutcome: Sendable {
 public final class BLEPhoneSession {
     public let connection: BLEConnection
     public private(set) var psm: UInt16 = AliroBLE.defaultPSM
+    /// The advertising data the phone connected on.
+    public internal(set) var advertisingData: [UInt8] = []
+    /// The versions the lock lists in its SPSM characteristic (empty: it lists none).
+    public private(set) var lockVersions: [UInt16] = []
     public private(set) var services: [DiscoveredService] = []
     let responseTimeout: TimeInterval
 
@@ -25,8 +33,11 @@ public final class BLEPhoneSession {
         self.responseTimeout = responseTimeout
     }
 
-    /// MTU exchange, discovery of the `FFF2` service, read the SPSM, write the selected version.
-    public func discover() throws(BLEError) {
+    /// MTU exchange, discovery of the `FFF2` service, read the SPSM and the lock's versions, write
+    /// the selected version `0100` — or, when the lock lists versions without `0100`, stop: the
+    /// reference phone disconnects with "Invalid Aliro BLE UWB Protocol Version" and never opens
+    /// the channel (BLEUWB_UD_NEG_FAILED_L2CAP).
+    public func discover(versionWrite: [UInt8] = AliroBLE.protocolVersion) throws(BLEError) {
         let gatt = GATTClient(connection: connection)
         try gatt.exchangeMTU(247)
         services = try gatt.findPrimaryServices(BLEUUID(AliroBLE.serviceUUID))
@@ -37,12 +48,14 @@ public final class BLEPhoneSession {
         guard let spsm = chars.first(where: { $0.uuid == AliroBLE.spsmCharacteristic }) else {
             throw BLEError(.notFound, "GATT: FFF2 has no SPSM characteristic")
         }
-        guard let p = AliroBLE.psm(fromCharacteristic: try gatt.read(spsm.valueHandle)) else {
-            throw BLEError(.malformedPacket, "GATT: SPSM characteristic too short")
+        let value = try SPSMCharacteristic(parsing: try gatt.read(spsm.valueHandle))
+        psm = value.psm
+        lockVersions = value.versions
+        guard value.versions.isEmpty || value.versions.contains(where: AliroBLE.supportedVersions.contains) else {
+            throw BLEError(.connectionFailed, "GATT: the lock lists BLE versions \(value.versions.map { String(format: "%04X", $0) }) in D3B5A130; this phone speaks \(AliroBLE.supportedVersions.map { String(format: "%04X", $0) })")
         }
-        psm = p
         if let version = chars.first(where: { $0.uuid == AliroBLE.versionCharacteristic }) {
-            try gatt.write(version.valueHandle, AliroBLE.protocolVersion)
+            try gatt.write(version.valueHandle, versionWrite)
         }
     }
 
@@ -50,10 +63,21 @@ public final class BLEPhoneSession {
         try connection.openChannel(psm: psm ?? self.psm)
     }
 
-    /// Answers framed command APDUs with `responder` until the lock's completed notification or
-    /// the channel closes. Returns (commands answered, completion payload).
+    /// The transport versions for the BLE keys: the lock's list and the version written.
+    public var transportVersions: (supported: [UInt16], selected: UInt16) {
+        (lockVersions.isEmpty ? AliroBLE.supportedVersions : lockVersions, 0x0100)
+    }
+
+    /// Answers framed command APDUs with `responder` until the lock's completed notification, a
+    /// message the responder says ends the transaction, or the channel closes. A responder that
+    /// speaks first (`MessageResponder`: the credential's "initiate access protocol") does so as
+    /// soon as the channel is open. Returns (commands answered, completion payload).
     public func serve(_ responder: APDUResponder, on channel: L2CAPChannel) throws(BLEError) -> (Int, [UInt8]?) {
         var answered = 0
+        let speaker = responder as? MessageResponder
+        if let opening = speaker?.openingMessage(transportVersions: transportVersions) {
+            try channel.send(opening.encoded())
+        }
         while true {
             let sdu: [UInt8]
             do {
@@ -67,9 +91,10 @@ public final class BLEPhoneSession {
                 try channel.send(AliroFrame.response(responder.respond(to: frame.payload)).encoded())
                 answered += 1
             case (AliroFrame.Kind.notification, AliroFrame.ID.completed):
+                _ = speaker?.received(frame)
                 return (answered, frame.payload)
             default:
-                continue
+                if speaker?.received(frame) == true { return (answered, nil) }
             }
         }
     }
@@ -178,7 +203,10 @@ public final class BLEPhone {
         capture?.flush()
     }
 
-    /// Scans for the target lock (`configuration.target`) and connects.
+    /// Scans for the target lock (`configuration.target`) and connects. A lock advertising a
+    /// version other than `0x00` (first service-data byte, bits 0–2) is connected to and then
+    /// left, as the reference phone does ("Invalid BLE advertisement version";
+    /// BLERKE_UD_NEG_FAILED_L2CAP expects the connection and then the disconnection).
     public func connectToLock() throws(BLEError) -> BLEPhoneSession {
         let target = configuration.target
         let report: AdvertisingReport
@@ -188,7 +216,13 @@ public final class BLEPhone {
             throw BLEError(.notFound, "BLE scan: no \(target.description) within \(configuration.scanTimeout) s")
         }
         let connection = try host.connect(to: report.address, timeout: configuration.connectTimeout)
-        return BLEPhoneSession(connection: connection, responseTimeout: configuration.responseTimeout)
+        let session = BLEPhoneSession(connection: connection, responseTimeout: configuration.responseTimeout)
+        session.advertisingData = report.data
+        if let ad = AliroAdvertisement(advertisingData: report.data), ad.advertisingVersion != AliroAdvertisement.version {
+            session.disconnect()
+            throw BLEError(.connectionFailed, "BLE: \(report.address) advertises version \(ad.advertisingVersion) (service data byte \(Hex.encode([ad.firstByte])), bits 0-2); this phone speaks version 0: disconnected")
+        }
+        return session
     }
 
     /// One whole transaction: connect, discover, open the channel, answer, disconnect.
@@ -202,7 +236,8 @@ public final class BLEPhone {
         let (answered, completion) = try session.serve(responder, on: channel)
         let done = Date()
         channel.close()
-        return BLEPhoneOutcome(lock: session.connection.peer, commandsAnswered: answered, completion: completion,
+        let granted = (responder as? MessageResponder)?.readerReportedUnsecured ?? (completion == EchoFlow.granted)
+        return BLEPhoneOutcome(lock: session.connection.peer, commandsAnswered: answered, completion: completion, granted: granted,
                                connectToChannel: opened.timeIntervalSince(session.connection.connectedAt),
                                connectToCompleted: done.timeIntervalSince(session.connection.connectedAt))
     }

@@ -38,6 +38,7 @@ public enum SignalingCommand: Equatable, Sendable {
         public static let success: UInt16 = 0x0000
         public static let psmNotSupported: UInt16 = 0x0002
         public static let noResources: UInt16 = 0x0004
+        public static let insufficientAuthorization: UInt16 = 0x0006
         public static let invalidSourceCID: UInt16 = 0x0009
         public static let sourceCIDInUse: UInt16 = 0x000A
         public static let unacceptableParameters: UInt16 = 0x000B

@@ -196,7 +196,7 @@ struct BLEPhoneCommand: ParsableCommand {
         for _ in 0..<max(1, count) {
             do {
                 let outcome = try phone.unlock(with: credential)
-                let granted = outcome.completion == EchoFlow.granted
+                let granted = outcome.granted
                 allGranted = allGranted && granted
                 print("\(granted ? "granted" : "denied") by \(outcome.lock) after \(outcome.commandsAnswered) commands in \(String(format: "%.1f", outcome.connectToCompleted * 1000)) ms")
             } catch {

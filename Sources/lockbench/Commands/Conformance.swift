@@ -288,7 +288,8 @@ struct ConformanceReader: ParsableCommand {
     func run() throws {
         let interface: RadioInterface = ble != nil ? .ble : listen != nil ? .socket : .nfc
         let session = try phone.makeSession(interface: interface == .ble ? .ble : .nfc, versions: try SocketCLI.versions(versions, flag: "--versions"))!
-        let checks = try output.selected(ReaderCatalogue.all)
+        // Over BLE the official ble_reader cases (docs/conformance-ble.md), not the NFC ones.
+        let checks = try output.selected(ble != nil ? BLEReaderCatalogue.all : ReaderCatalogue.all)
         let recorder = output.transcript.map { _ in TranscriptRecorder(recordSecrets: output.transcriptSecrets) }
         let presenter: PhonePresenter
         var cleanup: () -> Void = {}

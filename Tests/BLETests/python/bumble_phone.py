@@ -10,6 +10,12 @@ Credentials: `echo` (LockBench's echo flow), `echo-refuse` (refuses ECHO with 69
 `protocol`: the access protocol's credential side (protocol_credential.py, written from
 docs/protocol.md alone) with --key KEY.pem --document DOC.cbor… --lock-config lock.json.
 
+The `protocol` credential behaves as the reference phone over BLE: it sends "initiate access
+protocol" (02 05) as soon as the channel is open and opens the lock's completed notification under
+BleSKReader. --version-write HEX writes another value to the version characteristic and
+--psm-offset N asks for the channel on SPSM + N: the script then reports how the lock answered the
+LE credit-based connection request (`channel_result`) and stops.
+
 Usage: bumble_phone.py tcp-client:127.0.0.1:PORT --credential echo|echo-refuse|protocol …
 """
 import argparse
@@ -120,7 +126,7 @@ async def run(args):
         spsm_value = bytes(await spsm.read_value())
         result['spsm_value'] = spsm_value.hex()
         psm = struct.unpack('>H', spsm_value[:2])[0]
-        await version.write_value(bytes.fromhex('0100'), with_response=True)
+        await version.write_value(bytes.fromhex(args.version_write), with_response=True)
 
         if args.try_pair:
             # The lock does not pair (its security is in the access protocol): Bumble's SMP must
@@ -135,6 +141,21 @@ async def run(args):
         done = asyncio.get_running_loop().create_future()
         transcript = []
 
+        if args.version_write != '0100' or args.psm_offset:
+            # How the lock answers the LE credit-based connection request (BLERKE_RDR_NEG_FAILED_L2CAP,
+            # BLERKE_RDR_NEG_FAILED_SPSM_L2CAP).
+            try:
+                probe = await asyncio.wait_for(connection.create_l2cap_channel(
+                    spec=l2cap.LeCreditBasedChannelSpec(psm=psm + args.psm_offset, mtu=1024, mps=247, max_credits=8)), args.timeout)
+                result['channel_result'] = 0
+                await probe.disconnect()
+            except Exception as e:  # Bumble raises L2capError carrying the response's result
+                result['channel_result'] = getattr(e, 'error_code', None)
+                result['channel_error'] = f'{type(e).__name__}: {e}'
+            result['ok'] = True
+            await connection.disconnect()
+            return result
+
         channel = await connection.create_l2cap_channel(
             spec=l2cap.LeCreditBasedChannelSpec(psm=psm, mtu=1024, mps=247, max_credits=8))
 
@@ -147,13 +168,22 @@ async def run(args):
                 transcript.append({'command': payload.hex(), 'response': response.hex()})
                 channel.write(frame(0x00, 0x01, response))
             elif (kind, ident) == (0x02, 0x03) and not done.done():
+                if hasattr(credential, 'open_completed'):
+                    credential.open_completed(payload)
                 done.set_result(payload)
+            elif (kind, ident) == (0x02, 0x00) and not done.done():
+                result['event'] = payload.hex()
+                done.set_result(None)
 
         channel.sink = on_sdu
+        if hasattr(credential, 'initiate'):
+            initiate = frame(0x02, 0x05, credential.initiate())
+            result['initiate'] = initiate.hex()
+            channel.write(initiate)
         for early in channel.early_sdus:
             on_sdu(early)
         completion = await asyncio.wait_for(done, args.timeout)
-        result['completion'] = completion.hex()
+        result['completion'] = completion.hex() if completion is not None else None
         result['transcript'] = transcript
         result['commands'] = len(transcript)
         if hasattr(credential, 'summary'):
@@ -172,6 +202,8 @@ def main():
     parser.add_argument('--key', help='protocol credential: private key (PEM)')
     parser.add_argument('--document', action='append', default=[], help='protocol credential: access/revocation document (CBOR)')
     parser.add_argument('--lock-config', help='protocol credential: trust the reader of this lock.json')
+    parser.add_argument('--version-write', default='0100', help='value written to the version characteristic (hex)')
+    parser.add_argument('--psm-offset', type=int, default=0, help='ask for the channel on SPSM + N and report the result')
     args = parser.parse_args()
     try:
         result = asyncio.run(run(args))

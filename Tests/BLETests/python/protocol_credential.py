@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """A credential (the phone side) of the LockBench access protocol, written from
 docs/protocol.md alone: SELECT, AUTH0 (with FAST cryptogram), AUTH1, step-up (SELECT of the
-step-up AID, chained ENVELOPE, chained response), EXCHANGE, CONTROL FLOW, GET RESPONSE.
+step-up AID, chained ENVELOPE, chained response), EXCHANGE, CONTROL FLOW, GET RESPONSE; over BLE
+(docs/ble.md) the "initiate access protocol" message that stands for SELECT and the lock's
+completed notification sealed under BleSKReader.
 
 It is an independent implementation for interoperability tests: it shares no code with the
 Swift credential. `python3 protocol_credential.py --self-test` replays the three transactions of
@@ -273,6 +275,7 @@ class ProtocolCredential:
         self.pending = b''         # response bytes not yet sent (response chaining)
         self.exchange_status = None
         self.control_flow = None
+        self.ble_sk = None         # BleSK once AUTH1 (or a FAST cryptogram) derived it
 
     @property
     def bitmap(self):
@@ -280,6 +283,7 @@ class ProtocolCredential:
 
     def summary(self):
         return {
+            'completed': getattr(self, 'completed', None),
             'exchange_status': self.exchange_status.hex() if self.exchange_status else None,
             'granted': self.exchange_status == b'\x01\x01',
             'control_flow': self.control_flow.hex() if self.control_flow is not None else None,
@@ -383,6 +387,37 @@ class ProtocolCredential:
             return tlv('6F', tlv('84', STEP_UP_AID)) + SW_OK
         return SW_NOT_FOUND
 
+    # docs/ble.md: the phone speaks first; its A5 (type 0000, versions, no 7F66) stands for SELECT's.
+    def initiate(self):
+        """The payload of "initiate access protocol" (02 05): attribute 00 = the A5 TLV."""
+        self.reset()
+        versions = b''.join(struct.pack('>H', v) for v in self.versions)
+        self.fci = tlv('A5', tlv('80', b'\x00\x00') + tlv('5C', versions))
+        self.state = 'selected'
+        self.completed = None
+        self.log.append('initiate')
+        return bytes([0x00, len(self.fci)]) + self.fci
+
+    def open_completed(self, payload, supported=(0x0100,), selected=0x0100):
+        """The completed notification (02 03): 00 02 <reporting << 5> <status>, sealed under
+        BleSKReader = HKDF(BleSK, salt = supported ‖ selected, "BleSKReader") once BleSK exists,
+        nonce 00×8 ‖ counter 1, AAD 02 03 ‖ plaintext length."""
+        if self.ble_sk is not None:
+            salt = b''.join(struct.pack('>H', v) for v in list(supported) + [selected])
+            key = hkdf(self.ble_sk, salt, b'BleSKReader', 32)
+            aad = b'\x02\x03' + struct.pack('>H', len(payload) - 16)
+            try:
+                payload = AESGCM(key).decrypt(READER_PREFIX + struct.pack('>I', 1), bytes(payload), aad)
+            except InvalidTag:
+                self.completed = {'error': 'does not open under BleSKReader'}
+                return self.completed
+        if len(payload) != 4 or payload[0] != 0x00 or payload[1] != 0x02:
+            self.completed = {'error': f'not 00 02 xx yy: {payload.hex()}'}
+        else:
+            self.completed = {'plaintext': payload.hex(), 'reporting': payload[2] >> 5, 'status': payload[3]}
+        self.log.append(f'completed: {self.completed}')
+        return self.completed
+
     # §5 salt
     def salt(self, label, reader_key, with_credential_key):
         a = self.auth0
@@ -433,6 +468,7 @@ class ProtocolCredential:
         okm = hkdf(kp, self.salt(b'VolatileFast', reader_key, True), x_of(a['eph_point']), 160)
         cryptogram_sk = okm[0:32]
         self.fast_keys = (okm[32:64], okm[64:96])
+        self.ble_sk = okm[96:128]
         plaintext = tlv('5E', struct.pack('>H', self.bitmap)) + tlv('91', ZERO_TIMESTAMP) + tlv('92', ZERO_TIMESTAMP)
         self.log.append('fast cryptogram')
         return AESGCM(cryptogram_sk).encrypt(bytes(12), plaintext, None)
@@ -461,6 +497,7 @@ class ProtocolCredential:
         okm = hkdf(k, self.salt(b'Volatile****', reader_key, False), info, 160)
         self.keys = (okm[0:32], okm[32:64])
         step_up_sk = okm[64:96]
+        self.ble_sk = okm[96:128]
         self.step_up = (hkdf(step_up_sk, b'', b'SKReader', 32), hkdf(step_up_sk, b'', b'SKDevice', 32))
         self.kpersistent[a['reader_id']] = hkdf(k, self.salt(b'Persistent**', reader_key, True), info, 32)
         device_signature = self.signer(signed_data(a['reader_id'], a['eph_point'], a['reader_eph'], a['tid'],
@@ -545,9 +582,12 @@ class ProtocolCredential:
                     self.exchange_status = value
         except ValueError:
             return SW_DATA
-        sealed = gcm_seal(keys[1], DEVICE_PREFIX, self.device_counter, b'\x00\x02\x90\x00')
+        # 00 02 00 00: success as the certification tool's readers expect it (ud_ble_stdtxn_20: "must end 00 02 00 00").
+        sealed = gcm_seal(keys[1], DEVICE_PREFIX, self.device_counter, b'\x00\x02\x00\x00')
         self.device_counter += 1
-        self.state = 'done'
+        # Over BLE the EXCHANGE carries no reader status and does not end the transaction (the
+        # completed notification does; a step-up may follow): docs/ble.md.
+        self.state = 'done' if self.exchange_status is not None else 'authenticated'
         self.log.append(f'exchange: reader status {self.exchange_status.hex() if self.exchange_status else "none"}')
         return sealed + SW_OK
 
