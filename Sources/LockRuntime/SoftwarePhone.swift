@@ -27,7 +27,8 @@ public enum SoftwarePhone {
     /// its docType). Every problem is a `UserError` naming the file.
     public static func make(key: String, documents: [String], trusting readers: [TrustedReader], faults: CredentialFaults = [],
                             interface: RadioInterface = .nfc, versions: [UInt16] = [ProtocolVersion.v1_0],
-                            stepUpSelect: StepUpSelectPolicy = .optional, mailbox: Mailbox? = nil) throws -> CredentialSession {
+                            stepUpSelect: StepUpSelectPolicy = .optional, mailbox: Mailbox? = nil,
+                            documentTimestamps: Bool = false) throws -> CredentialSession {
         let signingKey = try KeyFiles.privateKey(key, what: "credential key")
         var access = [[UInt8]](), revocation = [[UInt8]]()
         for path in documents {
@@ -39,7 +40,8 @@ public enum SoftwarePhone {
             }
         }
         return session(key: signingKey, access: access, revocation: revocation, trusting: readers, faults: faults,
-                       interface: interface, versions: versions, stepUpSelect: stepUpSelect, mailbox: mailbox)
+                       interface: interface, versions: versions, stepUpSelect: stepUpSelect, mailbox: mailbox,
+                       documentTimestamps: documentTimestamps)
     }
 
     /// The mailbox held in `path`; what a lock writes into it is saved back (atomically).

@@ -37,6 +37,10 @@ struct PhoneOptions: ParsableArguments {
             help: ArgumentHelp("A file holding the phone's mailbox (its bytes, at most 65536). The lock reads and writes it in EXCHANGE when its configuration lists mailbox operations; what the lock writes is saved back to the file.", valueName: "file"))
     var mailbox: String?
 
+    @Flag(name: .customLong("signed-times"),
+          help: "Tell the lock the signed times of the documents the phone carries (AUTH1 91/92, as LockBench Trust's phones do) instead of zeros, so a lock holding older ones steps up to fetch these.")
+    var signedTimes = false
+
     /// Whether a phone was described (some commands fall back to a test card without one).
     var isGiven: Bool { key != nil }
 
@@ -46,8 +50,8 @@ struct PhoneOptions: ParsableArguments {
         }
         guard key != nil else {
             if !documents.isEmpty || !trustReader.isEmpty || readerGroup != nil || !faults.isEmpty || mailbox != nil
-                || stepUpSelect != StepUpSelectPolicy.optional.rawValue {
-                throw ValidationError("--document, --trust-reader, --reader-group, --fault, --mailbox and --step-up-select describe a phone: give its --key too")
+                || stepUpSelect != StepUpSelectPolicy.optional.rawValue || signedTimes {
+                throw ValidationError("--document, --trust-reader, --reader-group, --fault, --mailbox, --signed-times and --step-up-select describe a phone: give its --key too")
             }
             return
         }
@@ -79,7 +83,7 @@ struct PhoneOptions: ParsableArguments {
         return try SoftwarePhone.make(key: key, documents: documents, trusting: try trustedReaders(), faults: faultSet,
                                       interface: interface, versions: versions,
                                       stepUpSelect: StepUpSelectPolicy(rawValue: stepUpSelect) ?? .optional,
-                                      mailbox: try mailbox.map(SoftwarePhone.mailbox))
+                                      mailbox: try mailbox.map(SoftwarePhone.mailbox), documentTimestamps: signedTimes)
     }
 }
 
