@@ -81,6 +81,12 @@ public struct AuditEntry: Codable, Equatable, Sendable {
     /// The `decision` of the entry `lockbench lock reset` writes: the state was started afresh.
     public static let lockResetEvent = "lock_reset"
 
+    /// The `decision` of the entry a lock writes when a snapshot of its state could not be written
+    /// (issue 20 §2): why, and whether the lock stopped granting until one can be.
+    public static let snapshotFailedEvent = "snapshot_failed"
+    /// The `decision` of the entry a lock writes when a snapshot is written again after one failed.
+    public static let snapshotWrittenEvent = "snapshot_written"
+
     /// An entry about the log or the lock itself (no transaction): `decision` is `event`.
     public init(seq: UInt64, time: Date, event: String, detail: String) {
         self.seq = seq

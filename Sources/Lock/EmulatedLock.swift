@@ -60,6 +60,24 @@ public final class EmulatedLock: @unchecked Sendable {
     public var snapshotInterval = 64
     /// Called after every decision with the audit entry (for live output).
     public var onAudit: ((AuditEntry) -> Void)?
+    /// Called with what an operator must hear now that is not a decision (a snapshot that cannot
+    /// be written): `lock run` prints it as a warning, in text and `--json`.
+    public var onWarning: ((String) -> Void)?
+
+    /// Why the lock grants nothing: a snapshot its promises need (at start, after a revocation
+    /// list or clock-trust change) could not be written. Cleared when one is written.
+    public private(set) var snapshotBlock: LockError?
+    /// A required snapshot was queued and may not have landed yet: the next decision waits for it.
+    private var requiredSnapshotQueued = false
+    /// Failures of background snapshots, for the next decision to report (set on the snapshot
+    /// queue, so under its own lock: the queue must never wait for `mutex`).
+    private let backgroundFailures = BackgroundFailures()
+    private final class BackgroundFailures: @unchecked Sendable {
+        private let lock = NSLock()
+        private var failures: [(error: LockError, required: Bool)] = []
+        func add(_ error: LockError, required: Bool) { lock.lock(); failures.append((error, required)); lock.unlock() }
+        func take() -> [(error: LockError, required: Bool)] { lock.lock(); defer { failures = []; lock.unlock() }; return failures }
+    }
 
     /// Opens the lock described by `configuration`, restoring its state directory if present.
     /// `io` is the seam for the lock's writes (tests inject a failing disk).
@@ -105,11 +123,20 @@ public final class EmulatedLock: @unchecked Sendable {
         engine = OfflineUnlockEngine(core: core, state: state.engine, now: { clock.now() })
         _ = engine.takeChanges()    // the state as recovered is where the next record starts
         // A lock's first snapshot exists before its first record: a journal never lacks its base.
-        // A start also snapshots what it replayed: the recorded head is current again.
-        if fresh || audit.damage != nil || !audit.journalTail.isEmpty { try persist() }
+        if fresh { try persist(); return }
+        // Every start snapshots what it replayed (the recorded head is current again) and proves
+        // the state directory takes a snapshot. When it does not (a full disk, a directory where
+        // the temporary file goes), the lock still starts and answers — read-only, denying every
+        // tap with the reason — instead of not starting at all; it grants again once a snapshot
+        // is written (issue 20 §2, §5).
+        do { try persist() } catch {
+            snapshotBlock = error
+            report(error, required: true, at: clock.now())
+        }
     }
 
-    /// Dropping the lock is a clean stop: the state is written whole (best effort).
+    /// Dropping the lock is a clean stop: the state is written whole (best effort; `flush` and
+    /// `secureNow` are the stops that report a failure).
     deinit { try? persist() }
 
     // MARK: The reader's questions
@@ -135,11 +162,17 @@ public final class EmulatedLock: @unchecked Sendable {
         let before = bolt
         let now = clock.now()
         bolt.handle(.tick, at: now)
+        checkSnapshots(at: now)
         switch input {
         case .refused(let refusal, let tid, let interface):
             return commit(.deny(refusal), credential: nil, transaction: tid.bytes,
                           interface: interface, at: now, restoring: before)
         case .presentation(let p):
+            if let block = snapshotBlock {
+                let refusal = Refusal(.lock(LockReason.storageFailure), detail: Self.blockDetail(block))
+                return commit(.deny(refusal), credential: credentialID(for: p), transaction: p.transactionID, interface: p.interface, at: now,
+                              restoring: before)
+            }
             if case .jammed = bolt.state(at: now) {
                 let refusal = Refusal(.lock(LockReason.jammed), detail: "the bolt is jammed: the lock cannot open until the jam is cleared")
                 return commit(.deny(refusal), credential: credentialID(for: p), transaction: p.transactionID, interface: p.interface, at: now,
@@ -191,15 +224,17 @@ public final class EmulatedLock: @unchecked Sendable {
         recorded = after
         pendingReaderLearning = []
         recordsSinceSnapshot += 1
+        let required = delta.revocationLists != nil || delta.revocationListsRemoved != nil
+            || delta.trustedClock.map({ $0.trusted != changes.clock?.before?.trusted }) == true
         if changes.untracked {
             // The engine's state was edited from outside since the last snapshot (never by the
             // lock's own paths, which snapshot at once): a record cannot say what changed.
-            try? persist()
-        } else if recordsSinceSnapshot >= snapshotInterval || delta.revocationLists != nil || delta.revocationListsRemoved != nil
-            || delta.trustedClock.map({ $0.trusted != changes.clock?.before?.trusted }) == true {
+            do { try persist() } catch { report(error, required: false, at: now) }
+        } else if required || recordsSinceSnapshot >= snapshotInterval {
             // A revocation list or clock-trust change is snapshotted at once (after the answer):
             // whole records cut from the journal's end are not detectable, the snapshot's head is.
-            compactInBackground()
+            // Such a snapshot is required: until it is written the lock grants nothing.
+            compactInBackground(required: required)
         }
         entries.forEach { onAudit?($0) }
         return LockOutcome(decision: decision, bolt: bolt.state(at: now), readerStatus: status(decision, at: now),
@@ -272,11 +307,52 @@ public final class EmulatedLock: @unchecked Sendable {
     /// in order with any other. A crash mid-write leaves the previous snapshot (atomic rename),
     /// and the journal still holds every record after it; a failure is retried after the next
     /// `snapshotInterval` records.
-    private func compactInBackground() {
-        let now = current(), store = store
+    private func compactInBackground(required: Bool) {
+        let now = current(), store = store, failures = backgroundFailures
         recordsSinceSnapshot = 0
         pendingReaderLearning = []          // the snapshot's reader memory holds it
-        snapshots.async { try? store.save(Self.withReaderMemory(now)) }
+        if required { requiredSnapshotQueued = true }
+        snapshots.async {
+            do throws(LockError) { try store.save(Self.withReaderMemory(now)) } catch { failures.add(error, required: required) }
+        }
+    }
+
+    /// Before a decision (under `mutex`): waits for a required snapshot still queued, reports
+    /// background snapshots that failed, and — while the lock is blocked — tries to write one
+    /// now; the lock grants again once that succeeds.
+    private func checkSnapshots(at now: Date) {
+        if requiredSnapshotQueued {
+            snapshots.sync {}
+            requiredSnapshotQueued = false
+        }
+        for failure in backgroundFailures.take() {
+            if failure.required { snapshotBlock = failure.error }
+            report(failure.error, required: failure.required, at: now)
+        }
+        guard let block = snapshotBlock else { return }
+        do { try persist() } catch { return }
+        snapshotBlock = nil
+        let detail = "the state snapshot is written again (it had failed: \(block.reason)); the lock grants again"
+        _ = try? audit.append([AuditEntry(seq: 0, time: now, event: AuditEntry.snapshotWrittenEvent, detail: detail)])
+        onWarning?(detail)
+    }
+
+    /// Waits until every queued snapshot is written or has failed (tests).
+    func waitForSnapshots() { snapshots.sync {} }
+
+    public static func blockDetail(_ error: LockError) -> String {
+        "storage failure: the lock's state snapshot cannot be written, and after a revocation list or clock-trust change (or at start) it must be, so the lock grants nothing until it is: \(error.reason). Free space or repair the state directory; the lock retries at every tap"
+    }
+
+    /// A snapshot that could not be written, said on the console (`onWarning`) and in the audit
+    /// log (when the log still takes an entry): never swallowed.
+    private func report(_ error: LockError, required: Bool, at now: Date) {
+        let detail = required
+            ? Self.blockDetail(error)
+            : "the lock's state snapshot could not be written (\(error.reason)); the journal keeps every record since the last one, so nothing acknowledged is lost, but recovery replays more of it and cut records are not detected past the last snapshot. It is retried after \(snapshotInterval) records"
+        let entry = try? audit.append([AuditEntry(seq: 0, time: now, event: AuditEntry.snapshotFailedEvent, detail: detail)]).first
+        if let entry { onAudit?(entry) }
+        onWarning?("SNAPSHOT FAILED: " + detail)
     }
 
     /// Applies `body` and saves; when the save fails, the change is undone in memory too.
@@ -418,7 +494,13 @@ public final class EmulatedLock: @unchecked Sendable {
     }
 
     /// Writes the state now (on a clean stop).
-    public func flush() throws(LockError) { try mutate {} }
+    public func flush() throws(LockError) {
+        do { try mutate {} } catch {
+            mutex.lock(); defer { mutex.unlock() }
+            report(error, required: false, at: clock.now())
+            throw error
+        }
+    }
 
     /// Secures an unsecured bolt at once and writes the state (a clean stop must not leave the
     /// door open until a relock that would never run). Returns whether the bolt was unsecured.
