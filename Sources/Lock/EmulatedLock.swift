@@ -89,8 +89,20 @@ public final class EmulatedLock: @unchecked Sendable {
             throw LockError(.io, "cannot create state directory \(dir): \(error)")
         }
         ownership = try StateDirectoryLock(directory: dir)
-        let history = AuditLog.hasHistory(directory: dir) || FileManager.default.fileExists(atPath: dir + "/" + StateStore.fileName)
+        let files = FileManager.default
+        let hasState = files.fileExists(atPath: dir + "/" + StateStore.fileName), hasLog = files.fileExists(atPath: dir + "/" + AuditLog.fileName)
+        let keyExisted = files.fileExists(atPath: configuration.auditKeyPath)
+        let history = AuditLog.hasHistory(directory: dir) || hasState
         let key = try AuditLog.openKey(configuration.auditKeyPath, history: history)
+        // The key is made at a lock's first start, together with its first snapshot and its log:
+        // a key without them means they were deleted. Starting afresh would drop the revocation
+        // lists, clock trust and replay memory — every phone its issuer signed for would be let in
+        // (issue 20 §3). The key may live on another disk (`auditKeyFile`): deleting the state
+        // directory alone does not reset the lock.
+        if keyExisted, !hasState || !hasLog {
+            let gone = [hasState ? nil : StateStore.fileName, hasLog ? nil : AuditLog.fileName].compactMap { $0 }.joined(separator: " and ")
+            throw LockError(.corruptState, "\(gone) missing in \(dir) but the audit key \(configuration.auditKeyPath) shows this lock has a history: its revocation lists, clock trust and replay memory\(hasLog ? "" : " and its audit trail") are gone, and starting afresh would let in every phone its issuer signed for. Restore the files, or start the lock afresh (audited) with `lockbench lock reset --config FILE --reason TEXT`")
+        }
         store = StateStore(directory: dir, auditKey: key, io: io)
         readerSigningKey = try configuration.readerSigningKey()
         let core = DecisionCore(reader: try configuration.readerIdentity(), policy: configuration.policy,
