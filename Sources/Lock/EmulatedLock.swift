@@ -22,6 +22,11 @@ public final class EmulatedLock: @unchecked Sendable {
     public let audit: AuditLog
     public let readerSigningKey: P256.Signing.PrivateKey
     private let store: StateStore
+    /// The rollback anchor's file and the audit key that signs it (`anchorFile`), if configured.
+    private let anchor: (path: String, key: [UInt8])?
+    /// The high-water mark the last snapshot holds: one that moved further than the leeway past it
+    /// is snapshotted at once, so no cut of journal records moves it back by more (issue 20 §4).
+    private var snapshotHighWaterMark: Date?
     /// Held for the lock's lifetime: one process owns a state directory at a time.
     private let ownership: StateDirectoryLock
     /// The bolt and clock mode as of the last record: the next record's delta starts there. (The
@@ -104,6 +109,8 @@ public final class EmulatedLock: @unchecked Sendable {
             throw LockError(.corruptState, "\(gone) missing in \(dir) but the audit key \(configuration.auditKeyPath) shows this lock has a history: its revocation lists, clock trust and replay memory\(hasLog ? "" : " and its audit trail") are gone, and starting afresh would let in every phone its issuer signed for. Restore the files, or start the lock afresh (audited) with `lockbench lock reset --config FILE --reason TEXT`")
         }
         store = StateStore(directory: dir, auditKey: key, io: io)
+        anchor = configuration.anchorPath.map { ($0, key) }
+        let anchored = try anchor.flatMap { a throws(LockError) in try JournalAnchor.load(a.path, auditKey: a.key) }
         readerSigningKey = try configuration.readerSigningKey()
         let core = DecisionCore(reader: try configuration.readerIdentity(), policy: configuration.policy,
                                 trust: try configuration.trustStore())
@@ -120,6 +127,14 @@ public final class EmulatedLock: @unchecked Sendable {
             let start = VirtualClock(mode).now()
             state = PersistedLockState(engine: EngineState(clock: TrustedClock(trustedAt: start)), clock: mode)
             fresh = true
+        }
+        if let anchored, let path = anchor?.path {
+            // Checked before the log is opened for writing: a rolled-back directory is not touched.
+            let found = AuditLog.scan(try DurableFile.read(dir + "/" + AuditLog.fileName) ?? [], key: key)
+            let inChain = anchored.head.seq == 0 || found.macs[anchored.head.seq] == anchored.head.mac
+            if let why = anchored.rollback(logHead: found.head, anchorInChain: inChain, path: path) {
+                throw LockError(.corruptState, why + ". Put back the newest copy of the state directory; if starting from this one is intended, start afresh (audited) with `lockbench lock reset --config FILE --reason TEXT`")
+            }
         }
         audit = try AuditLog(directory: dir, key: key, expectedHead: state.auditHead, io: io, now: VirtualClock(state.clock).now())
         // Recovery: the snapshot, then every journal record after the head it records.
@@ -236,8 +251,10 @@ public final class EmulatedLock: @unchecked Sendable {
         recorded = after
         pendingReaderLearning = []
         recordsSinceSnapshot += 1
+        let hwm = engine.trustedClock.highWaterMark
         let required = delta.revocationLists != nil || delta.revocationListsRemoved != nil
             || delta.trustedClock.map({ $0.trusted != changes.clock?.before?.trusted }) == true
+            || hwm.map { mark in snapshotHighWaterMark.map { mark > $0.addingTimeInterval(configuration.policy.clockLeeway) } ?? true } == true
         if changes.untracked {
             // The engine's state was edited from outside since the last snapshot (never by the
             // lock's own paths, which snapshot at once): a record cannot say what changed.
@@ -304,11 +321,12 @@ public final class EmulatedLock: @unchecked Sendable {
     /// Writes a snapshot now and waits for it (lock controls, a clean stop): the state whole,
     /// atomically (temp, fsync, rename, directory fsync), with the journal head it covers.
     private func persist() throws(LockError) {
-        let state = Self.withReaderMemory(current()), store = store
+        let state = Self.withReaderMemory(current()), store = store, anchor = anchor
         let failure: LockError? = snapshots.sync {
-            do throws(LockError) { try store.save(state); return nil } catch { return error }
+            do throws(LockError) { try Self.write(state, store: store, anchor: anchor); return nil } catch { return error }
         }
         if let failure { throw failure }
+        snapshotHighWaterMark = state.engine.clock.highWaterMark
         recorded = (state.bolt, state.clock)
         _ = engine.takeChanges()            // the snapshot holds them
         recordsSinceSnapshot = 0
@@ -320,13 +338,21 @@ public final class EmulatedLock: @unchecked Sendable {
     /// and the journal still holds every record after it; a failure is retried after the next
     /// `snapshotInterval` records.
     private func compactInBackground(required: Bool) {
-        let now = current(), store = store, failures = backgroundFailures
+        let now = current(), store = store, failures = backgroundFailures, anchor = anchor
         recordsSinceSnapshot = 0
         pendingReaderLearning = []          // the snapshot's reader memory holds it
+        snapshotHighWaterMark = now.state.engine.clock.highWaterMark   // (a failure of a required one blocks grants)
         if required { requiredSnapshotQueued = true }
         snapshots.async {
-            do throws(LockError) { try store.save(Self.withReaderMemory(now)) } catch { failures.add(error, required: required) }
+            do throws(LockError) { try Self.write(Self.withReaderMemory(now), store: store, anchor: anchor) } catch { failures.add(error, required: required) }
         }
+    }
+
+    /// A snapshot: the state, then the anchor with the head the state now records (a crash
+    /// between them leaves the anchor behind the state, which a start accepts).
+    private static func write(_ state: PersistedLockState, store: StateStore, anchor: (path: String, key: [UInt8])?) throws(LockError) {
+        try store.save(state)
+        if let anchor { try JournalAnchor(head: state.auditHead).save(to: anchor.path, auditKey: anchor.key, io: store.io) }
     }
 
     /// Before a decision (under `mutex`): waits for a required snapshot still queued, reports
@@ -501,7 +527,7 @@ public final class EmulatedLock: @unchecked Sendable {
                                                  detail: "state started afresh (\(note)): \(reason)")])[0]
         var state = PersistedLockState(engine: EngineState(clock: TrustedClock(trustedAt: start)), clock: mode)
         state.auditHead = audit.head
-        try store.save(state)
+        try write(state, store: store, anchor: configuration.anchorPath.map { ($0, key) })
         return entry
     }
 

@@ -130,11 +130,16 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
     /// The audit (and state) HMAC key file; absent = `STATE/audit.key`. Keep it off the state
     /// directory's disk so that whoever can rewrite the state cannot also re-sign it.
     public var auditKeyFile: String?
+    /// The rollback anchor (`JournalAnchor`): a file on other media than the state directory —
+    /// the part of the lock an attacker who can restore the state directory cannot rewind, as a
+    /// secure element's monotonic counter — holding the journal head of the last snapshot.
+    /// Absent: no anchor (a restored older state directory is not detected; docs/security.md).
+    public var anchorFile: String?
     /// The directory relative paths are resolved against (not stored in the file).
     public var baseDirectory: String = "."
 
     enum CodingKeys: String, CodingKey {
-        case model, firmware, reader, trustedIssuers, policy, stateDirectory, clock, `protocol`, transaction, auditKeyFile
+        case model, firmware, reader, trustedIssuers, policy, stateDirectory, clock, `protocol`, transaction, auditKeyFile, anchorFile
     }
 
     public init(model: String, firmware: String, reader: Reader, trustedIssuers: [String], policy: LockPolicy = LockPolicy(),
@@ -158,6 +163,7 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
         `protocol` = try c.decodeIfPresent(ProtocolOptions.self, forKey: .protocol) ?? ProtocolOptions()
         transaction = try c.decodeIfPresent(TransactionLimits.self, forKey: .transaction)
         auditKeyFile = try c.decodeIfPresent(String.self, forKey: .auditKeyFile)
+        anchorFile = try c.decodeIfPresent(String.self, forKey: .anchorFile)
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -172,6 +178,7 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
         if self.protocol != ProtocolOptions() { try c.encode(self.protocol, forKey: .protocol) }
         try c.encodeIfPresent(transaction, forKey: .transaction)
         try c.encodeIfPresent(auditKeyFile, forKey: .auditKeyFile)
+        try c.encodeIfPresent(anchorFile, forKey: .anchorFile)
     }
 
     /// Reads and checks a configuration file; every problem names the file and the field.
@@ -208,6 +215,9 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
 
     /// The audit key file: `auditKeyFile`, or `audit.key` in the state directory.
     public var auditKeyPath: String { auditKeyFile.map(resolve) ?? stateDirectoryPath + "/" + AuditLog.keyFileName }
+
+    /// The rollback anchor file, when configured.
+    public var anchorPath: String? { anchorFile.map(resolve) }
 
     public func readerIdentity() throws(LockError) -> OfflineUnlock.ReaderIdentity {
         guard let g = Hex.decode(reader.groupID), g.count == 16 else {
