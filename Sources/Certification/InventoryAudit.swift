@@ -159,7 +159,7 @@ public enum InventoryAudit {
                     let firmwareText = text(firmware, columns.firmware)
                     let readerText = reader.isEmpty ? nil : text(reader, columns.reader)
                     do {
-                        let version = try FirmwareVersion(firmwareText)
+                        let version = try FirmwareVersion(device: firmwareText)
                         outcome = add(.verdict(tables.check(model: modelText, firmware: version, reader: readerText)))
                     } catch {
                         outcome = add(.malformed("firmware: \(error.reason)"))

@@ -90,6 +90,16 @@ final class HostileFilesEndToEndTests: XCTestCase {
         try lb(["doc", "revoke", "--issuer-key", "issuer.key.pem", "--serial", "1", "--now", "2026-03-02T09:00:00+01:00", "--out", "r.cbor"])
     }
 
+    func testAFirmwareVersionNoDeviceShipsIsNotCertified() throws {
+        let r = try lb(["firmware", "check", "--model", "NDE", "--firmware", "12345678901234567890"], expect: 2)
+        XCTAssertTrue(r.stderr.contains("segment 1 has 20 digits"), r.stderr)
+        XCTAssertEqual(try lb(["firmware", "check", "--model", "NDE", "--firmware", ""], expect: 2).stdout, "")
+        try Data("device_id,model,firmware\na,NDE,12345678901234567890\nb,NDE,\n".utf8).write(to: dir.appendingPathComponent("inventory.csv"))
+        let audit = try lb(["firmware", "audit", "inventory.csv"], expect: 1)
+        XCTAssertTrue(audit.stdout.contains("20 digits") && audit.stdout.contains("empty firmware"), audit.stdout)
+        XCTAssertTrue(audit.stdout.contains("0 devices; 2 malformed rows — not all certified"), audit.stdout)
+    }
+
     func testAnInventoryWithNoDeviceCertifiesNothing() throws {
         try Data("\u{FEFF}device_id,model,firmware\n".utf8).write(to: dir.appendingPathComponent("inventory.csv"))
         let r = try lb(["firmware", "audit", "inventory.csv"], expect: 1)
