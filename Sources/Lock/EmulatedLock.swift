@@ -255,7 +255,10 @@ public final class EmulatedLock: @unchecked Sendable {
         let required = delta.revocationLists != nil || delta.revocationListsRemoved != nil
             || delta.trustedClock.map({ $0.trusted != changes.clock?.before?.trusted }) == true
             || hwm.map { mark in snapshotHighWaterMark.map { mark > $0.addingTimeInterval(configuration.policy.clockLeeway) } ?? true } == true
-        if changes.untracked {
+        if snapshotBlock != nil {
+            // Blocked: the snapshot is retried before each decision (`checkSnapshots`), not queued
+            // again after each refusal.
+        } else if changes.untracked {
             // The engine's state was edited from outside since the last snapshot (never by the
             // lock's own paths, which snapshot at once): a record cannot say what changed.
             do { try persist() } catch { report(error, required: false, at: now) }

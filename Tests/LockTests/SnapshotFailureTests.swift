@@ -66,8 +66,11 @@ final class SnapshotFailureTests: XCTestCase {
         XCTAssertNotNil(lock.snapshotBlock)
         XCTAssertTrue(warnings.contains { $0.hasPrefix("SNAPSHOT FAILED") && $0.contains("grants nothing") }, "\(warnings)")
         XCTAssertEqual(try decisions(dir), ["grant", AuditEntry.revocationListEvent, "grant", AuditEntry.snapshotFailedEvent, "deny storage_failure"])
-        // Still blocked at the next tap; once the directory takes a snapshot again, grants resume.
-        XCTAssertEqual(lock.apply(.presentation(base.presentation())).refusal?.code, "storage_failure")
+        // Still blocked at the next taps, reported once (not at every tap); once the directory
+        // takes a snapshot again, grants resume.
+        for _ in 0..<3 { XCTAssertEqual(lock.apply(.presentation(base.presentation())).refusal?.code, "storage_failure") }
+        lock.waitForSnapshots()
+        XCTAssertEqual(try decisions(dir).filter { $0 == AuditEntry.snapshotFailedEvent }.count, 1)
         try unblock(dir)
         XCTAssertTrue(lock.decide(base.presentation()).isGrant)
         XCTAssertNil(lock.snapshotBlock)
