@@ -42,9 +42,10 @@ public struct JSONInspection: Sendable {
                 var j = i
                 while j < b.count, [0x20, 0x09, 0x0A, 0x0D].contains(b[j]) { j += 1 }
                 if case .object(var keys, _)? = stack.last, j < b.count, b[j] == UInt8(ascii: ":") {
-                    if keys.contains(text), duplicateKey == nil {
+                    if duplicateKey == nil, keys.contains(text) {
                         duplicateKey = (pathNames.dropLast().joined(separator: "."), text)
                     }
+                    stack[stack.count - 1] = .array(index: 0)   // the set is uniquely ours: inserted in place
                     keys.insert(text)
                     stack[stack.count - 1] = .object(keys: keys, current: text)
                     i = j + 1
@@ -54,7 +55,10 @@ public struct JSONInspection: Sendable {
                 while i < b.count, "+-.eE0123456789".utf8.contains(b[i]) { i += 1 }
                 let text = String(decoding: b[start..<i], as: UTF8.self)
                 let whole = !text.contains(where: { ".eE".contains($0) })
-                if !whole || Int64(text) == nil && UInt64(text) == nil { oddNumbers.append((pathNames.joined(separator: "."), text)) }
+                // The first few are enough to name (and keep a hostile file's cost linear).
+                if oddNumbers.count < 4, !whole || Int64(text) == nil && UInt64(text) == nil {
+                    oddNumbers.append((pathNames.joined(separator: "."), text))
+                }
             default: i += 1
             }
         }
