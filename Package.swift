@@ -126,8 +126,8 @@ let package = Package(
         .testTarget(name: "OfflineUnlockTests", dependencies: ["OfflineUnlock", "Codecs", "ByteCore", "LockBenchTestSupport", crypto]),
         .testTarget(name: "AccessProtocolTests", dependencies: ["AccessProtocol", "SocketTransport", "OfflineUnlock", "Codecs", "ByteCore", "LockBenchTestSupport", crypto]),
         .testTarget(name: "ConformanceTests", dependencies: ["Conformance", "AccessProtocol", "OfflineUnlock", "Codecs", "ByteCore", "LockBenchTestSupport", crypto]),
-        // AuditCrashTests kills a `lockbench audit burst` child mid-append: it runs the binary.
-        .testTarget(name: "LockTests", dependencies: ["Lock", "AccessProtocol", "OfflineUnlock", "ByteCore", "LockBenchTestSupport", "lockbench"]),
+        // AuditCrashTests kills a `lockbench-bench audit-burst` child mid-append: it runs the binary.
+        .testTarget(name: "LockTests", dependencies: ["Lock", "AccessProtocol", "OfflineUnlock", "ByteCore", "LockBenchTestSupport", "lockbench", "lockbench-bench"]),
         .testTarget(name: "NFCTests", dependencies: ["NFC", "ReaderSeam", "VirtualPN532", "ByteCore", "LockBenchTestSupport"]),
         .testTarget(name: "BLETests", dependencies: ["BLE", "ReaderSeam", "ByteCore", "LockBenchTestSupport",
                                                      "AccessProtocol", "OfflineUnlock", "Lock", "LockRuntime", "Conformance", "Codecs", crypto]),

@@ -54,6 +54,21 @@ public struct FirmwareVersion: CustomStringConvertible, Sendable {
         self.segments = segments
     }
 
+    /// Digits a numeric segment of a device's firmware may have. The tables' versions have at most
+    /// three (`125`); a version with a 20-digit segment is no shipped firmware, yet as a number it
+    /// lies above every first certified version — it was "certified" (issue 20 §5).
+    public static let maxDeviceSegmentDigits = 9
+
+    /// A device's firmware (a `firmware check`, an inventory row, a lock configuration): parsed as
+    /// `init(_:)`, and refused when a numeric segment is longer than `maxDeviceSegmentDigits`.
+    public init(device text: String) throws(CertificationError) {
+        try self.init(text)
+        for (index, part) in text.split(separator: ".").enumerated()
+        where part.utf8.allSatisfy({ (0x30...0x39).contains($0) }) && part.utf8.count > Self.maxDeviceSegmentDigits {
+            throw CertificationError(.invalidVersion, "firmware version '\(text)': segment \(index + 1) has \(part.utf8.count) digits; a firmware segment has at most \(Self.maxDeviceSegmentDigits)")
+        }
+    }
+
     /// The order of two versions, or nil when they are on different lines (see the file comment).
     public static func compare(_ a: FirmwareVersion, _ b: FirmwareVersion) -> Ordering? {
         let count = max(a.segments.count, b.segments.count)

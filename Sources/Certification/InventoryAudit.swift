@@ -54,8 +54,9 @@ public struct AuditSummary: Sendable, Equatable {
 
     public func count(_ kind: VerdictKind) -> Int { counts[kind] ?? 0 }
     public var certified: Int { count(.certified) }
-    /// True only when every row is a certified device.
-    public var allCertified: Bool { malformed == 0 && devices == certified }
+    /// True only when every row is a certified device — and there is one: an inventory with no
+    /// device (a header alone) certifies nothing.
+    public var allCertified: Bool { devices > 0 && malformed == 0 && devices == certified }
 }
 
 public struct AuditResult: Sendable {
@@ -158,7 +159,7 @@ public enum InventoryAudit {
                     let firmwareText = text(firmware, columns.firmware)
                     let readerText = reader.isEmpty ? nil : text(reader, columns.reader)
                     do {
-                        let version = try FirmwareVersion(firmwareText)
+                        let version = try FirmwareVersion(device: firmwareText)
                         outcome = add(.verdict(tables.check(model: modelText, firmware: version, reader: readerText)))
                     } catch {
                         outcome = add(.malformed("firmware: \(error.reason)"))

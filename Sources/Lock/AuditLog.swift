@@ -81,6 +81,12 @@ public struct AuditEntry: Codable, Equatable, Sendable {
     /// The `decision` of the entry `lockbench lock reset` writes: the state was started afresh.
     public static let lockResetEvent = "lock_reset"
 
+    /// The `decision` of the entry a lock writes when a snapshot of its state could not be written
+    /// (issue 20 §2): why, and whether the lock stopped granting until one can be.
+    public static let snapshotFailedEvent = "snapshot_failed"
+    /// The `decision` of the entry a lock writes when a snapshot is written again after one failed.
+    public static let snapshotWrittenEvent = "snapshot_written"
+
     /// An entry about the log or the lock itself (no transaction): `decision` is `event`.
     public init(seq: UInt64, time: Date, event: String, detail: String) {
         self.seq = seq
@@ -208,6 +214,10 @@ public final class AuditLog: @unchecked Sendable {
         path = directory + "/" + Self.fileName
         let existing = try DurableFile.read(path) ?? []
         let scan = Self.scan(existing, key: key)
+        // No entry can follow the largest sequence number: refused here, not trapped on at `+ 1`.
+        for (what, seq) in [("the log's last entry", scan.head.seq), ("the head the state records", expectedHead?.seq ?? 0)] where seq == UInt64.max {
+            throw LockError(.corruptState, "\(path): \(what) has seq \(seq), the largest there is, so no entry can follow (a forged or corrupt file); set the log aside and start afresh with `lockbench lock reset --config FILE --reason TEXT`")
+        }
         let damage = scan.damage ?? expectedHead.flatMap { Self.check(scan, against: $0) }
         var aside: String?
         if let d = damage, d.droppedBytes > 0 {
@@ -311,6 +321,7 @@ public final class AuditLog: @unchecked Sendable {
         if let broken { throw LockError(.io, "the audit log is not writable since an earlier failure (\(broken)); restart the lock") }
         var head = _head, bytes = [UInt8](), entries = [AuditEntry]()
         for var entry in drafts {
+            guard head.seq < UInt64.max else { throw LockError(.corruptState, "\(path): seq \(head.seq) is the largest there is; no entry can follow. Start afresh with `lockbench lock reset --config FILE --reason TEXT`") }
             entry.seq = head.seq + 1
             let (line, mac) = try Self.line(for: entry, previousMAC: Hex.decode(head.mac)!, key: key)
             bytes += line
@@ -406,7 +417,7 @@ public final class AuditLog: @unchecked Sendable {
                 fail(.malformedLine, "MAC verifies but the JSON is not an audit entry")
                 return s
             }
-            guard entry.seq == s.head.seq + 1 || (entry.decision == AuditEntry.auditDamageEvent && entry.seq > s.head.seq) else {
+            guard (s.head.seq < UInt64.max && entry.seq == s.head.seq + 1) || (entry.decision == AuditEntry.auditDamageEvent && entry.seq > s.head.seq) else {
                 fail(.sequenceGap, "seq \(entry.seq) follows \(s.head.seq)")
                 return s
             }

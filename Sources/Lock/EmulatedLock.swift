@@ -22,6 +22,11 @@ public final class EmulatedLock: @unchecked Sendable {
     public let audit: AuditLog
     public let readerSigningKey: P256.Signing.PrivateKey
     private let store: StateStore
+    /// The rollback anchor's file and the audit key that signs it (`anchorFile`), if configured.
+    private let anchor: (path: String, key: [UInt8])?
+    /// The high-water mark the last snapshot holds: one that moved further than the leeway past it
+    /// is snapshotted at once, so no cut of journal records moves it back by more (issue 20 §4).
+    private var snapshotHighWaterMark: Date?
     /// Held for the lock's lifetime: one process owns a state directory at a time.
     private let ownership: StateDirectoryLock
     /// The bolt and clock mode as of the last record: the next record's delta starts there. (The
@@ -60,6 +65,24 @@ public final class EmulatedLock: @unchecked Sendable {
     public var snapshotInterval = 64
     /// Called after every decision with the audit entry (for live output).
     public var onAudit: ((AuditEntry) -> Void)?
+    /// Called with what an operator must hear now that is not a decision (a snapshot that cannot
+    /// be written): `lock run` prints it as a warning, in text and `--json`.
+    public var onWarning: ((String) -> Void)?
+
+    /// Why the lock grants nothing: a snapshot its promises need (at start, after a revocation
+    /// list or clock-trust change) could not be written. Cleared when one is written.
+    public private(set) var snapshotBlock: LockError?
+    /// A required snapshot was queued and may not have landed yet: the next decision waits for it.
+    private var requiredSnapshotQueued = false
+    /// Failures of background snapshots, for the next decision to report (set on the snapshot
+    /// queue, so under its own lock: the queue must never wait for `mutex`).
+    private let backgroundFailures = BackgroundFailures()
+    private final class BackgroundFailures: @unchecked Sendable {
+        private let lock = NSLock()
+        private var failures: [(error: LockError, required: Bool)] = []
+        func add(_ error: LockError, required: Bool) { lock.lock(); failures.append((error, required)); lock.unlock() }
+        func take() -> [(error: LockError, required: Bool)] { lock.lock(); defer { failures = []; lock.unlock() }; return failures }
+    }
 
     /// Opens the lock described by `configuration`, restoring its state directory if present.
     /// `io` is the seam for the lock's writes (tests inject a failing disk).
@@ -71,9 +94,23 @@ public final class EmulatedLock: @unchecked Sendable {
             throw LockError(.io, "cannot create state directory \(dir): \(error)")
         }
         ownership = try StateDirectoryLock(directory: dir)
-        let history = AuditLog.hasHistory(directory: dir) || FileManager.default.fileExists(atPath: dir + "/" + StateStore.fileName)
+        let files = FileManager.default
+        let hasState = files.fileExists(atPath: dir + "/" + StateStore.fileName), hasLog = files.fileExists(atPath: dir + "/" + AuditLog.fileName)
+        let keyExisted = files.fileExists(atPath: configuration.auditKeyPath)
+        let history = AuditLog.hasHistory(directory: dir) || hasState
         let key = try AuditLog.openKey(configuration.auditKeyPath, history: history)
+        // The key is made at a lock's first start, together with its first snapshot and its log:
+        // a key without them means they were deleted. Starting afresh would drop the revocation
+        // lists, clock trust and replay memory — every phone its issuer signed for would be let in
+        // (issue 20 §3). The key may live on another disk (`auditKeyFile`): deleting the state
+        // directory alone does not reset the lock.
+        if keyExisted, !hasState || !hasLog {
+            let gone = [hasState ? nil : StateStore.fileName, hasLog ? nil : AuditLog.fileName].compactMap { $0 }.joined(separator: " and ")
+            throw LockError(.corruptState, "\(gone) missing in \(dir) but the audit key \(configuration.auditKeyPath) shows this lock has a history: its revocation lists, clock trust and replay memory\(hasLog ? "" : " and its audit trail") are gone, and starting afresh would let in every phone its issuer signed for. Restore the files, or start the lock afresh (audited) with `lockbench lock reset --config FILE --reason TEXT`")
+        }
         store = StateStore(directory: dir, auditKey: key, io: io)
+        anchor = configuration.anchorPath.map { ($0, key) }
+        let anchored = try anchor.flatMap { a throws(LockError) in try JournalAnchor.load(a.path, auditKey: a.key) }
         readerSigningKey = try configuration.readerSigningKey()
         let core = DecisionCore(reader: try configuration.readerIdentity(), policy: configuration.policy,
                                 trust: try configuration.trustStore())
@@ -91,6 +128,14 @@ public final class EmulatedLock: @unchecked Sendable {
             state = PersistedLockState(engine: EngineState(clock: TrustedClock(trustedAt: start)), clock: mode)
             fresh = true
         }
+        if let anchored, let path = anchor?.path {
+            // Checked before the log is opened for writing: a rolled-back directory is not touched.
+            let found = AuditLog.scan(try DurableFile.read(dir + "/" + AuditLog.fileName) ?? [], key: key)
+            let inChain = anchored.head.seq == 0 || found.macs[anchored.head.seq] == anchored.head.mac
+            if let why = anchored.rollback(logHead: found.head, anchorInChain: inChain, path: path) {
+                throw LockError(.corruptState, why + ". Put back the newest copy of the state directory; if starting from this one is intended, start afresh (audited) with `lockbench lock reset --config FILE --reason TEXT`")
+            }
+        }
         audit = try AuditLog(directory: dir, key: key, expectedHead: state.auditHead, io: io, now: VirtualClock(state.clock).now())
         // Recovery: the snapshot, then every journal record after the head it records.
         for entry in audit.journalTail { entry.state?.apply(to: &state, replayWindow: configuration.policy.replayWindow) }
@@ -105,11 +150,20 @@ public final class EmulatedLock: @unchecked Sendable {
         engine = OfflineUnlockEngine(core: core, state: state.engine, now: { clock.now() })
         _ = engine.takeChanges()    // the state as recovered is where the next record starts
         // A lock's first snapshot exists before its first record: a journal never lacks its base.
-        // A start also snapshots what it replayed: the recorded head is current again.
-        if fresh || audit.damage != nil || !audit.journalTail.isEmpty { try persist() }
+        if fresh { try persist(); return }
+        // Every start snapshots what it replayed (the recorded head is current again) and proves
+        // the state directory takes a snapshot. When it does not (a full disk, a directory where
+        // the temporary file goes), the lock still starts and answers — read-only, denying every
+        // tap with the reason — instead of not starting at all; it grants again once a snapshot
+        // is written (issue 20 §2, §5).
+        do { try persist() } catch {
+            snapshotBlock = error
+            report(error, required: true, at: clock.now())
+        }
     }
 
-    /// Dropping the lock is a clean stop: the state is written whole (best effort).
+    /// Dropping the lock is a clean stop: the state is written whole (best effort; `flush` and
+    /// `secureNow` are the stops that report a failure).
     deinit { try? persist() }
 
     // MARK: The reader's questions
@@ -135,11 +189,17 @@ public final class EmulatedLock: @unchecked Sendable {
         let before = bolt
         let now = clock.now()
         bolt.handle(.tick, at: now)
+        checkSnapshots(at: now)
         switch input {
         case .refused(let refusal, let tid, let interface):
             return commit(.deny(refusal), credential: nil, transaction: tid.bytes,
                           interface: interface, at: now, restoring: before)
         case .presentation(let p):
+            if let block = snapshotBlock {
+                let refusal = Refusal(.lock(LockReason.storageFailure), detail: Self.blockDetail(block))
+                return commit(.deny(refusal), credential: credentialID(for: p), transaction: p.transactionID, interface: p.interface, at: now,
+                              restoring: before)
+            }
             if case .jammed = bolt.state(at: now) {
                 let refusal = Refusal(.lock(LockReason.jammed), detail: "the bolt is jammed: the lock cannot open until the jam is cleared")
                 return commit(.deny(refusal), credential: credentialID(for: p), transaction: p.transactionID, interface: p.interface, at: now,
@@ -191,15 +251,22 @@ public final class EmulatedLock: @unchecked Sendable {
         recorded = after
         pendingReaderLearning = []
         recordsSinceSnapshot += 1
-        if changes.untracked {
+        let hwm = engine.trustedClock.highWaterMark
+        let required = delta.revocationLists != nil || delta.revocationListsRemoved != nil
+            || delta.trustedClock.map({ $0.trusted != changes.clock?.before?.trusted }) == true
+            || hwm.map { mark in snapshotHighWaterMark.map { mark > $0.addingTimeInterval(configuration.policy.clockLeeway) } ?? true } == true
+        if snapshotBlock != nil {
+            // Blocked: the snapshot is retried before each decision (`checkSnapshots`), not queued
+            // again after each refusal.
+        } else if changes.untracked {
             // The engine's state was edited from outside since the last snapshot (never by the
             // lock's own paths, which snapshot at once): a record cannot say what changed.
-            try? persist()
-        } else if recordsSinceSnapshot >= snapshotInterval || delta.revocationLists != nil || delta.revocationListsRemoved != nil
-            || delta.trustedClock.map({ $0.trusted != changes.clock?.before?.trusted }) == true {
+            do { try persist() } catch { report(error, required: false, at: now) }
+        } else if required || recordsSinceSnapshot >= snapshotInterval {
             // A revocation list or clock-trust change is snapshotted at once (after the answer):
             // whole records cut from the journal's end are not detectable, the snapshot's head is.
-            compactInBackground()
+            // Such a snapshot is required: until it is written the lock grants nothing.
+            compactInBackground(required: required)
         }
         entries.forEach { onAudit?($0) }
         return LockOutcome(decision: decision, bolt: bolt.state(at: now), readerStatus: status(decision, at: now),
@@ -257,11 +324,12 @@ public final class EmulatedLock: @unchecked Sendable {
     /// Writes a snapshot now and waits for it (lock controls, a clean stop): the state whole,
     /// atomically (temp, fsync, rename, directory fsync), with the journal head it covers.
     private func persist() throws(LockError) {
-        let state = Self.withReaderMemory(current()), store = store
+        let state = Self.withReaderMemory(current()), store = store, anchor = anchor
         let failure: LockError? = snapshots.sync {
-            do throws(LockError) { try store.save(state); return nil } catch { return error }
+            do throws(LockError) { try Self.write(state, store: store, anchor: anchor); return nil } catch { return error }
         }
         if let failure { throw failure }
+        snapshotHighWaterMark = state.engine.clock.highWaterMark
         recorded = (state.bolt, state.clock)
         _ = engine.takeChanges()            // the snapshot holds them
         recordsSinceSnapshot = 0
@@ -272,11 +340,60 @@ public final class EmulatedLock: @unchecked Sendable {
     /// in order with any other. A crash mid-write leaves the previous snapshot (atomic rename),
     /// and the journal still holds every record after it; a failure is retried after the next
     /// `snapshotInterval` records.
-    private func compactInBackground() {
-        let now = current(), store = store
+    private func compactInBackground(required: Bool) {
+        let now = current(), store = store, failures = backgroundFailures, anchor = anchor
         recordsSinceSnapshot = 0
         pendingReaderLearning = []          // the snapshot's reader memory holds it
-        snapshots.async { try? store.save(Self.withReaderMemory(now)) }
+        snapshotHighWaterMark = now.state.engine.clock.highWaterMark   // (a failure of a required one blocks grants)
+        if required { requiredSnapshotQueued = true }
+        snapshots.async {
+            do throws(LockError) { try Self.write(Self.withReaderMemory(now), store: store, anchor: anchor) } catch { failures.add(error, required: required) }
+        }
+    }
+
+    /// A snapshot: the state, then the anchor with the head the state now records (a crash
+    /// between them leaves the anchor behind the state, which a start accepts).
+    private static func write(_ state: PersistedLockState, store: StateStore, anchor: (path: String, key: [UInt8])?) throws(LockError) {
+        try store.save(state)
+        if let anchor { try JournalAnchor(head: state.auditHead).save(to: anchor.path, auditKey: anchor.key, io: store.io) }
+    }
+
+    /// Before a decision (under `mutex`): waits for a required snapshot still queued, reports
+    /// background snapshots that failed, and — while the lock is blocked — tries to write one
+    /// now; the lock grants again once that succeeds.
+    private func checkSnapshots(at now: Date) {
+        if requiredSnapshotQueued {
+            snapshots.sync {}
+            requiredSnapshotQueued = false
+        }
+        for failure in backgroundFailures.take() {
+            if failure.required { snapshotBlock = failure.error }
+            report(failure.error, required: failure.required, at: now)
+        }
+        guard let block = snapshotBlock else { return }
+        do { try persist() } catch { return }
+        snapshotBlock = nil
+        let detail = "the state snapshot is written again (it had failed: \(block.reason)); the lock grants again"
+        _ = try? audit.append([AuditEntry(seq: 0, time: now, event: AuditEntry.snapshotWrittenEvent, detail: detail)])
+        onWarning?(detail)
+    }
+
+    /// Waits until every queued snapshot is written or has failed (tests).
+    func waitForSnapshots() { snapshots.sync {} }
+
+    public static func blockDetail(_ error: LockError) -> String {
+        "storage failure: the lock's state snapshot cannot be written, and after a revocation list or clock-trust change (or at start) it must be, so the lock grants nothing until it is: \(error.reason). Free space or repair the state directory; the lock retries at every tap"
+    }
+
+    /// A snapshot that could not be written, said on the console (`onWarning`) and in the audit
+    /// log (when the log still takes an entry): never swallowed.
+    private func report(_ error: LockError, required: Bool, at now: Date) {
+        let detail = required
+            ? Self.blockDetail(error)
+            : "the lock's state snapshot could not be written (\(error.reason)); the journal keeps every record since the last one, so nothing acknowledged is lost, but recovery replays more of it and cut records are not detected past the last snapshot. It is retried after \(snapshotInterval) records"
+        let entry = try? audit.append([AuditEntry(seq: 0, time: now, event: AuditEntry.snapshotFailedEvent, detail: detail)]).first
+        if let entry { onAudit?(entry) }
+        onWarning?("SNAPSHOT FAILED: " + detail)
     }
 
     /// Applies `body` and saves; when the save fails, the change is undone in memory too.
@@ -413,12 +530,18 @@ public final class EmulatedLock: @unchecked Sendable {
                                                  detail: "state started afresh (\(note)): \(reason)")])[0]
         var state = PersistedLockState(engine: EngineState(clock: TrustedClock(trustedAt: start)), clock: mode)
         state.auditHead = audit.head
-        try store.save(state)
+        try write(state, store: store, anchor: configuration.anchorPath.map { ($0, key) })
         return entry
     }
 
     /// Writes the state now (on a clean stop).
-    public func flush() throws(LockError) { try mutate {} }
+    public func flush() throws(LockError) {
+        do { try mutate {} } catch {
+            mutex.lock(); defer { mutex.unlock() }
+            report(error, required: false, at: clock.now())
+            throw error
+        }
+    }
 
     /// Secures an unsecured bolt at once and writes the state (a clean stop must not leave the
     /// door open until a relock that would never run). Returns whether the bolt was unsecured.

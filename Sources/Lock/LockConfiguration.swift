@@ -139,11 +139,16 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
     /// The audit (and state) HMAC key file; absent = `STATE/audit.key`. Keep it off the state
     /// directory's disk so that whoever can rewrite the state cannot also re-sign it.
     public var auditKeyFile: String?
+    /// The rollback anchor (`JournalAnchor`): a file on other media than the state directory —
+    /// the part of the lock an attacker who can restore the state directory cannot rewind, as a
+    /// secure element's monotonic counter — holding the journal head of the last snapshot.
+    /// Absent: no anchor (a restored older state directory is not detected; docs/security.md).
+    public var anchorFile: String?
     /// The directory relative paths are resolved against (not stored in the file).
     public var baseDirectory: String = "."
 
     enum CodingKeys: String, CodingKey {
-        case model, firmware, reader, trustedIssuers, policy, stateDirectory, clock, `protocol`, transaction, auditKeyFile
+        case model, firmware, reader, trustedIssuers, policy, stateDirectory, clock, `protocol`, transaction, auditKeyFile, anchorFile
     }
 
     public init(model: String, firmware: String, reader: Reader, trustedIssuers: [String], policy: LockPolicy = LockPolicy(),
@@ -167,6 +172,7 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
         `protocol` = try c.decodeIfPresent(ProtocolOptions.self, forKey: .protocol) ?? ProtocolOptions()
         transaction = try c.decodeIfPresent(TransactionLimits.self, forKey: .transaction)
         auditKeyFile = try c.decodeIfPresent(String.self, forKey: .auditKeyFile)
+        anchorFile = try c.decodeIfPresent(String.self, forKey: .anchorFile)
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -181,6 +187,7 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
         if self.protocol != ProtocolOptions() { try c.encode(self.protocol, forKey: .protocol) }
         try c.encodeIfPresent(transaction, forKey: .transaction)
         try c.encodeIfPresent(auditKeyFile, forKey: .auditKeyFile)
+        try c.encodeIfPresent(anchorFile, forKey: .anchorFile)
     }
 
     /// Reads and checks a configuration file; every problem names the file and the field.
@@ -193,8 +200,12 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
     /// key and issuer files it names are still read relative to `path`'s directory.
     public static func load(_ data: Data, path: String) throws(LockError) -> LockConfiguration {
         var config: LockConfiguration
+        // A repeated key is refused, not half-read: the decoder would keep one of them silently.
+        if let d = JSONInspection(data).duplicateKey {
+            throw LockError(.invalidConfiguration, "\(path): key \"\(d.key)\" appears twice in \(d.path.isEmpty ? "the top-level object" : d.path); keep one")
+        }
         do { config = try JSONDecoder().decode(LockConfiguration.self, from: data) } catch {
-            throw LockError(.invalidConfiguration, "\(path): \(describe(error))")
+            throw LockError(.invalidConfiguration, "\(path): \(describe(error, in: data))")
         }
         config.baseDirectory = (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent
         do throws(DurationText.Refusal) { try config.policy.validate() } catch { throw LockError(.invalidConfiguration, "\(path): \(error.message)") }
@@ -202,7 +213,33 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
         _ = try config.readerSigningKey()
         _ = try config.trustStore()
         _ = try config.initialClock()
+        try config.checkFiles(path: path)
         return config
+    }
+
+    /// The lock's own files as far as they exist already: the state directory a directory, the
+    /// audit key 32 bytes, the anchor a file — refused here, naming the field, rather than at the
+    /// lock's first write (or, for a short key, never).
+    func checkFiles(path: String) throws(LockError) {
+        for (field, value) in [("model", model), ("firmware", firmware)] where value.trimmingCharacters(in: .whitespaces).isEmpty {
+            throw LockError(.invalidConfiguration, "\(path): \(field) is empty; name the lock's \(field) as the certification tables do (`lockbench firmware list`), e.g. \(field == "model" ? "\"NDE\"" : "\"03.20.00\"")")
+        }
+        guard !stateDirectory.isEmpty else {
+            throw LockError(.invalidConfiguration, "\(path): stateDirectory is empty; name the directory for the lock's state and audit log (relative to this file), e.g. \"door.state\"")
+        }
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: stateDirectoryPath, isDirectory: &isDirectory), !isDirectory.boolValue {
+            throw LockError(.invalidConfiguration, "\(path): stateDirectory \(stateDirectoryPath) is a file, not a directory; name a directory (it is created if missing)")
+        }
+        for (field, file, size) in [("auditKeyFile", auditKeyPath, 32), ("anchorFile", anchorPath, nil)] {
+            guard let file, FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory) else { continue }
+            if isDirectory.boolValue {
+                throw LockError(.invalidConfiguration, "\(path): \(field) \(file) is a directory; name a file (it is created at the first start)")
+            }
+            if let size, let n = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? NSNumber)?.intValue, n != size {
+                throw LockError(.invalidConfiguration, "\(path): \(field) \(file) holds \(n) bytes; an audit key is exactly \(size) random bytes. Restore the lock's own key, or remove the file and start afresh with `lockbench lock reset`")
+            }
+        }
     }
 
     public func encoded() -> Data {
@@ -217,6 +254,9 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
 
     /// The audit key file: `auditKeyFile`, or `audit.key` in the state directory.
     public var auditKeyPath: String { auditKeyFile.map(resolve) ?? stateDirectoryPath + "/" + AuditLog.keyFileName }
+
+    /// The rollback anchor file, when configured.
+    public var anchorPath: String? { anchorFile.map(resolve) }
 
     public func readerIdentity() throws(LockError) -> OfflineUnlock.ReaderIdentity {
         guard let g = Hex.decode(reader.groupID), g.count == 16 else {
@@ -259,6 +299,15 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
 
     /// A decoding error as the file's reader needs it: the field's dotted path and what is wrong
     /// (also used for the radios' part of the file, `RadioSettings` in LockRuntime).
+    /// With the bytes decoded (`data`), an error that names no field is explained from them
+    /// (`JSONInspection`: a number no field can hold, a repeated key).
+    public static func describe(_ error: Error, in data: Data) -> String {
+        if case DecodingError.dataCorrupted(let ctx) = error, ctx.codingPath.isEmpty, let why = JSONInspection(data).explanation() {
+            return why
+        }
+        return describe(error)
+    }
+
     public static func describe(_ error: Error) -> String {
         switch error {
         case DecodingError.keyNotFound(let k, let ctx):

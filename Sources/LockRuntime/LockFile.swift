@@ -1,3 +1,4 @@
+import BLE
 import ByteCore
 import Foundation
 import Lock
@@ -103,9 +104,17 @@ public struct LockFile: Codable, Equatable, Sendable {
     /// `load(path:)` on bytes already read from `path` (the fuzz target `config` enters here).
     public static func load(_ data: Data, path: String) throws(LockError) -> LockFile {
         let lock = try LockConfiguration.load(data, path: path)
-        do { return LockFile(lock: lock, radios: try JSONDecoder().decode(RadioSettings.self, from: data)) } catch {
-            throw LockError(.invalidConfiguration, "\(path): \(LockConfiguration.describe(error))")
+        let radios: RadioSettings
+        do { radios = try JSONDecoder().decode(RadioSettings.self, from: data) } catch {
+            throw LockError(.invalidConfiguration, "\(path): \(LockConfiguration.describe(error, in: data))")
         }
+        // Checked when read, not when `lock run --ble` first needs it.
+        if let address = radios.ble?.address {
+            do throws(BLEError) { _ = try BLEAddress(staticRandom: address) } catch {
+                throw LockError(.invalidConfiguration, "\(path): field ble.address: \(error.reason)")
+            }
+        }
+        return LockFile(lock: lock, radios: radios)
     }
 
     /// The file's bytes: pretty JSON, keys sorted (`config create`, `config check --json`).

@@ -44,6 +44,10 @@ public final class LockRunner {
         let config = service.configuration
         let verdict = service.certification
         emit(LockEvent(kind: .started, message: "lock \(config.model) firmware \(config.firmware): \(verdict.summary); bolt \(service.lock.boltName); state in \(config.resolve(config.stateDirectory))"))
+        if let block = service.lock.snapshotBlock {
+            emit(LockEvent(kind: .warning, message: "READ-ONLY, DENYING EVERY TAP: \(EmulatedLock.blockDetail(block))"))
+        }
+        service.lock.onWarning = { [emit] message in emit(LockEvent(kind: .warning, message: message)) }
         for damage in service.lock.unacknowledgedAuditDamage {
             emit(LockEvent(kind: .warning, message: "AUDIT LOG DAMAGED (entry seq \(damage.seq), \(damage.time)): \(damage.detail ?? "") — inspect it, then run `lockbench audit acknowledge --config FILE --note TEXT`"))
         }

@@ -111,7 +111,7 @@ public final class LockService: @unchecked Sendable {
 
     static func verdict(_ configuration: LockConfiguration, tables: CertificationTables) throws -> Verdict {
         let version: FirmwareVersion
-        do { version = try FirmwareVersion(configuration.firmware) } catch {
+        do { version = try FirmwareVersion(device: configuration.firmware) } catch {
             throw LockServiceError("firmware '\(configuration.firmware)' in the lock configuration: \(error)")
         }
         return tables.check(model: configuration.model, firmware: version, reader: nil)

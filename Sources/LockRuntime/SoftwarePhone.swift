@@ -29,7 +29,7 @@ public enum SoftwarePhone {
     public static func make(key: String, documents: [String], trusting readers: [TrustedReader], faults: CredentialFaults = [],
                             interface: RadioInterface = .nfc, versions: [UInt16] = [ProtocolVersion.v1_0],
                             stepUpSelect: StepUpSelectPolicy = .optional, mailbox: Mailbox? = nil,
-                            profile: PhoneProfile = .lockbench) throws -> CredentialSession {
+                            documentTimestamps: Bool = false, profile: PhoneProfile = .lockbench) throws -> CredentialSession {
         let signingKey = try KeyFiles.privateKey(key, what: "credential key")
         var access = [[UInt8]](), revocation = [[UInt8]]()
         for path in documents {
@@ -41,7 +41,8 @@ public enum SoftwarePhone {
             }
         }
         return session(key: signingKey, access: access, revocation: revocation, trusting: readers, faults: faults,
-                       interface: interface, versions: versions, stepUpSelect: stepUpSelect, mailbox: mailbox, profile: profile)
+                       interface: interface, versions: versions, stepUpSelect: stepUpSelect, mailbox: mailbox,
+                       documentTimestamps: documentTimestamps, profile: profile)
     }
 
     /// The mailbox held in `path`; what a lock writes into it is saved back (atomically).

@@ -167,13 +167,19 @@ public struct DecisionCore: Sendable {
     /// key, no trusted time, or the credential says it carries something newer than the lock
     /// holds (`timestamps`): an access document signed after the cached one, or a revocation
     /// document signed after the list the lock holds from the cached document's issuer (or any,
-    /// when it holds none). Without that last rule a lock holding an unexpired document would
+    /// when it holds none); or the cached document is revoked (the phone may carry its re-grant,
+    /// signed in the same second as the one the lock holds). Without the timestamp rule a lock holding an unexpired document would
     /// never fetch the newer revocation list a phone carries until the document expired.
     public func wantsStepUp(credentialPublicKey: [UInt8], timestamps: SignedTimestamps = .none, state: EngineState, at now: Date) -> Bool {
         if state.clock.check(now, leeway: policy.clockLeeway) != nil { return true }
         var state = state  // a miss in the memo is remembered in this copy only
         guard let doc = cachedDocument(Hex.encode(credentialPublicKey), state: &state) else { return true }
         if now > doc.validity.validUntil.addingTimeInterval(policy.clockLeeway) { return true }
+        // A cached document the held list revokes decides nothing but a denial: the phone may
+        // carry its re-grant (a new document, whatever its signed time), so ask. Only a revoked
+        // phone pays for it, with its own time.
+        if state.revocationLists.revocation(of: Hex.encode(doc.document.issuerKeyID ?? []), credentialPublicKey: credentialPublicKey,
+                                            documentID: doc.id) != nil { return true }
         if let signed = timestamps.credential, signed > doc.validity.signed { return true }
         if let signed = timestamps.revocation {
             let held = state.revocationLists[Hex.encode(doc.document.issuerKeyID ?? [])]?.issued

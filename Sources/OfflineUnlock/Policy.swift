@@ -49,6 +49,10 @@ public struct LockPolicy: Equatable, Sendable, Codable {
         try check(scheduleUTCOffsetMinutes, Bounds.scheduleUTCOffsetMinutes, "scheduleUTCOffsetMinutes")
         try check(replayWindow, Bounds.replayWindow, "replayWindow")
         try check(maxCachedDocuments, Bounds.maxCachedDocuments, "maxCachedDocuments")
+        // A lock that supports no version refuses every phone: surely not what was meant.
+        guard !supportedProtocolVersions.isEmpty else {
+            throw DurationText.Refusal(message: "policy.supportedProtocolVersions is empty: the lock would refuse every phone; name at least one version, e.g. [\"1.0\"]")
+        }
     }
 
     enum CodingKeys: String, CodingKey {

@@ -94,6 +94,8 @@ public struct ScenarioScript: Sendable {
             }
         }
         guard steps.count <= 100_000 else { throw ScenarioError(line: 0, "more than 100,000 steps") }
+        // A scenario that does nothing would pass, and say nothing was checked as "1 passed".
+        guard !steps.isEmpty else { throw ScenarioError(line: 0, "the scenario has no steps (only blank lines or comments); a scenario's lines are actor commands and expectations, docs/trust.md") }
         self.steps = steps
     }
 

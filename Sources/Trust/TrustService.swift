@@ -377,7 +377,9 @@ public final class TrustService: Sendable {
         // iteration); a new one when the grant changed.
         let docID = old.flatMap { $0.grantRevision == g.revision ? $0.documentID : nil } ?? Primitives.randomBytes(8)
         let iteration = (old?.iteration ?? 0) + 1
-        let validity = IssuedDocument.Validity(signed: now, validFrom: now, validUntil: now.addingTimeInterval(settings.keyLifetime),
+        // Strictly after the document it replaces, which a lock may hold (SigningOrder).
+        let previous = old?.document.flatMap { try? AccessDocument(parsing: $0) }?.validity.signed
+        let validity = IssuedDocument.Validity(signed: SigningOrder.signedTime(now: now, after: previous), validFrom: now, validUntil: now.addingTimeInterval(settings.keyLifetime),
                                                expectedUpdate: now.addingTimeInterval(settings.pollInterval),
                                                validityIteration: iteration)
         let access = try AccessData(id: docID, readers: try g.readers.map { try ReaderRule(parsing: $0) },
@@ -432,11 +434,14 @@ public final class TrustService: Sendable {
     func publishRevocations(_ tx: any TrustTransaction, now: Date) async throws -> UInt64 {
         let entries = try await tx.revocations().filter { $0.expiry > now }
         try await tx.replaceRevocations(entries)
-        let serial = (try await tx.revocationList()?.serial ?? 0) + 1
+        let previous = try await tx.revocationList()
+        let serial = (previous?.serial ?? 0) + 1
         let data = RevocationData(serial: serial, entries: try entries.map {
             try RevocationEntry(publicKeyHash: $0.publicKeyHash, documentID: $0.documentID, expiry: $0.expiry)
         })
-        let doc = RevocationDocument.issue(revocation: data, issued: now, expiry: now.addingTimeInterval(settings.revocationLifetime),
+        // Signed strictly after the previous list (SigningOrder): a lock holding it must see this one as newer.
+        let issued = SigningOrder.signedTime(now: now, after: previous.flatMap { try? RevocationDocument(parsing: $0.document) }?.issued)
+        let doc = RevocationDocument.issue(revocation: data, issued: issued, expiry: now.addingTimeInterval(settings.revocationLifetime),
                                            issuerKey: issuerKey)
         try await tx.putRevocationList(RevocationListRecord(serial: serial, document: doc.encoded(), sequence: try await tx.nextSequence()))
         return serial

@@ -44,8 +44,12 @@ public struct TrustSite: Sendable {
 
     public static func open(_ directory: String) throws(TrustError) -> TrustSite {
         func read(_ name: String) throws(TrustError) -> String {
-            guard let s = try? String(contentsOfFile: directory + "/" + name, encoding: .utf8) else {
-                throw TrustError(.notFound, "\(directory)/\(name) is missing or unreadable: is \(directory) a site from `lockbench trust init`?")
+            let path = directory + "/" + name
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw TrustError(.notFound, "\(path) is missing or unreadable: is \(directory) a site from `lockbench trust init`?")
+            }
+            guard let s = try? String(contentsOfFile: path, encoding: .utf8) else {
+                throw TrustError(.invalidRequest, "\(path) is not text (a PEM key or the JSON settings `lockbench trust init` writes): restore it from the site's backup")
             }
             return s
         }

@@ -222,7 +222,8 @@ final class InventoryAuditTests: XCTestCase {
     func testJSONOfAnInventoryWithoutRows() throws {
         let object = try JSONSerialization.jsonObject(with: Data(try report("device_id,model,firmware\n", .json).utf8)) as? [String: Any]
         XCTAssertEqual((object?["devices"] as? [Any])?.count, 0)
-        XCTAssertEqual((object?["summary"] as? [String: Any])?["all_certified"] as? Bool, true)
+        // Issue 20 §5: an inventory with no device certifies nothing (it said "all certified").
+        XCTAssertEqual((object?["summary"] as? [String: Any])?["all_certified"] as? Bool, false)
     }
 
     func testJUnitParsesBackAsXML() throws {

@@ -3,7 +3,7 @@ import LockBenchTestSupport
 import XCTest
 
 /// Issue 9 §2.11 and §3.12, as a user meets them: private keys refused when others can read them
-/// (with the fix in the message), and the hidden `audit burst` refusing to write beside a running lock.
+/// (with the fix in the message), and the benchmark's `audit-burst` refusing to write beside a running lock.
 final class KeyAndStateSafetyEndToEndTests: XCTestCase {
     var dir: URL!
 
@@ -52,11 +52,24 @@ final class KeyAndStateSafetyEndToEndTests: XCTestCase {
         let lock = try InteractiveProcess(["lock", "run", "--config", dir.appendingPathComponent("demo/lock.json").path, "--nfc", "virtual"])
         defer { lock.terminate() }
         _ = try lock.waitForLine(containing: "ECP polling")
-        let burst = try lb(["audit", "burst", "--state-dir", "demo/state", "--count", "5"], expect: 3)
+        let burst = try LockBenchProcess.run(["audit-burst", "--state-dir", "demo/state", "--count", "5"],
+                                             executable: Repository.builtProduct("lockbench-bench"), currentDirectory: dir)
+        XCTAssertEqual(burst.status, 3, burst.stderr)
         XCTAssertTrue(burst.stderr.contains("in use by another lockbench process"), burst.stderr)
         lock.send("quit")
         lock.process.waitUntilExit()
         XCTAssertEqual(try lb(["audit", "verify", "--config", "demo/lock.json"]).stdout, "audit log intact: 5 entries\n")
+    }
+
+    /// Issue 20 §5: no command of the shipped binary writes decisions the lock did not take — the
+    /// burst that wrote MAC-valid grants into a stopped lock's log is the benchmark's alone.
+    func testTheShippedBinaryHasNoBurst() throws {
+        try lb(["demo", "--directory", "demo"])
+        let before = try Data(contentsOf: dir.appendingPathComponent("demo/state/audit.log"))
+        let burst = try LockBenchProcess.run(["audit", "burst", "--state-dir", "demo/state", "--count", "5"], currentDirectory: dir)
+        XCTAssertNotEqual(burst.status, 0)
+        XCTAssertEqual(try Data(contentsOf: dir.appendingPathComponent("demo/state/audit.log")), before, "nothing written")
+        XCTAssertFalse(try lb(["audit", "--help"]).stdout.contains("burst"))
     }
 
     /// §2.8: deleting the last entry is damage; `audit verify` and `lock run` say so until an

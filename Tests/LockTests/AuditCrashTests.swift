@@ -5,20 +5,20 @@ import XCTest
 
 /// Kills a process with SIGKILL in the middle of a burst of audit appends and checks that every
 /// entry it acknowledged is on disk and the chain verifies. The child is the built `lockbench`
-/// (hidden `audit burst` subcommand), which prints "ack N" after entry N is fsynced.
+/// (`lockbench-bench audit-burst`), which prints "ack N" after entry N is fsynced.
 final class AuditCrashTests: XCTestCase {
-    static var binary: URL { LockBenchProcess.binary }
+    static var binary: URL { Repository.builtProduct("lockbench-bench") }
 
     /// Starts a burst, waits for `killAfter` acknowledgements, SIGKILLs it, returns every ack seen.
     func burstAndKill(_ dir: String, killAfter: Int) throws -> [UInt64] {
         try Self.burstAndKill(["--state-dir", dir, "--count", "1000000"], killAfter: killAfter).map(\.seq)
     }
 
-    /// `audit burst ARGS`, SIGKILLed after `killAfter` acknowledgements: every "ack SEQ [TID]" seen.
+    /// `lockbench-bench audit-burst ARGS`, SIGKILLed after `killAfter` acknowledgements: every "ack SEQ [TID]" seen.
     static func burstAndKill(_ arguments: [String], killAfter: Int) throws -> [(seq: UInt64, tid: String)] {
         let process = Process()
         process.executableURL = Self.binary
-        process.arguments = ["audit", "burst"] + arguments
+        process.arguments = ["audit-burst"] + arguments
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice

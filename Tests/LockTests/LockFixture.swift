@@ -32,8 +32,10 @@ struct LockFixture {
                                     from: t0.addingTimeInterval(-60), until: t0.addingTimeInterval(until), issuer: issuer)
     }
 
-    func presentation(_ docs: [[UInt8]] = []) -> Presentation {
-        Presentation(credentialPublicKey: Primitives.point(of: credential), transactionID: Primitives.randomBytes(16),
-                     interface: .nfc, protocolVersion: 0x0100, fast: false, accessDocuments: docs)
+    func presentation(_ docs: [[UInt8]] = [], revocation: [[UInt8]] = []) -> Presentation {
+        var p = Presentation(credentialPublicKey: Primitives.point(of: credential), transactionID: Primitives.randomBytes(16),
+                             interface: .nfc, protocolVersion: 0x0100, fast: false, accessDocuments: docs)
+        p.revocationDocuments = revocation
+        return p
     }
 }

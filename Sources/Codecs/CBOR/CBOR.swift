@@ -266,7 +266,8 @@ public enum RFC3339 {
         if c[i] == UInt8(ascii: "Z") || c[i] == UInt8(ascii: "z") {
             i += 1
         } else if c[i] == UInt8(ascii: "+") || c[i] == UInt8(ascii: "-") {
-            guard let oh = num(i + 1, 2), c.count > i + 3, c[i + 3] == UInt8(ascii: ":"), let om = num(i + 4, 2) else { return nil }
+            // RFC 3339's time-numoffset: hours 00–23, minutes 00–59 (`+99:99` is no offset).
+            guard let oh = num(i + 1, 2), c.count > i + 3, c[i + 3] == UInt8(ascii: ":"), let om = num(i + 4, 2), oh < 24, om < 60 else { return nil }
             offset = (oh * 3600 + om * 60) * (c[i] == UInt8(ascii: "+") ? 1 : -1)
             i += 6
         } else { return nil }

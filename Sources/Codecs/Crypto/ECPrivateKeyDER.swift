@@ -114,9 +114,10 @@ struct ECPrivateKeyDER {
             if line.hasPrefix("-----BEGIN ") { label = String(line.dropFirst(11).dropLast(5)); base64 = ""; continue }
             if line.hasPrefix("-----END ") {
                 if let l = label, l == "PRIVATE KEY" || l == "EC PRIVATE KEY" {
+                    // One key per file: with two, which one is meant is a guess (the first was taken).
+                    guard found == nil else { throw Refusal(reason: "the file holds two private key blocks; a key file holds one") }
                     guard let der = Data(base64Encoded: base64) else { throw Refusal(reason: "bad base64 in the \(l) block") }
                     found = (l, Array(der))
-                    break
                 }
                 label = nil
                 continue

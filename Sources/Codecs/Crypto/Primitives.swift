@@ -93,6 +93,10 @@ public enum Primitives {
               let der = Data(base64Encoded: body[(begin + 1)..<end].joined()) else {
             throw PrimitiveError(.invalidPublicKey, "not a PEM PUBLIC KEY (SPKI) block")
         }
+        // One key per file: with two, which one is meant is a guess (the first was taken).
+        guard body.filter({ $0.hasPrefix("-----BEGIN ") }).count == 1 else {
+            throw PrimitiveError(.invalidPublicKey, "the file holds \(body.filter { $0.hasPrefix("-----BEGIN ") }.count) PEM blocks; a key file holds one PUBLIC KEY block")
+        }
         return try publicKey(spkiDER: Array(der))
     }
 

@@ -12,7 +12,7 @@ struct AuditCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "audit",
         abstract: "Show and verify a lock's audit log (JSON lines, HMAC-chained).",
-        subcommands: [Show.self, Verify.self, Acknowledge.self, Burst.self])
+        subcommands: [Show.self, Verify.self, Acknowledge.self])
 
     /// The log checked against the head the lock recorded in its (authenticated) state, when
     /// there is one. A state file that does not verify is reported, not believed.
@@ -108,63 +108,6 @@ struct AuditCommand: ParsableCommand {
             let entry: AuditEntry
             do { entry = try lock.acknowledgeAuditDamage(note: note) } catch { throw UserError(lockError: error) }
             print("acknowledged; audit entry seq \(entry.seq): \(entry.detail ?? "")")
-        }
-    }
-
-    /// Hidden: appends N entries as fast as possible, printing each sequence number once it is
-    /// acknowledged (on disk). The crash test kills it with SIGKILL mid-burst. It holds the state
-    /// directory's lock like `lock run` does, so it refuses (exit 3) beside a running lock.
-    /// With `--config`, the entries are decisions of that lock (`EmulatedLock.apply`, unknown
-    /// credentials: each record carries a replay-window delta) with a snapshot every
-    /// `--snapshot-every` records, printing "ack SEQ TID" — the journal's crash test.
-    struct Burst: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Append a burst of test entries (crash tests).", shouldDisplay: false)
-        @Option(name: .customLong("state-dir")) var stateDir: String?
-        @Option var config: String?
-        @Option(name: .customLong("snapshot-every")) var snapshotEvery: Int = 1
-        @Option var count: Int = 1000
-        func run() throws {
-            if let config { return try decisions(config) }
-            guard let stateDir else { throw UserError(message: "audit burst: give --state-dir DIR or --config FILE", code: ExitCodes.usage) }
-            // The state directory's lock, as every writer holds it: never beside a running lock.
-            let ownership: StateDirectoryLock, log: AuditLog
-            do {
-                try FileManager.default.createDirectory(atPath: stateDir, withIntermediateDirectories: true)
-                ownership = try StateDirectoryLock(directory: stateDir)
-                log = try AuditLog(directory: stateDir)
-            } catch let error as LockError {
-                throw UserError(lockError: error)
-            }
-            defer { withExtendedLifetime(ownership) {} }
-            setvbuf(stdout, nil, _IOLBF, 0)
-            for i in 0..<count {
-                let tid = (0..<16).map { UInt8(truncatingIfNeeded: ($0 == 15 ? i : i >> 8)) }
-                let d: TransactionDecision = i % 3 == 0 ? .deny(Refusal(.engine(.unknownCredential), detail: "burst \(i)")) : .grant(credentialID: "b\(i)")
-                let entry: AuditEntry
-                do { entry = try log.append(time: Date(timeIntervalSince1970: 1_770_000_000 + Double(i)), credential: nil, transport: .socket, decision: d, transaction: tid) } catch {
-                    throw UserError(message: error.description, code: ExitCodes.environment)
-                }
-                print("ack \(entry.seq)")
-            }
-        }
-
-        func decisions(_ path: String) throws {
-            let lock: EmulatedLock
-            do { lock = try EmulatedLock(configuration: try LockConfiguration.load(path: path)) } catch let error as LockError {
-                throw UserError(lockError: error)
-            }
-            lock.snapshotInterval = max(1, snapshotEvery)
-            setvbuf(stdout, nil, _IOLBF, 0)
-            let key = [0x04] + [UInt8](repeating: 0x42, count: 64)
-            for _ in 0..<count {
-                let tid = Primitives.randomBytes(16)
-                let outcome = lock.apply(.presentation(Presentation(credentialPublicKey: key, transactionID: tid, interface: .socket,
-                                                                    protocolVersion: 0x0100, fast: false)))
-                guard let entry = outcome.audit, outcome.refusal?.code != "storage_failure" else {
-                    throw UserError(message: "not recorded: \(outcome.decision)", code: ExitCodes.environment)
-                }
-                print("ack \(entry.seq) \(Hex.encode(tid))")
-            }
         }
     }
 }

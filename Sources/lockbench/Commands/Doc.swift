@@ -21,6 +21,8 @@ struct DocCommand: ParsableCommand {
               --out alice.cbor
           lockbench doc revoke --issuer-key site/issuer.key.pem --serial 1 \\
               --credential site/alice-phone.pub.pem --out revoked.cbor
+          lockbench doc revoke --issuer-key site/issuer.key.pem --previous revoked.cbor \\
+              --credential site/bob-phone.pub.pem --out revoked-2.cbor
           lockbench doc show alice.cbor --issuer site/issuer.pub.pem
         """,
         subcommands: [Issue.self, Revoke.self, Show.self]
@@ -86,6 +88,8 @@ struct DocCommand: ParsableCommand {
         var schedule: [String] = []
         @Option(help: ArgumentHelp("Document id: up to 16 bytes, as hex or text (default: 8 random bytes).", valueName: "id"))
         var id: String?
+        @Option(help: ArgumentHelp("The access document this one replaces (re-grant, schedule change): this one is signed strictly after it, so a lock caching it steps up even within the same second, and carries its validityIteration + 1.", valueName: "file"))
+        var previous: String?
 
         func validate() throws {
             if validFor == nil && validUntil == nil { throw ValidationError("give --valid-for DURATION or --valid-until TIME") }
@@ -96,7 +100,19 @@ struct DocCommand: ParsableCommand {
         func run() throws {
             let issuer = try KeyFiles.privateKey(signing.issuerKey, what: "issuer key")
             let credentialKey = try KeyFiles.publicKey(credential, what: "credential key")
+            var prior: AccessDocument?
+            if let previous {
+                do { prior = try AccessDocument(parsing: try KeyFiles.readBytes(previous, what: "previous access document")) } catch let e as DocumentError {
+                    throw UserError(message: "--previous \(previous): \(e.reason); give the access document this one replaces (CBOR)")
+                }
+            }
             let now = try signing.issueTime()
+            let signed = SigningOrder.signedTime(now: now, after: prior?.validity.signed)
+            let iteration = try prior.map { p -> Int in
+                let i = p.validity.validityIteration ?? 0
+                guard i < Int.max else { throw UserError(message: "--previous \(previous ?? ""): validityIteration \(i) has no successor") }
+                return i + 1
+            }
             let from = try validFrom.map { try KeyFiles.time($0, flag: "--valid-from") } ?? now
             let until = try validUntil.map { try KeyFiles.time($0, flag: "--valid-until") }
                 ?? from.addingTimeInterval(try KeyFiles.duration(validFor!, flag: "--valid-for"))
@@ -117,7 +133,8 @@ struct DocCommand: ParsableCommand {
                 }
                 let access = try AccessData(id: docID, readers: rules, schedules: schedules)
                 let doc = try AccessDocument.issue(access: access, credentialPublicKey: credentialKey,
-                                                   validity: .init(signed: now, validFrom: from, validUntil: until), issuerKey: issuer)
+                                                   validity: .init(signed: signed, validFrom: from, validUntil: until, validityIteration: iteration),
+                                                   issuerKey: issuer)
                 try DocCommand.finish(doc.encoded(), signing: signing, issuer: issuer)
             } catch let e as DocumentError {
                 throw UserError(message: e.reason)
@@ -136,8 +153,10 @@ struct DocCommand: ParsableCommand {
             documents cannot be valid any more.
             """)
         @OptionGroup var signing: Signing
-        @Option(help: ArgumentHelp("Serial number, higher than any earlier revocation document of this issuer.", valueName: "n"))
-        var serial: UInt64
+        @Option(help: ArgumentHelp("Serial number, higher than any earlier revocation document of this issuer (default with --previous: its serial + 1).", valueName: "n"))
+        var serial: UInt64?
+        @Option(help: ArgumentHelp("The issuer's previous revocation document: this one is signed strictly after it (a lock holding it then sees this one as newer, even within the same second) and, without --serial, takes the next serial.", valueName: "file"))
+        var previous: String?
         @Option(help: ArgumentHelp("Revoke this credential key (PEM). Repeatable.", valueName: "file"))
         var credential: [String] = []
         @Option(name: .customLong("key-hash"), help: ArgumentHelp("Revoke by SHA-256 of the 65-byte credential key, hex. Repeatable.", valueName: "hex"))
@@ -149,9 +168,20 @@ struct DocCommand: ParsableCommand {
         @Option(name: .customLong("entry-expiry"), help: ArgumentHelp("When the entries lapse (ISO-8601; default: the document's expiry).", valueName: "time"))
         var entryExpiry: String?
 
+        func validate() throws {
+            if serial == nil && previous == nil { throw ValidationError("give --serial N, or --previous FILE (the issuer's last revocation document) for the next serial") }
+        }
+
         func run() throws {
             let issuer = try KeyFiles.privateKey(signing.issuerKey, what: "issuer key")
-            let now = try signing.issueTime()
+            var prior: RevocationDocument?
+            if let previous {
+                do { prior = try RevocationDocument(parsing: try KeyFiles.readBytes(previous, what: "previous revocation document")) } catch let e as DocumentError {
+                    throw UserError(message: "--previous \(previous): \(e.reason); give the issuer's last revocation document (CBOR)")
+                }
+            }
+            let serial = try Self.serial(serial, after: prior?.revocation.serial)
+            let now = SigningOrder.signedTime(now: try signing.issueTime(), after: prior?.issued)
             let expiry = now.addingTimeInterval(try KeyFiles.duration(validFor, flag: "--valid-for"))
             let entryEnd = try entryExpiry.map { try KeyFiles.time($0, flag: "--entry-expiry") } ?? expiry
             do {
@@ -173,6 +203,18 @@ struct DocCommand: ParsableCommand {
             } catch let e as DocumentError {
                 throw UserError(message: e.reason)
             }
+        }
+
+        /// `--serial`, or the one after `previous`; a serial not above the previous one is refused
+        /// (a lock holding that list would ignore it).
+        static func serial(_ given: UInt64?, after previous: UInt64?) throws -> UInt64 {
+            guard let previous else { return given ?? 1 }
+            if let given {
+                guard given > previous else { throw UserError(message: "--serial \(given) is not above the previous document's serial \(previous): a lock holding that list would ignore this one") }
+                return given
+            }
+            guard previous < UInt64.max else { throw UserError(message: "--previous has serial \(previous), the largest there is: no later serial exists; start a new issuer key") }
+            return previous + 1
         }
     }
 

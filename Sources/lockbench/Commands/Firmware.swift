@@ -150,7 +150,7 @@ struct FirmwareCheck: ParsableCommand {
 
     func validate() throws {
         do {
-            _ = try FirmwareVersion(firmware.trimmingCharacters(in: .whitespaces))
+            _ = try FirmwareVersion(device: firmware.trimmingCharacters(in: .whitespaces))
         } catch {
             throw ValidationError("--firmware: \(error.reason)")
         }
@@ -159,7 +159,7 @@ struct FirmwareCheck: ParsableCommand {
 
     func run() throws {
         let loaded = try tables.load()
-        let version = try FirmwareVersion(firmware.trimmingCharacters(in: .whitespaces))
+        let version = try FirmwareVersion(device: firmware.trimmingCharacters(in: .whitespaces))
         let readerName = reader.map { $0.trimmingCharacters(in: .whitespaces) }.flatMap { $0.isEmpty ? nil : $0 }
         let verdict = loaded.check(model: model.trimmingCharacters(in: .whitespaces), firmware: version, reader: readerName)
         let code: Int32 = verdict.isCertified ? ExitCodes.success : verdict.kind == .unknownModel ? ExitCodes.usage : ExitCodes.negative

@@ -24,9 +24,9 @@ struct LockReset: ParsableCommand {
         commandName: "reset",
         abstract: "Start a lock's state afresh, recorded in its audit log.",
         discussion: """
-        A lock whose state.json is gone but whose audit log has entries refuses to start: its revocation \
-        lists, clock trust and replay memory were lost with the file, and starting over silently would \
-        let a revoked phone back in. Reset is how an operator says that starting over is intended. The \
+        A lock whose state.json or audit.log is gone while its audit key (or its log) shows a history \
+        refuses to start: its revocation lists, clock trust and replay memory were lost with the files, \
+        and starting over silently would let a revoked phone back in. Reset is how an operator says that starting over is intended. The \
         lock gets a trusted clock from the configuration and no revocation lists, cached documents or \
         replay memory; the audit log is kept and gains a lock_reset entry with your reason. An existing \
         state.json is kept as state.json.reset-<time>. Deliver current revocation lists to the lock \

@@ -41,6 +41,10 @@ struct PhoneOptions: ParsableArguments {
             help: ArgumentHelp("Whose behaviour the phone copies where the public facts leave a choice: 'lockbench' (the default: 91/92 timestamps, 7F66 sizes, 6A88 for an unlisted version) or 'reference' (the public reference device as observed: no 91/92, no 7F66, 6985 for an unlisted version, strict Le, no step-up SELECT).", valueName: "lockbench|reference"))
     var profile: String = PhoneProfile.lockbench.rawValue
 
+    @Flag(name: .customLong("signed-times"),
+          help: "Tell the lock the signed times of the documents the phone carries (AUTH1 91/92, as LockBench Trust's phones do) instead of zeros, so a lock holding older ones steps up to fetch these.")
+    var signedTimes = false
+
     /// Whether a phone was described (some commands fall back to a test card without one).
     var isGiven: Bool { key != nil }
 
@@ -53,8 +57,8 @@ struct PhoneOptions: ParsableArguments {
         }
         guard key != nil else {
             if !documents.isEmpty || !trustReader.isEmpty || readerGroup != nil || !faults.isEmpty || mailbox != nil
-                || profile != PhoneProfile.lockbench.rawValue || stepUpSelect != StepUpSelectPolicy.optional.rawValue {
-                throw ValidationError("--document, --trust-reader, --reader-group, --fault, --mailbox, --profile and --step-up-select describe a phone: give its --key too")
+                || profile != PhoneProfile.lockbench.rawValue || stepUpSelect != StepUpSelectPolicy.optional.rawValue || signedTimes {
+                throw ValidationError("--document, --trust-reader, --reader-group, --fault, --mailbox, --profile, --signed-times and --step-up-select describe a phone: give its --key too")
             }
             return
         }
@@ -86,7 +90,7 @@ struct PhoneOptions: ParsableArguments {
         return try SoftwarePhone.make(key: key, documents: documents, trusting: try trustedReaders(), faults: faultSet,
                                       interface: interface, versions: versions,
                                       stepUpSelect: StepUpSelectPolicy(rawValue: stepUpSelect) ?? .optional,
-                                      mailbox: try mailbox.map(SoftwarePhone.mailbox),
+                                      mailbox: try mailbox.map(SoftwarePhone.mailbox), documentTimestamps: signedTimes,
                                       profile: PhoneProfile(rawValue: profile) ?? .lockbench)
     }
 }
