@@ -111,7 +111,7 @@ public struct LockFile: Codable, Equatable, Sendable {
         // Checked when read, not when `lock run --ble` first needs it.
         if let address = radios.ble?.address {
             do throws(BLEError) { _ = try BLEAddress(staticRandom: address) } catch {
-                throw LockError(.invalidConfiguration, "\(path): field ble.address: \(error.reason)")
+                throw LockError(.invalidConfiguration, "\(path): ble.address: \(error.reason)")
             }
         }
         return LockFile(lock: lock, radios: radios)
