@@ -415,7 +415,7 @@ public final class AuditLog: @unchecked Sendable {
             }
             let entry: AuditEntry
             do { entry = try JSONDecoder().decode(AuditEntry.self, from: Data(body)) } catch {
-                fail(.malformedLine, "MAC verifies but the JSON is not an audit entry: \(LockConfiguration.describe(error, in: Data(body)))")
+                fail(.malformedLine, "MAC verifies but the JSON is not an audit entry: \(LockConfiguration.describe(error, decoding: AuditEntry.self, in: Data(body)))")
                 return s
             }
             guard (s.head.seq < UInt64.max && entry.seq == s.head.seq + 1) || (entry.decision == AuditEntry.auditDamageEvent && entry.seq > s.head.seq) else {
