@@ -413,8 +413,9 @@ public final class AuditLog: @unchecked Sendable {
                 fail(.badMAC, "MAC does not verify (entry edited, reordered, or written with another key)")
                 return s
             }
-            guard let entry = try? JSONDecoder().decode(AuditEntry.self, from: Data(body)) else {
-                fail(.malformedLine, "MAC verifies but the JSON is not an audit entry")
+            let entry: AuditEntry
+            do { entry = try JSONDecoder().decode(AuditEntry.self, from: Data(body)) } catch {
+                fail(.malformedLine, "MAC verifies but the JSON is not an audit entry: \(LockConfiguration.describe(error, decoding: AuditEntry.self, in: Data(body)))")
                 return s
             }
             guard (s.head.seq < UInt64.max && entry.seq == s.head.seq + 1) || (entry.decision == AuditEntry.auditDamageEvent && entry.seq > s.head.seq) else {

@@ -69,8 +69,9 @@ public final class EmulatedLock: @unchecked Sendable {
     /// be written): `lock run` prints it as a warning, in text and `--json`.
     public var onWarning: ((String) -> Void)?
 
-    /// Why the lock grants nothing: a snapshot its promises need (at start, after a revocation
-    /// list or clock-trust change) could not be written. Cleared when one is written.
+    /// Why the lock grants nothing: a snapshot its promises need (at start; after a revocation
+    /// list or clock-trust change, or a high-water-mark move past the leeway) could not be
+    /// written. Cleared when one is written.
     public private(set) var snapshotBlock: LockError?
     /// A required snapshot was queued and may not have landed yet: the next decision waits for it.
     private var requiredSnapshotQueued = false
@@ -263,9 +264,10 @@ public final class EmulatedLock: @unchecked Sendable {
             // lock's own paths, which snapshot at once): a record cannot say what changed.
             do { try persist() } catch { report(error, required: false, at: now) }
         } else if required || recordsSinceSnapshot >= snapshotInterval {
-            // A revocation list or clock-trust change is snapshotted at once (after the answer):
-            // whole records cut from the journal's end are not detectable, the snapshot's head is.
-            // Such a snapshot is required: until it is written the lock grants nothing.
+            // A revocation list, clock-trust or high-water-mark change is snapshotted at once
+            // (after the answer): whole records cut from the journal's end are not detectable,
+            // the snapshot's head is. Such a snapshot is required: until it is written the lock
+            // grants nothing.
             compactInBackground(required: required)
         }
         entries.forEach { onAudit?($0) }
@@ -382,7 +384,7 @@ public final class EmulatedLock: @unchecked Sendable {
     func waitForSnapshots() { snapshots.sync {} }
 
     public static func blockDetail(_ error: LockError) -> String {
-        "storage failure: the lock's state snapshot cannot be written, and after a revocation list or clock-trust change (or at start) it must be, so the lock grants nothing until it is: \(error.reason). Free space or repair the state directory; the lock retries at every tap"
+        "storage failure: the lock's state snapshot cannot be written, and after a revocation list, clock-trust or high-water-mark change (or at start) it must be, so the lock grants nothing until it is: \(error.reason). Free space or repair the state directory (and the anchor's media, with anchorFile); the lock retries at every tap"
     }
 
     /// A snapshot that could not be written, said on the console (`onWarning`) and in the audit

@@ -7,8 +7,10 @@ import Foundation
 public struct JSONInspection: Sendable {
     /// The first key repeated within one object, with the object's dotted path.
     public private(set) var duplicateKey: (path: String, key: String)?
-    /// Numbers that are not whole or do not fit 64 bits, with their dotted path and text.
-    public private(set) var oddNumbers: [(path: String, text: String)] = []
+    /// Numbers that are not whole or do not fit 64 bits, with their dotted path, text and place
+    /// (the first `oddNumberLimit`: enough to name, and a hostile file's cost stays linear).
+    public private(set) var oddNumbers: [(path: String, text: String, range: Range<Int>)] = []
+    static let oddNumberLimit = 16
 
     public init(_ data: Data) {
         let b = Array(data)
@@ -55,23 +57,30 @@ public struct JSONInspection: Sendable {
                 while i < b.count, "+-.eE0123456789".utf8.contains(b[i]) { i += 1 }
                 let text = String(decoding: b[start..<i], as: UTF8.self)
                 let whole = !text.contains(where: { ".eE".contains($0) })
-                // The first few are enough to name (and keep a hostile file's cost linear).
-                if oddNumbers.count < 4, !whole || Int64(text) == nil && UInt64(text) == nil {
-                    oddNumbers.append((pathNames.joined(separator: "."), text))
+                if oddNumbers.count < Self.oddNumberLimit, !whole || Int64(text) == nil && UInt64(text) == nil {
+                    oddNumbers.append((pathNames.joined(separator: "."), text, start..<i))
                 }
             default: i += 1
             }
         }
     }
 
-    /// A decoding error that names no field, explained from the bytes when they show why; nil
-    /// when they do not.
-    public func explanation() -> String? {
+    /// A decoding error of `T` from `data` that names no field, explained from the bytes when
+    /// they show why; nil when they do not. Of the odd numbers, the culprit is the one whose
+    /// replacement by 0 gets the decoding past that error (a fractional time is a legitimate
+    /// number, a fraction in a count is not); without one, the first.
+    public func explanation<T: Decodable>(decoding type: T.Type, from data: Data) -> String? {
         if let d = duplicateKey {
             return "key \"\(d.key)\" appears twice in \(d.path.isEmpty ? "the top-level object" : d.path); keep one"
         }
-        guard let n = oddNumbers.first else { return nil }
-        let more = oddNumbers.count > 1 ? " (and \(oddNumbers.dropFirst().prefix(3).map(\.path).joined(separator: ", ")))" : ""
-        return "field \(n.path): \(n.text) is not a number it can hold — whole-number fields take integers within their range (at most 2^63−1; docs/lock-config.md gives each field's)\(more)"
+        guard !oddNumbers.isEmpty else { return nil }
+        let bytes = Array(data)
+        let culprit = oddNumbers.first { n in
+            let patched = Data(bytes[..<n.range.lowerBound] + Array("0".utf8) + bytes[n.range.upperBound...])
+            do { _ = try JSONDecoder().decode(type, from: patched); return true } catch DecodingError.dataCorrupted(let ctx) {
+                return !ctx.codingPath.isEmpty
+            } catch { return true }
+        } ?? oddNumbers[0]
+        return "field \(culprit.path): \(culprit.text) is not a number it can hold — whole-number fields take integers within their range (at most 2^63−1; docs/lock-config.md gives each field's)"
     }
 }

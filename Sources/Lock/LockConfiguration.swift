@@ -205,7 +205,7 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
             throw LockError(.invalidConfiguration, "\(path): key \"\(d.key)\" appears twice in \(d.path.isEmpty ? "the top-level object" : d.path); keep one")
         }
         do { config = try JSONDecoder().decode(LockConfiguration.self, from: data) } catch {
-            throw LockError(.invalidConfiguration, "\(path): \(describe(error, in: data))")
+            throw LockError(.invalidConfiguration, "\(path): \(describe(error, decoding: LockConfiguration.self, in: data))")
         }
         config.baseDirectory = (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent
         do throws(DurationText.Refusal) { try config.policy.validate() } catch { throw LockError(.invalidConfiguration, "\(path): \(error.message)") }
@@ -299,10 +299,11 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
 
     /// A decoding error as the file's reader needs it: the field's dotted path and what is wrong
     /// (also used for the radios' part of the file, `RadioSettings` in LockRuntime).
-    /// With the bytes decoded (`data`), an error that names no field is explained from them
+    /// With the bytes `T` was decoded from, an error that names no field is explained from them
     /// (`JSONInspection`: a number no field can hold, a repeated key).
-    public static func describe(_ error: Error, in data: Data) -> String {
-        if case DecodingError.dataCorrupted(let ctx) = error, ctx.codingPath.isEmpty, let why = JSONInspection(data).explanation() {
+    public static func describe<T: Decodable>(_ error: Error, decoding type: T.Type, in data: Data) -> String {
+        if case DecodingError.dataCorrupted(let ctx) = error, ctx.codingPath.isEmpty,
+           let why = JSONInspection(data).explanation(decoding: type, from: data) {
             return why
         }
         return describe(error)

@@ -78,7 +78,7 @@ public struct StateStore: Sendable {
         }
         let state: PersistedLockState
         do { state = try JSONDecoder().decode(PersistedLockState.self, from: Data(body)) } catch {
-            throw LockError(.corruptState, "\(path): \(LockConfiguration.describe(error, in: Data(body)))")
+            throw LockError(.corruptState, "\(path): \(LockConfiguration.describe(error, decoding: PersistedLockState.self, in: Data(body)))")
         }
         try state.checkTimes(path: path)
         return state

@@ -106,12 +106,12 @@ public struct LockFile: Codable, Equatable, Sendable {
         let lock = try LockConfiguration.load(data, path: path)
         let radios: RadioSettings
         do { radios = try JSONDecoder().decode(RadioSettings.self, from: data) } catch {
-            throw LockError(.invalidConfiguration, "\(path): \(LockConfiguration.describe(error, in: data))")
+            throw LockError(.invalidConfiguration, "\(path): \(LockConfiguration.describe(error, decoding: RadioSettings.self, in: data))")
         }
         // Checked when read, not when `lock run --ble` first needs it.
         if let address = radios.ble?.address {
             do throws(BLEError) { _ = try BLEAddress(staticRandom: address) } catch {
-                throw LockError(.invalidConfiguration, "\(path): field ble.address: \(error.reason)")
+                throw LockError(.invalidConfiguration, "\(path): ble.address: \(error.reason)")
             }
         }
         return LockFile(lock: lock, radios: radios)

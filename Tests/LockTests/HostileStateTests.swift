@@ -82,3 +82,39 @@ final class HostileStateTests: XCTestCase {
         XCTAssertTrue(reopened.decide(base.presentation()).isGrant, "room again: the snapshot is written and the lock grants")
     }
 }
+
+/// Issue 20 §5: a number no field can hold, in an authentic state file, names its field (it was
+/// "The given data was not valid JSON.").
+final class HostileStateNumberTests: XCTestCase {
+    let base = LockFixture()
+
+    func testANumberNoFieldCanHoldInTheStateNamesItsField() throws {
+        let dir = try temporaryDirectory("lockbench-lock").path
+        let config = try LockConfiguration.load(path: try base.makeConfig(dir))
+        var lock: EmulatedLock? = try EmulatedLock(configuration: config)
+        XCTAssertTrue(lock!.decide(base.presentation([try base.document()])).isGrant)
+        lock = nil
+        let key = try AuditLog.openKey(dir + "/state/audit.key", history: true)
+        let path = dir + "/state/state.json"
+        let file = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as! [String: Any]
+        for value in ["1e30", "1.5", "100000000000000000000"] {
+            var state = file["state"] as! [String: Any]
+            // A fractional time before it is a number its field holds: not the one named.
+            var engine = state["engine"] as! [String: Any], clock = engine["clock"] as! [String: Any]
+            clock["highWaterMark"] = 794_131_200.25
+            engine["clock"] = clock
+            state["engine"] = engine
+            state["formatVersion"] = 424242
+            let body = String(decoding: try JSONSerialization.data(withJSONObject: state, options: [.sortedKeys]), as: UTF8.self)
+                .replacingOccurrences(of: "424242", with: value)
+            // Signed as the lock signs it: the file is authentic, only its number is hostile.
+            let macKey = Primitives.hmacSHA256(key: key, message: Array("lockbench state key".utf8))
+            let mac = Primitives.hmacSHA256(key: macKey, message: Array("lockbench state v1\n".utf8) + Array(body.utf8))
+            try Data(("{\"mac\":\"" + Hex.encode(mac) + "\",\"state\":" + body + "}\n").utf8).write(to: URL(fileURLWithPath: path))
+            XCTAssertThrowsError(try EmulatedLock(configuration: config)) {
+                XCTAssertTrue("\($0)".contains("field formatVersion: \(value)"), "\($0)")
+                XCTAssertFalse("\($0)".contains("not valid JSON"), "\($0)")
+            }
+        }
+    }
+}
