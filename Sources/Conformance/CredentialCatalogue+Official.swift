@@ -18,9 +18,7 @@ extension CredentialCatalogue {
                 try p.select()
                 var apdu = p.makeAuth0(fast: false)
                 apdu.p1 = 0x01; apdu.p2 = 0x02
-                let r = try p.follow(try p.transmit(apdu.bytes)).response
-                return r.status == .success ? .fail("AUTH0 80 80 01 02 was answered 9000", actual: r.status.bytes)
-                    : .pass("refused \(r.status) (\(Names.status(r.status)))")
+                return try anyErrorStatus(p, apdu, "AUTH0 80 80 01 02")
             }
         },
         CredentialCheck("auth1.wrong-p1p2", official: "NFC_UD_NEG_AUTH1_WRONG_P1P2", section: "§6, §11",
@@ -31,9 +29,7 @@ extension CredentialCatalogue {
                 guard answer.cryptogram == nil else { return .fail("9D cryptogram in a standard AUTH0 answer") }
                 var apdu = try p.makeAuth1()
                 apdu.p1 = 0x01; apdu.p2 = 0x02
-                let r = try p.follow(try p.transmit(apdu.bytes)).response
-                return r.status == .success ? .fail("AUTH1 80 81 01 02 was answered 9000", actual: r.status.bytes)
-                    : .pass("refused \(r.status) (\(Names.status(r.status)))")
+                return try anyErrorStatus(p, apdu, "AUTH1 80 81 01 02")
             }
         },
         CredentialCheck("auth0.response-chaining", official: "NFC_UD_AUTH0_RESPONSE_CHAINING", section: "§2, §4",
@@ -94,9 +90,7 @@ extension CredentialCatalogue {
                 guard let ctx = p.context else { return .fail("no transcript") }
                 let signature = Primitives.sign(ctx.signedData(reader: true), with: p.identity.signingKey) + [0xFF]
                 let data = TLV(Tag.Auth1.flags, [Auth1Command.flagReturnPublicKey]).encoded() + TLV(Tag.Auth1.signature, signature).encoded()
-                let r = try p.follow(try p.transmit(CommandAPDU(cla: 0x80, ins: Instruction.auth1, data: data, le: 256).bytes)).response
-                return r.status == .success ? .fail("AUTH1 with a 65-byte 9E was answered 9000")
-                    : .pass("refused \(r.status) (\(Names.status(r.status)))")
+                return try anyErrorStatus(p, CommandAPDU(cla: 0x80, ins: Instruction.auth1, data: data, le: 256), "AUTH1 with a 65-byte 9E")
             }
         },
         CredentialCheck("fast.consecutive-decoys", official: "NFC_UD_NEG_AUTH0_DIFFERENT_CRYPTOGRAM_CONSECUTIVE_FAST", section: "§4, §8",
@@ -238,6 +232,14 @@ extension CredentialCatalogue {
                 return .pass("\(types.isEmpty ? "no document" : types.joined(separator: ", ")) verified; closed on the \(channel.rawValue) channel")
             }
         }
+    }
+
+    /// The official "any status word but 9000" rule (`InvalidStatusError` expected): `command` sent
+    /// as one APDU, response chaining followed.
+    static func anyErrorStatus(_ p: ReaderProbe, _ command: CommandAPDU, _ what: String) throws -> Verdict {
+        let r = try p.follow(try p.transmit(command.bytes)).response
+        return r.status == .success ? .fail("\(what) was answered 9000 (No error status returned)", actual: r.status.bytes)
+            : .pass("refused \(r.status) (\(Names.status(r.status)))")
     }
 
     /// `BA { 8C 01 atomic, reads, writes, sets }` as EXCHANGE plaintext.
