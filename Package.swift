@@ -14,6 +14,8 @@ let hummingbirdTesting: Target.Dependency = .product(name: "HummingbirdTesting",
 let sqliteNIO: Target.Dependency = .product(name: "SQLiteNIO", package: "sqlite-nio")
 let postgresNIO: Target.Dependency = .product(name: "PostgresNIO", package: "postgres-nio")
 let nioPosix: Target.Dependency = .product(name: "NIOPosix", package: "swift-nio")
+let nioCore: Target.Dependency = .product(name: "NIOCore", package: "swift-nio")
+let nioHTTP1: Target.Dependency = .product(name: "NIOHTTP1", package: "swift-nio")
 let jwtKit: Target.Dependency = .product(name: "JWTKit", package: "jwt-kit")
 let serviceLifecycle: Target.Dependency = .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
 let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
@@ -62,7 +64,7 @@ let package = Package(
         // Conformance checks against phones and readers LockBench did not build, transcripts, trace.
         .target(name: "Conformance", dependencies: ["ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", crypto]),
         // The lock: state, trusted clock, persisted state, audit log.
-        .target(name: "Lock", dependencies: ["ByteCore", "OfflineUnlock", "AccessProtocol", "Certification", crypto]),
+        .target(name: "Lock", dependencies: ["ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", crypto]),
         // System libraries.
         .systemLibrary(name: "CLibNFC", pkgConfig: "libnfc", providers: [.apt(["libnfc-dev"])]),
         .systemLibrary(name: "CBlueZ", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
@@ -80,33 +82,35 @@ let package = Package(
         // The one place that wires layers together: config → lock + radios.
         .target(name: "LockRuntime", dependencies: [
             "ByteCore", "Codecs", "Certification", "OfflineUnlock", "AccessProtocol", "Lock",
-            "ReaderSeam", "NFC", "VirtualPN532", "PCSC", "BLE", "SocketTransport", "Conformance",
+            "ReaderSeam", "NFC", "VirtualPN532", "PCSC", "BLE", "SocketTransport", "Conformance", crypto,
         ]),
         // --- Trust: the service that keeps short-lived keys current (storage seam, SQLite, HTTP,
         // tokens), the virtual phone that polls it and serves the lock, and scenarios that run
         // every actor on one virtual clock. ---
         .target(name: "Trust", dependencies: [
-            "ByteCore", "Codecs", "OfflineUnlock", crypto, hummingbird, sqliteNIO, postgresNIO, nioPosix, jwtKit,
+            "ByteCore", "Codecs", "OfflineUnlock", crypto, hummingbird, sqliteNIO, postgresNIO, nioCore, nioPosix, jwtKit,
             serviceLifecycle, logging, metrics, prometheus,
         ]),
         // The push relay (APNs- and FCM-shaped) and mobile wake-up subscriptions.
-        .target(name: "Push", dependencies: ["ByteCore", "Codecs", "Trust", hummingbird, logging, serviceLifecycle, asyncHTTPClient]),
+        .target(name: "Push", dependencies: ["ByteCore", "Codecs", "Trust", hummingbird, nioCore, logging, asyncHTTPClient]),
         .target(name: "TrustPhone", dependencies: ["Push",
-            "ByteCore", "OfflineUnlock", "AccessProtocol", "SocketTransport", "LockRuntime", "NFC", "BLE", "Trust", crypto,
-            asyncHTTPClient, logging,
+            "ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", "Trust", crypto,
+            asyncHTTPClient, nioCore, nioHTTP1,
         ]),
         .target(name: "Scenario", dependencies: ["Push",
             "ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", "Lock", "LockRuntime", "Trust", "TrustPhone", crypto,
-            "BLE", "VirtualPN532", "SocketTransport", "ReaderSeam",
+            "BLE", "VirtualPN532", "SocketTransport",
         ]),
         // --- end Trust ---
         .executableTarget(name: "lockbench", dependencies: [
             "LockRuntime", "Certification", "ReaderSeam", "NFC", "PCSC", "BLE", "SocketTransport", "Conformance", argumentParser,
-            "Trust", "TrustPhone", "Scenario", "Push", serviceLifecycle, logging, // Trust
+            "ByteCore", "Codecs", "AccessProtocol", "OfflineUnlock", "Lock", "VirtualPN532", crypto,
+            "Trust", "TrustPhone", "Scenario", "Push", serviceLifecycle, logging, metrics, prometheus, nioHTTP1, // Trust
         ]),
         .executableTarget(name: "lockbench-bench", dependencies: [
             "LockRuntime", "Certification", "AccessProtocol", "OfflineUnlock", "Codecs", "ReaderSeam", "PCSC", "VirtualPN532", "LockBenchTestDoubles", crypto, argumentParser,
-            "Trust", "TrustPhone", "Scenario", "Push", asyncHTTPClient, // Trust
+            "ByteCore", "Lock", "NFC", "BLE",
+            "Trust", "TrustPhone", "Scenario", "Push", asyncHTTPClient, nioCore, // Trust
         ]),
 
         // What the tests share: paths, the lockbench process runner, the fuzz runner and the
@@ -117,7 +121,7 @@ let package = Package(
             "ByteCore", "Codecs", "OfflineUnlock", crypto,
         ], path: "Tests/LockBenchTestDoubles"),
         .target(name: "LockBenchTestSupport", dependencies: [
-            "LockBenchTestDoubles", "ByteCore", "BLE", "PCSC",
+            "LockBenchTestDoubles", "BLE", "PCSC",
         ], path: "Tests/LockBenchTestSupport"),
 
         .testTarget(name: "ByteCoreTests", dependencies: ["ByteCore"]),
@@ -127,19 +131,19 @@ let package = Package(
         .testTarget(name: "AccessProtocolTests", dependencies: ["AccessProtocol", "SocketTransport", "OfflineUnlock", "Codecs", "ByteCore", "LockBenchTestSupport", crypto]),
         .testTarget(name: "ConformanceTests", dependencies: ["Conformance", "AccessProtocol", "OfflineUnlock", "Codecs", "ByteCore", "LockBenchTestSupport", crypto]),
         // AuditCrashTests kills a `lockbench-bench audit-burst` child mid-append: it runs the binary.
-        .testTarget(name: "LockTests", dependencies: ["Lock", "AccessProtocol", "OfflineUnlock", "ByteCore", "LockBenchTestSupport", "lockbench", "lockbench-bench"]),
+        .testTarget(name: "LockTests", dependencies: ["Lock", "AccessProtocol", "OfflineUnlock", "ByteCore", "Codecs", "LockBenchTestSupport", crypto, "lockbench", "lockbench-bench"]),
         .testTarget(name: "NFCTests", dependencies: ["NFC", "ReaderSeam", "VirtualPN532", "ByteCore", "LockBenchTestSupport"]),
         .testTarget(name: "BLETests", dependencies: ["BLE", "ReaderSeam", "ByteCore", "LockBenchTestSupport",
-                                                     "AccessProtocol", "OfflineUnlock", "Lock", "LockRuntime", "Conformance", "Codecs", crypto]),
-        .testTarget(name: "LockRuntimeTests", dependencies: ["LockRuntime", "Conformance", "ReaderSeam", "PCSC", "SocketTransport", "AccessProtocol", "OfflineUnlock", "Lock", "NFC", "VirtualPN532", "ByteCore", "Codecs", "LockBenchTestSupport", crypto]),
+                                                     "AccessProtocol", "OfflineUnlock", "Lock", "LockRuntime", "Codecs", crypto]),
+        .testTarget(name: "LockRuntimeTests", dependencies: ["LockRuntime", "Conformance", "PCSC", "SocketTransport", "AccessProtocol", "OfflineUnlock", "Lock", "VirtualPN532", "ByteCore", "Codecs", "LockBenchTestSupport", crypto]),
         // --- Trust ---
         .testTarget(name: "TrustTests", dependencies: [
-            "lockbench", "Trust", "TrustPhone", "Scenario", "Push", "OfflineUnlock", "Lock", "LockRuntime", "ByteCore", "LockBenchTestSupport", crypto,
-            hummingbird, hummingbirdTesting, jwtKit, sqliteNIO, asyncHTTPClient, metrics, prometheus,
+            "lockbench", "Trust", "TrustPhone", "Scenario", "Push", "OfflineUnlock", "Lock", "LockRuntime", "ByteCore", "Codecs", "LockBenchTestSupport", crypto,
+            hummingbird, hummingbirdTesting, jwtKit, sqliteNIO, asyncHTTPClient, metrics, prometheus, nioCore, nioHTTP1,
         ], exclude: ["python"]),
         // --- end Trust ---
         // Whole-program tests: run the built `lockbench` binary as a user would.
-        .testTarget(name: "EndToEndTests", dependencies: ["lockbench", "lockbench-bench", "LockRuntime", "LockBenchTestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["lockbench", "lockbench-bench", "BLE", "ByteCore", "Codecs", "LockBenchTestSupport"]),
     ],
     swiftLanguageModes: [.v5]
 )
