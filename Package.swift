@@ -29,6 +29,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "lockbench", targets: ["lockbench"]),
+        .executable(name: "lockbench-server", targets: ["lockbench-server"]),
         .executable(name: "lockbench-bench", targets: ["lockbench-bench"]),
     ],
     dependencies: [
@@ -105,7 +106,12 @@ let package = Package(
         .executableTarget(name: "lockbench", dependencies: [
             "LockRuntime", "Certification", "ReaderSeam", "NFC", "PCSC", "BLE", "SocketTransport", "Conformance", argumentParser,
             "ByteCore", "Codecs", "AccessProtocol", "OfflineUnlock", "Lock", "VirtualPN532", crypto,
-            "Trust", "TrustPhone", "Scenario", "Push", serviceLifecycle, logging, metrics, prometheus, nioHTTP1, // Trust
+        ]),
+        // The server side (`lockbench trust|phone|scenario|push|fleet` runs it): the HTTP and
+        // database stack stays out of the lock binary.
+        .executableTarget(name: "lockbench-server", dependencies: [
+            "LockRuntime", "ByteCore", "Codecs", "OfflineUnlock", "Lock", argumentParser,
+            "Trust", "TrustPhone", "Scenario", "Push", serviceLifecycle, logging, metrics, prometheus, nioHTTP1,
         ]),
         .executableTarget(name: "lockbench-bench", dependencies: [
             "LockRuntime", "Certification", "AccessProtocol", "OfflineUnlock", "Codecs", "ReaderSeam", "PCSC", "VirtualPN532", "LockBenchTestDoubles", crypto, argumentParser,
@@ -138,12 +144,12 @@ let package = Package(
         .testTarget(name: "LockRuntimeTests", dependencies: ["LockRuntime", "Conformance", "PCSC", "SocketTransport", "AccessProtocol", "OfflineUnlock", "Lock", "VirtualPN532", "ByteCore", "Codecs", "LockBenchTestSupport", crypto]),
         // --- Trust ---
         .testTarget(name: "TrustTests", dependencies: [
-            "lockbench", "Trust", "TrustPhone", "Scenario", "Push", "OfflineUnlock", "Lock", "LockRuntime", "ByteCore", "Codecs", "LockBenchTestSupport", crypto,
+            "lockbench", "lockbench-server", "Trust", "TrustPhone", "Scenario", "Push", "OfflineUnlock", "Lock", "LockRuntime", "ByteCore", "Codecs", "LockBenchTestSupport", crypto,
             hummingbird, hummingbirdTesting, jwtKit, sqliteNIO, asyncHTTPClient, metrics, prometheus, nioCore, nioHTTP1,
         ], exclude: ["python"]),
         // --- end Trust ---
-        // Whole-program tests: run the built `lockbench` binary as a user would.
-        .testTarget(name: "EndToEndTests", dependencies: ["lockbench", "lockbench-bench", "BLE", "ByteCore", "Codecs", "LockBenchTestSupport"]),
+        // Whole-program tests: run the built `lockbench` binary (and its server side) as a user would.
+        .testTarget(name: "EndToEndTests", dependencies: ["lockbench", "lockbench-server", "lockbench-bench", "BLE", "ByteCore", "Codecs", "LockBenchTestSupport"]),
     ],
     swiftLanguageModes: [.v5]
 )

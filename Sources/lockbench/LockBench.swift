@@ -21,7 +21,8 @@ struct LockBench: ParsableCommand {
                 FirmwareCommand.self, KeyCommand.self, DocCommand.self, ConfigCommand.self, DecideCommand.self,
                 ClockCommand.self, AuditCommand.self, CredentialCommand.self, LockCommand.self, DemoCommand.self,
                 NFCCommand.self, DoctorCommand.self, PCSCCommand.self, BLECommand.self, ConformanceCommand.self, TraceCommand.self,
-                TrustCommand.self, PhoneCommand.self, ScenarioCommand.self, PushCommand.self, FleetCommand.self,
+                // The server side: a sibling executable (Commands/ServerSide.swift).
+                TrustForward.self, PhoneForward.self, ScenarioForward.self, PushForward.self, FleetForward.self,
             ]
         )
     }

@@ -16,29 +16,6 @@ struct NFCCommand: ParsableCommand {
     )
 }
 
-/// Prints a line at once, even when stdout is a pipe.
-func emitLine(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
-}
-
-func emitError(_ line: String) {
-    FileHandle.standardError.write(Data((line + "\n").utf8))
-}
-
-/// Runs `handler` once on SIGINT or SIGTERM (the default actions are replaced).
-final class StopSignals {
-    private var sources: [DispatchSourceSignal] = []
-
-    init(queue: DispatchQueue = DispatchQueue(label: "lockbench.signals"), _ handler: @escaping (Int32) -> Void) {
-        for sig in [SIGINT, SIGTERM] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
-            source.setEventHandler { handler(sig) }
-            source.resume()
-            sources.append(source)
-        }
-    }
-}
 
 struct VirtualReaderCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,4 +1,5 @@
 import Foundation
+import LockRuntime
 import Logging
 
 /// Runs async work from a synchronous command and waits for it (the root command stays
