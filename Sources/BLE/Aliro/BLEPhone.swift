@@ -17,6 +17,32 @@ public struct BLEPhoneOutcome: Sendable {
     public var connectToCompleted: TimeInterval
 }
 
+/// A phone that misbehaves on the radio on purpose, for testing `conformance credential --ble`
+/// itself (each breaks one official ble_user_device case, docs/conformance-ble.md).
+public struct BLEPhoneFaults: OptionSet, Sendable, Hashable {
+    public var rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    /// Go on with a lock advertising another version (BLERKE_UD_NEG_FAILED_L2CAP).
+    public static let ignoreAdvertisementVersion = BLEPhoneFaults(rawValue: 1 << 0)
+    /// Open the channel although the lock lists no version this phone speaks (BLEUWB_UD_NEG_FAILED_L2CAP).
+    public static let ignoreLockVersions = BLEPhoneFaults(rawValue: 1 << 1)
+    /// On giving up waiting for the lock, send the GENERAL_ERROR event first, as the reference
+    /// phone's `handle_timeout` does (BLEUWB_UD_NEG_TIMEOUT_BEFORE_AUTH0 wants silence).
+    public static let errorEventOnTimeout = BLEPhoneFaults(rawValue: 1 << 2)
+    /// Wait 1.5 s for the lock's next command instead of `responseTimeout` (BLEUWB_UD_TIMEOUT_EXTENSION
+    /// sends AUTH0 2 s after the initiate, with a Busy event between).
+    public static let impatient = BLEPhoneFaults(rawValue: 1 << 3)
+
+    public static let names: [(String, BLEPhoneFaults)] = [
+        ("ignore-advertisement-version", .ignoreAdvertisementVersion), ("ignore-lock-versions", .ignoreLockVersions),
+        ("error-event-on-timeout", .errorEventOnTimeout), ("impatient", .impatient),
+    ]
+
+    /// The GENERAL_ERROR event, reason unknown (`02 00 00 03 01 01 00`), before any key exists.
+    static let generalError = AliroFrame(type: AliroFrame.Kind.notification, id: AliroFrame.ID.event, payload: [0x01, 0x01, 0x00])
+}
+
 /// One connection from the phone to a lock.
 public final class BLEPhoneSession {
     public let connection: BLEConnection
@@ -27,10 +53,12 @@ public final class BLEPhoneSession {
     public private(set) var lockVersions: [UInt16] = []
     public private(set) var services: [DiscoveredService] = []
     let responseTimeout: TimeInterval
+    let faults: BLEPhoneFaults
 
-    init(connection: BLEConnection, responseTimeout: TimeInterval) {
+    init(connection: BLEConnection, responseTimeout: TimeInterval, faults: BLEPhoneFaults = []) {
         self.connection = connection
-        self.responseTimeout = responseTimeout
+        self.faults = faults
+        self.responseTimeout = faults.contains(.impatient) ? 1.5 : responseTimeout
     }
 
     /// MTU exchange, discovery of the `FFF2` service, read the SPSM and the lock's versions, write
@@ -51,7 +79,7 @@ public final class BLEPhoneSession {
         let value = try SPSMCharacteristic(parsing: try gatt.read(spsm.valueHandle))
         psm = value.psm
         lockVersions = value.versions
-        guard value.versions.isEmpty || value.versions.contains(where: AliroBLE.supportedVersions.contains) else {
+        guard faults.contains(.ignoreLockVersions) || value.versions.isEmpty || value.versions.contains(where: AliroBLE.supportedVersions.contains) else {
             throw BLEError(.connectionFailed, "GATT: the lock lists BLE versions \(value.versions.map { String(format: "%04X", $0) }) in D3B5A130; this phone speaks \(AliroBLE.supportedVersions.map { String(format: "%04X", $0) })")
         }
         if let version = chars.first(where: { $0.uuid == AliroBLE.versionCharacteristic }) {
@@ -84,6 +112,9 @@ public final class BLEPhoneSession {
                 sdu = try channel.receive(timeout: responseTimeout)
             } catch where error.code == .channelClosed {
                 return (answered, nil)
+            } catch where error.code == .timeout && faults.contains(.errorEventOnTimeout) {
+                try? channel.send(BLEPhoneFaults.generalError.encoded())
+                throw error
             }
             let frame = try AliroFrame(parsing: sdu)
             switch (frame.type, frame.id) {
@@ -168,6 +199,8 @@ public final class BLEPhone {
         public var addressSeed = UInt64.random(in: 1...UInt64.max)
         /// Which lock to connect to when several advertise.
         public var target: LockTarget = .any
+        /// Radio misbehaviours on purpose (none in use).
+        public var faults: BLEPhoneFaults = []
         public var log: BLELogger = { _ in }
 
         public init(transport: TransportSpec) { self.transport = transport }
@@ -216,9 +249,9 @@ public final class BLEPhone {
             throw BLEError(.notFound, "BLE scan: no \(target.description) within \(configuration.scanTimeout) s")
         }
         let connection = try host.connect(to: report.address, timeout: configuration.connectTimeout)
-        let session = BLEPhoneSession(connection: connection, responseTimeout: configuration.responseTimeout)
+        let session = BLEPhoneSession(connection: connection, responseTimeout: configuration.responseTimeout, faults: configuration.faults)
         session.advertisingData = report.data
-        if let ad = AliroAdvertisement(advertisingData: report.data), ad.advertisingVersion != AliroAdvertisement.version {
+        if !configuration.faults.contains(.ignoreAdvertisementVersion), let ad = AliroAdvertisement(advertisingData: report.data), ad.advertisingVersion != AliroAdvertisement.version {
             session.disconnect()
             throw BLEError(.connectionFailed, "BLE: \(report.address) advertises version \(ad.advertisingVersion) (service data byte \(Hex.encode([ad.firstByte])), bits 0-2); this phone speaks version 0: disconnected")
         }
