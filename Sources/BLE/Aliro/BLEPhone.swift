@@ -33,10 +33,12 @@ public struct BLEPhoneFaults: OptionSet, Sendable, Hashable {
     /// Wait 1.5 s for the lock's next command instead of `responseTimeout` (BLEUWB_UD_TIMEOUT_EXTENSION
     /// sends AUTH0 2 s after the initiate, with a Busy event between).
     public static let impatient = BLEPhoneFaults(rawValue: 1 << 3)
+    /// Write version `01FF` to BD4B9502 (UD-BLE-STDTXN-1.0 expects `0100`; the lock then refuses the channel).
+    public static let writeInvalidVersion = BLEPhoneFaults(rawValue: 1 << 4)
 
     public static let names: [(String, BLEPhoneFaults)] = [
         ("ignore-advertisement-version", .ignoreAdvertisementVersion), ("ignore-lock-versions", .ignoreLockVersions),
-        ("error-event-on-timeout", .errorEventOnTimeout), ("impatient", .impatient),
+        ("error-event-on-timeout", .errorEventOnTimeout), ("impatient", .impatient), ("write-invalid-version", .writeInvalidVersion),
     ]
 
     /// The GENERAL_ERROR event, reason unknown (`02 00 00 03 01 01 00`), before any key exists.
@@ -263,7 +265,7 @@ public final class BLEPhone {
         let session = try connectToLock()
         defer { session.disconnect() }
         responder.reset()
-        try session.discover()
+        try session.discover(versionWrite: configuration.faults.contains(.writeInvalidVersion) ? [0x01, 0xFF] : AliroBLE.protocolVersion)
         let channel = try session.openChannel()
         let opened = Date()
         let (answered, completion) = try session.serve(responder, on: channel)
