@@ -163,7 +163,7 @@ final class BLELockStep {
 
     /// The next frame from the phone, or nil when it closed the channel; throws after `within`.
     func nextFrame(within: TimeInterval) throws -> ChannelMessage? {
-        do { return try AliroFrame(parsing: try card.channel.receive(timeout: within)) } catch let e as BLEError where e.code == .channelClosed {
+        do { return try AliroFrame(parsing: try card.channel.receive(timeout: within)) } catch where error.code == .channelClosed {
             return nil
         }
     }
