@@ -72,7 +72,7 @@ public enum BLECredentialCatalogue {
                            title: "GATT: the phone writes version 0100 to BD4B9502") { phone, _ in
             let since = phone.reconfigure { _ in }
             let link = try phone.newLink(since: since)
-            defer { link.disconnect() }
+            defer { phone.end(link) }
             let deadline = Date(timeIntervalSinceNow: phone.timeout)
             while phone.lock.writtenVersion(of: link) == nil && link.isOpen && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
             guard let written = phone.lock.writtenVersion(of: link) else {
@@ -192,7 +192,7 @@ public enum BLECredentialCatalogue {
             defer { phone.lock.setAdvertisementVersion(AliroAdvertisement.version) }
             let link = try phone.newLink(since: since)
             guard link.waitUntilDisconnected(timeout: leaveWithin) else {
-                link.disconnect()
+                phone.end(link)
                 return .fail("the phone stayed connected \(Int(leaveWithin)) s to a lock advertising version 1" + (phone.lock.hasPendingChannel(from: link) ? " and opened the channel" : ""))
             }
             return .pass("connected, then disconnected (reason 0x\(String(link.disconnectReason ?? 0, radix: 16)))")
@@ -202,7 +202,7 @@ public enum BLECredentialCatalogue {
             let since = phone.reconfigure { $0.listVersions([invalidVersion]) }
             defer { phone.lock.listVersions(AliroBLE.supportedVersions) }
             let link = try phone.newLink(since: since)
-            defer { link.disconnect() }
+            defer { phone.end(link) }
             var deadline = Date(timeIntervalSinceNow: driverTimeout)
             while phone.lock.writtenVersion(of: link) == nil {
                 guard link.isOpen, Date() < deadline else { return .pass("L2CAP connection establishment failed as expected: no version written") }

@@ -17,6 +17,9 @@ public final class BLEPhoneUnderTest {
     let recorder: TranscriptRecorder?
     /// Kpersistent of the last standard transaction (for FAST).
     var persistent: (credentialKey: [UInt8], key: [UInt8])?
+    /// When a check last ended a link: a channel of a link made before then belongs to a phone
+    /// being let go (its disconnection may not have completed yet) and is not used.
+    private var lastEnded = Date.distantPast
     /// A channel older than this when a check starts is dropped rather than used: the phone that
     /// opened it may be about to give up waiting for AUTH0.
     static let freshness: TimeInterval = 1
@@ -55,13 +58,21 @@ public final class BLEPhoneUnderTest {
             guard left > 0, let card = try lock.waitForCard(timeout: left) else {
                 throw CheckStop(.fail("no phone opened the access-protocol channel within \(Int(timeout)) s"))
             }
-            if card.channel.link.connectedAt < asked.addingTimeInterval(-Self.freshness) || !card.channel.isOpen {
+            let made = card.channel.link.connectedAt
+            if made < asked.addingTimeInterval(-Self.freshness) || made < lastEnded || !card.channel.isOpen {
                 card.channel.close()
                 continue
             }
             recorder?.begin(["check": label, "interface": RadioInterface.ble.rawValue])
             return BLELockStep(card, phone: self)
         }
+    }
+
+    /// Lets go of `link` (its channel too); later checks take only links made after this.
+    func end(_ link: BLEConnection) {
+        lastEnded = Date()
+        link.disconnect()
+        _ = link.waitUntilDisconnected(timeout: 1)
     }
 
     /// Waits up to `timeout` for a phone to connect after `since` (a link made before it is
@@ -80,8 +91,9 @@ public final class BLEPhoneUnderTest {
     func reconfigure(_ change: (BLELock) -> Void) -> Date {
         change(lock)
         Thread.sleep(forTimeInterval: 0.3)
+        lastEnded = Date()
         lock.dropPhones()
-        return Date()
+        return lastEnded
     }
 }
 
@@ -173,7 +185,6 @@ final class BLELockStep {
     func close() {
         Thread.sleep(forTimeInterval: 0.1)
         card.channel.close()
-        card.channel.link.disconnect()
-        _ = card.channel.link.waitUntilDisconnected(timeout: 1)
+        phone.end(card.channel.link)
     }
 }
