@@ -236,7 +236,9 @@ public enum BLECredentialCatalogue {
             Thread.sleep(forTimeInterval: 1)
             try s.card.sendMessage(AliroFrame.busy)
             Thread.sleep(forTimeInterval: 1)
-            try s.auth0()
+            do { try s.auth0() } catch let e as BLEError {
+                return .fail("the phone did not wait for AUTH0 sent 2 s after its initiate, a Busy event between: \(e.reason)")
+            }
             try s.auth1()
             try s.exchange(ursk: true, step: "EXCHANGE with 98")
             try s.completed(.sendToEachConnected, .secured)

@@ -30,8 +30,8 @@ public struct BLEPhoneFaults: OptionSet, Sendable, Hashable {
     /// On giving up waiting for the lock, send the GENERAL_ERROR event first, as the reference
     /// phone's `handle_timeout` does (BLEUWB_UD_NEG_TIMEOUT_BEFORE_AUTH0 wants silence).
     public static let errorEventOnTimeout = BLEPhoneFaults(rawValue: 1 << 2)
-    /// Wait 1.5 s for the lock's next command instead of `responseTimeout` (BLEUWB_UD_TIMEOUT_EXTENSION
-    /// sends AUTH0 2 s after the initiate, with a Busy event between).
+    /// Wait 1.5 s from the initiate for the lock's first command, a Busy event notwithstanding
+    /// (BLEUWB_UD_TIMEOUT_EXTENSION sends AUTH0 2 s after the initiate, with a Busy event between).
     public static let impatient = BLEPhoneFaults(rawValue: 1 << 3)
     /// Write version `01FF` to BD4B9502 (UD-BLE-STDTXN-1.0 expects `0100`; the lock then refuses the channel).
     public static let writeInvalidVersion = BLEPhoneFaults(rawValue: 1 << 4)
@@ -60,7 +60,7 @@ public final class BLEPhoneSession {
     init(connection: BLEConnection, responseTimeout: TimeInterval, faults: BLEPhoneFaults = []) {
         self.connection = connection
         self.faults = faults
-        self.responseTimeout = faults.contains(.impatient) ? 1.5 : responseTimeout
+        self.responseTimeout = responseTimeout
     }
 
     /// MTU exchange, discovery of the `FFF2` service, read the SPSM and the lock's versions, write
@@ -104,6 +104,7 @@ public final class BLEPhoneSession {
     /// soon as the channel is open. Returns (commands answered, completion payload).
     public func serve(_ responder: APDUResponder, on channel: L2CAPChannel) throws(BLEError) -> (Int, [UInt8]?) {
         var answered = 0
+        let firstCommandBy = faults.contains(.impatient) ? Date(timeIntervalSinceNow: 1.5) : nil
         let speaker = responder as? MessageResponder
         if let opening = speaker?.openingMessage(transportVersions: transportVersions) {
             try channel.send(opening.encoded())
@@ -111,7 +112,8 @@ public final class BLEPhoneSession {
         while true {
             let sdu: [UInt8]
             do {
-                sdu = try channel.receive(timeout: responseTimeout)
+                let wait = answered == 0 ? firstCommandBy.map { max(0.001, $0.timeIntervalSinceNow) } ?? responseTimeout : responseTimeout
+                sdu = try channel.receive(timeout: wait)
             } catch where error.code == .channelClosed {
                 return (answered, nil)
             } catch where error.code == .timeout && faults.contains(.errorEventOnTimeout) {
