@@ -32,8 +32,8 @@ public final class BLEPhoneUnderTest {
         recorder?.readerKey(group: identity.groupID, publicKey: identity.publicKey)
     }
 
-    /// LockBench as the lock on BLE, advertising the reader identity's group and sub id (as
-    /// `CardReaderLinks(ble:)` does for the NFC-shaped catalogue), started and advertising.
+    /// LockBench as the lock on BLE, advertising the reader identity's group and sub id, started
+    /// and advertising.
     public convenience init(ble transport: String, identity: ReaderIdentity, btsnoop: String? = nil, timeout: TimeInterval,
                             recorder: TranscriptRecorder? = nil) throws {
         var config = BLELock.Configuration(transport: try TransportSpec(parsing: transport))
