@@ -62,6 +62,10 @@ public struct CredentialFaults: OptionSet, Sendable, Hashable {
     public static let fciOtherAID = CredentialFaults(rawValue: 1 << 15)
     /// Announce documents (5E) but answer ENVELOPE with none (NFC_RDR_NEG_STEPUP_AD_NO_DATA_ELEMENTS).
     public static let emptyDeviceResponse = CredentialFaults(rawValue: 1 << 16)
+    /// Answer AUTH0 naming a version the phone does not list (UD-BLE-AUTH0-1.1 expects an error).
+    public static let acceptUnlistedVersion = CredentialFaults(rawValue: 1 << 17)
+    /// Refuse SELECT (6985) once initiated over BLE (UD-BLE-AUTH0-1.2 and 2.1 SELECT between AUTH0s).
+    public static let refuseSelectOnBLE = CredentialFaults(rawValue: 1 << 18)
 
     public static let names: [(String, CredentialFaults)] = [
         ("wrong-signature", .wrongSignature), ("corrupt-ciphertext", .corruptCiphertext),
@@ -71,7 +75,8 @@ public struct CredentialFaults: OptionSet, Sendable, Hashable {
         ("auth1-wrong-signature-tag", .auth1WrongSignatureTag), ("auth1-extra-tag", .auth1ExtraTag),
         ("legacy-exchange-status", .legacyExchangeStatus), ("ignore-p1p2", .ignoreP1P2), ("ignore-le", .ignoreLe),
         ("commit-atomic-writes", .commitAtomicWrites), ("fci-other-aid", .fciOtherAID),
-        ("empty-device-response", .emptyDeviceResponse),
+        ("empty-device-response", .emptyDeviceResponse), ("accept-unlisted-version", .acceptUnlistedVersion),
+        ("refuse-select-on-ble", .refuseSelectOnBLE),
     ]
 
     /// The unknown tag the extra-tag faults add (the public test harness's `UNKNOWN_TAG`).
@@ -441,6 +446,9 @@ public final class CredentialSession: MessageResponder {
 
     private func select(_ c: CommandAPDU) -> ([UInt8], StatusWord) {
         guard c.p1 == 0x04, c.p2 == 0x00 else { return ([], .incorrectP1P2) }
+        if configuration.faults.contains(.refuseSelectOnBLE), configuration.interface == .ble, boundFCI != nil {
+            return ([], .conditionsNotSatisfied)
+        }
         if c.data == AID.expedited {
             reset()
             state = .selected
@@ -474,7 +482,7 @@ public final class CredentialSession: MessageResponder {
         bleMessaging = nil
         let cmd: Auth0Command
         do { cmd = try Auth0Command(parsing: c.data) } catch { return ([], .incorrectData) }
-        guard configuration.versions.contains(cmd.version) else { return ([], configuration.profile.unsupportedVersion) }
+        guard configuration.versions.contains(cmd.version) || configuration.faults.contains(.acceptUnlistedVersion) else { return ([], configuration.profile.unsupportedVersion) }
         guard Primitives.isPoint(cmd.readerEphemeralKey) else { return ([], .incorrectData) }
         transactions += 1
         let ephemeral: P256.KeyAgreement.PrivateKey

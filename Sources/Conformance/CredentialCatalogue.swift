@@ -92,7 +92,7 @@ public enum CredentialCatalogue {
     /// `97 02 0100` (secured): what the checks send to close a transaction — no door opened.
     public static let closingStatus: [UInt8] = [0x97, 0x02, 0x01, 0x00]
     /// The version the official case names in AUTH0: one that does not exist.
-    static let unlistedVersion: UInt16 = 0x0001
+    public static let unlistedVersion: UInt16 = 0x0001
     /// The unknown tag the public test harness adds (`AA 03 010203`).
     static let unknownTag: [UInt8] = [0xAA, 0x03, 0x01, 0x02, 0x03]
 

@@ -28,6 +28,9 @@ public final class ReaderProbe {
     public var expedited: SecureChannel?
     public var stepUp: SecureChannel?
     public private(set) var auth1Plaintext: [UInt8]?
+    /// BleSK of this transaction once the keys exist (the standard keys after AUTH0's answer, the
+    /// FAST keys once the cryptogram opened): the completed notification is sealed under it.
+    public private(set) var bleSK: [UInt8]?
     private var ephemeral: P256.KeyAgreement.PrivateKey?
 
     public init(link: APDUTransceiver, identity: ReaderIdentity, interfaceByte: UInt8 = 0x5E, recorder: TranscriptRecorder?) {
@@ -91,6 +94,21 @@ public final class ReaderProbe {
         version = v
         return parsed
     }
+
+    /// Over BLE the phone's "initiate access protocol" carries the `A5` a SELECT answer would
+    /// (docs/ble.md): the keys bind those bytes, and AUTH0 names the best version listed there.
+    public func initiated(proprietaryTLV: [UInt8], versions: [UInt16]) throws {
+        var announced = SelectResponse(versions: versions)
+        announced.proprietaryTLV = proprietaryTLV
+        fci = announced
+        guard let v = Self.versions.first(where: versions.contains) else {
+            throw CheckStop(.fail("the initiate lists versions \(versions.map { Hex.encode($0.bigEndianBytes) }); LockBench speaks 0100 and 0009"))
+        }
+        version = v
+    }
+
+    /// Binds `fci` into the next keys (a check that re-SELECTs and must choose the A5 again).
+    public func bind(_ fci: SelectResponse) { self.fci = fci }
 
     /// AUTH0 (§4); `readerID` and `versionOverride` let checks name an unknown reader or version.
     public func sendAuth0(fast: Bool, le: Bool = true, readerID: [UInt8]? = nil, versionOverride: UInt16? = nil,
@@ -176,6 +194,7 @@ public final class ReaderProbe {
             throw CheckStop(.fail("ECDH with the device ephemeral key failed: \(error)", actual: answer.deviceEphemeralKey))
         }
         keys = KeySchedule.volatileKeys(k: k!, context: ctx)
+        bleSK = keys?.bleSK
         return answer
     }
 
@@ -236,6 +255,7 @@ public final class ReaderProbe {
         recorder?.persistentKey(credentialKey: cached.credentialKey, key: cached.key)
         expedited = SecureChannel(role: .reader, readerKey: fast.expeditedSKReader, deviceKey: fast.expeditedSKDevice)
         readerKeys[.expedited] = fast.expeditedSKReader
+        bleSK = fast.bleSK
         return plain
     }
 

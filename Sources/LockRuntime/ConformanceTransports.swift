@@ -50,10 +50,9 @@ public final class NFCCardLinks {
 }
 
 /// A phone reached through a `CardReader` (the seam under the lock's loop): each transaction
-/// takes the next card, and when it ends tells the card (`finish`) and lets it go. Over BLE
-/// (`--ble TRANSPORT`) LockBench's `BLELock` advertises as a lock and each card is one phone
-/// connection that opened the access channel. (NFC keeps `NFCCardLinks`: a phone left in the
-/// field is re-tapped by cycling the field, an operation the seam does not have.)
+/// takes the next card, and when it ends tells the card (`finish`) and lets it go. (NFC keeps
+/// `NFCCardLinks`: a phone left in the field is re-tapped by cycling the field, an operation the
+/// seam does not have. BLE drives the channel frame by frame: `BLEPhoneUnderTest`.)
 public final class CardReaderLinks<Reader: CardReader> {
     public let reader: Reader
     public var waitForCard: TimeInterval = 30
@@ -73,19 +72,6 @@ public final class CardReaderLinks<Reader: CardReader> {
             _ = try? reader.waitForRemoval(card, timeout: waitForRemoval)
         })
     }
-}
-
-extension CardReaderLinks where Reader == BLELock {
-    /// LockBench as a lock on BLE, advertising the reader identity's group and sub id.
-    public convenience init(ble transport: String, identity: ReaderIdentity, btsnoop: String? = nil) throws {
-        var config = BLELock.Configuration(transport: try TransportSpec(parsing: transport))
-        config.btsnoop = btsnoop
-        config.advertisement.groupID = identity.groupID
-        config.advertisement.subID = identity.subID
-        try self.init(try BLELock(configuration: config))
-    }
-
-    public func stop() { reader.stop() }
 }
 
 /// A transport that could not produce a phone.

@@ -108,6 +108,10 @@ final class ConformanceEndToEndTests: XCTestCase {
         XCTAssertTrue(down.stderr.contains("could not reach the phone"), down.stderr)
         try lb(["conformance", "reader", "--listen", "0", "--nfc", "virtual"] + phoneFiles, expect: 2)
         try lb(["conformance", "reader", "--nfc", "acr122_usb"] + phoneFiles, expect: 2)
+        try lb(["conformance", "credential", "--reader-identity", "door.reader.json", "--ble", "tcp:127.0.0.1:1", "--timeout", "0"], expect: 2)
+        try lb(["conformance", "credential", "--reader-identity", "door.reader.json", "--ble", "tcp:127.0.0.1:1", "--only", "auth0.standard"], expect: 2)
+        let fault = try lb(["ble", "phone", "--ble", "tcp:127.0.0.1:1", "--radio-fault", "nope"], expect: 2)
+        XCTAssertTrue(fault.stderr.contains("ignore-advertisement-version"), fault.stderr)
         try "> 00a4\n< zz\n".write(to: dir.appendingPathComponent("bad.hex"), atomically: true, encoding: .utf8)
         let bad = try lb(["trace", "bad.hex"], expect: 2)
         XCTAssertTrue(bad.stderr.contains("line 2"), bad.stderr)
@@ -351,26 +355,57 @@ final class ConformanceEndToEndTests: XCTestCase {
 
     // MARK: - BLE on Bumble's controllers
 
-    func testBothDirectionsOverBumbleAndTheBtsnoopCapturesDecode() throws {
-        // Two links of two controllers: the directions use separate links, so a phone stopped
-        // mid-connection in the first cannot hold a connection the second needs.
+    /// The 15 ble_user_device checks (docs/conformance-ble.md).
+    static let bleUserDeviceChecks = ["ble.ud.stdtxn-1.0", "ble.ud.stdtxn-2.0", "ble.ud.auth0-1.0", "ble.ud.auth0-3.0", "ble.ud.auth0-1.1",
+                                      "ble.ud.auth0-1.2", "ble.ud.auth0-1.3", "ble.ud.auth0-2.0", "ble.ud.auth0-2.1", "ble.ud.fsttxn-1.0",
+                                      "ble.ud.neg-failed-l2cap", "ble.ud.uwb-neg-failed-l2cap", "ble.ud.neg-timeout-before-auth0",
+                                      "ble.ud.timeout-extension", "ble.ud.ud-descriptor-tag"]
+
+    /// `conformance credential --ble` (LockBench the lock, on fresh Bumble controllers) against
+    /// `ble phone --keep-going` with `phoneFlags`; the statuses of its `--json` report.
+    private func bleCredentialRun(_ phoneFlags: [String], only: [String] = [], btsnoop: String? = nil) throws -> [String: String] {
         let controllers = try bumbleControllers()
-        let second = try bumbleControllers()
-        // LockBench the reader (advertising as a lock), the phone connecting once per check.
-        let conf = try InteractiveProcess(["conformance", "credential", "--reader-identity", "door.reader.json", "--ble", controllers.spec(0),
-                                           "--btsnoop", "credential.btsnoop"], currentDirectory: dir)
-        addTeardownBlock { conf.terminate() }
-        _ = try conf.waitForLine(containing: "advertising as a lock", timeout: 30)
-        let phone = try start(["ble", "phone", "--ble", controllers.spec(1), "--count", "80"] + phoneFiles)
-        let summary = try conf.waitForLine(containing: "credential conformance over ble", timeout: 300)
-        XCTAssertTrue(summary.contains("\(Self.pendingCredential.count) failed"), summary)
-        conf.process.waitUntilExit()
-        phone.terminate(); phone.waitUntilExit()
+        let phone = try start(["ble", "phone", "--ble", controllers.spec(1), "--count", "200", "--keep-going"] + phoneFiles + phoneFlags)
+        defer { phone.terminate(); phone.waitUntilExit() }
+        let r = try lb(["conformance", "credential", "--reader-identity", "door.reader.json", "--ble", controllers.spec(0), "--json"]
+                       + (btsnoop.map { ["--btsnoop", $0] } ?? []) + (only.isEmpty ? [] : ["--only"] + only), expect: nil)
+        return try statuses(r.stdout)
+    }
+
+    /// The official ble_user_device cases LockBench covers pass against its own phone over Bumble;
+    /// each phone fault fails exactly the cases it breaks (the others run alongside as controls).
+    func testTheOfficialBLEUserDeviceCasesAgainstLockBenchsPhone() throws {
+        let clean = try bleCredentialRun([], btsnoop: "credential.btsnoop")
+        XCTAssertEqual(Set(clean.keys), Set(Self.bleUserDeviceChecks))
+        for id in Self.bleUserDeviceChecks { XCTAssertEqual(clean[id], "pass", "\(id): \(clean)") }
         let trace = try lb(["trace", "credential.btsnoop", "--reader-key", "door.reader.json"])
-        for expected in ["APDUs on access channels", "SELECT  00A40400", "AUTH0  80800000", "SW 6982 security status not satisfied", "86 device ephemeral public key"] {
+        for expected in ["APDUs on access channels", "SELECT  00A40400", "AUTH0  80800000", "86 device ephemeral public key"] {
             XCTAssertTrue(trace.stdout.contains(expected), "trace of the btsnoop capture lacks \(expected): \(trace.stdout.prefix(1500))")
         }
+        let exchanges = ["ble.ud.stdtxn-2.0", "ble.ud.auth0-2.0", "ble.ud.auth0-2.1", "ble.ud.fsttxn-1.0", "ble.ud.timeout-extension", "ble.ud.ud-descriptor-tag"]
+        let runs: [(phone: [String], only: [String], failing: Set<String>)] = [
+            (["--fault", "replay-ephemeral", "--radio-fault", "ignore-advertisement-version", "--radio-fault", "ignore-lock-versions",
+              "--radio-fault", "error-event-on-timeout"],
+             ["ble.ud.auth0-1.0", "ble.ud.auth0-1.3", "ble.ud.neg-failed-l2cap", "ble.ud.uwb-neg-failed-l2cap", "ble.ud.neg-timeout-before-auth0"],
+             ["ble.ud.auth0-1.3", "ble.ud.neg-failed-l2cap", "ble.ud.uwb-neg-failed-l2cap", "ble.ud.neg-timeout-before-auth0"]),
+            (["--radio-fault", "impatient"], ["ble.ud.auth0-1.0", "ble.ud.timeout-extension"], ["ble.ud.timeout-extension"]),
+            (["--radio-fault", "write-invalid-version"], ["ble.ud.stdtxn-1.0"], ["ble.ud.stdtxn-1.0"]),
+            (["--fault", "malformed-auth0"], ["ble.ud.stdtxn-1.0", "ble.ud.auth0-1.0", "ble.ud.auth0-3.0"], ["ble.ud.auth0-1.0", "ble.ud.auth0-3.0"]),
+            (["--fault", "accept-unlisted-version", "--fault", "refuse-select-on-ble"], ["ble.ud.auth0-1.0", "ble.ud.auth0-1.1", "ble.ud.auth0-1.2"],
+             ["ble.ud.auth0-1.1", "ble.ud.auth0-1.2"]),
+            (["--fault", "legacy-exchange-status"], ["ble.ud.auth0-1.0"] + exchanges, Set(exchanges)),
+        ]
+        for run in runs {
+            let s = try bleCredentialRun(run.phone, only: run.only)
+            XCTAssertEqual(Set(s.keys), Set(run.only), "phone \(run.phone)")
+            XCTAssertEqual(Set(s.filter { $0.value == "fail" }.keys), run.failing, "phone \(run.phone): \(s.sorted { $0.key < $1.key })")
+            XCTAssertEqual(Set(s.filter { $0.value == "pass" }.keys), Set(run.only).subtracting(run.failing), "phone \(run.phone)")
+        }
+    }
 
+    /// The reader direction (the credential direction and its capture: the test above).
+    func testBothDirectionsOverBumbleAndTheBtsnoopCapturesDecode() throws {
+        let second = try bumbleControllers()
         // LockBench the phone against the lock on BLE; the lock's own capture decodes, FAST with its state.
         let lock = try InteractiveProcess(["lock", "run", "--config", "door.lock.json", "--ble", second.spec(0)], currentDirectory: dir)
         addTeardownBlock { lock.terminate() }

@@ -309,6 +309,48 @@ public final class BLELock: CardReader {
         return true
     }
 
+    // MARK: The certification tool's reader (conformance credential --ble)
+
+    /// Advertises `version` in bits 0–2 of the first service-data byte from now on
+    /// (BLERKE_UD_NEG_FAILED_L2CAP advertises `01`).
+    public func setAdvertisementVersion(_ version: UInt8) {
+        host.cond.lock(); defer { host.cond.unlock() }
+        currentAdvertisement.advertisingVersion = version & 0x07
+        if host.isReady { host.submit(.leSetAdvertisingData(currentAdvertisement.advertisingData)) }
+    }
+
+    /// Lists `versions` in the SPSM characteristic from now on (the tool's
+    /// `reader_supported_ble_uwb_versions`; BLEUWB_UD_NEG_FAILED_L2CAP lists only `01FF`). The
+    /// channel admission still follows `AliroBLE.supportedVersions`.
+    public func listVersions(_ versions: [UInt16]) {
+        guard let handle = host.database.valueHandle(of: AliroBLE.spsmCharacteristic) else { return }
+        host.cond.lock(); defer { host.cond.unlock() }
+        host.database.setValue(handle, SPSMCharacteristic(psm: configuration.psm, versions: versions).encoded())
+    }
+
+    /// The links open now (phones connected).
+    public var links: [BLEConnection] {
+        host.cond.lock(); defer { host.cond.unlock() }
+        return Array(host.connections.values)
+    }
+
+    /// What `link` wrote to the version characteristic, nil when nothing yet.
+    public func writtenVersion(of link: BLEConnection) -> [UInt8]? {
+        host.database.valueHandle(of: AliroBLE.versionCharacteristic).flatMap { link.writtenValue($0) }
+    }
+
+    /// Whether `link` opened an access-protocol channel that `waitForCard` has not handed out.
+    public func hasPendingChannel(from link: BLEConnection) -> Bool {
+        state.withLock { pending.contains { $0.link === link } }
+    }
+
+    /// Closes the channels no one took yet and disconnects every phone (up to `timeout`).
+    public func dropPhones(timeout: TimeInterval = 2) {
+        let stale = state.withLock { () -> [L2CAPChannel] in defer { pending.removeAll() }; return pending }
+        for c in stale { c.close() }
+        host.disconnectAll(timeout: timeout)
+    }
+
     private func accepted(_ channel: L2CAPChannel) {
         state.lock()
         pending.append(channel)

@@ -17,6 +17,34 @@ public struct BLEPhoneOutcome: Sendable {
     public var connectToCompleted: TimeInterval
 }
 
+/// A phone that misbehaves on the radio on purpose, for testing `conformance credential --ble`
+/// itself (each breaks one official ble_user_device case, docs/conformance-ble.md).
+public struct BLEPhoneFaults: OptionSet, Sendable, Hashable {
+    public var rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    /// Go on with a lock advertising another version (BLERKE_UD_NEG_FAILED_L2CAP).
+    public static let ignoreAdvertisementVersion = BLEPhoneFaults(rawValue: 1 << 0)
+    /// Open the channel although the lock lists no version this phone speaks (BLEUWB_UD_NEG_FAILED_L2CAP).
+    public static let ignoreLockVersions = BLEPhoneFaults(rawValue: 1 << 1)
+    /// On giving up waiting for the lock, send the GENERAL_ERROR event first, as the reference
+    /// phone's `handle_timeout` does (BLEUWB_UD_NEG_TIMEOUT_BEFORE_AUTH0 wants silence).
+    public static let errorEventOnTimeout = BLEPhoneFaults(rawValue: 1 << 2)
+    /// Wait 1.5 s from the initiate for the lock's first command, a Busy event notwithstanding
+    /// (BLEUWB_UD_TIMEOUT_EXTENSION sends AUTH0 2 s after the initiate, with a Busy event between).
+    public static let impatient = BLEPhoneFaults(rawValue: 1 << 3)
+    /// Write version `01FF` to BD4B9502 (UD-BLE-STDTXN-1.0 expects `0100`; the lock then refuses the channel).
+    public static let writeInvalidVersion = BLEPhoneFaults(rawValue: 1 << 4)
+
+    public static let names: [(String, BLEPhoneFaults)] = [
+        ("ignore-advertisement-version", .ignoreAdvertisementVersion), ("ignore-lock-versions", .ignoreLockVersions),
+        ("error-event-on-timeout", .errorEventOnTimeout), ("impatient", .impatient), ("write-invalid-version", .writeInvalidVersion),
+    ]
+
+    /// The GENERAL_ERROR event, reason unknown (`02 00 00 03 01 01 00`), before any key exists.
+    static let generalError = AliroFrame(type: AliroFrame.Kind.notification, id: AliroFrame.ID.event, payload: [0x01, 0x01, 0x00])
+}
+
 /// One connection from the phone to a lock.
 public final class BLEPhoneSession {
     public let connection: BLEConnection
@@ -27,9 +55,11 @@ public final class BLEPhoneSession {
     public private(set) var lockVersions: [UInt16] = []
     public private(set) var services: [DiscoveredService] = []
     let responseTimeout: TimeInterval
+    let faults: BLEPhoneFaults
 
-    init(connection: BLEConnection, responseTimeout: TimeInterval) {
+    init(connection: BLEConnection, responseTimeout: TimeInterval, faults: BLEPhoneFaults = []) {
         self.connection = connection
+        self.faults = faults
         self.responseTimeout = responseTimeout
     }
 
@@ -51,7 +81,7 @@ public final class BLEPhoneSession {
         let value = try SPSMCharacteristic(parsing: try gatt.read(spsm.valueHandle))
         psm = value.psm
         lockVersions = value.versions
-        guard value.versions.isEmpty || value.versions.contains(where: AliroBLE.supportedVersions.contains) else {
+        guard faults.contains(.ignoreLockVersions) || value.versions.isEmpty || value.versions.contains(where: AliroBLE.supportedVersions.contains) else {
             throw BLEError(.connectionFailed, "GATT: the lock lists BLE versions \(value.versions.map { String(format: "%04X", $0) }) in D3B5A130; this phone speaks \(AliroBLE.supportedVersions.map { String(format: "%04X", $0) })")
         }
         if let version = chars.first(where: { $0.uuid == AliroBLE.versionCharacteristic }) {
@@ -74,6 +104,7 @@ public final class BLEPhoneSession {
     /// soon as the channel is open. Returns (commands answered, completion payload).
     public func serve(_ responder: APDUResponder, on channel: L2CAPChannel) throws(BLEError) -> (Int, [UInt8]?) {
         var answered = 0
+        let firstCommandBy = faults.contains(.impatient) ? Date(timeIntervalSinceNow: 1.5) : nil
         let speaker = responder as? MessageResponder
         if let opening = speaker?.openingMessage(transportVersions: transportVersions) {
             try channel.send(opening.encoded())
@@ -81,9 +112,13 @@ public final class BLEPhoneSession {
         while true {
             let sdu: [UInt8]
             do {
-                sdu = try channel.receive(timeout: responseTimeout)
+                let wait = answered == 0 ? firstCommandBy.map { max(0.001, $0.timeIntervalSinceNow) } ?? responseTimeout : responseTimeout
+                sdu = try channel.receive(timeout: wait)
             } catch where error.code == .channelClosed {
                 return (answered, nil)
+            } catch where error.code == .timeout && faults.contains(.errorEventOnTimeout) {
+                try? channel.send(BLEPhoneFaults.generalError.encoded())
+                throw error
             }
             let frame = try AliroFrame(parsing: sdu)
             switch (frame.type, frame.id) {
@@ -168,6 +203,8 @@ public final class BLEPhone {
         public var addressSeed = UInt64.random(in: 1...UInt64.max)
         /// Which lock to connect to when several advertise.
         public var target: LockTarget = .any
+        /// Radio misbehaviours on purpose (none in use).
+        public var faults: BLEPhoneFaults = []
         public var log: BLELogger = { _ in }
 
         public init(transport: TransportSpec) { self.transport = transport }
@@ -216,9 +253,9 @@ public final class BLEPhone {
             throw BLEError(.notFound, "BLE scan: no \(target.description) within \(configuration.scanTimeout) s")
         }
         let connection = try host.connect(to: report.address, timeout: configuration.connectTimeout)
-        let session = BLEPhoneSession(connection: connection, responseTimeout: configuration.responseTimeout)
+        let session = BLEPhoneSession(connection: connection, responseTimeout: configuration.responseTimeout, faults: configuration.faults)
         session.advertisingData = report.data
-        if let ad = AliroAdvertisement(advertisingData: report.data), ad.advertisingVersion != AliroAdvertisement.version {
+        if !configuration.faults.contains(.ignoreAdvertisementVersion), let ad = AliroAdvertisement(advertisingData: report.data), ad.advertisingVersion != AliroAdvertisement.version {
             session.disconnect()
             throw BLEError(.connectionFailed, "BLE: \(report.address) advertises version \(ad.advertisingVersion) (service data byte \(Hex.encode([ad.firstByte])), bits 0-2); this phone speaks version 0: disconnected")
         }
@@ -230,7 +267,7 @@ public final class BLEPhone {
         let session = try connectToLock()
         defer { session.disconnect() }
         responder.reset()
-        try session.discover()
+        try session.discover(versionWrite: configuration.faults.contains(.writeInvalidVersion) ? [0x01, 0xFF] : AliroBLE.protocolVersion)
         let channel = try session.openChannel()
         let opened = Date()
         let (answered, completion) = try session.serve(responder, on: channel)

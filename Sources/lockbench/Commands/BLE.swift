@@ -159,7 +159,16 @@ struct BLEPhoneCommand: ParsableCommand {
     @Option(name: .customLong("lock-address"), help: ArgumentHelp("Connect to the lock with this address (as the lock prints it, e.g. C3:12:34:56:78:9A).", valueName: "address"))
     var lockAddress: String?
 
+    @Flag(name: .customLong("keep-going"), help: ArgumentHelp("With --count: a transaction that fails (no lock, the link lost, the lock gone quiet) is printed and the next one starts (as a phone under `conformance credential --ble`, whose negative checks end links on purpose); the exit status is then 1 if any failed."))
+    var keepGoing = false
+
+    @Option(name: .customLong("radio-fault"), help: ArgumentHelp("Misbehave on the radio on purpose, to test `conformance credential --ble` (repeatable): \(BLEPhoneFaults.names.map(\.0).joined(separator: ", ")).", valueName: "name"))
+    var radioFaults: [String] = []
+
     func validate() throws {
+        for name in radioFaults where !BLEPhoneFaults.names.contains(where: { $0.0 == name }) {
+            throw ValidationError("unknown --radio-fault \(name); one of \(BLEPhoneFaults.names.map(\.0).joined(separator: ", "))")
+        }
         if let lockAddress {
             do { _ = try BLEAddress(parsing: lockAddress) } catch { throw ValidationError("--lock-address: \(error.reason)") }
         }
@@ -183,6 +192,7 @@ struct BLEPhoneCommand: ParsableCommand {
         var config = BLEPhone.Configuration(transport: ble.spec)
         config.btsnoop = ble.btsnoop
         config.log = ble.logger
+        config.faults = radioFaults.reduce(into: BLEPhoneFaults()) { f, name in if let x = BLEPhoneFaults.names.first(where: { $0.0 == name })?.1 { f.formUnion(x) } }
         do { config.target = try target() } catch let e as UserError { throw fail(e.message, code: e.code) }
         let phone: BLEPhone
         do {
@@ -199,6 +209,9 @@ struct BLEPhoneCommand: ParsableCommand {
                 let granted = outcome.granted
                 allGranted = allGranted && granted
                 print("\(granted ? "granted" : "denied") by \(outcome.lock) after \(outcome.commandsAnswered) commands in \(String(format: "%.1f", outcome.connectToCompleted * 1000)) ms")
+            } catch where keepGoing {
+                allGranted = false
+                print("failed: \(error.reason)")
             } catch {
                 throw fail(error.reason, code: ExitCodes.environment)
             }

@@ -157,10 +157,11 @@ struct ConformanceCredential: ParsableCommand {
 
         With --connect the phone listens on TCP (one APDU per write, one transaction per connection). \
         With --nfc the phone (or a virtual PN532 holding it) stays in the field; each check re-selects \
-        it. With --ble LockBench advertises as a lock and each check waits for the phone to connect and \
-        open the access channel. A first plain transaction learns what the phone announces (FCI, \
-        signaling bitmap); checks that need something it did not announce report "not applicable" with \
-        the reason.
+        it; a first plain transaction learns what the phone announces (FCI, signaling bitmap), and \
+        checks that need something it did not announce report "not applicable" with the reason. With \
+        --ble LockBench advertises as a lock and runs the official ble_user_device cases instead \
+        (docs/conformance-ble.md): the phone connects once per transaction, sends the initiate, and \
+        each check's verdict is its case's pass criteria.
         """)
 
     @Option(name: .customLong("reader-identity"), help: ArgumentHelp("The reader identity the phone trusts (NAME.reader.json from `lockbench key reader`).", valueName: "file"))
@@ -177,9 +178,12 @@ struct ConformanceCredential: ParsableCommand {
     var issuers: [String] = []
     @Option(name: .customLong("element-id"), help: ArgumentHelp("The element identifier the step-up checks ask for in namespace aliro-a (the tool's th_access_element_id).", valueName: "id"))
     var elementID: String = DocType.accessElement
+    @Option(help: ArgumentHelp("With --ble: seconds to wait for the phone in each step of a check.", valueName: "seconds"))
+    var timeout: Int = 15
     @OptionGroup var output: ConformanceOutputOptions
 
     func validate() throws {
+        guard (1...600).contains(timeout) else { throw ValidationError("--timeout must be 1…600 seconds") }
         guard !elementID.isEmpty, elementID.utf8.count <= 64 else { throw ValidationError("--element-id must be 1…64 bytes") }
         let radios = [connect, nfc, ble].compactMap { $0 }
         guard radios.count == 1 else { throw ValidationError("give exactly one of --connect HOST:PORT, --nfc CONNSTRING, --ble TRANSPORT") }
@@ -189,8 +193,9 @@ struct ConformanceCredential: ParsableCommand {
 
     func run() throws {
         let identity = try ReaderIdentityFile.identity(readerIdentity)
-        let checks = try output.selected(CredentialCatalogue.all)
         let recorder = output.transcript.map { _ in TranscriptRecorder(recordSecrets: output.transcriptSecrets) }
+        if let ble { return try runBLE(ble, identity: identity, recorder: recorder) }
+        let checks = try output.selected(CredentialCatalogue.all)
         let opener: LinkOpener
         let transport: String
         var interface = RadioInterface.nfc
@@ -200,7 +205,8 @@ struct ConformanceCredential: ParsableCommand {
             opener = ConformanceTransports.socketOpener(host: host, port: port)
             transport = "socket \(connect)"
             interface = .socket
-        } else if let nfc {
+        } else {
+            let nfc = nfc!
             let links: NFCCardLinks
             do { links = try NFCCardLinks(connstring: nfc) } catch {
                 throw UserError(message: "cannot open the NFC reader \(nfc): \(error)", code: ExitCodes.environment)
@@ -208,16 +214,6 @@ struct ConformanceCredential: ParsableCommand {
             opener = links.open
             transport = "nfc \(nfc)"
             cleanup = links.close
-        } else {
-            let links: CardReaderLinks<BLELock>
-            do { links = try CardReaderLinks(ble: ble!, identity: identity, btsnoop: btsnoop) } catch {
-                throw UserError(message: "cannot start BLE on \(ble!): \(error)", code: ExitCodes.environment)
-            }
-            opener = links.open
-            transport = "ble \(ble!)"
-            interface = .ble
-            cleanup = links.stop
-            if output.effectiveFormat == "text" { emitLine("advertising as a lock on \(ble!); connect the phone (once per check)") }
         }
         defer { cleanup() }
         let issuerKeys = try issuers.map { try KeyFiles.publicKey($0, what: "issuer key") }
@@ -226,9 +222,27 @@ struct ConformanceCredential: ParsableCommand {
         if profile.fci == nil, let problem = profile.problem, problem.hasPrefix("could not reach") {
             throw UserError(message: "\(transport): \(problem)", code: ExitCodes.environment)
         }
-        let connection = ble != nil ? "waiting for the phone to connect" : nil
-        try output.execute(checks, phone, profile, direction: "credential", transport: transport, recorder: recorder) { check in
-            connection.map { check.transactions > 1 ? "\($0) (\(check.transactions) connections)" : $0 }
+        try output.execute(checks, phone, profile, direction: "credential", transport: transport, recorder: recorder) { _ in nil }
+    }
+}
+
+extension ConformanceCredential {
+    /// Over BLE the official ble_user_device cases (docs/conformance-ble.md), LockBench the lock.
+    func runBLE(_ ble: String, identity: ReaderIdentity, recorder: TranscriptRecorder?) throws {
+        let checks = try output.selected(BLECredentialCatalogue.all)
+        let phone: BLEPhoneUnderTest
+        do {
+            phone = try BLEPhoneUnderTest(ble: ble, identity: identity, btsnoop: btsnoop, timeout: TimeInterval(timeout), recorder: recorder)
+        } catch {
+            throw UserError(message: "cannot start BLE on \(ble): \(error)", code: ExitCodes.environment)
+        }
+        defer { phone.stop() }
+        let needed = checks.map(\.transactions).reduce(0, +)
+        if output.effectiveFormat == "text" {
+            emitLine("advertising as a lock on \(ble); connect the phone (once per check): \(checks.count) checks need at least \(needed) connections")
+        }
+        try output.execute(checks, phone, (), direction: "credential", transport: "ble \(ble)", recorder: recorder) { check in
+            "waiting for the phone to connect" + (check.transactions > 1 ? " (\(check.transactions) connections)" : "")
         }
     }
 }

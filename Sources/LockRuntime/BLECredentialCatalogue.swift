@@ -1,0 +1,260 @@
+import AccessProtocol
+import BLE
+import ByteCore
+import Codecs
+import Conformance
+import Crypto
+import Foundation
+
+public typealias BLECredentialCheck = ConformanceCheck<BLEPhoneUnderTest, Void>
+
+/// The official ble_user_device cases that need neither UWB, RKE, reader certificates nor a tool
+/// that works as stored, each with its pass criteria (docs/conformance-ble.md): `conformance
+/// credential --ble` runs these. LockBench plays the tool's reader — the lock advertising, the
+/// phone under test connecting once per transaction (`BLEPhoneUnderTest`, `BLELockStep`).
+public enum BLECredentialCatalogue {
+    /// `ALIRO_BLE_UWB_INVALID_VERSION`, the only version BLEUWB_UD_NEG_FAILED_L2CAP lists.
+    static let invalidVersion: UInt16 = 0x01FF
+    /// The driver timeout of BLEUWB_UD_NEG_FAILED_L2CAP (`driver.timeout = 5`), per operation.
+    static let driverTimeout: TimeInterval = 5
+    /// How long BLERKE_UD_NEG_FAILED_L2CAP waits for the phone to leave a version-1 advertisement:
+    /// the tool waits without end; the reference phone leaves at once (LockBench's bound).
+    static let leaveWithin: TimeInterval = 3
+
+    /// `ud_ble_auth0_10` / `_30`: initiate, standard AUTH0 (policy 01): 9000, a valid `86`, no `9D`.
+    static func standardAUTH0(_ phone: BLEPhoneUnderTest, _ id: String) throws -> Verdict {
+        let s = try phone.connection(id)
+        defer { s.close() }
+        try s.initiate()
+        let (answer, _) = try s.auth0()
+        guard answer.cryptogram == nil else { return .fail("9D cryptogram in a standard AUTH0 answer", actual: answer.cryptogram) }
+        return .pass("initiate, then AUTH0 answered 86 41 on P-256")
+    }
+
+    /// Initiate, AUTH0 standard, AUTH1, EXCHANGE without `97` (answered `00 02 00 00`), the
+    /// completed notification under BleSKReader.
+    static func standardTransaction(_ phone: BLEPhoneUnderTest, _ id: String, policy: UInt8 = 0x01, ursk: Bool = false,
+                                    completed: (AccessProtocolCompleted.UnsolicitedReporting, AccessProtocolCompleted.ReaderStatusInformation)) throws {
+        let s = try phone.connection(id)
+        defer { s.close() }
+        try s.initiate()
+        try s.auth0(policy: policy)
+        try s.auth1()
+        try s.exchange(ursk: ursk, step: "EXCHANGE")
+        try s.completed(completed.0, completed.1)
+    }
+
+    /// The FAST cryptogram opened with the run's Kpersistent; nil plaintext when it does not open.
+    static func openCryptogram(_ s: BLELockStep, _ answer: Auth0Response) throws -> [UInt8] {
+        guard let cryptogram = answer.cryptogram else { throw CheckStop(.fail("User did not send cryptogram during a fast transaction (no 9D)")) }
+        guard let cached = s.phone.persistent, let plain = s.probe.openFast(cached) else {
+            throw CheckStop(.fail("CryptogramNotFound: the cryptogram does not open with the Kpersistent of the standard transaction", actual: cryptogram))
+        }
+        return plain
+    }
+
+    /// `ud_ble_auth0_20` / `_21`: the opened cryptogram carries the signaling bitmap and both
+    /// signed timestamps.
+    static func threeFields(_ plain: [UInt8]) -> Verdict? {
+        guard let fields = try? TLV.parseFields(plain) else { return .fail("the cryptogram plaintext is not BER-TLV", actual: plain) }
+        for (tag, name) in [(Tag.Auth1.signaling, "signaling bitmap"), (Tag.Auth1.credentialTimestamp, "credential signed timestamp"),
+                            (Tag.Auth1.revocationTimestamp, "revocation signed timestamp")] where fields.first(tag) == nil {
+            return .fail("the cryptogram has no \(name) (\(String(tag, radix: 16, uppercase: true)))", actual: plain)
+        }
+        return nil
+    }
+
+    /// `B2`, the response vendor extension the AUTH0 cases refuse.
+    static func hasVendorExtension(_ r: ResponseAPDU) -> Bool { (try? TLV.parseFields(r.data))?.first(0xB2) != nil }
+
+    public static let all: [BLECredentialCheck] = [
+        BLECredentialCheck("ble.ud.stdtxn-1.0", official: "UD-BLE-STDTXN-1.0", section: "ble.md",
+                           title: "GATT: the phone writes version 0100 to BD4B9502") { phone, _ in
+            let since = phone.reconfigure { _ in }
+            let link = try phone.newLink(since: since)
+            defer { phone.end(link) }
+            let deadline = Date(timeIntervalSinceNow: phone.timeout)
+            while phone.lock.writtenVersion(of: link) == nil && link.isOpen && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+            guard let written = phone.lock.writtenVersion(of: link) else {
+                return .fail("the phone wrote no version to BD4B9502 within \(Int(phone.timeout)) s")
+            }
+            guard AliroBLE.writtenVersion(written) == 0x0100 else { return .fail("Invalid AC BLE UWB Protocol Version", expected: [0x01, 0x00], actual: written) }
+            return .pass("wrote \(Hex.encode(written))")
+        },
+        BLECredentialCheck("ble.ud.stdtxn-2.0", official: "UD-BLE-STDTXN-2.0", section: "ble.md",
+                           title: "initiate first; AUTH0, AUTH1, EXCHANGE without 97 answered 00 02 00 00; completed 00 02 00 00 under BleSK") { phone, _ in
+            try standardTransaction(phone, "ble.ud.stdtxn-2.0", completed: (.doNotSend, .secured))
+            return .pass("initiate, AUTH0, AUTH1, EXCHANGE, completed")
+        },
+        BLECredentialCheck("ble.ud.auth0-1.0", official: "UD-BLE-AUTH0-1.0", section: "ble.md",
+                           title: "after the initiate, a standard AUTH0 (policy 01) is answered 9000 with a valid 86, no 9D") { phone, _ in
+            try standardAUTH0(phone, "ble.ud.auth0-1.0")
+        },
+        BLECredentialCheck("ble.ud.auth0-3.0", official: "UD-BLE-AUTH0-3.0", section: "ble.md",
+                           title: "as UD-BLE-AUTH0-1.0 (identical as stored)") { phone, _ in
+            try standardAUTH0(phone, "ble.ud.auth0-3.0")
+        },
+        BLECredentialCheck("ble.ud.auth0-1.1", official: "UD-BLE-AUTH0-1.1", section: "ble.md",
+                           title: "AUTH0 naming version 0001 is answered an error status word") { phone, _ in
+            let s = try phone.connection("ble.ud.auth0-1.1")
+            defer { s.close() }
+            try s.initiate()
+            let r = try s.probe.send(s.probe.makeAuth0(fast: false, versionOverride: CredentialCatalogue.unlistedVersion))
+            return r.status == .success ? .fail("Invalid protocol version send, but it was accepted", actual: r.status.bytes)
+                : .pass("refused \(r.status) (\(Names.status(r.status)))")
+        },
+        BLECredentialCheck("ble.ud.auth0-1.2", official: "UD-BLE-AUTH0-1.2", section: "ble.md",
+                           title: "three AUTH0s with an invalid reader ePubK (02 prefix, 04 + 33-byte X, 04 + 33-byte Y) each refused; SELECT between them answered an FCI") { phone, _ in
+            let s = try phone.connection("ble.ud.auth0-1.2")
+            defer { s.close() }
+            try s.initiate()
+            let point = Array(P256.KeyAgreement.PrivateKey().publicKey.x963Representation)
+            let x = Array(point[1..<33]), y = Array(point[33..<65])
+            let keys: [(String, [UInt8])] = [("02 ‖ X ‖ Y", [0x02] + x + y), ("04 ‖ 33-byte X", [0x04, 0x00] + x), ("04 ‖ 33-byte Y", [0x04, 0x00] + y)]
+            for (i, (name, key)) in keys.enumerated() {
+                if i > 0 { try s.probe.select() }
+                let cmd = Auth0Command(flags: 0, policy: 0x01, version: s.probe.version, readerEphemeralKey: key,
+                                       transactionID: Array(SystemRandom().bytes(16)), readerID: phone.identity.readerID)
+                let r = try s.probe.send(cmd.apdu)
+                if r.status == .success { return .fail("AUTH0 with an invalid reader ePubK (\(name)) was answered 9000", actual: key) }
+            }
+            return .pass("the three invalid keys refused; SELECT answered between them")
+        },
+        BLECredentialCheck("ble.ud.auth0-1.3", official: "UD-BLE-AUTH0-1.3", section: "ble.md",
+                           title: "two standard AUTH0s in one session: the second 86 differs from the first; no B2") { phone, _ in
+            let s = try phone.connection("ble.ud.auth0-1.3")
+            defer { s.close() }
+            try s.initiate()
+            let (first, r1) = try s.auth0()
+            let (second, r2) = try s.auth0()
+            if hasVendorExtension(r1) || hasVendorExtension(r2) { return .fail("Vendor specific extensions are present (B2)") }
+            guard first.deviceEphemeralKey != second.deviceEphemeralKey else {
+                return .fail("Public key already used in previous command", actual: second.deviceEphemeralKey)
+            }
+            return .pass("two AUTH0 answers, two device keys")
+        },
+        BLECredentialCheck("ble.ud.auth0-2.0", official: "UD-BLE-AUTH0-2.0", transactions: 2, section: "ble.md",
+                           title: "after a standard transaction, a FAST AUTH0 straight after the initiate: the cryptogram opens with 5E, 91, 92; no B2") { phone, _ in
+            // As stored the case needs a Kpersistent its fresh reader cannot have: the standard
+            // transaction first gives LockBench's reader one.
+            try standardTransaction(phone, "ble.ud.auth0-2.0", completed: (.sendToEachConnected, .secured))
+            let s = try phone.connection("ble.ud.auth0-2.0")
+            defer { s.close() }
+            try s.initiate()
+            let (answer, r) = try s.auth0(fast: true)
+            let plain = try openCryptogram(s, answer)
+            if let v = threeFields(plain) { return v }
+            if hasVendorExtension(r) { return .fail("Vendor specific extensions are present (B2)") }
+            return .pass("the cryptogram opens with 5E, 91, 92")
+        },
+        BLECredentialCheck("ble.ud.auth0-2.1", official: "UD-BLE-AUTH0-2.1", transactions: 2, section: "ble.md",
+                           title: "standard (completed under BleSK), then FAST: the cryptogram opens with 5E, 91, 92; SELECT; a second FAST AUTH0's cryptogram differs") { phone, _ in
+            try standardTransaction(phone, "ble.ud.auth0-2.1", completed: (.sendToEachConnected, .secured))
+            let s = try phone.connection("ble.ud.auth0-2.1")
+            defer { s.close() }
+            try s.initiate()
+            guard let initiated = s.probe.fci else { return .fail("no initiate") }
+            let (first, _) = try s.auth0(fast: true)
+            if let v = threeFields(try openCryptogram(s, first)) { return v }
+            let selected = try s.probe.select()
+            // The second cryptogram is bound to the initiate's A5 or, since the SELECT, to its FCI.
+            let r = try s.probe.send(s.probe.makeAuth0(fast: true))
+            try ReaderProbe.expect(r, .success, "the second FAST AUTH0")
+            var second: [UInt8]?
+            var answer: Auth0Response?
+            for fci in [initiated, selected] {
+                s.probe.bind(fci)
+                let a = try s.probe.acceptAuth0(r)
+                answer = a
+                if a.cryptogram != nil, let cached = phone.persistent, let plain = s.probe.openFast(cached) { second = plain; break }
+            }
+            guard let c2 = answer?.cryptogram else { return .fail("User did not send cryptogram in the second FAST AUTH0") }
+            guard let plain = second else { return .fail("CryptogramNotFound: the second cryptogram does not open with the Kpersistent", actual: c2) }
+            if let v = threeFields(plain) { return v }
+            if c2 == first.cryptogram { return .fail("Received cryptogram same as previous response", actual: c2) }
+            return .pass("both cryptograms open with 5E, 91, 92 and differ")
+        },
+        BLECredentialCheck("ble.ud.fsttxn-1.0", official: "UD-BLE-FSTTXN-1.0", transactions: 2, section: "ble.md",
+                           title: "standard (completed under BleSK), then FAST: the cryptogram opens; EXCHANGE with 98; completed") { phone, _ in
+            try standardTransaction(phone, "ble.ud.fsttxn-1.0", completed: (.sendToEachConnected, .secured))
+            let s = try phone.connection("ble.ud.fsttxn-1.0")
+            defer { s.close() }
+            try s.initiate()
+            let (answer, _) = try s.auth0(fast: true)
+            _ = try openCryptogram(s, answer)
+            try s.exchange(ursk: true, step: "FAST EXCHANGE with 98")
+            try s.completed(.sendToEachConnected, .secured)
+            return .pass("standard, then FAST: AUTH0 (cryptogram opens), EXCHANGE with 98, completed")
+        },
+        BLECredentialCheck("ble.ud.neg-failed-l2cap", official: "BLERKE_UD_NEG_FAILED_L2CAP", section: "ble.md",
+                           title: "a lock advertising version 1: the phone connects, then disconnects") { phone, _ in
+            let since = phone.reconfigure { $0.setAdvertisementVersion(1) }
+            defer { phone.lock.setAdvertisementVersion(AliroAdvertisement.version) }
+            let link = try phone.newLink(since: since)
+            guard link.waitUntilDisconnected(timeout: leaveWithin) else {
+                phone.end(link)
+                return .fail("the phone stayed connected \(Int(leaveWithin)) s to a lock advertising version 1" + (phone.lock.hasPendingChannel(from: link) ? " and opened the channel" : ""))
+            }
+            return .pass("connected, then disconnected (reason 0x\(String(link.disconnectReason ?? 0, radix: 16)))")
+        },
+        BLECredentialCheck("ble.ud.uwb-neg-failed-l2cap", official: "BLEUWB_UD_NEG_FAILED_L2CAP", section: "ble.md",
+                           title: "a lock listing only version 01FF: the phone does not open the channel within 5 s of its write (or writes nothing, or leaves)") { phone, _ in
+            let since = phone.reconfigure { $0.listVersions([invalidVersion]) }
+            defer { phone.lock.listVersions(AliroBLE.supportedVersions) }
+            let link = try phone.newLink(since: since)
+            defer { phone.end(link) }
+            var deadline = Date(timeIntervalSinceNow: driverTimeout)
+            while phone.lock.writtenVersion(of: link) == nil {
+                guard link.isOpen, Date() < deadline else { return .pass("L2CAP connection establishment failed as expected: no version written") }
+                Thread.sleep(forTimeInterval: 0.02)
+            }
+            deadline = Date(timeIntervalSinceNow: driverTimeout)
+            while !phone.lock.hasPendingChannel(from: link) {
+                guard link.isOpen, Date() < deadline else { return .pass("L2CAP connection establishment failed as expected") }
+                Thread.sleep(forTimeInterval: 0.02)
+            }
+            return .fail("Wrong BLE_UWB protocol version was accepted for L2CAP connection.")
+        },
+        BLECredentialCheck("ble.ud.neg-timeout-before-auth0", official: "BLEUWB_UD_NEG_TIMEOUT_BEFORE_AUTH0", section: "ble.md",
+                           title: "no AUTH0 after the initiate: the phone disconnects without sending anything") { phone, _ in
+            let s = try phone.connection("ble.ud.neg-timeout-before-auth0")
+            defer { s.close() }
+            try s.initiate()
+            Thread.sleep(forTimeInterval: 3)
+            do {
+                if let f = try s.nextFrame(within: phone.timeout) { return .fail("Unexpected BLE message received: \(f)", actual: f.encoded()) }
+            } catch {
+                return .fail("the phone kept the link open \(Int(phone.timeout) + 3) s after the initiate without AUTH0")
+            }
+            return .pass("User Device disconnected as expected due to timeout waiting for Auth0")
+        },
+        BLECredentialCheck("ble.ud.timeout-extension", official: "BLEUWB_UD_TIMEOUT_EXTENSION", section: "ble.md",
+                           title: "Busy 1 s after the initiate, AUTH0 1 s later: answered; AUTH1, EXCHANGE with 98, completed") { phone, _ in
+            let s = try phone.connection("ble.ud.timeout-extension")
+            defer { s.close() }
+            try s.initiate()
+            Thread.sleep(forTimeInterval: 1)
+            try s.card.sendMessage(AliroFrame.busy)
+            Thread.sleep(forTimeInterval: 1)
+            do { try s.auth0() } catch let e as BLEError {
+                return .fail("the phone did not wait for AUTH0 sent 2 s after its initiate, a Busy event between: \(e.reason)")
+            }
+            try s.auth1()
+            try s.exchange(ursk: true, step: "EXCHANGE with 98")
+            try s.completed(.sendToEachConnected, .secured)
+            return .pass("AUTH0 answered 2 s after the initiate (Busy between); AUTH1, EXCHANGE, completed")
+        },
+        BLECredentialCheck("ble.ud.ud-descriptor-tag", official: "BLEUWB_UD_UD_DESCRIPTOR_TAG", section: "ble.md",
+                           title: "AUTH0 (policy 02), AUTH1, EXCHANGE, EXCHANGE with 98, completed") { phone, _ in
+            let s = try phone.connection("ble.ud.ud-descriptor-tag")
+            defer { s.close() }
+            try s.initiate()
+            try s.auth0(policy: 0x02)
+            try s.auth1()
+            try s.exchange(step: "the first EXCHANGE")
+            try s.exchange(ursk: true, step: "the second EXCHANGE (98)")
+            try s.completed(.sendToEachConnected, .secured)
+            return .pass("AUTH0 02, AUTH1, two EXCHANGEs, completed")
+        },
+    ]
+}
