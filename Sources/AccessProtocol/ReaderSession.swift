@@ -606,6 +606,7 @@ public struct ReaderSession {
         // Step up only when the phone announces a document to fetch (5E bit 0 or 1).
         let needsDocuments = answer.signaling.announcesDocuments && wantsStepUp(credentialKey, SignedTimestamps(answer))
         stepUpSelectAsked = answer.signaling.contains(.stepUpSelectRequired)
+        announcedAccessDocument = answer.signaling.contains(.accessDocumentAvailable)
         if ble != nil {
             afterExchange = (presentation, needsDocuments)
             return close(ExchangeCommandPlaintext(readerStatus: nil, mailbox: configuration.mailbox))
@@ -625,6 +626,8 @@ public struct ReaderSession {
     }
 
     private var pendingPresentation: Presentation?
+    /// The AUTH1 answer announced an access document (5E bit 0); told to the engine after step-up.
+    private var announcedAccessDocument = false
 
     private mutating func sendEnvelope() -> ReaderAction {
         guard let stepUpSK else { return failOnChannel(.malformedInput, "step-up without keys") }
@@ -664,6 +667,7 @@ public struct ReaderSession {
         }
         presentation.accessDocuments = documents.accessDocuments
         presentation.revocationDocuments = documents.revocationDocuments
+        presentation.announcedAccessDocument = announcedAccessDocument
         return decideAndClose(presentation)
     }
 

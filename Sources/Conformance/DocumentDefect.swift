@@ -23,12 +23,31 @@ public enum DocumentDefect: String, Sendable, CaseIterable {
     case msoDocType
     /// issuerAuth with neither a kid nor a certificate (NFC_RDR_NEG_STEPUP_AD_NO_ISSUER_CERT_NO_KEY_ID).
     case noKeyID
+    /// AccessData version 42 (NFC_RDR_NEG_STEPUP_AD_INVALID_ACCESS_DATA_ELEMENT_VERSION).
+    case accessDataVersion
+    /// The MSO's digest of the access element replaced by bytes 00…1F before signing: the
+    /// signature verifies, the digest does not match (NFC_RDR_NEG_STEPUP_AD_INVALID_HASH_ISSUER_AUTH).
+    case digestMismatch
+    /// AccessData carries access extension 1, version 1, critical, which no lock can know
+    /// (NFC_RDR_NEG_STEPUP_AD_UNKNOWN_CRITICAL_ACCESS_EXTENSION).
+    case criticalAccessExtension
+    /// AccessData names reader rule id 0xF118, which the reader does not define
+    /// (NFC_RDR_NEG_STEPUP_AD_UNKNOWN_READER_RULE).
+    case unknownReaderRule
+
+    /// The official cases' values.
+    static let badAccessDataVersion = 42
+    static let unknownReaderRuleID: UInt64 = 0xF118
+    static let unknownExtension = AccessExtension(id: 1, version: 1, critical: true, data: .map([0: .bytes([0xDE, 0xAD])]))
 
     static let badDocType = "bad-doctype"
 
     /// The document for `credentialKey` opening `readerGroup`, valid around `now`, with the defect.
     public func mint(credentialKey: [UInt8], readerGroup: [UInt8], issuer: P256.Signing.PrivateKey, now: Date) throws -> [UInt8] {
-        let data = try AccessData(id: Array("conformance".utf8), readers: [try ReaderRule(groupID: readerGroup)])
+        let data = try AccessData(id: Array("conformance".utf8), readers: [try ReaderRule(groupID: readerGroup)],
+                                  version: self == .accessDataVersion ? Self.badAccessDataVersion : AccessData.currentVersion,
+                                  readerRuleIDs: self == .unknownReaderRule ? [Self.unknownReaderRuleID] : [],
+                                  extensions: self == .criticalAccessExtension ? [Self.unknownExtension] : [])
         // The official cases' window: 14 days from now (a minute early, for a lock whose clock lags).
         var validity = IssuedDocument.Validity(signed: now.addingTimeInterval(-60), validFrom: now.addingTimeInterval(-60),
                                                validUntil: now.addingTimeInterval(14 * 86_400 - 60))
@@ -54,7 +73,9 @@ public enum DocumentDefect: String, Sendable, CaseIterable {
                 doc["1"] = .map(signed)
             }
         }
-        let bytes = try AccessDocument.issue(access: data, credentialPublicKey: key, validity: validity, issuerKey: issuer).encoded()
+        let issued = try AccessDocument.issue(access: data, credentialPublicKey: key, validity: validity, issuerKey: issuer)
+        if self == .digestMismatch { return try Self.resignedWithWrongDigest(issued.document, issuer: issuer) }
+        let bytes = issued.encoded()
         switch self {
         case .documentDocType:
             return try Self.edit(bytes) { $0["5"] = .text(Self.badDocType) }
@@ -73,6 +94,22 @@ public enum DocumentDefect: String, Sendable, CaseIterable {
         default:
             return bytes
         }
+    }
+
+    /// `document` with each of its MSO digests replaced by bytes 00…1F, signed again by `issuer`
+    /// (the official case edits the unsigned MSO, then signs it).
+    static func resignedWithWrongDigest(_ document: IssuedDocument, issuer: P256.Signing.PrivateKey) throws -> [UInt8] {
+        var document = document
+        guard var mso = try CBOR(parsing: document.issuerAuth.payload).embeddedItem().mapValue,
+              var digests = mso["3"]?.mapValue, let inNamespace = digests[.text(document.docType)]?.mapValue else {
+            throw CBORError(.unexpectedType, "the minted MSO has no valueDigests for \(document.docType)")
+        }
+        let wrong = CBOR.bytes((0..<32).map { UInt8($0) })
+        digests[.text(document.docType)] = .map(inNamespace.mapValues { _ in wrong })
+        mso["3"] = .map(digests)
+        document.issuerAuth = CoseSign1.sign(payload: CBOR.embedded(.map(mso)).encoded(), key: issuer,
+                                             kid: CoseSign1.keyIdentifier(issuerPublicKey: issuer.publicBytes))
+        return document.encoded()
     }
 
     /// Decodes a Document, changes its top-level map, encodes it again.

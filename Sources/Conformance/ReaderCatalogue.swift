@@ -242,8 +242,22 @@ public enum ReaderCatalogue {
         return nil
     }
 
-    /// rdr.step-up comes first: a lock that has never seen the phone's key needs its documents.
+    /// rdr.exchange-mailbox comes first: the official case meets a lock whose bolt is secured,
+    /// and a lock reports its bolt's real state — one opened by an earlier check's grant (a frozen
+    /// clock never relocks) would answer 0101. It uses a fresh key, so rdr.step-up, next, still
+    /// meets a lock that has never seen the phone's key and needs its documents.
     public static let all: [ReaderCheck] = [
+        ReaderCheck("rdr.exchange-mailbox", official: "NFC_RDR_EXCHANGE_MAILBOX", section: "§10",
+                    title: "a phone the reader does not know, with no document and a 32-byte mailbox: only EXCHANGEs after AUTH1, the closing one 97 02 01 00 (secured)") { reader, _ in
+            let phone = reader.phone {
+                $0.signingKey = P256.Signing.PrivateKey()
+                $0.accessDocuments = []
+                $0.revocationDocuments = []
+                $0.mailbox = try? Mailbox([UInt8](repeating: 0, count: 32))
+            }
+            let t = try reader.present(phone, "rdr.exchange-mailbox")
+            return official(t) { exchangeMailboxVerdict(t) }
+        },
         ReaderCheck("rdr.step-up", official: "NFC_RDR_STEPUP_AD_ACCESS_RULE", section: "§9",
                     title: "a phone whose key the reader never saw: ENVELOPE right after AUTH1, naming the access element; EXCHANGE on the step-up channel grants") { reader, _ in
             let phone = reader.phone()
@@ -390,9 +404,36 @@ public enum ReaderCatalogue {
                title: "an MSO signed with docType bad-doctype: EXCHANGE with a failure status"),
         minted("rdr.neg.stepup.no-key-id", official: "NFC_RDR_NEG_STEPUP_AD_NO_ISSUER_CERT_NO_KEY_ID", defect: .noKeyID, grant: false,
                title: "an issuerAuth with neither kid nor certificate: EXCHANGE with a failure status"),
+        minted("rdr.neg.stepup.access-data-version", official: "NFC_RDR_NEG_STEPUP_AD_INVALID_ACCESS_DATA_ELEMENT_VERSION", defect: .accessDataVersion, grant: false,
+               title: "AccessData version 42: EXCHANGE with a failure status"),
+        minted("rdr.neg.stepup.digest", official: "NFC_RDR_NEG_STEPUP_AD_INVALID_HASH_ISSUER_AUTH", defect: .digestMismatch, grant: false,
+               title: "an MSO whose digest of the access element is 00…1F, validly signed: EXCHANGE with a failure status"),
+        minted("rdr.neg.stepup.critical-extension", official: "NFC_RDR_NEG_STEPUP_AD_UNKNOWN_CRITICAL_ACCESS_EXTENSION", defect: .criticalAccessExtension, grant: false,
+               title: "AccessData with an unknown critical access extension (id 1, version 1): EXCHANGE with a failure status"),
+        minted("rdr.neg.stepup.unknown-reader-rule", official: "NFC_RDR_NEG_STEPUP_AD_UNKNOWN_READER_RULE", defect: .unknownReaderRule, grant: false,
+               title: "AccessData naming reader rule id 0xF118, which the reader does not define: EXCHANGE with a failure status"),
         minted("rdr.neg.stepup.no-documents", official: "NFC_RDR_NEG_STEPUP_AD_NO_DATA_ELEMENTS", defect: .none, grant: false, emptyResponse: true,
                title: "the phone announces an access document and answers ENVELOPE with none: EXCHANGE with a failure status"),
     ]
+
+    /// NFC_RDR_EXCHANGE_MAILBOX: after AUTH1 (whose reader signature the phone accepted) every
+    /// command is EXCHANGE ("Unexpected command" otherwise) until one carries 97, which must be
+    /// exactly 0100 (reader state secured); mailbox operations are optional.
+    static func exchangeMailboxVerdict(_ t: ObservedTransaction) -> Verdict {
+        guard let a1 = t.commands.firstIndex(where: { $0.ins == Instruction.auth1 }) else { return .fail("no AUTH1 (saw \(t.summary))") }
+        guard t.answers[a1] == .success else {
+            return .fail("the phone refused AUTH1 (\(t.answers[a1]): the reader signature does not verify)", actual: t.answers[a1].bytes)
+        }
+        if let other = t.commands[(a1 + 1)...].first(where: { $0.ins != Instruction.exchange }) {
+            return .fail("Unexpected command \(Names.command(other.bytes)) after AUTH1: the case allows only EXCHANGE (saw \(t.summary))")
+        }
+        guard let s = t.readerStatus else { return .fail("no EXCHANGE carrying 97 after AUTH1 (saw \(t.summary))") }
+        guard s == ReaderStatus.secured else {
+            return .fail("Expected 'Reader state is secured', but received \(Hex.encode(s.bigEndianBytes)) (\(Names.readerStatus(s)))",
+                         expected: ReaderStatus.secured.bigEndianBytes, actual: s.bigEndianBytes)
+        }
+        return .pass(t.summary)
+    }
 
     /// A step-up case whose phone is a stranger to the lock (a fresh key) carrying one document the
     /// site issuer signed with `defect`; LockBench mints it with `--issuer-key`.

@@ -293,11 +293,12 @@ public final class EmulatedLock: @unchecked Sendable {
     }
 
     /// The EXCHANGE status: a grant reports the bolt's real state after acting; a denial the
-    /// status the refusing layer maps its reason to.
+    /// status the refusing layer maps its reason to — except a credential that is not this
+    /// lock's (`DenyReason.reportsLockState`), told the bolt's state as well.
     private func status(_ decision: TransactionDecision, at now: Date) -> UInt16 {
         switch decision.reason {
         case nil: return bolt.readerStatus(at: now)
-        case .engine(let reason)?: return reason.readerStatus
+        case .engine(let reason)?: return reason.reportsLockState ? bolt.readerStatus(at: now) : reason.readerStatus
         case .protocol(let reason)?: return reason.readerStatus
         case .lock(let reason)?: return (reason as? LockReason)?.readerStatus(bolt: bolt.readerStatus(at: now)) ?? ReaderStatus.hardware
         case .transport?: return bolt.readerStatus(at: now)     // nothing reaches the credential

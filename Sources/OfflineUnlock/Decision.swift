@@ -7,7 +7,12 @@ import ByteCore
 /// lock's `LockReason` (Lock); `Refusal` joins the four. Each case has a test that produces it
 /// from a real transaction (`DenyReasonTests`).
 public enum DenyReason: String, Codable, Sendable, CaseIterable {
+    /// A credential the lock holds no document for, which offered none: not this lock's
+    /// credential. The reader does not tell it a failure but the lock's state (`reportsLockState`).
     case unknownCredential = "unknown_credential"
+    /// The credential announced an access document (5E bit 0), the lock stepped up, and the
+    /// answer held none (and the lock holds none for the key).
+    case missingDocument = "missing_document"
     case untrustedIssuer = "untrusted_issuer"
     case digestMismatch = "digest_mismatch"
     case documentKeyMismatch = "document_key_mismatch"
@@ -29,10 +34,18 @@ public enum DenyReason: String, Codable, Sendable, CaseIterable {
     /// A presented document is not a document (bad CBOR, wrong docType).
     case malformedInput = "malformed_input"
 
+    /// Whether the closing EXCHANGE reports the lock's state rather than a failure: for a
+    /// credential that is simply not this lock's (`unknownCredential`) the reader says what it
+    /// did — stayed secured, `0100` — as the official NFC_RDR_EXCHANGE_MAILBOX case requires of
+    /// a phone the reader does not know that carries no document. A lock reports its bolt's
+    /// real state (`EmulatedLock`); without one, `readerStatus` assumes it secured.
+    public var reportsLockState: Bool { self == .unknownCredential }
+
     /// The EXCHANGE reader status the lock sends for this reason.
     public var readerStatus: UInt16 {
         switch self {
-        case .unknownCredential: return ReaderStatus.keyNotFound
+        case .unknownCredential: return ReaderStatus.secured
+        case .missingDocument: return ReaderStatus.keyNotFound
         case .expired, .notYetValid, .validityTooLong: return ReaderStatus.keyExpired
         case .untrustedIssuer, .revoked, .documentKeyMismatch: return ReaderStatus.keyNotTrusted
         case .digestMismatch: return ReaderStatus.badSignature
@@ -69,10 +82,13 @@ public struct Presentation: Sendable, Equatable {
     public var accessDocuments: [[UInt8]]
     /// Each `Document` (CBOR, docType "aliro-r") received in the step-up DeviceResponse.
     public var revocationDocuments: [[UInt8]]
+    /// The credential announced an access document (AUTH1 5E bit 0) and the reader stepped up
+    /// for it: a presentation without one is then `missingDocument`, not `unknownCredential`.
+    public var announcedAccessDocument: Bool
 
     public init(credentialPublicKey: [UInt8], transactionID: [UInt8], interface: RadioInterface,
                 protocolVersion: UInt16, fast: Bool, accessDocuments: [[UInt8]] = [],
-                revocationDocuments: [[UInt8]] = []) {
+                revocationDocuments: [[UInt8]] = [], announcedAccessDocument: Bool = false) {
         self.credentialPublicKey = credentialPublicKey
         self.transactionID = transactionID
         self.interface = interface
@@ -80,6 +96,7 @@ public struct Presentation: Sendable, Equatable {
         self.fast = fast
         self.accessDocuments = accessDocuments
         self.revocationDocuments = revocationDocuments
+        self.announcedAccessDocument = announcedAccessDocument
     }
 }
 

@@ -22,13 +22,15 @@ public struct ReaderIdentity: Equatable, Sendable {
 ///    clock trust (within the bound of `TrustedClock.evidence`);
 /// 5. the access document: one presented whose device key is the AUTH1 key (else, if documents
 ///    were presented, `document_key_mismatch`), verified as above; otherwise the cached one for
-///    this key; otherwise `unknown_credential`; its signed time may restore clock trust;
+///    this key; otherwise `missing_document` when the credential announced one (5E bit 0) and
+///    delivered none, else `unknown_credential`; its signed time may restore clock trust;
 /// 6. clock trusted (`clock_untrusted`); only now are expired revocation entries pruned;
 /// 7. validity span ≤ policy maximum (`validity_too_long`), now ≥ validFrom − leeway
 ///    (`not_yet_valid`), now ≤ validUntil + leeway (`expired`);
 /// 8. not revoked by key hash or document id in the list of the document's issuer (`revoked`);
-/// 9. a rule names this reader (`wrong_reader`); a schedule window contains now, when the
-///    document has schedules (`outside_schedule`).
+/// 9. a rule names this reader, and the document names no reader rule ids (this reader defines
+///    none) (`wrong_reader`); a schedule window contains now, when the document has schedules
+///    (`outside_schedule`).
 /// A verified access document is cached even when a later check denies (so a credential denied
 /// outside its schedule does not need step-up again); an expired one is not. The state keeps it
 /// decoded and verified in memory too (`VerifiedDocuments`): a decision from the cache repeats
@@ -112,6 +114,8 @@ public struct DecisionCore: Sendable {
             }
         } else if let doc = cachedDocument(keyHex, state: &state) {
             access = doc
+        } else if p.announcedAccessDocument {
+            return .deny(.missingDocument, detail: "the credential announced an access document (5E bit 0) but its step-up answer held none, and the lock has none for key \(keyHex.prefix(16))…")
         } else {
             return .deny(.unknownCredential, detail: "no access document for credential key \(keyHex.prefix(16))…")
         }
@@ -152,6 +156,12 @@ public struct DecisionCore: Sendable {
         // 9. Rules and schedules.
         guard access.access.readers.contains(where: { $0.matches(groupID: reader.groupID, subID: reader.subID) }) else {
             return .deny(.wrongReader, detail: "document \(docID) opens \(access.access.readers.map(\.description).joined(separator: ", ")), not reader \(Hex.encode(reader.groupID)):\(Hex.encode(reader.subID))")
+        }
+        // Reader rule ids name rules the reader defines itself; this reader defines none, so a
+        // rule it cannot evaluate cannot grant (NFC_RDR_NEG_STEPUP_AD_UNKNOWN_READER_RULE).
+        if !access.access.readerRuleIDs.isEmpty {
+            let ids = access.access.readerRuleIDs.map { "0x" + String($0, radix: 16, uppercase: true) }.joined(separator: ", ")
+            return .deny(.wrongReader, detail: "document \(docID) names reader rule ids \(ids); this reader defines no reader rules")
         }
         let schedules = access.access.schedules
         if !schedules.isEmpty, !schedules.contains(where: { $0.contains(now, utcOffsetMinutes: policy.scheduleUTCOffsetMinutes) }) {

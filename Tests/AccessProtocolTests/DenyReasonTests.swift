@@ -81,6 +81,7 @@ final class DenyReasonTests: XCTestCase {
         // Engine, from the documents the credential delivers in step-up.
         let t = Fixture.time
         expect(.unknownCredential, run(Fixture.credential(accessDocuments: [])))
+        expect(.missingDocument, run(Fixture.credential(faults: .emptyDeviceResponse)))
         expect(.untrustedIssuer, run(Fixture.credential(accessDocuments: [Fixture.accessDocument(by: Fixture.otherIssuerKey)])))
         var tampered = try! AccessDocument(parsing: Fixture.accessDocument())
         tampered.document.items = try! AccessDocument(parsing: Fixture.accessDocument(id: "mallory")).document.items

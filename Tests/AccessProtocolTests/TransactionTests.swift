@@ -127,11 +127,12 @@ final class TransactionTests: XCTestCase {
         let outcome = reader.runTransaction(over: InMemoryLink(credential), at: Fixture.time)
         XCTAssertEqual(outcome.reason, .engine(.unknownCredential))
         XCTAssertEqual(reader.fastCache.count, 1)
-        XCTAssertEqual(credential.lastReaderStatus, ReaderStatus.keyNotFound)
+        // Not this lock's credential: told the reader's state, secured (NFC_RDR_EXCHANGE_MAILBOX).
+        XCTAssertEqual(credential.lastReaderStatus, ReaderStatus.secured)
         let again = reader.runTransaction(over: InMemoryLink(credential), at: Fixture.time)
         XCTAssertTrue(again.fast)
         XCTAssertEqual(again.reason, .engine(.unknownCredential))
-        XCTAssertEqual(credential.lastReaderStatus, ReaderStatus.keyNotFound)
+        XCTAssertEqual(credential.lastReaderStatus, ReaderStatus.secured)
     }
 
     /// A reader that has met no phone asks for a standard AUTH0 (flags 00), as every official

@@ -265,7 +265,9 @@ final class ConformanceEndToEndTests: XCTestCase {
         let s = statuses(lines: lines)
         assertFailures(s, are: Self.pendingReader, "reader over socket")
         for id in ["rdr.stepup.key-id", "rdr.neg.stepup.doctype", "rdr.neg.stepup.device-key", "rdr.neg.stepup.not-yet-valid", "rdr.neg.stepup.expired",
-                   "rdr.neg.stepup.bad-signature", "rdr.neg.stepup.mso-doctype", "rdr.neg.stepup.no-key-id", "rdr.neg.stepup.no-documents"] {
+                   "rdr.neg.stepup.bad-signature", "rdr.neg.stepup.mso-doctype", "rdr.neg.stepup.no-key-id", "rdr.neg.stepup.no-documents",
+                   "rdr.neg.stepup.access-data-version", "rdr.neg.stepup.digest", "rdr.neg.stepup.critical-extension",
+                   "rdr.neg.stepup.unknown-reader-rule", "rdr.exchange-mailbox"] {
             XCTAssertEqual(s[id], "pass", "\(id): " + lines.joined(separator: "\n"))
         }
         XCTAssertEqual(s["rdr.step-up"], "pass", lines.joined(separator: "\n"))
@@ -295,7 +297,8 @@ final class ConformanceEndToEndTests: XCTestCase {
         // A missing Le breaks every official case (the official phone refuses such a command) and
         // LockBench's own rdr.le, an advisory.
         let official: Set<String> = ["rdr.step-up", "rdr.standard", "rdr.neg.wrong-ud-signature", "rdr.neg.auth0-wrong-tag", "rdr.neg.no-common-version",
-                                     "rdr.neg.select-other-aid", "rdr.auth0-extra-tag", "rdr.auth1-extra-tag", "rdr.neg.auth1-wrong-signature-tag"]
+                                     "rdr.neg.select-other-aid", "rdr.auth0-extra-tag", "rdr.auth1-extra-tag", "rdr.neg.auth1-wrong-signature-tag",
+                                     "rdr.exchange-mailbox"]
         for (fault, checks, advisories) in [("accept-bad-device-signature", ["rdr.neg.wrong-ud-signature"], Set<String>()),
                                             ("omit-le", official, ["rdr.le"])] {
             let (status, lines) = try readerOverSocket(lockFaults: [fault])  // rdr.fast skipped: a lock set for standard

@@ -87,7 +87,28 @@ final class AccessDocumentTests: XCTestCase {
         XCTAssertThrowsDocument(.malformed, try AccessData(id: [1], readers: []))
         XCTAssertThrowsDocument(.malformed, try ReaderRule(groupID: [1, 2]))
         XCTAssertThrowsDocument(.unsupportedVersion, try AccessData(cbor: [0: 2, 1: .bytes([1]), 2: []]))
-        XCTAssertThrowsDocument(.unsupportedVersion, try AccessData(cbor: [0: 1, 1: .bytes([1]), 2: [[0: .bytes(f.reader.groupID)]], 6: [:]]))
+        // Key 6 that is not a map of lists of readable extensions counts as one critical extension.
+        XCTAssertThrowsDocument(.unsupportedVersion, try AccessData(cbor: [0: 1, 1: .bytes([1]), 2: [[0: .bytes(f.reader.groupID)]], 6: 7]))
+        // An empty key 6 names no extension: nothing to refuse.
+        XCTAssertEqual(try AccessData(cbor: [0: 1, 1: .bytes([1]), 2: [[0: .bytes(f.reader.groupID)]], 6: [:]]).extensions, [])
+        XCTAssertThrowsDocument(.unsupportedVersion, try AccessData(cbor: [0: 1, 1: .bytes([1]), 2: [[0: .bytes(f.reader.groupID)]], 6: [1: [[0: 1]]]]))
+    }
+
+    /// AccessData key 6: a critical access extension LockBench does not understand refuses the
+    /// document; a non-critical one is skipped (kept as read). Key 4 reader rule ids round-trip.
+    func testAccessExtensionsAndReaderRuleIDs() throws {
+        let rule = try ReaderRule(groupID: f.reader.groupID)
+        let skipped = AccessExtension(id: 7, version: 2, critical: false, data: .text("hint"))
+        let data = try AccessData(id: [1], readers: [rule], readerRuleIDs: [0xF118], extensions: [skipped])
+        let read = try AccessData(cbor: data.cbor)
+        XCTAssertEqual(read, data)
+        XCTAssertEqual(read.readerRuleIDs, [0xF118])
+        let critical = try AccessData(id: [1], readers: [rule], extensions: [skipped, AccessExtension(id: 1, version: 1, critical: true)])
+        XCTAssertThrowsDocument(.unsupportedVersion, try AccessData(cbor: critical.cbor))
+        do { _ = try AccessData(cbor: critical.cbor) } catch {
+            XCTAssertTrue("\(error)".contains("access extension 1 (version 1, critical) is critical and not understood"), "\(error)")
+        }
+        XCTAssertThrowsDocument(.malformed, try AccessData(cbor: [0: 1, 1: .bytes([1]), 2: [[0: .bytes(f.reader.groupID)]], 4: [.text("F118")]]))
     }
 }
 

@@ -35,6 +35,36 @@ final class EngineDecisionTests: XCTestCase {
 
     func testUnknownCredential() {
         assertDeny(.unknownCredential, f.presentation())
+        XCTAssertEqual(DenyReason.unknownCredential.readerStatus, ReaderStatus.secured)
+        XCTAssertTrue(DenyReason.unknownCredential.reportsLockState)
+    }
+
+    /// The credential announced an access document, the step-up answer held none.
+    func testMissingDocument() {
+        var p = f.presentation()
+        p.announcedAccessDocument = true
+        assertDeny(.missingDocument, p)
+        XCTAssertEqual(DenyReason.missingDocument.readerStatus, ReaderStatus.keyNotFound)
+        // A cached document still decides: the announcement only names what is missing.
+        XCTAssertEqual(decide(f.presentation(access: [f.accessDocument()])), .grant(credentialID: "d001"))
+        var again = f.presentation()
+        again.announcedAccessDocument = true
+        XCTAssertEqual(decide(again, at: now.addingTimeInterval(60)), .grant(credentialID: "d001"))
+    }
+
+    /// Reader rule ids name rules the reader defines; this one defines none. A non-critical access
+    /// extension is skipped.
+    func testReaderRuleIDsAndNonCriticalExtensions() throws {
+        let rule = try ReaderRule(groupID: f.reader.groupID)
+        let validity = IssuedDocument.Validity(signed: now.addingTimeInterval(-3600), validFrom: now.addingTimeInterval(-3600),
+                                               validUntil: now.addingTimeInterval(8 * 3600))
+        let named = try AccessDocument.issue(access: try AccessData(id: [0xD0, 0x02], readers: [rule], readerRuleIDs: [0xF118]),
+                                         credentialPublicKey: f.credentialKey, validity: validity, issuerKey: f.issuer)
+        assertDeny(.wrongReader, f.presentation(access: [named.encoded()]))
+        let skipped = try AccessDocument.issue(access: try AccessData(id: [0xD0, 0x03], readers: [rule],
+                                                                  extensions: [AccessExtension(id: 9, version: 1, critical: false)]),
+                                           credentialPublicKey: f.credentialKey, validity: validity, issuerKey: f.issuer)
+        XCTAssertEqual(decide(f.presentation(access: [skipped.encoded()])), .grant(credentialID: "d003"))
     }
 
     func testUntrustedIssuer() {

@@ -45,24 +45,34 @@ public struct ReaderRule: Equatable, Hashable, Sendable {
 ///   1: bstr .size (1..16),; id: the document id (audit log, revocation by id)
 ///   2: [ + ReaderRule ],  ; rules: readers this document opens
 ///   ? 3: [ + Schedule ],  ; schedules (WeeklySchedule); absent = at any time
-///   ? 5: any,             ; non-access extensions (kept, ignored)
-///   ? 6: any              ; access extensions: present = not understood = refused
+///   ? 4: [ + uint ],      ; reader rule ids: rules the reader itself must define
+///   ? 5: any,             ; non-access extensions (ignored)
+///   ? 6: AccessExtensions ; access extensions (AccessExtension): a critical one is not
+///                         ;   understood = refused, a non-critical one skipped
 /// }
 /// ReaderRule = { 0: bstr .size 16,  ; reader group id
 ///                ? 1: bstr .size 16 } ; reader sub id (absent: every reader of the group)
 /// ```
-/// (Key 4, "reader rule ids" in ALIRO-FACTS, is not used by LockBench.)
+/// Reader rule ids (key 4) name rules defined on the reader, not in the document; a LockBench
+/// lock defines none, so a document naming any is refused by the engine (`wrong_reader`,
+/// NFC_RDR_NEG_STEPUP_AD_UNKNOWN_READER_RULE) — decoding keeps them.
 public struct AccessData: Equatable, Sendable {
     public static let currentVersion = 1
     public var version: Int
     public var id: [UInt8]
     public var readers: [ReaderRule]
     public var schedules: [WeeklySchedule]
+    /// Key 4: ids of rules the reader must define itself (empty: none named).
+    public var readerRuleIDs: [UInt64]
+    /// Key 6, as read: only non-critical ones survive decoding (a critical one is refused).
+    public var extensions: [AccessExtension]
 
-    public init(id: [UInt8], readers: [ReaderRule], schedules: [WeeklySchedule] = [], version: Int = AccessData.currentVersion) throws(DocumentError) {
+    public init(id: [UInt8], readers: [ReaderRule], schedules: [WeeklySchedule] = [], version: Int = AccessData.currentVersion,
+                readerRuleIDs: [UInt64] = [], extensions: [AccessExtension] = []) throws(DocumentError) {
         guard (1...16).contains(id.count) else { throw DocumentError(.malformed, "access document id must be 1–16 bytes, got \(id.count)") }
         guard !readers.isEmpty else { throw DocumentError(.malformed, "an access document must open at least one reader or group") }
         self.version = version; self.id = id; self.readers = readers; self.schedules = schedules
+        self.readerRuleIDs = readerRuleIDs; self.extensions = extensions
     }
 
     public var cbor: CBOR {
@@ -75,6 +85,8 @@ public struct AccessData: Equatable, Sendable {
             }),
         ]
         if !schedules.isEmpty { m[3] = .array(schedules.map(\.cbor)) }
+        if !readerRuleIDs.isEmpty { m[4] = .array(readerRuleIDs.map { .unsigned($0) }) }
+        if !extensions.isEmpty { m[6] = AccessExtension.cbor(extensions) }
         return .map(m)
     }
 
@@ -85,7 +97,17 @@ public struct AccessData: Equatable, Sendable {
             guard version == Self.currentVersion else {
                 throw DocumentError(.unsupportedVersion, "access data version \(version); LockBench reads \(Self.currentVersion)")
             }
-            if lookup(m, 6) != nil { throw DocumentError(.unsupportedVersion, "access extensions (key 6) are not understood") }
+            let extensions = lookup(m, 6).map(AccessExtension.entries) ?? []
+            if let critical = extensions.first(where: \.critical) {
+                throw DocumentError(.unsupportedVersion, "access extension \(critical.description) is critical and not understood")
+            }
+            var ruleIDs = [UInt64]()
+            if let r = lookup(m, 4) {
+                for e in try r.asArray("AccessData reader rule ids") {
+                    guard let id = e.uint64Value else { throw CBORError(.unexpectedType, "reader rule id: expected unsigned integer, found \(e.kindName)") }
+                    ruleIDs.append(id)
+                }
+            }
             var readers = [ReaderRule]()
             for r in try field(m, 2, "AccessData rules").asArray("AccessData rules") {
                 let rm = try r.asMap("ReaderRule")
@@ -95,7 +117,7 @@ public struct AccessData: Equatable, Sendable {
             var schedules = [WeeklySchedule]()
             if let s = lookup(m, 3) { for e in try s.asArray("AccessData schedules") { schedules.append(try WeeklySchedule(cbor: e)) } }
             try self.init(id: try field(m, 1, "AccessData id").asBytes("AccessData id"), readers: readers,
-                          schedules: schedules, version: version)
+                          schedules: schedules, version: version, readerRuleIDs: ruleIDs, extensions: extensions)
         } catch {
             throw DocumentError.wrap(error, "AccessData")
         }
