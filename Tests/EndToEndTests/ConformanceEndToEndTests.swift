@@ -227,7 +227,7 @@ final class ConformanceEndToEndTests: XCTestCase {
         for _ in 0..<2 {
             _ = try LockBenchProcess.run(["lock", "transact", "--config", "door.lock.json", "--connect", "127.0.0.1:\(port)"], currentDirectory: dir)
         }
-        XCTAssertTrue(try conf.waitForLine(containing: "rdr.standard", timeout: 30).hasPrefix("pass"))
+        XCTAssertTrue(try conf.waitForLine(containing: "rdr.step-up", timeout: 30).hasPrefix("pass"))  // the second check
         kill(conf.process.processIdentifier, SIGINT)
         conf.process.waitUntilExit()
         XCTAssertEqual(conf.process.terminationStatus, 130)
@@ -238,7 +238,7 @@ final class ConformanceEndToEndTests: XCTestCase {
         let junit = try String(contentsOf: dir.appendingPathComponent("partial.xml"), encoding: .utf8)
         XCTAssertTrue(junit.contains("not run: the run ended first"), junit)
         let transcript = try String(contentsOf: dir.appendingPathComponent("partial.transcript"), encoding: .utf8)
-        XCTAssertTrue(transcript.contains("check=rdr.standard"), String(transcript.prefix(500)))
+        XCTAssertTrue(transcript.contains("check=rdr.step-up"), String(transcript.prefix(500)))
     }
 
     /// `conformance reader --listen 0` with `lock transact` connecting until it is done; its lines.
