@@ -103,13 +103,17 @@ let package = Package(
             "BLE", "VirtualPN532", "SocketTransport",
         ]),
         // --- end Trust ---
+        // What both command-line products share: running a command with LockBench's exit codes.
+        .target(name: "CommandLineSupport", dependencies: ["LockRuntime", argumentParser]),
         .executableTarget(name: "lockbench", dependencies: [
+            "CommandLineSupport",
             "LockRuntime", "Certification", "ReaderSeam", "NFC", "PCSC", "BLE", "SocketTransport", "Conformance", argumentParser,
             "ByteCore", "Codecs", "AccessProtocol", "OfflineUnlock", "Lock", "VirtualPN532", crypto,
         ]),
         // The server side (`lockbench trust|phone|scenario|push|fleet` runs it): the HTTP and
         // database stack stays out of the lock binary.
         .executableTarget(name: "lockbench-server", dependencies: [
+            "CommandLineSupport",
             "LockRuntime", "ByteCore", "Codecs", "OfflineUnlock", "Lock", argumentParser,
             "Trust", "TrustPhone", "Scenario", "Push", serviceLifecycle, logging, metrics, prometheus, nioHTTP1,
         ]),

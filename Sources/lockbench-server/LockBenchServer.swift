@@ -1,4 +1,5 @@
 import ArgumentParser
+import CommandLineSupport
 import Foundation
 import LockRuntime
 
@@ -23,19 +24,5 @@ struct LockBenchServer: ParsableCommand {
         )
     }
 
-    static func main() {
-        do {
-            var command = try parseAsRoot()
-            try command.run()
-        } catch let error as UserError {
-            FileHandle.standardError.write(Data(("Error: " + error.message + "\n").utf8))
-            Foundation.exit(error.code)
-        } catch {
-            if exitCode(for: error) == .validationFailure {
-                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
-                Foundation.exit(ExitCodes.usage)
-            }
-            exit(withError: error)
-        }
-    }
+    static func main() { runWithExitCodes() }
 }

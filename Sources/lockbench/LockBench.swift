@@ -1,4 +1,5 @@
 import ArgumentParser
+import CommandLineSupport
 import Foundation
 import LockRuntime
 import NFC
@@ -29,19 +30,5 @@ struct LockBench: ParsableCommand {
 
     /// Usage errors exit 2 (ArgumentParser's default is 64) and a `UserError` exits with its own code,
     /// so CI scripts get one code per meaning.
-    static func main() {
-        do {
-            var command = try parseAsRoot()
-            try command.run()
-        } catch let error as UserError {
-            FileHandle.standardError.write(Data(("Error: " + error.message + "\n").utf8))
-            Foundation.exit(error.code)
-        } catch {
-            if exitCode(for: error) == .validationFailure {
-                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
-                Foundation.exit(ExitCodes.usage)
-            }
-            exit(withError: error)
-        }
-    }
+    static func main() { runWithExitCodes() }
 }
