@@ -43,24 +43,11 @@ final class SameSecondRevocationEndToEndTests: XCTestCase {
 
     /// `credential serve --port 0 …` for one connection; the port it printed.
     private func serve(_ who: String, documents: [String], signedTimes: Bool) throws -> UInt16 {
-        let p = Process()
-        p.executableURL = LockBenchProcess.binary
-        p.currentDirectoryURL = dir
-        p.arguments = ["credential", "serve", "--key", "\(who).key.pem", "--trust-reader", "door.reader.json", "--port", "0", "--once",
+        let arguments = ["credential", "serve", "--key", "\(who).key.pem", "--trust-reader", "door.reader.json", "--port", "0", "--once",
                        "--documents"] + documents + (signedTimes ? ["--signed-times"] : [])
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
+        let (p, port, text) = try LockBenchProcess.startServer(arguments, currentDirectory: dir)
         servers.append(p)
-        var line = Data()
-        while !line.contains(0x0A) {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line += chunk
-        }
-        let text = String(decoding: line, as: UTF8.self)
-        guard let range = text.range(of: "127.0.0.1:"), let port = UInt16(text[range.upperBound...].prefix { $0.isNumber }) else {
+        guard port != 0 else {
             XCTFail("credential serve printed \(text)")
             return 0
         }

@@ -42,26 +42,11 @@ final class SocketEndToEndTests: XCTestCase {
 
     /// Starts `credential serve --port 0 …` and returns the port it printed.
     private func serve(_ extra: [String], documents: [String] = ["alice.cbor"], trust: String = "door.reader.json") throws -> UInt16 {
-        let p = Process()
-        p.executableURL = LockBenchProcess.binary
-        p.currentDirectoryURL = dir
-        p.arguments = ["credential", "serve", "--key", "alice.key.pem", "--trust-reader", trust, "--port", "0"]
+        let arguments = ["credential", "serve", "--key", "alice.key.pem", "--trust-reader", trust, "--port", "0"]
             + (documents.isEmpty ? [] : ["--documents"] + documents) + extra
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
+        let (p, port, text) = try LockBenchProcess.startServer(arguments, currentDirectory: dir)
         servers.append(p)
-        // The first line is "listening on 127.0.0.1:PORT".
-        var line = Data()
-        while !line.contains(0x0A) {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line += chunk
-        }
-        let text = String(decoding: line, as: UTF8.self)
-        guard let range = text.range(of: "127.0.0.1:"),
-              let port = UInt16(text[range.upperBound...].prefix { $0.isNumber }) else {
+        guard port != 0 else {
             XCTFail("credential serve printed \(text)")
             return 0
         }

@@ -35,6 +35,30 @@ public enum LockBenchProcess {
     }
 
     /// Runs `lockbench args…` (or another built `executable` of the package) to completion.
+    /// Starts `lockbench ARGUMENTS` (a server that prints "… 127.0.0.1:PORT" first) and returns the
+    /// process, still running, and that port (0 when the first line names none).
+    public static func startServer(_ arguments: [String], currentDirectory: URL) throws -> (process: Process, port: UInt16, firstLine: String) {
+        let p = Process()
+        p.executableURL = binary
+        p.currentDirectoryURL = currentDirectory
+        p.arguments = arguments
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        var line = Data()
+        while !line.contains(0x0A) {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            line += chunk
+        }
+        let text = String(decoding: line, as: UTF8.self)
+        guard let range = text.range(of: "127.0.0.1:"), let port = UInt16(text[range.upperBound...].prefix { $0.isNumber }) else {
+            return (p, 0, text)
+        }
+        return (p, port, text)
+    }
+
     public static func run(_ arguments: [String], executable: URL = binary, stdin: String? = nil,
                            environment: [String: String] = [:], currentDirectory: URL? = nil) throws -> Result {
         let process = Process()
