@@ -24,6 +24,10 @@ let prometheus: Target.Dependency = .product(name: "Prometheus", package: "swift
 let asyncHTTPClient: Target.Dependency = .product(name: "AsyncHTTPClient", package: "async-http-client")
 // --- end Trust ---
 
+// Swift 6 language mode, target by target as each passes the compiler's concurrency checks
+// (the package default is still 5 while the rest is moved over).
+let swift6: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
 let package = Package(
     name: "LockBench",
     platforms: [.macOS(.v13)],
@@ -50,29 +54,29 @@ let package = Package(
     ],
     targets: [
         // Foundation: bytes, hex, incremental framing, the APDU seam between radios and protocol.
-        .target(name: "ByteCore"),
+        .target(name: "ByteCore", swiftSettings: swift6),
         // Wire codecs: CBOR, COSE, BER-TLV, ISO 7816-4 APDUs.
-        .target(name: "Codecs", dependencies: ["ByteCore", crypto, cryptoExtras]),
+        .target(name: "Codecs", dependencies: ["ByteCore", crypto, cryptoExtras], swiftSettings: swift6),
         // Firmware certification tables, version ordering, verdicts, audits. The shipped tables
         // are firmware-tables/*.csv, compiled in at build time by the EmbedFirmwareTables plugin.
-        .target(name: "Certification", dependencies: ["ByteCore"], plugins: ["EmbedFirmwareTables"]),
+        .target(name: "Certification", dependencies: ["ByteCore"], swiftSettings: swift6, plugins: ["EmbedFirmwareTables"]),
         .executableTarget(name: "embed-firmware-tables", path: "Sources/embed-firmware-tables"),
         .plugin(name: "EmbedFirmwareTables", capability: .buildTool(), dependencies: ["embed-firmware-tables"]),
         // Documents, trust, policy, and the grant/deny decision.
-        .target(name: "OfflineUnlock", dependencies: ["ByteCore", "Codecs", crypto]),
+        .target(name: "OfflineUnlock", dependencies: ["ByteCore", "Codecs", crypto], swiftSettings: swift6),
         // APDU state machines (reader and credential side), key schedule, secure channel.
-        .target(name: "AccessProtocol", dependencies: ["ByteCore", "Codecs", "OfflineUnlock", crypto]),
+        .target(name: "AccessProtocol", dependencies: ["ByteCore", "Codecs", "OfflineUnlock", crypto], swiftSettings: swift6),
         // Conformance checks against phones and readers LockBench did not build, transcripts, trace.
         .target(name: "Conformance", dependencies: ["ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", crypto]),
         // The lock: state, trusted clock, persisted state, audit log.
-        .target(name: "Lock", dependencies: ["ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", crypto]),
+        .target(name: "Lock", dependencies: ["ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", crypto], swiftSettings: swift6),
         // System libraries.
         .systemLibrary(name: "CLibNFC", pkgConfig: "libnfc", providers: [.apt(["libnfc-dev"])]),
         .systemLibrary(name: "CBlueZ", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
         .systemLibrary(name: "CPCSCLite", pkgConfig: "libpcsclite", providers: [.apt(["libpcsclite-dev"])]),
         // The reader seam: `CardReader` (wait for a card or phone, exchange APDUs, learn it left)
         // and the one reader loop every radio runs under.
-        .target(name: "ReaderSeam", dependencies: ["ByteCore"]),
+        .target(name: "ReaderSeam", dependencies: ["ByteCore"], swiftSettings: swift6),
         // Radios, each a CardReader.
         .target(name: "NFC", dependencies: ["ByteCore", "ReaderSeam", "CLibNFC"]),
         .target(name: "VirtualPN532", dependencies: ["ByteCore"]),

@@ -7,7 +7,7 @@ final class Ahead<T>: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
     private var result: T?
 
-    init(_ work: @escaping () -> T) {
+    init(_ work: @escaping @Sendable () -> T) {
         DispatchQueue.global(qos: .userInitiated).async {
             self.result = work()
             self.done.signal()

@@ -418,7 +418,7 @@ public final class CredentialSession: MessageResponder {
         var p1p2: UInt16? = 0x0000
         /// nil: Le must be absent; true: Le must be present.
         var needsLe: Bool?
-        var run: (CredentialSession, CommandAPDU) -> ([UInt8], StatusWord)
+        var run: @Sendable (CredentialSession, CommandAPDU) -> ([UInt8], StatusWord)
     }
 
     private static let handlers: [UInt8: Handler] = [

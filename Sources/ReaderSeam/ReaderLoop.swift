@@ -158,8 +158,10 @@ public final class ReaderLoop<Reader: CardReader, Outcome>: @unchecked Sendable 
             condition.lock()
             inFlight += 1
             condition.unlock()
+            // The card goes to exactly one worker and this thread does not touch it again.
+            nonisolated(unsafe) let handed = card
             let worker = Thread { [self] in
-                do { try self.handle(card) } catch {
+                do { try self.handle(handed) } catch {
                     condition.lock(); workerFailure = workerFailure ?? error; condition.unlock()
                 }
                 condition.lock(); inFlight -= 1; condition.broadcast(); condition.unlock()
