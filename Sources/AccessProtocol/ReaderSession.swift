@@ -469,7 +469,7 @@ public struct ReaderSession {
         result.transactionID = tid
         // FAST only once there is a Kpersistent to try: a reader that has met no phone asks for a
         // standard transaction, as every official reader case's first AUTH0 requires (NFC and BLE).
-        let fast = configuration.useFast && !fastCache.all.isEmpty
+        let fast = configuration.useFast && fastCache.count > 0
         let flags: UInt8 = fast ? Auth0Command.flagFast : 0
         let cmd = Auth0Command(flags: flags, policy: configuration.policy, version: version,
                                readerEphemeralKey: ephPublic, transactionID: tid,

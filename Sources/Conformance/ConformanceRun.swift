@@ -9,14 +9,11 @@ public final class ConformanceRun: Sendable {
     /// Every check as `not run`, in order: what the report holds before each one ends.
     private let planned: [CheckResult]
     private let finished: Mutex<[CheckResult?]>
-    /// Transactions each check needs from the device (a tester taps or reconnects that often).
-    public let transactions: [Int]
 
     public init<S, P>(_ checks: [ConformanceCheck<S, P>], direction: String, transport: String) {
         self.direction = direction
         self.transport = transport
         planned = checks.map(\.notRun)
-        transactions = checks.map(\.transactions)
         finished = Mutex([CheckResult?](repeating: nil, count: checks.count))
     }
 

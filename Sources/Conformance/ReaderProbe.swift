@@ -60,21 +60,7 @@ public final class ReaderProbe {
                 throw CheckStop(.fail("a chained part of \(Names.command(part.bytes)) was answered \(r.status) (\(Names.status(r.status))); expected 9000", expected: [0x90, 0x00], actual: r.status.bytes))
             }
         }
-        var r = try transmit(parts.last!.bytes)
-        var data = r.data
-        var rounds = 0
-        while r.status.isBytesRemaining {
-            rounds += 1
-            guard rounds <= 64 else { throw CheckStop(.fail("more than 64 response parts (61xx) for one command")) }
-            let want = r.status.sw2 == 0 ? getResponseLe : min(Int(r.status.sw2), getResponseLe)
-            let get = CommandAPDU(cla: 0x00, ins: Instruction.getResponse, le: want)
-            r = try transmit(get.bytes)
-            if r.data.count > want {
-                throw CheckStop(.fail("GET RESPONSE with Le \(want) answered \(r.data.count) bytes (§2: a part never exceeds Le)"))
-            }
-            data += r.data
-        }
-        return ResponseAPDU(data: data, status: r.status)
+        return try follow(try transmit(parts.last!.bytes), getResponseLe: getResponseLe, partsWithinLe: true).response
     }
 
     // MARK: - Steps
@@ -152,14 +138,19 @@ public final class ReaderProbe {
         return try follow(try transmit(parts.last!.bytes)).response
     }
 
-    /// Follows `61xx` with GET RESPONSE (Le = SW2, as the official tool does; at most 64 parts):
-    /// the whole answer, and whether it came in parts.
-    public func follow(_ first: ResponseAPDU) throws -> (response: ResponseAPDU, chained: Bool) {
+    /// Follows `61xx` with GET RESPONSE of Le = SW2 (`00`: `getResponseLe`), at most `getResponseLe`,
+    /// as the official tool does (at most 64 parts): the whole answer, and whether it came in parts.
+    /// `partsWithinLe`: a part longer than its Le fails the check (§2; the official cases do not judge it).
+    public func follow(_ first: ResponseAPDU, getResponseLe: Int = 256, partsWithinLe: Bool = false) throws -> (response: ResponseAPDU, chained: Bool) {
         var r = first, data = first.data, rounds = 0
         while r.status.isBytesRemaining {
             rounds += 1
             guard rounds <= 64 else { throw CheckStop(.fail("more than 64 response parts (61xx) for one command")) }
-            r = try transmit(CommandAPDU(cla: 0x00, ins: Instruction.getResponse, le: r.status.sw2 == 0 ? 256 : Int(r.status.sw2)).bytes)
+            let want = r.status.sw2 == 0 ? getResponseLe : min(Int(r.status.sw2), getResponseLe)
+            r = try transmit(CommandAPDU(cla: 0x00, ins: Instruction.getResponse, le: want).bytes)
+            if partsWithinLe && r.data.count > want {
+                throw CheckStop(.fail("GET RESPONSE with Le \(want) answered \(r.data.count) bytes (§2: a part never exceeds Le)"))
+            }
             data += r.data
         }
         return (ResponseAPDU(data: data, status: r.status), rounds > 0)
