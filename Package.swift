@@ -89,21 +89,27 @@ let package = Package(
             "ByteCore", "Codecs", "Certification", "OfflineUnlock", "AccessProtocol", "Lock",
             "ReaderSeam", "NFC", "VirtualPN532", "PCSC", "BLE", "SocketTransport", "Conformance", crypto,
         ]),
-        // --- Trust: the service that keeps short-lived keys current (storage seam, SQLite, HTTP,
-        // tokens), the virtual phone that polls it and serves the lock, and scenarios that run
-        // every actor on one virtual clock. ---
-        .target(name: "Trust", dependencies: [
-            "ByteCore", "Codecs", "OfflineUnlock", crypto, hummingbird, sqliteNIO, postgresNIO, nioCore, nioPosix, jwtKit,
-            serviceLifecycle, logging, metrics, prometheus,
-        ]),
-        // The push relay (APNs- and FCM-shaped) and mobile wake-up subscriptions.
-        .target(name: "Push", dependencies: ["ByteCore", "Codecs", "Trust", hummingbird, nioCore, logging, asyncHTTPClient]),
+        // --- Trust: the service that keeps short-lived keys current, in layers: the model (records,
+        // changes, errors, the storage seam), the service core (documents, tokens, approvals), one
+        // module per storage backend, where backends are chosen, and the HTTP API. ---
+        .target(name: "TrustModel", dependencies: ["ByteCore", "Codecs", "OfflineUnlock"]),
+        .target(name: "TrustCore", dependencies: ["TrustModel", "ByteCore", "Codecs", "OfflineUnlock", crypto, jwtKit]),
+        // sqlite-nio's C module (its `sqlite3_*` for the direct reader) is not a product of that package.
+        .target(name: "TrustSQLite", dependencies: ["TrustModel", sqliteNIO, nioCore, nioPosix, logging]),
+        .target(name: "TrustPostgres", dependencies: ["TrustModel", postgresNIO, nioCore, nioPosix, logging]),
+        .target(name: "TrustBackends", dependencies: ["TrustModel", "TrustCore", "TrustSQLite", "TrustPostgres"]),
+        // A Hummingbird router served in the background: the trust API and the push relay.
+        .target(name: "HTTPServing", dependencies: [hummingbird, serviceLifecycle, logging, nioCore]),
+        .target(name: "TrustHTTP", dependencies: ["TrustModel", "TrustCore", "HTTPServing", "ByteCore", hummingbird, logging, metrics, prometheus, nioCore]),
+        // The push relay (APNs- and FCM-shaped) and mobile wake-up subscriptions: no storage
+        // backend, no token signing.
+        .target(name: "Push", dependencies: ["ByteCore", "Codecs", "TrustModel", "HTTPServing", hummingbird, nioCore, logging, asyncHTTPClient]),
         .target(name: "TrustPhone", dependencies: ["Push",
-            "ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", "Trust", crypto,
+            "ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", "TrustModel", crypto,
             asyncHTTPClient, nioCore, nioHTTP1,
         ]),
         .target(name: "Scenario", dependencies: ["Push",
-            "ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", "Lock", "LockRuntime", "Trust", "TrustPhone", crypto,
+            "ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", "Lock", "LockRuntime", "TrustModel", "TrustCore", "TrustBackends", "TrustHTTP", "TrustPhone", crypto,
             "BLE", "VirtualPN532", "SocketTransport",
         ]),
         // --- end Trust ---
@@ -119,12 +125,12 @@ let package = Package(
         .executableTarget(name: "lockbench-server", dependencies: [
             "CommandLineSupport",
             "LockRuntime", "ByteCore", "Codecs", "OfflineUnlock", "Lock", argumentParser,
-            "Trust", "TrustPhone", "Scenario", "Push", serviceLifecycle, logging, metrics, prometheus, nioHTTP1,
+            "TrustModel", "TrustCore", "TrustBackends", "TrustHTTP", "TrustSQLite", "TrustPhone", "Scenario", "Push", "HTTPServing", serviceLifecycle, logging, metrics, prometheus, nioHTTP1,
         ]),
         .executableTarget(name: "lockbench-bench", dependencies: [
             "LockRuntime", "Certification", "AccessProtocol", "OfflineUnlock", "Codecs", "ReaderSeam", "PCSC", "VirtualPN532", "LockBenchTestDoubles", crypto, argumentParser,
             "ByteCore", "Lock", "NFC", "BLE",
-            "Trust", "TrustPhone", "Scenario", "Push", asyncHTTPClient, nioCore, // Trust
+            "TrustModel", "TrustCore", "TrustBackends", "TrustHTTP", "TrustPhone", "Scenario", "Push", asyncHTTPClient, nioCore, // Trust
         ]),
 
         // What the tests share: paths, the lockbench process runner, the fuzz runner and the
@@ -152,7 +158,7 @@ let package = Package(
         .testTarget(name: "LockRuntimeTests", dependencies: ["LockRuntime", "Conformance", "PCSC", "SocketTransport", "AccessProtocol", "OfflineUnlock", "Lock", "VirtualPN532", "ByteCore", "Codecs", "LockBenchTestSupport", crypto]),
         // --- Trust ---
         .testTarget(name: "TrustTests", dependencies: [
-            "lockbench", "lockbench-server", "Trust", "TrustPhone", "Scenario", "Push", "OfflineUnlock", "Lock", "LockRuntime", "ByteCore", "Codecs", "LockBenchTestSupport", crypto,
+            "lockbench", "lockbench-server", "TrustModel", "TrustCore", "TrustSQLite", "TrustPostgres", "TrustBackends", "TrustHTTP", "HTTPServing", "TrustPhone", "Scenario", "Push", "OfflineUnlock", "Lock", "LockRuntime", "ByteCore", "Codecs", "LockBenchTestSupport", crypto,
             hummingbird, hummingbirdTesting, jwtKit, sqliteNIO, asyncHTTPClient, metrics, prometheus, nioCore, nioHTTP1,
         ], exclude: ["python"]),
         // --- end Trust ---

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import Trust
+import TrustModel
 
 /// The trust service's side of push (Tapkey: "Tapkey will notify clients when Mobile Keys have
 /// been created, changed, or revoked"): device → registered push tokens, and for each affected

@@ -2,7 +2,7 @@ import ByteCore
 import Foundation
 import OfflineUnlock
 import Push
-import Trust
+import TrustModel
 import TrustPhone
 
 /// The scenario lines of push approval (ForgeRock) and the wallet decisions (Schlage guide):

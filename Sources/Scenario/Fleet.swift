@@ -3,7 +3,8 @@ import ByteCore
 import Foundation
 import Lock
 import LockRuntime
-import Trust
+import TrustModel
+import TrustCore
 import TrustPhone
 
 /// What `lockbench fleet` runs: one trust service, `locks` locks and `phones` phones in one

@@ -1,6 +1,6 @@
 import Foundation
 import Lock
-import Trust
+import TrustModel
 
 /// The one clock of a scenario. The trust service and every phone read it; every lock's own
 /// clock (the lock path is unchanged: `EmulatedLock` keeps its `VirtualClock`) is set and

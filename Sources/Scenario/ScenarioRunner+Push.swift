@@ -1,6 +1,6 @@
 import Foundation
 import Push
-import Trust
+
 import TrustPhone
 
 extension World {

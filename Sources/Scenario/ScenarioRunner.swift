@@ -7,7 +7,10 @@ import Lock
 import LockRuntime
 import OfflineUnlock
 import Push
-import Trust
+import TrustModel
+import TrustCore
+import TrustBackends
+import TrustHTTP
 import TrustPhone
 
 /// The result of one scenario: passed, failed at a line (what was expected, what happened), or

@@ -1,7 +1,7 @@
 import Foundation
 import OfflineUnlock
 import Push
-import Trust
+
 
 /// The scenario lines for push and wake-up (docs/trust.md lists them):
 ///

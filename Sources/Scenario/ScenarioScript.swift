@@ -1,7 +1,7 @@
 import Codecs
 import Foundation
 import OfflineUnlock
-import Trust
+import TrustModel
 
 /// A scenario: lines in the style of the lock's console, one actor command or expectation per
 /// line, `#` comments. docs/trust.md lists every line; the shipped ones are in `scenarios/`.

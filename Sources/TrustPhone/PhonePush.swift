@@ -1,6 +1,6 @@
 import Foundation
 import Push
-import Trust
+import TrustModel
 
 /// A phone's push side: its registration token, what its app is doing, and the handler every
 /// push goes through (Tapkey `receivedPushNotification`: returns whether the trust SDK handled it;

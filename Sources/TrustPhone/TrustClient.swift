@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
-import Trust
+import TrustModel
 
 /// Why a request to the trust service failed, as the phone sees it.
 public enum TrustClientError: Error, Equatable, CustomStringConvertible, Sendable {

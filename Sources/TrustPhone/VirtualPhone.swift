@@ -4,7 +4,7 @@ import Codecs
 import Crypto
 import Foundation
 import OfflineUnlock
-import Trust
+import TrustModel
 
 /// A virtual phone: its credential key, the keys (access documents) and revocation list it
 /// caches, its OAuth tokens, and its polling — on a schedule (`pollEvery`, Tapkey's 8-hour

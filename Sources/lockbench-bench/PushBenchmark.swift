@@ -3,7 +3,7 @@ import Dispatch
 import Foundation
 import Push
 import Scenario
-import Trust
+import TrustModel
 
 /// `lockbench-bench push`: the trust service's push path, each figure against a baseline measured
 /// in the same run:

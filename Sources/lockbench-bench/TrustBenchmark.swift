@@ -5,7 +5,11 @@ import Foundation
 import LockBenchTestDoubles
 import NIOCore
 import Scenario
-import Trust
+import TrustModel
+import TrustCore
+import TrustSQLite
+import TrustPostgres
+import TrustHTTP
 import TrustPhone
 
 /// `lockbench-bench trust`: the trust service under load over loopback HTTP on a durable SQLite

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Trust
+import TrustModel
 
 /// The phones of `lockbench-bench trust`, in a process of their own (`lockbench-bench trust-load`,
 /// hidden), so the server's figures are the server's: the client's HTTP, JSON and bookkeeping no

@@ -6,7 +6,12 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import OfflineUnlock
-@testable import Trust
+@testable import TrustModel
+@testable import TrustCore
+@testable import TrustSQLite
+@testable import TrustPostgres
+@testable import TrustBackends
+@testable import TrustHTTP
 import XCTest
 
 /// Push approval on the service (ForgeRock push authentication): every rule and every refusal.

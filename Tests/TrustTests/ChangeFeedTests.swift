@@ -6,7 +6,12 @@ import FoundationNetworking
 import LockBenchTestSupport
 import Push
 import TrustPhone
-@testable import Trust
+@testable import TrustModel
+@testable import TrustCore
+@testable import TrustSQLite
+@testable import TrustPostgres
+@testable import TrustBackends
+@testable import TrustHTTP
 import XCTest
 
 /// The change feed's promises on either store (PostgreSQL: NOTIFY; SQLite: rows of `changes`

@@ -1,6 +1,11 @@
 import Crypto
 import Foundation
-@testable import Trust
+@testable import TrustModel
+@testable import TrustCore
+@testable import TrustSQLite
+@testable import TrustPostgres
+@testable import TrustBackends
+@testable import TrustHTTP
 import TrustPhone
 import XCTest
 

@@ -5,7 +5,12 @@ import HummingbirdTesting
 import Metrics
 import Prometheus
 import NIOCore
-@testable import Trust
+@testable import TrustModel
+@testable import TrustCore
+@testable import TrustSQLite
+@testable import TrustPostgres
+@testable import TrustBackends
+@testable import TrustHTTP
 import TrustPhone
 import XCTest
 

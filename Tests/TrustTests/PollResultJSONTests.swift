@@ -1,5 +1,10 @@
 import Foundation
-@testable import Trust
+@testable import TrustModel
+@testable import TrustCore
+@testable import TrustSQLite
+@testable import TrustPostgres
+@testable import TrustBackends
+@testable import TrustHTTP
 import XCTest
 
 /// The poll's answer is written member by member (`PollResult.json`): byte for byte what

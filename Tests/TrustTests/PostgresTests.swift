@@ -6,7 +6,12 @@ import FoundationNetworking
 import LockBenchTestSupport
 import Push
 import TrustPhone
-@testable import Trust
+@testable import TrustModel
+@testable import TrustCore
+@testable import TrustSQLite
+@testable import TrustPostgres
+@testable import TrustBackends
+@testable import TrustHTTP
 import XCTest
 
 /// What only a shared store has to get right: two instances (two `TrustService`s, each with its

@@ -3,7 +3,12 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 @testable import Push
-import Trust
+import TrustModel
+import TrustCore
+import TrustSQLite
+import TrustPostgres
+import TrustBackends
+import TrustHTTP
 import XCTest
 
 /// The relay's rules and faults, in process and over its APNs- and FCM-shaped HTTP doors.

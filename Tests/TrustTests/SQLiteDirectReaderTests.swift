@@ -2,7 +2,12 @@ import Foundation
 import LockBenchTestSupport
 import NIOCore
 import SQLiteNIO
-@testable import Trust
+@testable import TrustModel
+@testable import TrustCore
+@testable import TrustSQLite
+@testable import TrustPostgres
+@testable import TrustBackends
+@testable import TrustHTTP
 import XCTest
 
 /// The poll's read goes through SQLite's C API on the caller's thread (`SQLiteDirectReader`): it

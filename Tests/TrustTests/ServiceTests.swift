@@ -2,7 +2,12 @@ import Codecs
 import Crypto
 import Foundation
 import OfflineUnlock
-@testable import Trust
+@testable import TrustModel
+@testable import TrustCore
+@testable import TrustSQLite
+@testable import TrustPostgres
+@testable import TrustBackends
+@testable import TrustHTTP
 import XCTest
 
 /// The service issues exactly the documents the lock reads (docs/documents.md), keeps them current

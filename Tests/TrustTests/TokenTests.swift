@@ -2,7 +2,12 @@ import Codecs
 import Crypto
 import Foundation
 import JWTKit
-@testable import Trust
+@testable import TrustModel
+@testable import TrustCore
+@testable import TrustSQLite
+@testable import TrustPostgres
+@testable import TrustBackends
+@testable import TrustHTTP
 import XCTest
 
 /// Tokens: RFC 6749 grants, ES256 access tokens checked per RFC 8725, refresh rotation with

@@ -2,7 +2,12 @@ import Codecs
 import Crypto
 import LockBenchTestSupport
 import Foundation
-@testable import Trust
+@testable import TrustModel
+@testable import TrustCore
+@testable import TrustSQLite
+@testable import TrustPostgres
+@testable import TrustBackends
+@testable import TrustHTTP
 import XCTest
 
 /// The storage backends the conformance tests run against.

@@ -1,6 +1,11 @@
 import Foundation
 @testable import Push
-import Trust
+import TrustModel
+import TrustCore
+import TrustSQLite
+import TrustPostgres
+import TrustBackends
+import TrustHTTP
 import XCTest
 
 /// The mobile wake-up tutorial's rules, each at its boundary.

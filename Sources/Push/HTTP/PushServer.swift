@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import Trust
+import HTTPServing
 
 /// The relay on HTTP (`lockbench push serve`), started in the background or run until a signal;
 /// every 100 ms it hands over delayed and stored messages and expires wake-up subscriptions.

@@ -1,5 +1,5 @@
 import Foundation
-import Trust
+import TrustModel
 
 /// One push as the relay takes it from a backend (APNs or FCM shape): the device token, the data
 /// fields the app receives, and the delivery options both services share.

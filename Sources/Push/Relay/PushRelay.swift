@@ -1,7 +1,7 @@
 import ByteCore
 import Codecs
 import Foundation
-import Trust
+import TrustModel
 
 /// What the app on a device is doing, as far as pushes go (iOS: a force-quit app is not woken by
 /// background pushes until the user opens it again).

@@ -1,5 +1,5 @@
 import Foundation
-import Trust
+import TrustModel
 
 /// Mobile wake-up: applications (namespaces) each with a data tree, read rules, and
 /// subscriptions — the 3-tuple (application, path, device id) covering every child node. A write

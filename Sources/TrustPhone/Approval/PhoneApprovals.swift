@@ -1,6 +1,6 @@
 import Codecs
 import Foundation
-import Trust
+import TrustModel
 
 /// The phone's push-approval state: the approver's inbox (ForgeRock `PushNotification`s), the
 /// requester's own requests and the unlock commands they yielded, and the simulated biometrics.

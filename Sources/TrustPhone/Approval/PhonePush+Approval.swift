@@ -1,5 +1,5 @@
 import Foundation
-import Trust
+import TrustModel
 
 /// An approval push (`ApprovalPush`) is a hint: the phone fetches its inbox (it may be the
 /// approver) and its open requests (it may be the requester, whose request was answered). A

@@ -2,7 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
-import Trust
+import TrustModel
 
 /// The phone's side of push approval over HTTP (docs/trust-openapi.json, `/v1/approvals`).
 extension TrustClient {

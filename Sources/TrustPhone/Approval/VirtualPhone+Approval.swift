@@ -1,5 +1,5 @@
 import Foundation
-import Trust
+import TrustModel
 
 /// What came of the user's answer on the phone.
 public enum ApprovalOutcome: Sendable, Equatable {

@@ -10,7 +10,7 @@ import NFC
 import OfflineUnlock
 import Push
 import Scenario
-import Trust
+import TrustModel
 import TrustPhone
 import VirtualPN532
 

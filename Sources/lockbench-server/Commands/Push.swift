@@ -4,7 +4,7 @@ import Logging
 import LockRuntime
 import OfflineUnlock
 import Push
-import Trust
+
 
 /// `lockbench push serve`: the push relay (APNs- and FCM-shaped) and the mobile wake-up service.
 struct PushCommand: ParsableCommand {

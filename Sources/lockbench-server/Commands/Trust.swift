@@ -8,7 +8,11 @@ import Prometheus
 import Push
 import Metrics
 import ServiceLifecycle
-import Trust
+import TrustModel
+import TrustCore
+import TrustSQLite
+import TrustBackends
+import TrustHTTP
 import TrustPhone
 import Scenario
 

@@ -3,7 +3,7 @@ import Codecs
 import Foundation
 import LockRuntime
 import OfflineUnlock
-import Trust
+import TrustModel
 import TrustPhone
 
 /// The push-approval and wallet commands of `phone run` (stdin), one per line:

@@ -1,0 +1,72 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// A Hummingbird router served in the background in a swift-service-lifecycle group: started, its
+/// bound port known once it accepts connections, housekeeping run on a timer beside it, stopped
+/// gracefully. The trust service and the push relay both serve this way.
+public struct BackgroundHTTPServer: Sendable {
+    /// The port it listens on (the one the system chose when asked for 0).
+    public let port: Int
+    private let group: ServiceGroup
+    private let task: Task<Void, Error>
+    private let ticker: Task<Void, Never>?
+
+    /// Starts listening on `host:port` (0: a free port) and returns once it accepts connections;
+    /// nil when it could not listen there (the caller says why in its own words). While it runs,
+    /// `tick` is called every `interval` seconds.
+    public static func start<Context: RequestContext>(router: Router<Context>, host: String, port: Int, serverName: String,
+                             logger: Logger, every interval: TimeInterval = 0,
+                             tick: (@Sendable () async -> Void)? = nil) async -> BackgroundHTTPServer?
+    where Context.Source == ApplicationRequestContextSource {
+        let (stream, continuation) = AsyncStream<Int>.makeStream()
+        let app = Application(router: router,
+                              configuration: .init(address: .hostname(host, port: port), serverName: serverName),
+                              onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0); continuation.finish() },
+                              logger: logger)
+        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
+        let task = Task { try await group.run() }
+        var bound: Int?
+        // The stream ends without a port when the server fails before it runs (address in use).
+        for await p in stream { bound = p }
+        guard let bound, bound > 0 else {
+            task.cancel()
+            _ = try? await task.value
+            return nil
+        }
+        let ticker = tick.map { tick in
+            Task {
+                while !Task.isCancelled {
+                    try? await Task.sleep(nanoseconds: UInt64(max(interval, 0.001) * 1e9))
+                    if Task.isCancelled { break }
+                    await tick()
+                }
+            }
+        }
+        return BackgroundHTTPServer(port: bound, group: group, task: task, ticker: ticker)
+    }
+
+    private init(port: Int, group: ServiceGroup, task: Task<Void, Error>, ticker: Task<Void, Never>?) {
+        self.port = port; self.group = group; self.task = task; self.ticker = ticker
+    }
+
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// Stops accepting, lets requests in flight finish, and returns when the server has stopped.
+    public func stop() async {
+        ticker?.cancel()
+        await ticker?.value
+        await group.triggerGracefulShutdown()
+        _ = try? await task.value
+    }
+
+    /// `logger`, or a quiet one (warnings and worse) labelled `label` for servers started in-process.
+    public static func logger(_ logger: Logger?, label: String) -> Logger {
+        if let logger { return logger }
+        var log = Logger(label: label)
+        log.logLevel = .warning
+        return log
+    }
+}

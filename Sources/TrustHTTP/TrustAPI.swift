@@ -1,0 +1,148 @@
+import TrustModel
+import TrustCore
+import HTTPServing
+import Foundation
+import Hummingbird
+import Logging
+import Metrics
+import NIOCore
+import Prometheus
+
+/// The HTTP API (docs/trust-openapi.json): the OAuth token endpoint and the poll endpoint.
+///
+///   POST /v1/token            grant_type=authorization_code&code=… | grant_type=refresh_token&refresh_token=…
+///   GET  /v1/keys?since=N     Authorization: Bearer <access token>   → 200 JSON, or 204 when nothing changed
+///   GET  /v1/revocations      the latest revocation document (CBOR), for anyone to carry
+///   GET  /healthz, GET /metrics (Prometheus text)
+public enum TrustAPI {
+    /// Bodies over this size are refused before they are read.
+    public static let maxBody = 8192
+
+    /// `pushTokens`: where `PUT /v1/push-token` hands a device's push token (Tapkey
+    /// `updateRegistrationToken`); without it the route answers 501 (this server does not push).
+    public static func router(service: TrustService, registry: PrometheusCollectorRegistry? = nil,
+                              pushTokens: PushTokenRegistration? = nil) -> Router<TrustRequestContext> {
+        let router = Router(context: TrustRequestContext.self)
+        // Every route that needs a device goes through the one bearer check.
+        let authenticated = router.group().add(middleware: BearerAuthentication(service: service))
+        let polling = router.group().add(middleware: BearerAuthentication(service: service, login: .checkedByHandler))
+        let polls = Counter(label: "lockbench_trust_polls_total")
+        let unchanged = Counter(label: "lockbench_trust_polls_unchanged_total")
+        let refreshes = Counter(label: "lockbench_trust_token_requests_total")
+        let refused = Counter(label: "lockbench_trust_token_refusals_total")
+
+        router.post("/v1/token") { request, _ -> Response in
+            refreshes.increment()
+            let buffer: ByteBuffer
+            do { buffer = try await request.body.collect(upTo: maxBody) } catch {
+                refused.increment()
+                return Response(status: .contentTooLarge, body: jsonBody(["error": "invalid_request", "error_description": "the body is larger than \(maxBody) bytes"]))
+            }
+            let contentType = request.headers[.contentType] ?? ""
+            guard contentType.lowercased().hasPrefix("application/x-www-form-urlencoded") else {
+                refused.increment()
+                return oauthError(.init(.invalidRequest, "the token endpoint takes application/x-www-form-urlencoded (RFC 6749 §4.1.3)"))
+            }
+            guard let form = FormBody(parsing: String(buffer: buffer)) else {
+                refused.increment()
+                return oauthError(.init(.invalidRequest, "the body is not a well-formed form (duplicate or undecodable parameter)"))
+            }
+            do {
+                switch form["grant_type"] {
+                case "refresh_token":
+                    guard let token = form["refresh_token"], !token.isEmpty else { throw TrustError(.invalidRequest, "refresh_token is missing") }
+                    return json(try await service.refresh(token: token), headers: [.cacheControl: "no-store", .init("Pragma")!: "no-cache"])
+                case "authorization_code":
+                    guard let code = form["code"], !code.isEmpty else { throw TrustError(.invalidRequest, "code is missing") }
+                    return json(try await service.exchange(code: code), headers: [.cacheControl: "no-store", .init("Pragma")!: "no-cache"])
+                case nil:
+                    throw TrustError(.invalidRequest, "grant_type is missing")
+                case let other?:
+                    throw TrustError(.unsupportedGrantType, "grant_type \"\(other.prefix(64))\" is not supported; use refresh_token or authorization_code")
+                }
+            } catch let e as TrustError {
+                refused.increment()
+                return oauthError(e)
+            }
+        }
+
+        polling.get("/v1/keys") { request, context -> Response in
+            guard let claims = context.claims else { return BearerAuthentication.unauthorized(TrustRequestContext.noToken) }
+            var since: Int64?
+            if let s = request.uri.queryParameters["since"].map(String.init) {
+                guard let n = Int64(s), n >= 0 else {
+                    return Response(status: .badRequest, body: jsonBody(["error": "invalid_request", "error_description": "since must be a cursor from an earlier poll (a non-negative integer)"]))
+                }
+                since = n
+            }
+            polls.increment()
+            do {
+                guard let result = try await service.poll(device: claims.sub.value, since: since, family: claims.fam) else {
+                    unchanged.increment()
+                    return Response(status: .noContent)
+                }
+                return json(bytes: result.json(), headers: [.cacheControl: "no-store"])
+            } catch let e as TrustError {
+                return BearerAuthentication.unauthorized(e.message)
+            }
+        }
+
+        authenticated.put("/v1/push-token") { request, context -> Response in
+            guard let device = context.claims?.sub.value else { return BearerAuthentication.unauthorized(TrustRequestContext.noToken) }
+            guard let pushTokens else {
+                return Response(status: .notImplemented, body: jsonBody(["error": "push_not_configured", "error_description": "this trust service pushes nothing (trust serve --push-relay URL)"]))
+            }
+            let body = try? await request.body.collect(upTo: 8192)
+            guard let body, let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any],
+                  let token = object["token"] as? String, PushTokenRules.isValid(token) else {
+                return Response(status: .badRequest, body: jsonBody(["error": "invalid_request", "error_description": "the body must be {\"token\": TOKEN}: 1…\(PushTokenRules.maxBytes) bytes of printable ASCII"]))
+            }
+            await pushTokens(device, token)
+            return Response(status: .noContent)
+        }
+
+        router.get("/v1/revocations") { _, _ -> Response in
+            guard let list = try await service.revocationList() else { return Response(status: .noContent) }
+            return Response(status: .ok, headers: [.contentType: "application/cbor", .init("Revocation-Serial")!: String(list.serial)],
+                            body: .init(byteBuffer: ByteBuffer(bytes: list.document)))
+        }
+
+        addApprovalRoutes(to: authenticated, service: service)
+
+        router.get("/healthz") { _, _ -> String in "ok\n" }
+
+        if let registry {
+            router.get("/metrics") { _, _ -> Response in
+                var out = [UInt8]()
+                registry.emit(into: &out)
+                return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"], body: .init(byteBuffer: ByteBuffer(bytes: out)))
+            }
+        }
+        return router
+    }
+
+    static func oauthError(_ e: TrustError) -> Response {
+        // RFC 6749 §5.2: 400 with error and error_description.
+        Response(status: .badRequest, headers: [.cacheControl: "no-store"],
+                 body: jsonBody(["error": e.code.rawValue, "error_description": e.message]))
+    }
+
+    static func json<T: Encodable>(_ value: T, headers: HTTPFields = [:]) -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return json(bytes: Array((try? encoder.encode(value)) ?? Data("{}".utf8)), headers: headers)
+    }
+
+    /// 200 with a JSON body already encoded.
+    static func json(bytes: [UInt8], headers: HTTPFields = [:]) -> Response {
+        var h = headers
+        h[.contentType] = "application/json"
+        return Response(status: .ok, headers: h, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    static func jsonBody(_ fields: [String: String]) -> ResponseBody {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return .init(byteBuffer: ByteBuffer(bytes: (try? encoder.encode(fields)) ?? Data()))
+    }
+}

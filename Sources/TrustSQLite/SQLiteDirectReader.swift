@@ -1,0 +1,117 @@
+import Foundation
+import TrustModel
+import NIOCore
+import SQLiteNIO
+import VaporCSQLite
+
+/// A read-only connection to the trust database driven through the C API of the SQLite that
+/// sqlite-nio builds, on the calling thread, with its statements prepared once. For the poll's
+/// one read, the hottest statement the service runs: through sqlite-nio every statement is a
+/// hand-off to its thread pool and back (two thread switches, a large part of a poll's CPU on a
+/// small machine) and is parsed anew. A WAL reader does not wait for the writer, so the read is
+/// short and never blocks on a commit. One caller at a time (`lock`); the store keeps several.
+final class SQLiteDirectReader: @unchecked Sendable {
+    /// A result row: its values by column name, as sqlite-nio would give them.
+    struct Row: SQLiteColumns {
+        let names: [String: Int]
+        let values: [SQLiteData]
+        func column(_ name: String) -> SQLiteData? { names[name].map { values[$0] } }
+    }
+
+    let lock = NSLock()
+    private var db: OpaquePointer?
+    private var statements: [String: (OpaquePointer, [String: Int])] = [:]
+    private let path: String
+
+    init(path: String) throws {
+        self.path = path
+        var handle: OpaquePointer?
+        let rc = sqlite_nio_sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil)
+        guard rc == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite_nio_sqlite3_errmsg($0)) } ?? "code \(rc)"
+            sqlite_nio_sqlite3_close(handle)
+            throw TrustStorageError("opening \(path) for reading: \(message)")
+        }
+        sqlite_nio_sqlite3_busy_timeout(handle, 10_000)
+        db = handle
+    }
+
+    deinit { close() }
+
+    func close() {
+        lock.withLock {
+            for (statement, _) in statements.values { sqlite_nio_sqlite3_finalize(statement) }
+            statements = [:]
+            if let db { sqlite_nio_sqlite3_close(db) }
+            db = nil
+        }
+    }
+
+    /// Runs `sql` (prepared once per reader) with `binds` and returns its rows. The caller holds `lock`.
+    func rows(_ sql: String, _ binds: [SQLiteData]) throws -> [Row] {
+        guard let db else { throw TrustStorageError("the reader of \(path) is closed") }
+        let (statement, names) = try prepared(sql, db)
+        defer {
+            sqlite_nio_sqlite3_reset(statement)
+            sqlite_nio_sqlite3_clear_bindings(statement)
+        }
+        for (i, value) in binds.enumerated() {
+            let index = Int32(i + 1)
+            let rc: Int32
+            switch value {
+            case .integer(let n): rc = sqlite_nio_sqlite3_bind_int64(statement, index, Int64(n))
+            case .float(let d): rc = sqlite_nio_sqlite3_bind_double(statement, index, d)
+            case .text(let t): rc = sqlite_nio_sqlite3_bind_text64(statement, index, t, UInt64(t.utf8.count), Self.transient, UInt8(SQLITE_UTF8))
+            case .blob(let b):
+                rc = b.withUnsafeReadableBytes { sqlite_nio_sqlite3_bind_blob64(statement, index, $0.baseAddress, UInt64($0.count), Self.transient) }
+            case .null: rc = sqlite_nio_sqlite3_bind_null(statement, index)
+            }
+            guard rc == SQLITE_OK else { throw error(db, "binding parameter \(index)") }
+        }
+        var out = [Row]()
+        let count = sqlite_nio_sqlite3_column_count(statement)
+        while true {
+            let rc = sqlite_nio_sqlite3_step(statement)
+            if rc == SQLITE_DONE { return out }
+            guard rc == SQLITE_ROW else { throw error(db, "reading") }
+            var values = [SQLiteData]()
+            values.reserveCapacity(Int(count))
+            for c in 0..<count {
+                switch sqlite_nio_sqlite3_column_type(statement, c) {
+                case SQLITE_INTEGER: values.append(.integer(Int(sqlite_nio_sqlite3_column_int64(statement, c))))
+                case SQLITE_FLOAT: values.append(.float(sqlite_nio_sqlite3_column_double(statement, c)))
+                case SQLITE_TEXT:
+                    let length = Int(sqlite_nio_sqlite3_column_bytes(statement, c))
+                    let text = sqlite_nio_sqlite3_column_text(statement, c).map { String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self) } ?? ""
+                    values.append(.text(text))
+                case SQLITE_BLOB:
+                    let length = Int(sqlite_nio_sqlite3_column_bytes(statement, c))
+                    let base = sqlite_nio_sqlite3_column_blob(statement, c)
+                    values.append(.blob(base.map { ByteBuffer(bytes: UnsafeRawBufferPointer(start: $0, count: length)) } ?? ByteBuffer()))
+                default: values.append(.null)
+                }
+            }
+            out.append(Row(names: names, values: values))
+        }
+    }
+
+    private func prepared(_ sql: String, _ db: OpaquePointer) throws -> (OpaquePointer, [String: Int]) {
+        if let known = statements[sql] { return known }
+        var statement: OpaquePointer?
+        guard sqlite_nio_sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK, let statement else {
+            throw error(db, "preparing a statement")
+        }
+        var names = [String: Int]()
+        for c in 0..<sqlite_nio_sqlite3_column_count(statement) {
+            if let name = sqlite_nio_sqlite3_column_name(statement, c) { names[String(cString: name)] = Int(c) }
+        }
+        statements[sql] = (statement, names)
+        return (statement, names)
+    }
+
+    private func error(_ db: OpaquePointer, _ doing: String) -> TrustStorageError {
+        TrustStorageError("\(doing) \(path): \(String(cString: sqlite_nio_sqlite3_errmsg(db)))")
+    }
+
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+}
