@@ -92,18 +92,18 @@ let package = Package(
         // --- Trust: the service that keeps short-lived keys current, in layers: the model (records,
         // changes, errors, the storage seam), the service core (documents, tokens, approvals), one
         // module per storage backend, where backends are chosen, and the HTTP API. ---
-        .target(name: "TrustModel", dependencies: ["ByteCore", "Codecs", "OfflineUnlock"]),
-        .target(name: "TrustCore", dependencies: ["TrustModel", "ByteCore", "Codecs", "OfflineUnlock", crypto, jwtKit]),
+        .target(name: "TrustModel", dependencies: ["ByteCore", "Codecs", "OfflineUnlock"], swiftSettings: swift6),
+        .target(name: "TrustCore", dependencies: ["TrustModel", "ByteCore", "Codecs", "OfflineUnlock", crypto, jwtKit], swiftSettings: swift6),
         // sqlite-nio's C module (its `sqlite3_*` for the direct reader) is not a product of that package.
-        .target(name: "TrustSQLite", dependencies: ["TrustModel", sqliteNIO, nioCore, nioPosix, logging]),
-        .target(name: "TrustPostgres", dependencies: ["TrustModel", postgresNIO, nioCore, nioPosix, logging]),
-        .target(name: "TrustBackends", dependencies: ["TrustModel", "TrustCore", "TrustSQLite", "TrustPostgres"]),
+        .target(name: "TrustSQLite", dependencies: ["TrustModel", sqliteNIO, nioCore, nioPosix, logging], swiftSettings: swift6),
+        .target(name: "TrustPostgres", dependencies: ["TrustModel", postgresNIO, nioCore, nioPosix, logging], swiftSettings: swift6),
+        .target(name: "TrustBackends", dependencies: ["TrustModel", "TrustCore", "TrustSQLite", "TrustPostgres"], swiftSettings: swift6),
         // A Hummingbird router served in the background: the trust API and the push relay.
-        .target(name: "HTTPServing", dependencies: [hummingbird, serviceLifecycle, logging, nioCore]),
-        .target(name: "TrustHTTP", dependencies: ["TrustModel", "TrustCore", "HTTPServing", "ByteCore", hummingbird, logging, metrics, prometheus, nioCore]),
+        .target(name: "HTTPServing", dependencies: [hummingbird, serviceLifecycle, logging, nioCore], swiftSettings: swift6),
+        .target(name: "TrustHTTP", dependencies: ["TrustModel", "TrustCore", "HTTPServing", "ByteCore", hummingbird, logging, metrics, prometheus, nioCore], swiftSettings: swift6),
         // The push relay (APNs- and FCM-shaped) and mobile wake-up subscriptions: no storage
         // backend, no token signing.
-        .target(name: "Push", dependencies: ["ByteCore", "Codecs", "TrustModel", "HTTPServing", hummingbird, nioCore, logging, asyncHTTPClient]),
+        .target(name: "Push", dependencies: ["ByteCore", "Codecs", "TrustModel", "HTTPServing", hummingbird, nioCore, logging, asyncHTTPClient], swiftSettings: swift6),
         .target(name: "TrustPhone", dependencies: ["Push",
             "ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", "TrustModel", crypto,
             asyncHTTPClient, nioCore, nioHTTP1,
