@@ -78,12 +78,12 @@ let package = Package(
         // and the one reader loop every radio runs under.
         .target(name: "ReaderSeam", dependencies: ["ByteCore"], swiftSettings: swift6),
         // Radios, each a CardReader.
-        .target(name: "NFC", dependencies: ["ByteCore", "ReaderSeam", "CLibNFC"]),
+        .target(name: "NFC", dependencies: ["ByteCore", "ReaderSeam", "CLibNFC"], swiftSettings: swift6),
         .target(name: "VirtualPN532", dependencies: ["ByteCore"]),
-        .target(name: "PCSC", dependencies: ["ByteCore", "ReaderSeam", "SocketTransport", "CPCSCLite"]),
+        .target(name: "PCSC", dependencies: ["ByteCore", "ReaderSeam", "SocketTransport", "CPCSCLite"], swiftSettings: swift6),
         .target(name: "BLE", dependencies: ["ByteCore", "ReaderSeam", "CBlueZ"]),
         // APDUs over TCP (one APDU per write, or length-framed): the lock's and the credential's ends.
-        .target(name: "SocketTransport", dependencies: ["ByteCore", "ReaderSeam"]),
+        .target(name: "SocketTransport", dependencies: ["ByteCore", "ReaderSeam"], swiftSettings: swift6),
         // The one place that wires layers together: config → lock + radios.
         .target(name: "LockRuntime", dependencies: [
             "ByteCore", "Codecs", "Certification", "OfflineUnlock", "AccessProtocol", "Lock",
@@ -114,7 +114,7 @@ let package = Package(
         ]),
         // --- end Trust ---
         // What both command-line products share: running a command with LockBench's exit codes.
-        .target(name: "CommandLineSupport", dependencies: ["LockRuntime", argumentParser]),
+        .target(name: "CommandLineSupport", dependencies: ["LockRuntime", argumentParser], swiftSettings: swift6),
         .executableTarget(name: "lockbench", dependencies: [
             "CommandLineSupport",
             "LockRuntime", "Certification", "ReaderSeam", "NFC", "PCSC", "BLE", "SocketTransport", "Conformance", argumentParser,
