@@ -1,3 +1,4 @@
+import ByteCore
 import Codecs
 import Crypto
 import Foundation
@@ -34,6 +35,22 @@ public enum DocumentDefect: String, Sendable, CaseIterable {
     /// AccessData names reader rule id 0xF118, which the reader does not define
     /// (NFC_RDR_NEG_STEPUP_AD_UNKNOWN_READER_RULE).
     case unknownReaderRule
+    /// A valid document whose issuerAuth names the issuer by its certificate alone (x5chain, no
+    /// kid), the certificate signed by the issuer CA (NFC_RDR_STEPUP_AD_ISSUER_CERT).
+    case issuerCertificate
+    /// The same with the kid too (NFC_RDR_STEPUP_AD_ISSUER_CERT_KEY_ID).
+    case issuerCertificateAndKeyID
+    /// The issuer certificate valid 2020-01-01 00:00–01:00 (NFC_RDR_NEG_STEPUP_AD_ISSUER_CERT_EXPIRED).
+    case issuerCertificateExpired
+    /// The issuer certificate signed by a key that is not the issuer CA, the case's fixed key
+    /// (NFC_RDR_NEG_STEPUP_AD_ISSUER_CERT_INVALID_SIGNATURE).
+    case issuerCertificateWrongCA
+    /// The issuer certificate valid from now for 14 days, the MSO signed 14 days ago
+    /// (NFC_RDR_NEG_STEPUP_AD_ISSUER_CERTIFICATE_TIME_MISMATCH).
+    case issuerCertificateTimeMismatch
+    /// The case's fixed certificate whose subject key is an empty BIT STRING
+    /// (NFC_RDR_NEG_STEPUP_AD_ISSUER_CERT_EMPTY_PUBLIC_KEY).
+    case issuerCertificateEmptyKey
 
     /// The official cases' values.
     static let badAccessDataVersion = 42
@@ -42,8 +59,58 @@ public enum DocumentDefect: String, Sendable, CaseIterable {
 
     static let badDocType = "bad-doctype"
 
+    /// Whether the defect's document carries an issuer certificate minted by the issuer CA (its
+    /// case needs `--issuer-ca-key`).
+    public var needsIssuerCA: Bool {
+        switch self {
+        case .issuerCertificate, .issuerCertificateAndKeyID, .issuerCertificateExpired, .issuerCertificateTimeMismatch: return true
+        default: return false
+        }
+    }
+
+    /// The key that signs the certificate of NFC_RDR_NEG_STEPUP_AD_ISSUER_CERT_INVALID_SIGNATURE
+    /// (`invalid_issuer_PrivK`, nfc_rdr_neg_stepup_ad_issuer_cert_invalid_signature.py @ b14716fd).
+    static let notTheIssuerCA = try! Primitives.signingPrivateKey(raw: Hex.decode("0000297D2963C5741166C6D1CC3579EF45AB2E5798F92115AC81FE6BBDD7320E")!)
+
+    /// The certificate of NFC_RDR_NEG_STEPUP_AD_ISSUER_CERT_EMPTY_PUBLIC_KEY (`issuer_certificate_pem`,
+    /// index id 69458181304): "CVE-2026-50583 Issuer CA" → "…Subject", 2026-01-01…2036-01-01,
+    /// subjectPublicKey `03 01 00`, signature `30 06 02 01 00 02 01 00`.
+    public static let emptyKeyCertificate = Hex.decode(
+        "3081e53081cba00302010202012a300a06082a8648ce3d04030230233121301f060355040313184356452d323032362d353035383320497373756572204341"
+        + "301e170d3236303130313030303030305a170d3336303130313030303030305a3021311f301d060355040313164356452d323032362d3530353833205375626a656374"
+        + "3018301306072a8648ce3d020106082a8648ce3d030107030100a3333031301f0603551d230418301680149a8b7c6d5e4f0102030405060708090a0b0c0d0e"
+        + "300e0603551d0f0101ff040403020284300a06082a8648ce3d0403020309003006020100020100")!
+
+    /// The official `Certificate.generate` default validity, 2020-01-01T00:00Z–2049-01-01T00:00Z.
+    static let defaultCertificateStart = Date(timeIntervalSince1970: 1_577_836_800)
+    static let defaultCertificateEnd = Date(timeIntervalSince1970: 2_493_072_000)
+
+    /// The issuer certificate the defect's document carries (nil: none), and whether the kid goes too.
+    func certificate(issuer: P256.Signing.PrivateKey, issuerCA: P256.Signing.PrivateKey?, now: Date) throws -> ([UInt8]?, Bool) {
+        let key = issuer.publicBytes
+        func issued(by ca: P256.Signing.PrivateKey, _ from: Date, _ until: Date) throws -> [UInt8] {
+            try IssuerCertificate.issue(subjectPublicKey: key, caKey: ca, notBefore: from, notAfter: until)
+        }
+        switch self {
+        case .issuerCertificateEmptyKey: return (Self.emptyKeyCertificate, false)
+        case .issuerCertificateWrongCA: return (try issued(by: Self.notTheIssuerCA, Self.defaultCertificateStart, Self.defaultCertificateEnd), false)
+        default: break
+        }
+        guard needsIssuerCA else { return (nil, true) }
+        guard let issuerCA else { throw DocumentDefectError.needsIssuerCA(self) }
+        switch self {
+        case .issuerCertificateExpired:
+            return (try issued(by: issuerCA, Self.defaultCertificateStart, Self.defaultCertificateStart.addingTimeInterval(3600)), false)
+        case .issuerCertificateTimeMismatch:
+            return (try issued(by: issuerCA, now, now.addingTimeInterval(14 * 86_400)), false)
+        default:
+            return (try issued(by: issuerCA, Self.defaultCertificateStart, Self.defaultCertificateEnd), self == .issuerCertificateAndKeyID)
+        }
+    }
+
     /// The document for `credentialKey` opening `readerGroup`, valid around `now`, with the defect.
-    public func mint(credentialKey: [UInt8], readerGroup: [UInt8], issuer: P256.Signing.PrivateKey, now: Date) throws -> [UInt8] {
+    public func mint(credentialKey: [UInt8], readerGroup: [UInt8], issuer: P256.Signing.PrivateKey,
+                     issuerCA: P256.Signing.PrivateKey? = nil, now: Date) throws -> [UInt8] {
         let data = try AccessData(id: Array("conformance".utf8), readers: [try ReaderRule(groupID: readerGroup)],
                                   version: self == .accessDataVersion ? Self.badAccessDataVersion : AccessData.currentVersion,
                                   readerRuleIDs: self == .unknownReaderRule ? [Self.unknownReaderRuleID] : [],
@@ -60,8 +127,11 @@ public enum DocumentDefect: String, Sendable, CaseIterable {
             validity = .init(signed: start, validFrom: start, validUntil: start.addingTimeInterval(3600))
         case .deviceKeyMismatch:
             key = P256.Signing.PrivateKey().publicBytes
+        case .issuerCertificateTimeMismatch:
+            validity.signed = now.addingTimeInterval(-14 * 86_400)
         default: break
         }
+        let (certificate, keyID) = try certificate(issuer: issuer, issuerCA: issuerCA, now: now)
         if self == .msoDocType {
             let doc = IssuedDocument.issue(docType: Self.badDocType, elementIdentifier: AccessDocument.elementIdentifier, elementValue: data.cbor,
                                            deviceKey: key, validity: validity, issuerKey: issuer)
@@ -73,7 +143,8 @@ public enum DocumentDefect: String, Sendable, CaseIterable {
                 doc["1"] = .map(signed)
             }
         }
-        let issued = try AccessDocument.issue(access: data, credentialPublicKey: key, validity: validity, issuerKey: issuer)
+        let issued = try AccessDocument.issue(access: data, credentialPublicKey: key, validity: validity, issuerKey: issuer,
+                                              issuerCertificate: certificate, includeKeyID: keyID)
         if self == .digestMismatch { return try Self.resignedWithWrongDigest(issued.document, issuer: issuer) }
         let bytes = issued.encoded()
         switch self {
@@ -117,5 +188,14 @@ public enum DocumentDefect: String, Sendable, CaseIterable {
         guard var map = try CBOR(parsing: bytes).mapValue else { throw CBORError(.unexpectedType, "a Document is a map") }
         change(&map)
         return CBOR.map(map).encoded()
+    }
+}
+
+public enum DocumentDefectError: Error, CustomStringConvertible, Sendable {
+    case needsIssuerCA(DocumentDefect)
+    public var description: String {
+        switch self {
+        case .needsIssuerCA(let d): return "the \(d.rawValue) document carries an issuer certificate the issuer CA signs: give its private key (--issuer-ca-key)"
+        }
     }
 }

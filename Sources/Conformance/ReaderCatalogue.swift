@@ -136,16 +136,20 @@ public final class ReaderUnderTest {
     public var timeout: TimeInterval
     /// The site issuer's private key (`--issuer-key`): the step-up cases mint documents with it.
     public var issuer: P256.Signing.PrivateKey?
+    /// The issuer CA's private key (`--issuer-ca-key`), which the lock trusts: the issuer
+    /// certificate cases certify the issuer with it.
+    public var issuerCA: P256.Signing.PrivateKey?
     /// The lock's time, around which minted documents are valid (`--now`).
     public var now: Date
 
     public init(presenter: PhonePresenter, base: CredentialConfiguration, recorder: TranscriptRecorder? = nil, timeout: TimeInterval = 15,
-                issuer: P256.Signing.PrivateKey? = nil, now: Date = Date()) {
+                issuer: P256.Signing.PrivateKey? = nil, issuerCA: P256.Signing.PrivateKey? = nil, now: Date = Date()) {
         self.presenter = presenter
         self.base = base
         self.recorder = recorder
         self.timeout = timeout
         self.issuer = issuer
+        self.issuerCA = issuerCA
         self.now = now
         for r in base.trustedReaders { recorder?.readerKey(group: r.groupID, publicKey: r.publicKey) }
     }
@@ -412,6 +416,18 @@ public enum ReaderCatalogue {
                title: "AccessData with an unknown critical access extension (id 1, version 1): EXCHANGE with a failure status"),
         minted("rdr.neg.stepup.unknown-reader-rule", official: "NFC_RDR_NEG_STEPUP_AD_UNKNOWN_READER_RULE", defect: .unknownReaderRule, grant: false,
                title: "AccessData naming reader rule id 0xF118, which the reader does not define: EXCHANGE with a failure status"),
+        minted("rdr.stepup.issuer-cert", official: "NFC_RDR_STEPUP_AD_ISSUER_CERT", defect: .issuerCertificate, grant: true,
+               title: "a document naming its issuer by an X.509 certificate the issuer CA signed (x5chain, no kid): a grant"),
+        minted("rdr.stepup.issuer-cert-key-id", official: "NFC_RDR_STEPUP_AD_ISSUER_CERT_KEY_ID", defect: .issuerCertificateAndKeyID, grant: true,
+               title: "a document naming its issuer by the CA-signed certificate and by kid: a grant"),
+        minted("rdr.neg.stepup.issuer-cert-expired", official: "NFC_RDR_NEG_STEPUP_AD_ISSUER_CERT_EXPIRED", defect: .issuerCertificateExpired, grant: false,
+               title: "an issuer certificate valid 2020-01-01 00:00–01:00: EXCHANGE with a failure status"),
+        minted("rdr.neg.stepup.issuer-cert-signature", official: "NFC_RDR_NEG_STEPUP_AD_ISSUER_CERT_INVALID_SIGNATURE", defect: .issuerCertificateWrongCA, grant: false,
+               title: "an issuer certificate signed by a key that is not the issuer CA: EXCHANGE with a failure status"),
+        minted("rdr.neg.stepup.issuer-cert-time", official: "NFC_RDR_NEG_STEPUP_AD_ISSUER_CERTIFICATE_TIME_MISMATCH", defect: .issuerCertificateTimeMismatch, grant: false,
+               title: "an MSO signed 14 days before its issuer certificate's notBefore: EXCHANGE with a failure status"),
+        minted("rdr.neg.stepup.issuer-cert-empty-key", official: "NFC_RDR_NEG_STEPUP_AD_ISSUER_CERT_EMPTY_PUBLIC_KEY", defect: .issuerCertificateEmptyKey, grant: false,
+               title: "an issuer certificate whose subject key is an empty BIT STRING (no kid): EXCHANGE with a failure status"),
         minted("rdr.neg.stepup.no-documents", official: "NFC_RDR_NEG_STEPUP_AD_NO_DATA_ELEMENTS", defect: .none, grant: false, emptyResponse: true,
                title: "the phone announces an access document and answers ENVELOPE with none: EXCHANGE with a failure status"),
     ]
@@ -443,9 +459,12 @@ public enum ReaderCatalogue {
             guard let issuer = reader.issuer else {
                 return .notApplicable("the case hands the lock a document of its own: give the site issuer's private key (--issuer-key) and the lock's time (--now)")
             }
+            if defect.needsIssuerCA && reader.issuerCA == nil {
+                return .notApplicable("the case certifies the issuer with the issuer CA the lock trusts: give the CA's private key (--issuer-ca-key)")
+            }
             guard let group = reader.base.trustedReaders.first?.groupID else { return .fail("the phone trusts no reader") }
             let key = P256.Signing.PrivateKey()
-            let document = try defect.mint(credentialKey: key.publicBytes, readerGroup: group, issuer: issuer, now: reader.now)
+            let document = try defect.mint(credentialKey: key.publicBytes, readerGroup: group, issuer: issuer, issuerCA: reader.issuerCA, now: reader.now)
             let phone = reader.phone(faults: emptyResponse ? .emptyDeviceResponse : []) {
                 $0.signingKey = key
                 $0.accessDocuments = [document]

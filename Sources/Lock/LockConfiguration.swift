@@ -16,6 +16,7 @@ import OfflineUnlock
 ///   "reader": { "signingKey": "reader.key.pem",
 ///               "groupID": "a1a1…(32 hex)", "subID": "b1b1…(32 hex)" },
 ///   "trustedIssuers": ["issuer.pub.pem"],
+///   "trustedIssuerCAs": ["issuer-ca.pub.pem"],
 ///   "policy": { "maxDocumentLifetime": "7d", "clockLeeway": "5m", "relockTime": "5s" },
 ///   "stateDirectory": "state",
 ///   "clock": "2026-03-02T09:00:00Z",
@@ -127,6 +128,9 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
     public var reader: Reader
     /// PEM SPKI public key files of the issuers whose documents this lock accepts.
     public var trustedIssuers: [String]
+    /// PEM SPKI public key files of the issuer CAs: a document whose issuerAuth carries an issuer
+    /// certificate (x5chain) one of them signed is from a trusted issuer (absent: none).
+    public var trustedIssuerCAs: [String] = []
     public var policy: LockPolicy
     /// Where state, the audit log and its key live.
     public var stateDirectory: String
@@ -148,7 +152,7 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
     public var baseDirectory: String = "."
 
     enum CodingKeys: String, CodingKey {
-        case model, firmware, reader, trustedIssuers, policy, stateDirectory, clock, `protocol`, transaction, auditKeyFile, anchorFile
+        case model, firmware, reader, trustedIssuers, trustedIssuerCAs, policy, stateDirectory, clock, `protocol`, transaction, auditKeyFile, anchorFile
     }
 
     public init(model: String, firmware: String, reader: Reader, trustedIssuers: [String], policy: LockPolicy = LockPolicy(),
@@ -166,6 +170,7 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
         firmware = try c.decode(String.self, forKey: .firmware)
         reader = try c.decode(Reader.self, forKey: .reader)
         trustedIssuers = try c.decodeIfPresent([String].self, forKey: .trustedIssuers) ?? []
+        trustedIssuerCAs = try c.decodeIfPresent([String].self, forKey: .trustedIssuerCAs) ?? []
         policy = try c.decodeIfPresent(LockPolicy.self, forKey: .policy) ?? LockPolicy()
         stateDirectory = try c.decodeIfPresent(String.self, forKey: .stateDirectory) ?? "state"
         clock = try c.decodeIfPresent(String.self, forKey: .clock)
@@ -181,6 +186,7 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
         try c.encode(firmware, forKey: .firmware)
         try c.encode(reader, forKey: .reader)
         try c.encode(trustedIssuers, forKey: .trustedIssuers)
+        if !trustedIssuerCAs.isEmpty { try c.encode(trustedIssuerCAs, forKey: .trustedIssuerCAs) }
         try c.encode(policy, forKey: .policy)
         try c.encode(stateDirectory, forKey: .stateDirectory)
         try c.encodeIfPresent(clock, forKey: .clock)
@@ -276,16 +282,28 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
 
     public func trustStore() throws(LockError) -> TrustStore {
         var store = try! TrustStore()
-        for (i, p) in trustedIssuers.enumerated() {
-            let path = resolve(p)
-            guard let data = FileManager.default.contents(atPath: path), let pem = String(data: data, encoding: .utf8) else {
-                throw LockError(.invalidIdentity, "trustedIssuers[\(i)]: cannot read \(path)")
-            }
-            do { try store.add(try Primitives.publicKey(spkiPEM: pem)) } catch {
-                throw LockError(.invalidIdentity, "trustedIssuers[\(i)] \(path): \(error.reason)")
-            }
+        for (i, point) in try publicKeys(trustedIssuers, field: "trustedIssuers").enumerated() {
+            do { try store.add(point) } catch { throw LockError(.invalidIdentity, "trustedIssuers[\(i)]: \(error.reason)") }
+        }
+        for (i, point) in try publicKeys(trustedIssuerCAs, field: "trustedIssuerCAs").enumerated() {
+            do { try store.addIssuerCA(point) } catch { throw LockError(.invalidIdentity, "trustedIssuerCAs[\(i)]: \(error.reason)") }
         }
         return store
+    }
+
+    /// The P-256 points of the PEM SPKI files `paths` (entries of `field`).
+    func publicKeys(_ paths: [String], field: String) throws(LockError) -> [[UInt8]] {
+        var out = [[UInt8]]()
+        for (i, p) in paths.enumerated() {
+            let path = resolve(p)
+            guard let data = FileManager.default.contents(atPath: path), let pem = String(data: data, encoding: .utf8) else {
+                throw LockError(.invalidIdentity, "\(field)[\(i)]: cannot read \(path)")
+            }
+            do { out.append(try Primitives.publicKey(spkiPEM: pem)) } catch {
+                throw LockError(.invalidIdentity, "\(field)[\(i)] \(path): \(error.reason)")
+            }
+        }
+        return out
     }
 
     /// The clock mode at first start.

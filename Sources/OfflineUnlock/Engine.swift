@@ -17,7 +17,8 @@ public struct ReaderIdentity: Equatable, Sendable {
 /// 2. transaction id not seen recently (`replay`);
 /// 3. clock not below the high-water mark minus leeway (`clock_rollback`);
 /// 4. revocation documents presented: each decodes (`malformed_input`), is from a trusted issuer
-///    with a good signature (`untrusted_issuer`), digests match (`digest_mismatch`); a higher serial
+///    — a trusted key by kid, or a certificate (x5chain) a trusted issuer CA signed, valid when
+///    the MSO was signed — with a good signature (`untrusted_issuer`), digests match (`digest_mismatch`); a higher serial
 ///    replaces that issuer's list (one list and serial per issuer); their signed time may restore
 ///    clock trust (within the bound of `TrustedClock.evidence`);
 /// 5. the access document: one presented whose device key is the AUTH1 key (else, if documents
@@ -26,7 +27,8 @@ public struct ReaderIdentity: Equatable, Sendable {
 ///    delivered none, else `unknown_credential`; its signed time may restore clock trust;
 /// 6. clock trusted (`clock_untrusted`); only now are expired revocation entries pruned;
 /// 7. validity span ≤ policy maximum (`validity_too_long`), now ≥ validFrom − leeway
-///    (`not_yet_valid`), now ≤ validUntil + leeway (`expired`);
+///    (`not_yet_valid`), now ≤ validUntil + leeway (`expired`); an issuer certificate the
+///    document carries is valid now, ± leeway (`untrusted_issuer`);
 /// 8. not revoked by key hash or document id in the list of the document's issuer (`revoked`);
 /// 9. a rule names this reader, and the document names no reader rule ids (this reader defines
 ///    none) (`wrong_reader`); a schedule window contains now, when the document has schedules
@@ -143,6 +145,12 @@ public struct DecisionCore: Sendable {
             state.setDocument(nil, for: keyHex)
             state.verified.remove(keyHex)
             return .deny(.expired, detail: "document \(docID) expired at \(RFC3339.format(v.validUntil)); now is \(RFC3339.format(now))")
+        }
+
+        // The issuer certificate, when the document's issuer is certified, is valid now too
+        // (NFC_RDR_NEG_STEPUP_AD_ISSUER_CERT_EXPIRED); `verify` checked it at the signing time.
+        if let certificate = try? access.document.issuerCertificate(), !certificate.isValid(at: now, leeway: policy.clockLeeway) {
+            return .deny(.untrustedIssuer, detail: "document \(docID): its issuer certificate (\(certificate.subjectName)) is valid \(RFC3339.format(certificate.notBefore))–\(RFC3339.format(certificate.notAfter)); now is \(RFC3339.format(now))")
         }
 
         // 8. Revocation, by the list of the document's own issuer.

@@ -5,10 +5,21 @@ import Codecs
 /// (kid = SHA-256("key-identifier" ‖ 65-byte key)[0:8]).
 public struct TrustStore: Equatable, Sendable {
     private var keys: [[UInt8]: [UInt8]] = [:]
+    private var cas: Set<[UInt8]> = []
 
-    public init(issuerPublicKeys: [[UInt8]] = []) throws(PrimitiveError) {
+    /// `issuerCAPublicKeys`: the issuer CAs whose certificates (x5chain in a document's
+    /// issuerAuth) name an issuer the lock then trusts for that document.
+    public init(issuerPublicKeys: [[UInt8]] = [], issuerCAPublicKeys: [[UInt8]] = []) throws(PrimitiveError) {
         for k in issuerPublicKeys { try add(k) }
+        for k in issuerCAPublicKeys { try addIssuerCA(k) }
     }
+
+    public mutating func addIssuerCA(_ caPublicKey: [UInt8]) throws(PrimitiveError) {
+        _ = try Primitives.signingPublicKey(caPublicKey)
+        cas.insert(caPublicKey)
+    }
+
+    public var issuerCAKeys: [[UInt8]] { cas.sorted { $0.lexicographicallyPrecedes($1) } }
 
     public mutating func add(_ issuerPublicKey: [UInt8]) throws(PrimitiveError) {
         _ = try Primitives.signingPublicKey(issuerPublicKey)
@@ -18,5 +29,5 @@ public struct TrustStore: Equatable, Sendable {
     public func issuerKey(kid: [UInt8]) -> [UInt8]? { keys[kid] }
 
     public var issuerKeys: [[UInt8]] { keys.values.sorted { $0.lexicographicallyPrecedes($1) } }
-    public var isEmpty: Bool { keys.isEmpty }
+    public var isEmpty: Bool { keys.isEmpty && cas.isEmpty }
 }

@@ -1,3 +1,4 @@
+import Codecs
 import Conformance
 import Crypto
 import LockBenchTestSupport
@@ -8,27 +9,34 @@ import XCTest
 /// engine grants the valid one and refuses each other one for the reason its case names.
 final class DocumentDefectTests: XCTestCase {
     func testTheEngineRefusesEachDefectForItsReason() throws {
-        let issuer = TestFixtures.key(0x31), credential = TestFixtures.key(0x32)
+        let issuer = TestFixtures.key(0x31), credential = TestFixtures.key(0x32), issuerCA = TestFixtures.key(0x33)
         let now = TestFixtures.monday
         var policy = LockPolicy()
         policy.maxDocumentLifetime = 14 * 86_400  // the official cases issue 14-day documents
         let core = DecisionCore(reader: ReaderIdentity(groupID: TestFixtures.groupID, subID: TestFixtures.subID), policy: policy,
-                                trust: try TrustStore(issuerPublicKeys: [issuer.publicBytes]))
+                                trust: try TrustStore(issuerPublicKeys: [issuer.publicBytes], issuerCAPublicKeys: [issuerCA.publicBytes]))
         let expected: [DocumentDefect: DenyReason?] = [
             .none: nil, .documentDocType: .malformedInput, .deviceKeyMismatch: .documentKeyMismatch, .notYetValid: .notYetValid,
             .expired: .expired, .badSignature: .untrustedIssuer, .msoDocType: .malformedInput, .noKeyID: .untrustedIssuer,
             .accessDataVersion: .unsupportedVersion, .digestMismatch: .digestMismatch, .criticalAccessExtension: .unsupportedVersion,
-            .unknownReaderRule: .wrongReader,
+            .unknownReaderRule: .wrongReader, .issuerCertificate: nil, .issuerCertificateAndKeyID: nil,
+            .issuerCertificateExpired: .untrustedIssuer, .issuerCertificateWrongCA: .untrustedIssuer,
+            .issuerCertificateTimeMismatch: .untrustedIssuer, .issuerCertificateEmptyKey: .untrustedIssuer,
         ]
         // The words of each new refusal name exactly its defect.
         let details: [DocumentDefect: String] = [
             .accessDataVersion: "access data version 42", .digestMismatch: "digest of element \"access\" (digestID 0) differs from the MSO",
             .criticalAccessExtension: "access extension 1 (version 1, critical) is critical and not understood",
             .unknownReaderRule: "names reader rule ids 0xF118; this reader defines no reader rules",
+            .issuerCertificateExpired: "outside the issuer certificate's validity 2020-01-01T00:00:00Z–2020-01-01T01:00:00Z",
+            .issuerCertificateWrongCA: "is not signed by an issuer CA the lock trusts",
+            .issuerCertificateTimeMismatch: "the MSO was signed at 2026-02-16T09:00:00Z, outside the issuer certificate's validity 2026-03-02T09:00:00Z",
+            .issuerCertificateEmptyKey: "subjectPublicKey holds 0 byte(s)",
         ]
         XCTAssertEqual(Set(expected.keys), Set(DocumentDefect.allCases))
         for defect in DocumentDefect.allCases {
-            let document = try defect.mint(credentialKey: credential.publicBytes, readerGroup: TestFixtures.groupID, issuer: issuer, now: now)
+            let document = try defect.mint(credentialKey: credential.publicBytes, readerGroup: TestFixtures.groupID, issuer: issuer,
+                                           issuerCA: issuerCA, now: now)
             var state = EngineState(clock: TrustedClock(trustedAt: now))
             let decision = core.decide(Presentation(credentialPublicKey: credential.publicBytes, transactionID: [UInt8](repeating: 1, count: 16),
                                                     interface: .nfc, protocolVersion: 0x0100, fast: false, accessDocuments: [document]),
@@ -48,5 +56,30 @@ final class DocumentDefectTests: XCTestCase {
         let doc = try IssuedDocument(parsing: bytes)
         XCTAssertNoThrow(try doc.issuerAuth.verify(publicKey: issuer.publicBytes))
         XCTAssertEqual(doc.valueDigests[0], (0..<32).map { UInt8($0) })
+    }
+
+    /// The certificate documents carry what their cases do: the certificate alone (no kid) but
+    /// for …_KEY_ID, the case's own key or bytes where the case fixes them, and need the CA's key
+    /// exactly when the CA signs.
+    func testTheCertificateDefectsCarryTheirCasesCertificate() throws {
+        let issuer = TestFixtures.key(0x31), credential = TestFixtures.key(0x32), issuerCA = TestFixtures.key(0x33)
+        for defect in DocumentDefect.allCases where defect.rawValue.hasPrefix("issuerCertificate") {
+            let bytes = try defect.mint(credentialKey: credential.publicBytes, readerGroup: TestFixtures.groupID, issuer: issuer, issuerCA: issuerCA, now: TestFixtures.monday)
+            let doc = try IssuedDocument(parsing: bytes)
+            let chain = try doc.issuerAuth.x5chain()
+            XCTAssertEqual(chain.count, 1, "\(defect)")
+            XCTAssertEqual(doc.issuerAuth.kid != nil, defect == .issuerCertificateAndKeyID, "\(defect)")
+            XCTAssertNoThrow(try doc.issuerAuth.verify(publicKey: issuer.publicBytes), "\(defect): signed by the issuer")
+            if defect == .issuerCertificateEmptyKey {
+                XCTAssertEqual(chain[0], DocumentDefect.emptyKeyCertificate)
+            } else {
+                let certificate = try IssuerCertificate(parsing: chain[0])
+                XCTAssertEqual(certificate.publicKey, issuer.publicBytes)
+                XCTAssertEqual(certificate.isSigned(by: issuerCA.publicBytes), defect != .issuerCertificateWrongCA, "\(defect)")
+            }
+            if defect.needsIssuerCA {
+                XCTAssertThrowsError(try defect.mint(credentialKey: credential.publicBytes, readerGroup: TestFixtures.groupID, issuer: issuer, now: TestFixtures.monday))
+            }
+        }
     }
 }

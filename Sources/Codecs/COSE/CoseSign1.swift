@@ -34,12 +34,14 @@ public struct CoseSign1: Equatable, Sendable {
         self.signature = signature
     }
 
-    /// Signs `payload` with ES256; the kid goes into the unprotected header.
+    /// Signs `payload` with ES256; the kid and the issuer certificate (x5chain, one DER
+    /// certificate as a bstr, as the official tool writes it) go into the unprotected header.
     public static func sign(payload: [UInt8], key: Crypto.P256.Signing.PrivateKey, kid: [UInt8]?,
-                            externalAAD: [UInt8] = []) -> CoseSign1 {
+                            x5chain: [UInt8]? = nil, externalAAD: [UInt8] = []) -> CoseSign1 {
         let protected = CBOR.map([Header.alg: Header.es256]).encoded()
         var unprotected = [CBOR: CBOR]()
         if let kid { unprotected[Header.kid] = .bytes(kid) }
+        if let x5chain { unprotected[Header.x5chain] = .bytes(x5chain) }
         let tbs = toBeSigned(protected: protected, payload: payload, externalAAD: externalAAD)
         return CoseSign1(protectedBytes: protected, unprotected: unprotected, payload: payload,
                          signature: Primitives.sign(tbs, with: key))
@@ -61,6 +63,29 @@ public struct CoseSign1: Equatable, Sendable {
     /// The key id from the unprotected (or protected) header.
     public var kid: [UInt8]? {
         unprotected[Header.kid]?.bytesValue ?? (try? protectedHeader())?[Header.kid]?.bytesValue
+    }
+
+    /// The most certificates an x5chain may list (RFC 9360 §2: leaf first); more is refused.
+    public static let maxChainLength = 4
+
+    /// The DER certificates of the x5chain header (label 33; RFC 9360 §2), unprotected or
+    /// protected: one bstr, or an array of bstr with the leaf first. Empty when absent.
+    public func x5chain() throws(CoseError) -> [[UInt8]] {
+        let protected = try protectedHeader()
+        guard let value = unprotected[Header.x5chain] ?? protected[Header.x5chain] else { return [] }
+        if let one = value.bytesValue { return [one] }
+        guard let list = value.arrayValue else {
+            throw CoseError(.malformed, "x5chain (label 33) is \(value.kindName), not a bstr or an array of bstr (RFC 9360 §2)")
+        }
+        guard (1...Self.maxChainLength).contains(list.count) else {
+            throw CoseError(.malformed, "x5chain (label 33) lists \(list.count) certificates; LockBench reads 1…\(Self.maxChainLength)")
+        }
+        var out = [[UInt8]]()
+        for (i, c) in list.enumerated() {
+            guard let der = c.bytesValue else { throw CoseError(.malformed, "x5chain (label 33) entry \(i) is \(c.kindName), not a bstr") }
+            out.append(der)
+        }
+        return out
     }
 
     /// Checks the algorithm is ES256 and the signature verifies under `publicKey` (`04‖X‖Y`).

@@ -136,13 +136,14 @@ public struct AccessDocument: Equatable, Sendable {
     public var id: [UInt8] { access.id }
 
     public static func issue(access: AccessData, credentialPublicKey: [UInt8], validity: IssuedDocument.Validity,
-                             issuerKey: P256.Signing.PrivateKey) throws(DocumentError) -> AccessDocument {
+                             issuerKey: P256.Signing.PrivateKey, issuerCertificate: [UInt8]? = nil,
+                             includeKeyID: Bool = true) throws(DocumentError) -> AccessDocument {
         do { _ = try Primitives.signingPublicKey(credentialPublicKey) } catch {
             throw DocumentError(.malformed, "credential public key: \(error.reason)")
         }
         let doc = IssuedDocument.issue(docType: IssuedDocument.DocType.access, elementIdentifier: elementIdentifier,
                                        elementValue: access.cbor, deviceKey: credentialPublicKey, validity: validity,
-                                       issuerKey: issuerKey)
+                                       issuerKey: issuerKey, issuerCertificate: issuerCertificate, includeKeyID: includeKeyID)
         return AccessDocument(document: doc, access: access, credentialPublicKey: credentialPublicKey)
     }
 

@@ -15,6 +15,13 @@ public struct DocumentError: CodedError, Equatable, CustomStringConvertible, Sen
         case untrustedIssuer = "document.untrusted_issuer"
         /// The issuer signature (COSE_Sign1 ES256) does not verify.
         case badIssuerSignature = "document.bad_issuer_signature"
+        /// The issuer certificate in issuerAuth's header (x5chain, 33) does not parse, or its key
+        /// is not a P-256 point.
+        case badIssuerCertificate = "document.bad_issuer_certificate"
+        /// The issuer certificate is not signed by an issuer CA the lock trusts.
+        case untrustedIssuerCertificate = "document.untrusted_issuer_certificate"
+        /// The issuer certificate's validity does not hold the MSO's signing time.
+        case issuerCertificateNotValid = "document.issuer_certificate_not_valid"
         /// An IssuerSignedItem's SHA-256 differs from the MSO's digest, or the MSO lacks it.
         case digestMismatch = "document.digest_mismatch"
     }
@@ -37,7 +44,8 @@ public struct DocumentError: CodedError, Equatable, CustomStringConvertible, Sen
         switch code {
         case .malformed, .wrongDocType: return .malformedInput
         case .unsupportedVersion: return .unsupportedVersion
-        case .untrustedIssuer, .badIssuerSignature: return .untrustedIssuer
+        case .untrustedIssuer, .badIssuerSignature, .badIssuerCertificate, .untrustedIssuerCertificate, .issuerCertificateNotValid:
+            return .untrustedIssuer
         case .digestMismatch: return .digestMismatch
         }
     }

@@ -89,7 +89,8 @@ public struct IssuedDocument: Equatable, Sendable {
     /// Builds and signs a document with one element in the namespace `docType`.
     public static func issue(docType: String, elementIdentifier: String, elementValue: CBOR,
                              deviceKey: [UInt8]?, validity: Validity,
-                             issuerKey: P256.Signing.PrivateKey, random: [UInt8] = Primitives.randomBytes(16)) -> IssuedDocument {
+                             issuerKey: P256.Signing.PrivateKey, issuerCertificate: [UInt8]? = nil, includeKeyID: Bool = true,
+                             random: [UInt8] = Primitives.randomBytes(16)) -> IssuedDocument {
         let itemCBOR: CBOR = [1: 0, 2: .bytes(random), 3: .text(elementIdentifier), 4: elementValue]
         let tagged = CBOR.embedded(itemCBOR).encoded()
         let item = Item(digestID: 0, random: random, elementIdentifier: elementIdentifier,
@@ -109,7 +110,8 @@ public struct IssuedDocument: Equatable, Sendable {
         let payload = CBOR.embedded(.map(mso)).encoded()
         let issuerPoint = Primitives.point(of: issuerKey)
         let auth = CoseSign1.sign(payload: payload, key: issuerKey,
-                                  kid: CoseSign1.keyIdentifier(issuerPublicKey: issuerPoint))
+                                  kid: includeKeyID ? CoseSign1.keyIdentifier(issuerPublicKey: issuerPoint) : nil,
+                                  x5chain: issuerCertificate)
         return IssuedDocument(docType: docType, items: [item], issuerAuth: auth, valueDigests: [0: Primitives.sha256(tagged)],
                               deviceKey: deviceKey, validity: validity, timeVerificationRequired: true)
     }
@@ -213,13 +215,30 @@ public struct IssuedDocument: Equatable, Sendable {
 
     // MARK: Verification
 
-    /// Finds the issuer by kid, verifies the ES256 signature over the MSO, and checks that every
-    /// item's digest matches. Returns the issuer's public key.
+    /// Finds the issuer key — from the x5chain certificate when the header carries one, else by
+    /// kid — verifies the ES256 signature over the MSO, and checks that every item's digest
+    /// matches. Returns the issuer's public key.
+    ///
+    /// A certificate (COSE header 33) decides, kid or not (NFC_RDR_STEPUP_AD_ISSUER_CERT and
+    /// …_KEY_ID): it must parse with a P-256 key (NFC_RDR_NEG_STEPUP_AD_ISSUER_CERT_EMPTY_PUBLIC_KEY),
+    /// be signed by an issuer CA the lock trusts (…_ISSUER_CERT_INVALID_SIGNATURE), and its validity
+    /// must hold the MSO's signing time (…_ISSUER_CERTIFICATE_TIME_MISMATCH, …_ISSUER_CERT_EXPIRED);
+    /// a kid beside it must name the certificate's key. Its validity at the decision's time is the
+    /// engine's check (`DecisionCore`), as every time-dependent one is. Without a certificate the
+    /// kid must name a trusted issuer key (…_NO_ISSUER_CERT_NO_KEY_ID refuses neither).
     @discardableResult
     public func verify(trust: TrustStore) throws(DocumentError) -> [UInt8] {
-        guard let kid = issuerAuth.kid else { throw DocumentError(.untrustedIssuer, "issuerAuth carries no kid") }
-        guard let issuer = trust.issuerKey(kid: kid) else {
-            throw DocumentError(.untrustedIssuer, "issuer kid \(Hex.encode(kid)) is not in the lock's trust store")
+        let issuer: [UInt8], named: String
+        if let certificate = try issuerCertificate() {
+            issuer = try certifiedIssuerKey(certificate, trust: trust)
+            named = "certified by the issuer CA"
+        } else {
+            guard let kid = issuerAuth.kid else { throw DocumentError(.untrustedIssuer, "issuerAuth carries neither a kid (4) nor an issuer certificate (x5chain, 33)") }
+            guard let key = trust.issuerKey(kid: kid) else {
+                throw DocumentError(.untrustedIssuer, "issuer kid \(Hex.encode(kid)) is not in the lock's trust store")
+            }
+            issuer = key
+            named = "kid \(Hex.encode(kid))"
         }
         do { try issuerAuth.verify(publicKey: issuer) } catch {
             switch error.code {
@@ -228,7 +247,7 @@ public struct IssuedDocument: Equatable, Sendable {
             case .malformed, .detachedPayload, .invalidKey:
                 throw DocumentError(.malformed, "issuerAuth: \(error.reason)")
             case .badSignature:
-                throw DocumentError(.badIssuerSignature, "issuer signature (kid \(Hex.encode(kid))) does not verify")
+                throw DocumentError(.badIssuerSignature, "issuer signature (\(named)) does not verify")
             }
         }
         guard !items.isEmpty else { throw DocumentError(.malformed, "no IssuerSignedItem in namespace \"\(docType)\"") }
@@ -243,8 +262,40 @@ public struct IssuedDocument: Equatable, Sendable {
         return issuer
     }
 
-    /// The issuer's kid from issuerAuth.
-    public var issuerKeyID: [UInt8]? { issuerAuth.kid }
+    /// The issuer's kid: issuerAuth's, else the one of the certificate's key (the key a
+    /// revocation list is kept under is the same either way).
+    public var issuerKeyID: [UInt8]? {
+        issuerAuth.kid ?? (try? issuerCertificate())?.map { CoseSign1.keyIdentifier(issuerPublicKey: $0.publicKey) } ?? nil
+    }
+
+    /// The issuer certificate, the leaf of issuerAuth's x5chain (COSE header 33), nil when absent.
+    public func issuerCertificate() throws(DocumentError) -> IssuerCertificate? {
+        let chain: [[UInt8]]
+        do { chain = try issuerAuth.x5chain() } catch { throw DocumentError(.badIssuerCertificate, "issuerAuth: \(error.reason)") }
+        guard let leaf = chain.first else { return nil }
+        do { return try IssuerCertificate(parsing: leaf) } catch {
+            throw DocumentError(.badIssuerCertificate, "issuer certificate (x5chain, COSE header 33): \(error.reason)")
+        }
+    }
+
+    /// The certificate's key, when a trusted issuer CA signed the certificate, its validity holds
+    /// the MSO's signing time, and a kid beside it names that key.
+    func certifiedIssuerKey(_ certificate: IssuerCertificate, trust: TrustStore) throws(DocumentError) -> [UInt8] {
+        let cas = trust.issuerCAKeys
+        guard cas.contains(where: certificate.isSigned(by:)) else {
+            throw DocumentError(.untrustedIssuerCertificate, cas.isEmpty
+                ? "the issuer certificate (\(certificate.subjectName)) cannot chain: the lock trusts no issuer CA"
+                : "the issuer certificate (\(certificate.subjectName), issued by \(certificate.issuerName)) is not signed by an issuer CA the lock trusts (\(cas.count) trusted)")
+        }
+        guard certificate.isValid(at: validity.signed) else {
+            throw DocumentError(.issuerCertificateNotValid, "the MSO was signed at \(RFC3339.format(validity.signed)), outside the issuer certificate's validity \(RFC3339.format(certificate.notBefore))–\(RFC3339.format(certificate.notAfter))")
+        }
+        let certified = CoseSign1.keyIdentifier(issuerPublicKey: certificate.publicKey)
+        if let kid = issuerAuth.kid, kid != certified {
+            throw DocumentError(.untrustedIssuer, "issuerAuth kid \(Hex.encode(kid)) names another key than its issuer certificate's (kid \(Hex.encode(certified)))")
+        }
+        return certificate.publicKey
+    }
 }
 
 func parseIssuerAuth(_ c: CBOR) throws(DocumentError) -> CoseSign1 {

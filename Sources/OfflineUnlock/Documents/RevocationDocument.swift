@@ -116,11 +116,12 @@ public struct RevocationDocument: Equatable, Sendable {
     public var expiry: Date { document.validity.validUntil }
 
     public static func issue(revocation: RevocationData, issued: Date, expiry: Date,
-                             issuerKey: P256.Signing.PrivateKey) -> RevocationDocument {
+                             issuerKey: P256.Signing.PrivateKey, issuerCertificate: [UInt8]? = nil,
+                             includeKeyID: Bool = true) -> RevocationDocument {
         let doc = IssuedDocument.issue(docType: IssuedDocument.DocType.revocation, elementIdentifier: elementIdentifier,
                                        elementValue: revocation.cbor, deviceKey: nil,
                                        validity: .init(signed: issued, validFrom: issued, validUntil: expiry),
-                                       issuerKey: issuerKey)
+                                       issuerKey: issuerKey, issuerCertificate: issuerCertificate, includeKeyID: includeKeyID)
         return RevocationDocument(document: doc, revocation: revocation)
     }
 

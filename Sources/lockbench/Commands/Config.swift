@@ -42,6 +42,8 @@ struct ConfigCommand: ParsableCommand {
         var readerIdentity: String
         @Option(help: ArgumentHelp("A trusted issuer public key (PEM). Repeatable.", valueName: "file"))
         var issuer: [String] = []
+        @Option(name: .customLong("issuer-ca"), help: ArgumentHelp("A trusted issuer CA public key (PEM, from `lockbench key issuer-ca`): documents whose issuer certificate (x5chain) it signed are accepted. Repeatable.", valueName: "file"))
+        var issuerCA: [String] = []
         @Option(help: "Lock model (see `lockbench firmware`).")
         var model: String = "NDE"
         @Option(help: "Lock firmware version.")
@@ -78,6 +80,7 @@ struct ConfigCommand: ParsableCommand {
                 return abs.hasPrefix(base) ? String(abs.dropFirst(base.count)) : abs
             }
             for i in issuer { _ = try KeyFiles.publicKey(i, what: "issuer key") }
+            for i in issuerCA { _ = try KeyFiles.publicKey(i, what: "issuer CA key") }
             var policy = LockPolicy()
             policy.maxDocumentLifetime = try KeyFiles.duration(maxLifetime, flag: "--max-lifetime", within: LockPolicy.Bounds.maxDocumentLifetime)
             policy.clockLeeway = try KeyFiles.duration(leeway, flag: "--leeway", within: LockPolicy.Bounds.clockLeeway)
@@ -94,7 +97,9 @@ struct ConfigCommand: ParsableCommand {
                 trustedIssuers: issuer.map(relative), policy: policy,
                 stateDirectory: stateDir.map(relative) ?? (name.hasSuffix(".lock") ? String(name.dropLast(5)) : name) + ".state",
                 clock: clock, protocol: LockConfiguration.ProtocolOptions(fast: !noFast))
-            let file = LockFile(lock: config, radios: RadioSettings(nfc: nfc.map { .init(connstring: $0) }, ble: ble.map { .init(transport: $0) }))
+            var lock = config
+            lock.trustedIssuerCAs = issuerCA.map(relative)
+            let file = LockFile(lock: lock, radios: RadioSettings(nfc: nfc.map { .init(connstring: $0) }, ble: ble.map { .init(transport: $0) }))
             try KeyFiles.write(file.encoded() + Data("\n".utf8), to: out, force: force)
             _ = try LockFiles.file(out)
             print("lock configuration: \(out)")

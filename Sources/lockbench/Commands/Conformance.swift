@@ -282,6 +282,8 @@ struct ConformanceReader: ParsableCommand {
     var versions: String = "1.0"
     @Option(name: .customLong("issuer-key"), help: ArgumentHelp("The site issuer's private key (PEM) the lock trusts: the official step-up cases hand the lock documents of their own (one defect each), minted with it. Without it they are not applicable.", valueName: "file"))
     var issuerKey: String?
+    @Option(name: .customLong("issuer-ca-key"), help: ArgumentHelp("With --issuer-key: the private key (PEM) of the issuer CA the lock trusts (config create --issuer-ca): the issuer certificate cases certify the issuer with it. Without it they are not applicable.", valueName: "file"))
+    var issuerCAKey: String?
     @Option(help: ArgumentHelp("The lock's current time (ISO-8601) around which minted documents are valid (default: now).", valueName: "time"))
     var now: String?
     @OptionGroup var phone: PhoneOptions
@@ -338,8 +340,9 @@ struct ConformanceReader: ParsableCommand {
         var base = session.configuration
         base.interface = interface == .ble ? .ble : .nfc
         let issuer = try issuerKey.map { try KeyFiles.privateKey($0, what: "issuer key") }
+        let issuerCA = try issuerCAKey.map { try KeyFiles.privateKey($0, what: "issuer CA key") }
         let reader = ReaderUnderTest(presenter: presenter, base: base, recorder: recorder, timeout: TimeInterval(timeout),
-                                     issuer: issuer, now: now.flatMap { RFC3339.parse($0) } ?? Date())
+                                     issuer: issuer, issuerCA: issuerCA, now: now.flatMap { RFC3339.parse($0) } ?? Date())
         let needed = checks.map(\.transactions).reduce(0, +)
         if text {
             emitLine("\(checks.count) checks need \(needed) transactions from the reader under test: \(Self.instruction(listen: listen, nfc: nfc)) once per transaction; each check is printed when it ends")

@@ -33,12 +33,35 @@ struct DocCommand: ParsableCommand {
         var issuerKey: String
         @Option(help: ArgumentHelp("Issue as of this time instead of the system clock (ISO-8601, e.g. 2026-03-02T09:00:00Z); --valid-for counts from it.", valueName: "time"))
         var now: String?
+        @Option(name: .customLong("issuer-cert"), help: ArgumentHelp("The issuer's certificate (PEM or DER, from `key issuer-cert`): carried in issuerAuth's header (x5chain, 33) so that locks trusting its issuer CA accept the document.", valueName: "file"))
+        var issuerCert: String?
+        @Flag(name: .customLong("no-kid"), help: "With --issuer-cert: leave the kid out of issuerAuth; the certificate alone names the issuer.")
+        var noKid = false
         @Option(help: ArgumentHelp("Where to write the document (CBOR).", valueName: "file"))
         var out: String
         @Flag(help: "Overwrite --out if it exists.")
         var force = false
         @Flag(help: "Print the issued document as JSON (as `doc show --json`).")
         var json = false
+
+        /// The certificate's DER, checked to certify `issuer` and to be valid at `signed`.
+        func certificate(for issuer: P256.Signing.PrivateKey, signed: Date) throws -> [UInt8]? {
+            guard let issuerCert else {
+                if noKid { throw UserError(message: "--no-kid needs --issuer-cert: without a kid or a certificate no lock can find the issuer") }
+                return nil
+            }
+            let certificate: IssuerCertificate
+            do { certificate = try IssuerCertificate(parsing: try IssuerCertificate.der(pemOrDER: try KeyFiles.readBytes(issuerCert, what: "issuer certificate"))) } catch let e as X509Error {
+                throw UserError(message: "--issuer-cert \(issuerCert): \(e.reason)")
+            }
+            guard certificate.publicKey == Primitives.point(of: issuer) else {
+                throw UserError(message: "--issuer-cert \(issuerCert) certifies another key than --issuer-key")
+            }
+            guard certificate.isValid(at: signed) else {
+                throw UserError(message: "--issuer-cert \(issuerCert) is valid \(RFC3339.format(certificate.notBefore))–\(RFC3339.format(certificate.notAfter)), not at the signing time \(RFC3339.format(signed)); locks would refuse the document")
+            }
+            return certificate.der
+        }
 
         func issueTime() throws -> Date {
             try now.map { try KeyFiles.time($0, flag: "--now") } ?? Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
@@ -53,7 +76,9 @@ struct DocCommand: ParsableCommand {
 
     static func finish(_ bytes: [UInt8], signing: Signing, issuer: P256.Signing.PrivateKey) throws {
         try KeyFiles.write(Data(bytes), to: signing.out, force: signing.force)
-        let shown = try show(file: signing.out, bytes: bytes, trust: try TrustStore(issuerPublicKeys: [Primitives.point(of: issuer)]))
+        // A certified issuer is checked by its CA, which the lock knows and this command does not.
+        let shown = try show(file: signing.out, bytes: bytes,
+                             trust: signing.issuerCert == nil ? try TrustStore(issuerPublicKeys: [Primitives.point(of: issuer)]) : nil)
         print(signing.json ? KeyFiles.json(shown) : shown.text)
     }
 
@@ -134,7 +159,8 @@ struct DocCommand: ParsableCommand {
                 let access = try AccessData(id: docID, readers: rules, schedules: schedules)
                 let doc = try AccessDocument.issue(access: access, credentialPublicKey: credentialKey,
                                                    validity: .init(signed: signed, validFrom: from, validUntil: until, validityIteration: iteration),
-                                                   issuerKey: issuer)
+                                                   issuerKey: issuer, issuerCertificate: try signing.certificate(for: issuer, signed: signed),
+                                                   includeKeyID: !signing.noKid)
                 try DocCommand.finish(doc.encoded(), signing: signing, issuer: issuer)
             } catch let e as DocumentError {
                 throw UserError(message: e.reason)
@@ -198,7 +224,8 @@ struct DocCommand: ParsableCommand {
                     entries.append(try RevocationEntry(documentID: b, expiry: entryEnd))
                 }
                 let doc = RevocationDocument.issue(revocation: RevocationData(serial: serial, entries: entries), issued: now,
-                                                   expiry: expiry, issuerKey: issuer)
+                                                   expiry: expiry, issuerKey: issuer, issuerCertificate: try signing.certificate(for: issuer, signed: now),
+                                                   includeKeyID: !signing.noKid)
                 try DocCommand.finish(doc.encoded(), signing: signing, issuer: issuer)
             } catch let e as DocumentError {
                 throw UserError(message: e.reason)

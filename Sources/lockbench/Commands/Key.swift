@@ -18,8 +18,15 @@ struct KeyCommand: ParsableCommand {
           lockbench key issuer site/issuer           # signs the documents
           lockbench key reader site/front-door       # the reader: key, group id, sub id
           lockbench key credential site/alice-phone  # a phone's long-term key
+
+        An issuer may instead be certified by an issuer CA the locks trust (config create --issuer-ca):
+
+          lockbench key issuer-ca site/issuer-ca
+          lockbench key issuer-cert --issuer site/issuer.pub.pem --ca-key site/issuer-ca.key.pem \\
+              --out site/issuer.cert.pem
+          lockbench doc issue --issuer-key site/issuer.key.pem --issuer-cert site/issuer.cert.pem …
         """,
-        subcommands: [Issuer.self, Reader.self, Credential.self, Show.self]
+        subcommands: [Issuer.self, IssuerCA.self, IssuerCert.self, Reader.self, Credential.self, Show.self]
     )
 
     struct Output: ParsableArguments {
@@ -69,6 +76,49 @@ struct KeyCommand: ParsableCommand {
             var (key, created) = try KeyCommand.writePair(output, kind: "issuer")
             created.kid = Hex.encode(CoseSign1.keyIdentifier(issuerPublicKey: Primitives.point(of: key)))
             KeyCommand.report(created, json: output.json)
+        }
+    }
+
+    struct IssuerCA: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "issuer-ca",
+            abstract: "Create an issuer CA key pair (signs issuer certificates).",
+            discussion: "Locks trust the CA by its public key (config create --issuer-ca NAME.pub.pem, the lock config's trustedIssuerCAs); a document whose issuerAuth carries an issuer certificate the CA signed (x5chain, COSE header 33) is then from a trusted issuer.")
+        @OptionGroup var output: Output
+        func run() throws {
+            let (_, created) = try KeyCommand.writePair(output, kind: "issuer CA")
+            KeyCommand.report(created, json: output.json)
+        }
+    }
+
+    struct IssuerCert: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "issuer-cert",
+            abstract: "Certify an issuer's public key with an issuer CA: an X.509 certificate (PEM) for doc issue --issuer-cert.",
+            discussion: "ECDSA-SHA256 over P-256, as the official test plan's issuer certificates. The certificate must be valid when each document is signed and when a lock reads it.")
+        @Option(help: ArgumentHelp("The issuer's public key (PEM SPKI; a private key file works too).", valueName: "file"))
+        var issuer: String
+        @Option(name: .customLong("ca-key"), help: ArgumentHelp("The issuer CA's private key (PEM).", valueName: "file"))
+        var caKey: String
+        @Option(name: .customLong("valid-from"), help: ArgumentHelp("notBefore (ISO-8601); default: now.", valueName: "time"))
+        var validFrom: String?
+        @Option(name: .customLong("valid-until"), help: ArgumentHelp("notAfter (ISO-8601); default: 1 year after notBefore.", valueName: "time"))
+        var validUntil: String?
+        @Option(help: ArgumentHelp("Where to write the certificate (PEM).", valueName: "file"))
+        var out: String
+        @Flag(help: "Overwrite --out if it exists.")
+        var force = false
+
+        func run() throws {
+            let issuerKey = try KeyFiles.publicKey(issuer, what: "issuer key")
+            let ca = try KeyFiles.privateKey(caKey, what: "issuer CA key")
+            let from = try validFrom.map { try KeyFiles.time($0, flag: "--valid-from") } ?? Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+            let until = try validUntil.map { try KeyFiles.time($0, flag: "--valid-until") } ?? from.addingTimeInterval(365 * 86_400)
+            guard until > from else { throw UserError(message: "--valid-until \(RFC3339.format(until)) is not after notBefore \(RFC3339.format(from))") }
+            let der = try IssuerCertificate.issue(subjectPublicKey: issuerKey, caKey: ca, serialNumber: Primitives.randomBytes(8),
+                                                  notBefore: from, notAfter: until)
+            try KeyFiles.write(Data(IssuerCertificate.pem(der: der).utf8), to: out, force: force)
+            print("issuer certificate: \(out) (issuer kid \(Hex.encode(CoseSign1.keyIdentifier(issuerPublicKey: issuerKey))), valid \(RFC3339.format(from))–\(RFC3339.format(until)))")
         }
     }
 
