@@ -19,6 +19,7 @@ final class ConformanceEndToEndTests: XCTestCase {
     override func setUpWithError() throws {
         dir = try LockBenchProcess.temporaryDirectory(self)
         try lb(["key", "issuer", "issuer"])
+        try lb(["key", "issuer-ca", "issuer-ca"])
         try lb(["key", "credential", "alice"])
         try lb(["key", "reader", "door"])
         try lb(["doc", "issue", "--issuer-key", "issuer.key.pem", "--credential", "alice.pub.pem", "--reader-identity", "door.reader.json",
@@ -26,7 +27,7 @@ final class ConformanceEndToEndTests: XCTestCase {
                 "--now", "2026-03-02T07:00:00Z", "--out", "alice.cbor"])
         // The official reader cases expect a reader set for standard transactions, but NFC_RDR_FAST
         // (rdr.fast), which expects one set for FAST that has met no phone yet: two locks.
-        try lb(["config", "create", "--reader-identity", "door.reader.json", "--issuer", "issuer.pub.pem",
+        try lb(["config", "create", "--reader-identity", "door.reader.json", "--issuer", "issuer.pub.pem", "--issuer-ca", "issuer-ca.pub.pem",
                 "--clock", "2026-03-02T09:00:00Z", "--no-fast", "--max-lifetime", "14d", "--out", "door.lock.json"])
         try lb(["config", "create", "--reader-identity", "door.reader.json", "--issuer", "issuer.pub.pem",
                 "--clock", "2026-03-02T09:00:00Z", "--state-dir", "door-fast.state", "--out", "door-fast.lock.json"])
@@ -260,14 +261,17 @@ final class ConformanceEndToEndTests: XCTestCase {
     func testReaderChecksPassAgainstLockBenchsLockOverSocket() throws {
         // With the site issuer's key the official step-up cases hand the lock documents of their own.
         let (status, lines) = try readerOverSocket(extra: ["--skip", "rdr.fast", "--transcript", "reader.transcript", "--transcript-secrets",
-                                                           "--issuer-key", "issuer.key.pem", "--now", "2026-03-02T09:00:00Z"])
+                                                           "--issuer-key", "issuer.key.pem", "--issuer-ca-key", "issuer-ca.key.pem",
+                                                           "--now", "2026-03-02T09:00:00Z"])
         XCTAssertEqual(status, Self.pendingReader.isEmpty ? 0 : 1, lines.joined(separator: "\n"))
         let s = statuses(lines: lines)
         assertFailures(s, are: Self.pendingReader, "reader over socket")
         for id in ["rdr.stepup.key-id", "rdr.neg.stepup.doctype", "rdr.neg.stepup.device-key", "rdr.neg.stepup.not-yet-valid", "rdr.neg.stepup.expired",
                    "rdr.neg.stepup.bad-signature", "rdr.neg.stepup.mso-doctype", "rdr.neg.stepup.no-key-id", "rdr.neg.stepup.no-documents",
                    "rdr.neg.stepup.access-data-version", "rdr.neg.stepup.digest", "rdr.neg.stepup.critical-extension",
-                   "rdr.neg.stepup.unknown-reader-rule", "rdr.exchange-mailbox"] {
+                   "rdr.neg.stepup.unknown-reader-rule", "rdr.exchange-mailbox", "rdr.stepup.issuer-cert", "rdr.stepup.issuer-cert-key-id",
+                   "rdr.neg.stepup.issuer-cert-expired", "rdr.neg.stepup.issuer-cert-signature", "rdr.neg.stepup.issuer-cert-time",
+                   "rdr.neg.stepup.issuer-cert-empty-key"] {
             XCTAssertEqual(s[id], "pass", "\(id): " + lines.joined(separator: "\n"))
         }
         XCTAssertEqual(s["rdr.step-up"], "pass", lines.joined(separator: "\n"))

@@ -140,6 +140,43 @@ final class KeysAndDocumentsEndToEndTests: XCTestCase {
         XCTAssertEqual(damaged["line"] as? Int, 4, "grant, grant, the list change, then the edited deny")
     }
 
+    /// An issuer the lock knows only through its issuer CA: the certified document (no kid) is
+    /// granted; one whose certificate another CA signed, or expired since, is refused.
+    func testACertifiedIssuerIsTrustedThroughTheIssuerCA() throws {
+        try lb(["key", "issuer-ca", "site/ca"])
+        try lb(["key", "issuer", "site/issuer"])
+        try lb(["key", "credential", "site/alice"])
+        try lb(["key", "reader", "site/door"])
+        try lb(["config", "create", "--reader-identity", "site/door.reader.json", "--issuer-ca", "site/ca.pub.pem",
+                "--clock", "2026-03-02T09:00:00Z", "--out", "site/door.lock.json"])
+        XCTAssertTrue(try String(contentsOf: dir.appendingPathComponent("site/door.lock.json"), encoding: .utf8).contains("\"trustedIssuerCAs\""))
+        let made = try lb(["key", "issuer-cert", "--issuer", "site/issuer.pub.pem", "--ca-key", "site/ca.key.pem",
+                           "--valid-from", "2026-01-01T00:00:00Z", "--valid-until", "2026-03-02T10:00:00Z", "--out", "site/issuer.cert.pem"])
+        XCTAssertTrue(made.stdout.contains("valid 2026-01-01T00:00:00Z–2026-03-02T10:00:00Z"), made.stdout)
+        try issue("alice.cbor", ["--issuer-cert", "site/issuer.cert.pem", "--no-kid"])
+        XCTAssertEqual(try decide(["--access-doc", "alice.cbor"], expect: 0)["decision"] as? String, "grant")
+        // After the certificate's notAfter (+ the 5 min leeway) even the cached document is refused.
+        try lb(["clock", "advance", "--config", "site/door.lock.json", "66m"])
+        let later = try decide([], expect: 1)
+        XCTAssertEqual(later["reason"] as? String, "untrusted_issuer")
+        XCTAssertTrue((later["detail"] as? String ?? "").contains("issuer certificate"), "\(later)")
+        // A certificate from a CA the lock does not trust.
+        try lb(["key", "issuer-ca", "rogue-ca"])
+        try lb(["key", "issuer-cert", "--issuer", "site/issuer.pub.pem", "--ca-key", "rogue-ca.key.pem", "--valid-from", "2026-01-01T00:00:00Z",
+                "--out", "rogue.cert.pem"])
+        try issue("rogue.cbor", ["--issuer-cert", "rogue.cert.pem"])
+        let rogue = try decide(["--access-doc", "rogue.cbor"], expect: 1)
+        XCTAssertEqual(rogue["reason"] as? String, "untrusted_issuer")
+        XCTAssertTrue((rogue["detail"] as? String ?? "").contains("not signed by an issuer CA the lock trusts"), "\(rogue)")
+        // The issuing side refuses what no lock would take.
+        let mismatch = try lb(["doc", "issue", "--issuer-key", "rogue-ca.key.pem", "--issuer-cert", "site/issuer.cert.pem", "--credential", "site/alice.pub.pem",
+                               "--reader-identity", "site/door.reader.json", "--valid-for", "1h", "--now", "2026-03-02T08:00:00Z", "--out", "x.cbor"], expect: 2)
+        XCTAssertTrue(mismatch.stderr.contains("certifies another key than --issuer-key"), mismatch.stderr)
+        let noKid = try lb(["doc", "issue", "--issuer-key", "site/issuer.key.pem", "--no-kid", "--credential", "site/alice.pub.pem",
+                            "--reader-identity", "site/door.reader.json", "--valid-for", "1h", "--out", "y.cbor"], expect: 2)
+        XCTAssertTrue(noKid.stderr.contains("--no-kid needs --issuer-cert"), noKid.stderr)
+    }
+
     func testDenyReasonsFromTheCommandLine() throws {
         try makeSite(extra: ["--max-lifetime", "1d"])
         XCTAssertEqual(try decide([], expect: 1)["reason"] as? String, "unknown_credential")
