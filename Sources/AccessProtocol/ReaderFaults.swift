@@ -8,8 +8,13 @@ public struct ReaderFaults: OptionSet, Sendable, Hashable {
     public static let acceptBadDeviceSignature = ReaderFaults(rawValue: 1 << 0)
     /// Send commands without Le (rdr.le catches it; a strict phone answers 6701).
     public static let omitLe = ReaderFaults(rawValue: 1 << 1)
+    /// The lock's engine, not the session: take an issuer certificate's key (x5chain) without
+    /// checking that a trusted issuer CA signed it or that it is valid (the negative issuer
+    /// certificate cases whose certificate parses catch it; `LockConfiguration.faults`).
+    public static let skipIssuerCertificateChecks = ReaderFaults(rawValue: 1 << 2)
 
     public static let names: [(String, ReaderFaults)] = [
         ("accept-bad-device-signature", .acceptBadDeviceSignature), ("omit-le", .omitLe),
+        ("skip-issuer-certificate-checks", .skipIssuerCertificateChecks),
     ]
 }

@@ -150,6 +150,9 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
     public var anchorFile: String?
     /// The directory relative paths are resolved against (not stored in the file).
     public var baseDirectory: String = "."
+    /// Deliberate misbehaviour (`lock run|transact --fault`; never stored in the file): of these
+    /// only the engine's (`skipIssuerCertificateChecks`) is read here, the reader session's are its own.
+    public var faults: ReaderFaults = []
 
     enum CodingKeys: String, CodingKey {
         case model, firmware, reader, trustedIssuers, trustedIssuerCAs, policy, stateDirectory, clock, `protocol`, transaction, auditKeyFile, anchorFile
@@ -282,6 +285,7 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
 
     public func trustStore() throws(LockError) -> TrustStore {
         var store = try! TrustStore()
+        store.skipsIssuerCertificateChecks = faults.contains(.skipIssuerCertificateChecks)
         for (i, point) in try publicKeys(trustedIssuers, field: "trustedIssuers").enumerated() {
             do { try store.add(point) } catch { throw LockError(.invalidIdentity, "trustedIssuers[\(i)]: \(error.reason)") }
         }

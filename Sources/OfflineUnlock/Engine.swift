@@ -149,7 +149,8 @@ public struct DecisionCore: Sendable {
 
         // The issuer certificate, when the document's issuer is certified, is valid now too
         // (NFC_RDR_NEG_STEPUP_AD_ISSUER_CERT_EXPIRED); `verify` checked it at the signing time.
-        if let certificate = try? access.document.issuerCertificate(), !certificate.isValid(at: now, leeway: policy.clockLeeway) {
+        if !trust.skipsIssuerCertificateChecks, let certificate = try? access.document.issuerCertificate(),
+           !certificate.isValid(at: now, leeway: policy.clockLeeway) {
             return .deny(.untrustedIssuer, detail: "document \(docID): its issuer certificate (\(certificate.subjectName)) is valid \(RFC3339.format(certificate.notBefore))–\(RFC3339.format(certificate.notAfter)); now is \(RFC3339.format(now))")
         }
 

@@ -6,6 +6,9 @@ import Codecs
 public struct TrustStore: Equatable, Sendable {
     private var keys: [[UInt8]: [UInt8]] = [:]
     private var cas: Set<[UInt8]> = []
+    /// A deliberate fault (`lock … --fault skip-issuer-certificate-checks`), never a setting: an
+    /// issuer certificate's key is taken without its CA signature or validity being checked.
+    public var skipsIssuerCertificateChecks = false
 
     /// `issuerCAPublicKeys`: the issuer CAs whose certificates (x5chain in a document's
     /// issuerAuth) name an issuer the lock then trusts for that document.

@@ -316,6 +316,23 @@ final class ConformanceEndToEndTests: XCTestCase {
         }
     }
 
+    /// A lock that takes an issuer certificate's key unchecked fails exactly the negative issuer
+    /// certificate cases whose certificate parses (the empty key cannot be taken at all).
+    func testALockSkippingTheIssuerCertificateChecksFailsExactlyTheirCases() throws {
+        let certificateChecks = ["rdr.stepup.issuer-cert", "rdr.stepup.issuer-cert-key-id", "rdr.neg.stepup.issuer-cert-expired",
+                                 "rdr.neg.stepup.issuer-cert-signature", "rdr.neg.stepup.issuer-cert-time", "rdr.neg.stepup.issuer-cert-empty-key",
+                                 "rdr.stepup.key-id", "rdr.neg.stepup.no-key-id", "rdr.neg.stepup.bad-signature"]
+        let (status, lines) = try readerOverSocket(lockFaults: ["skip-issuer-certificate-checks"],
+                                                   extra: ["--only"] + certificateChecks + ["--issuer-key", "issuer.key.pem", "--issuer-ca-key", "issuer-ca.key.pem",
+                                                                                           "--now", "2026-03-02T09:00:00Z"])
+        XCTAssertEqual(status, 1, lines.joined(separator: "\n"))
+        let s = statuses(lines: lines)
+        XCTAssertEqual(Set(s.keys), Set(certificateChecks), lines.joined(separator: "\n"))
+        XCTAssertEqual(Set(s.filter { $0.value == "fail" }.keys),
+                       ["rdr.neg.stepup.issuer-cert-expired", "rdr.neg.stepup.issuer-cert-signature", "rdr.neg.stepup.issuer-cert-time"],
+                       lines.joined(separator: "\n"))
+    }
+
     // MARK: - Virtual PN532 through libnfc
 
     func testBothDirectionsOverTheVirtualPN532() throws {

@@ -88,6 +88,16 @@ final class IssuerCertificateDocumentTests: XCTestCase {
         XCTAssertEqual(core.decide(f.presentation(access: [bytes]), state: &state, at: later).denyReason, .untrustedIssuer)
     }
 
+    /// The fault knob takes the certificate's key unchecked: another CA's certificate verifies,
+    /// an unparsable one still cannot.
+    func testTheSkipFaultTakesTheKeyUnchecked() throws {
+        var faulty = caTrust
+        faulty.skipsIssuerCertificateChecks = true
+        XCTAssertNil(verifyError(document(certificate: certificate(by: TestFixtures.key(0x66))), faulty))
+        XCTAssertNil(verifyError(document(certificate: certificate(from: t0), signed: t0.addingTimeInterval(-86_400)), faulty))
+        XCTAssertEqual(verifyError(document(certificate: Self.emptyKeyCertificate), faulty)?.code, .badIssuerCertificate)
+    }
+
     static let emptyKeyCertificate = Hex.decode(
         "3081e53081cba00302010202012a300a06082a8648ce3d04030230233121301f060355040313184356452d323032362d353035383320497373756572204341"
         + "301e170d3236303130313030303030305a170d3336303130313030303030305a3021311f301d060355040313164356452d323032362d3530353833205375626a656374"

@@ -19,6 +19,13 @@ struct LockConfigOption: ParsableArguments {
 
     /// The lock and its reader, for the commands that run transactions.
     func service() throws -> LockService { try LockFiles.service(path) }
+
+    /// The same, with the engine's deliberate faults (`--fault`) in its configuration.
+    func service(faults: ReaderFaults) throws -> LockService {
+        var file = try LockFiles.file(path)
+        file.lock.faults = faults
+        return try LockFiles.service(file, path: path)
+    }
 }
 
 /// `lockbench config create`: write a lock configuration.

@@ -119,7 +119,8 @@ struct LockRun: ParsableCommand {
 
     func run() throws {
         // Bad input is refused before the state directory is taken.
-        let file = try LockFiles.file(config.path)
+        var file = try LockFiles.file(config.path)
+        file.lock.faults = readerFaults.set
         let bleAddress = try Self.address(flag: address, configured: file.radios.ble?.address, file: config.path)
         let service = try LockFiles.service(file, path: config.path)
         service.reader.configuration.faults = readerFaults.set
@@ -206,7 +207,7 @@ struct LockTransact: ParsableCommand {
 
     func run() throws {
         let (host, port) = try SocketCLI.address(connect)
-        let service = try config.service()
+        let service = try config.service(faults: readerFaults.set)
         if let at {
             do { try service.lock.setClock(RFC3339.parse(at)!, trusted: false) } catch {
                 throw UserError(message: error.description, code: ExitCodes.environment)
