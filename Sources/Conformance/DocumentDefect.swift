@@ -51,6 +51,9 @@ public enum DocumentDefect: String, Sendable, CaseIterable {
     /// The case's fixed certificate whose subject key is an empty BIT STRING
     /// (NFC_RDR_NEG_STEPUP_AD_ISSUER_CERT_EMPTY_PUBLIC_KEY).
     case issuerCertificateEmptyKey
+    /// Not an access document: a revocation document (aliro-r) whose RevocationData version is 42,
+    /// overwriting the list with one entry (NFC_RDR_NEG_STEPUP_RD_INVALID_ELEMENT_VERSION).
+    case revocationDataVersion
 
     /// The official cases' values.
     static let badAccessDataVersion = 42
@@ -58,6 +61,9 @@ public enum DocumentDefect: String, Sendable, CaseIterable {
     static let unknownExtension = AccessExtension(id: 1, version: 1, critical: true, data: .map([0: .bytes([0xDE, 0xAD])]))
 
     static let badDocType = "bad-doctype"
+
+    /// Whether the minted document is a revocation document (the phone announces 5E bit 1 only).
+    public var isRevocation: Bool { self == .revocationDataVersion }
 
     /// Whether the defect's document carries an issuer certificate minted by the issuer CA (its
     /// case needs `--issuer-ca-key`).
@@ -111,6 +117,7 @@ public enum DocumentDefect: String, Sendable, CaseIterable {
     /// The document for `credentialKey` opening `readerGroup`, valid around `now`, with the defect.
     public func mint(credentialKey: [UInt8], readerGroup: [UInt8], issuer: P256.Signing.PrivateKey,
                      issuerCA: P256.Signing.PrivateKey? = nil, now: Date) throws -> [UInt8] {
+        if self == .revocationDataVersion { return Self.revocationDocument(version: Self.badAccessDataVersion, issuer: issuer, now: now) }
         let data = try AccessData(id: Array("conformance".utf8), readers: [try ReaderRule(groupID: readerGroup)],
                                   version: self == .accessDataVersion ? Self.badAccessDataVersion : AccessData.currentVersion,
                                   readerRuleIDs: self == .unknownReaderRule ? [Self.unknownReaderRuleID] : [],
@@ -165,6 +172,19 @@ public enum DocumentDefect: String, Sendable, CaseIterable {
         default:
             return bytes
         }
+    }
+
+    /// A revocation document with RevocationData `version` (LockBench writes 1), one entry (document
+    /// id 00 01 02 03 04, as the case's), signed by `issuer` a minute before `now`, valid 14 days.
+    static func revocationDocument(version: Int, issuer: P256.Signing.PrivateKey, now: Date) -> [UInt8] {
+        let signed = now.addingTimeInterval(-60)
+        let entry = try! RevocationEntry(documentID: [0, 1, 2, 3, 4], expiry: now.addingTimeInterval(14 * 86_400))
+        guard var data = RevocationData(serial: 1, entries: [entry]).cbor.mapValue else { return [] }
+        data[0] = .int(version)
+        return IssuedDocument.issue(docType: IssuedDocument.DocType.revocation, elementIdentifier: RevocationDocument.elementIdentifier,
+                                    elementValue: .map(data), deviceKey: nil,
+                                    validity: .init(signed: signed, validFrom: signed, validUntil: now.addingTimeInterval(14 * 86_400)),
+                                    issuerKey: issuer).encoded()
     }
 
     /// `document` with each of its MSO digests replaced by bytes 00…1F, signed again by `issuer`

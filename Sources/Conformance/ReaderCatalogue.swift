@@ -428,6 +428,9 @@ public enum ReaderCatalogue {
                title: "an MSO signed 14 days before its issuer certificate's notBefore: EXCHANGE with a failure status"),
         minted("rdr.neg.stepup.issuer-cert-empty-key", official: "NFC_RDR_NEG_STEPUP_AD_ISSUER_CERT_EMPTY_PUBLIC_KEY", defect: .issuerCertificateEmptyKey, grant: false,
                title: "an issuer certificate whose subject key is an empty BIT STRING (no kid): EXCHANGE with a failure status"),
+        minted("rdr.neg.stepup.rd-version", official: "NFC_RDR_NEG_STEPUP_RD_INVALID_ELEMENT_VERSION", defect: .revocationDataVersion, grant: false,
+               stepUpSelect: true,
+               title: "a phone with only a revocation document, RevocationData version 42, asking for the step-up SELECT: SELECT 5502, ENVELOPE naming the element in aliro-r, EXCHANGE with a failure status"),
         minted("rdr.neg.stepup.no-documents", official: "NFC_RDR_NEG_STEPUP_AD_NO_DATA_ELEMENTS", defect: .none, grant: false, emptyResponse: true,
                title: "the phone announces an access document and answers ENVELOPE with none: EXCHANGE with a failure status"),
     ]
@@ -467,8 +470,8 @@ public enum ReaderCatalogue {
             let document = try defect.mint(credentialKey: key.publicBytes, readerGroup: group, issuer: issuer, issuerCA: reader.issuerCA, now: reader.now)
             let phone = reader.phone(faults: emptyResponse ? .emptyDeviceResponse : []) {
                 $0.signingKey = key
-                $0.accessDocuments = [document]
-                $0.revocationDocuments = []
+                $0.accessDocuments = defect.isRevocation ? [] : [document]
+                $0.revocationDocuments = defect.isRevocation ? [document] : []
                 $0.stepUpSelect = stepUpSelect ? .required : .optional
             }
             let t = try reader.present(phone, id)
@@ -496,10 +499,16 @@ public enum ReaderCatalogue {
             return .fail("the phone could not open or parse the ENVELOPE (answered \(t.answers[next]): \(Names.status(t.answers[next])))", expected: [0x90, 0x00], actual: t.answers[next].bytes)
         }
         if elementCheck {
-            let wanted = Set(phone.session.configuration.accessDocuments.compactMap { try? IssuedDocument(parsing: $0) }.flatMap { $0.items.map(\.elementIdentifier) })
-            let named = Set(phone.session.lastDeviceRequest?.requests.compactMap { $0.namespaces[DocType.access] }.flatMap(\.keys) ?? [])
+            // The case's namespace: aliro-a, or aliro-r for a phone carrying only a revocation
+            // document (NFC_RDR_NEG_STEPUP_RD_INVALID_ELEMENT_VERSION: `if doc_type != "aliro-r": continue`).
+            let configuration = phone.session.configuration
+            let revocationOnly = configuration.accessDocuments.isEmpty && !configuration.revocationDocuments.isEmpty
+            let namespace = revocationOnly ? DocType.revocation : DocType.access
+            let documents = revocationOnly ? configuration.revocationDocuments : configuration.accessDocuments
+            let wanted = Set(documents.compactMap { try? IssuedDocument(parsing: $0) }.flatMap { $0.items.map(\.elementIdentifier) })
+            let named = Set(phone.session.lastDeviceRequest?.requests.compactMap { $0.namespaces[namespace] }.flatMap(\.keys) ?? [])
             if !wanted.isEmpty, named.isDisjoint(with: wanted) {
-                return .fail("Reader did not request Element ID \(wanted.sorted().joined(separator: ", ")) in namespace aliro-a (it named \(named.isEmpty ? "none" : named.sorted().joined(separator: ", ")))")
+                return .fail("Reader did not request Element ID \(wanted.sorted().joined(separator: ", ")) in namespace \(namespace) (it named \(named.isEmpty ? "none" : named.sorted().joined(separator: ", ")))")
             }
         }
         guard next + 1 < t.commands.count, t.commands[next + 1].ins == Instruction.exchange else {

@@ -22,6 +22,7 @@ final class DocumentDefectTests: XCTestCase {
             .unknownReaderRule: .wrongReader, .issuerCertificate: nil, .issuerCertificateAndKeyID: nil,
             .issuerCertificateExpired: .untrustedIssuer, .issuerCertificateWrongCA: .untrustedIssuer,
             .issuerCertificateTimeMismatch: .untrustedIssuer, .issuerCertificateEmptyKey: .untrustedIssuer,
+            .revocationDataVersion: .unsupportedVersion,
         ]
         // The words of each new refusal name exactly its defect.
         let details: [DocumentDefect: String] = [
@@ -32,6 +33,7 @@ final class DocumentDefectTests: XCTestCase {
             .issuerCertificateWrongCA: "is not signed by an issuer CA the lock trusts",
             .issuerCertificateTimeMismatch: "the MSO was signed at 2026-02-16T09:00:00Z, outside the issuer certificate's validity 2026-03-02T09:00:00Z",
             .issuerCertificateEmptyKey: "subjectPublicKey holds 0 byte(s)",
+            .revocationDataVersion: "revocation document: revocation data version 42",
         ]
         XCTAssertEqual(Set(expected.keys), Set(DocumentDefect.allCases))
         for defect in DocumentDefect.allCases {
@@ -39,7 +41,9 @@ final class DocumentDefectTests: XCTestCase {
                                            issuerCA: issuerCA, now: now)
             var state = EngineState(clock: TrustedClock(trustedAt: now))
             let decision = core.decide(Presentation(credentialPublicKey: credential.publicBytes, transactionID: [UInt8](repeating: 1, count: 16),
-                                                    interface: .nfc, protocolVersion: 0x0100, fast: false, accessDocuments: [document]),
+                                                    interface: .nfc, protocolVersion: 0x0100, fast: false,
+                                                    accessDocuments: defect.isRevocation ? [] : [document],
+                                                    revocationDocuments: defect.isRevocation ? [document] : []),
                                        state: &state, at: now)
             XCTAssertEqual(decision.denyReason, expected[defect]!, "\(defect): \(decision)")
             if let words = details[defect], case .deny(_, let detail) = decision {

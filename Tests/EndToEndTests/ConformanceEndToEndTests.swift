@@ -271,7 +271,7 @@ final class ConformanceEndToEndTests: XCTestCase {
                    "rdr.neg.stepup.access-data-version", "rdr.neg.stepup.digest", "rdr.neg.stepup.critical-extension",
                    "rdr.neg.stepup.unknown-reader-rule", "rdr.exchange-mailbox", "rdr.stepup.issuer-cert", "rdr.stepup.issuer-cert-key-id",
                    "rdr.neg.stepup.issuer-cert-expired", "rdr.neg.stepup.issuer-cert-signature", "rdr.neg.stepup.issuer-cert-time",
-                   "rdr.neg.stepup.issuer-cert-empty-key"] {
+                   "rdr.neg.stepup.issuer-cert-empty-key", "rdr.neg.stepup.rd-version"] {
             XCTAssertEqual(s[id], "pass", "\(id): " + lines.joined(separator: "\n"))
         }
         XCTAssertEqual(s["rdr.step-up"], "pass", lines.joined(separator: "\n"))
