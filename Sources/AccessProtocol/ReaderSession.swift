@@ -71,6 +71,9 @@ public struct ReaderConfiguration {
     public var mailbox: [MailboxOperation]
     /// Misbehaviour on purpose (conformance self-tests); none by default.
     public var faults: ReaderFaults = []
+    /// Step up at every tap whose phone announces a document, not only when the decider wants
+    /// documents (lock configuration `"protocol": {"stepUpEveryTap": true}`).
+    public var stepUpEveryTap = false
 
     public init(identity: ReaderIdentity, supportedVersions: [UInt16] = [ProtocolVersion.v1_0],
                 interface: RadioInterface = .nfc, policy: UInt8 = 0x01, useFast: Bool = true,
@@ -511,7 +514,7 @@ public struct ReaderSession {
                 // Documents needed (none usable cached, or the credential carries newer) and the
                 // phone has some to give (5E bit 0 or 1; no 5E: assume so): go standard.
                 let offers = SignalingBitmap(cryptogramPlaintext: plain)?.announcesDocuments ?? true
-                if offers && wantsStepUp(entry.key, SignedTimestamps(cryptogramPlaintext: plain)) { break }
+                if offers && (configuration.stepUpEveryTap || wantsStepUp(entry.key, SignedTimestamps(cryptogramPlaintext: plain))) { break }
                 fastCache.touch(entry.key)
                 result.fast = true
                 result.credentialPublicKey = entry.key
@@ -604,7 +607,7 @@ public struct ReaderSession {
         let presentation = Presentation(credentialPublicKey: credentialKey, transactionID: ctx.transactionID,
                                         interface: configuration.interface, protocolVersion: ctx.version, fast: false)
         // Step up only when the phone announces a document to fetch (5E bit 0 or 1).
-        let needsDocuments = answer.signaling.announcesDocuments && wantsStepUp(credentialKey, SignedTimestamps(answer))
+        let needsDocuments = answer.signaling.announcesDocuments && (configuration.stepUpEveryTap || wantsStepUp(credentialKey, SignedTimestamps(answer)))
         stepUpSelectAsked = answer.signaling.contains(.stepUpSelectRequired)
         announcedAccessDocument = answer.signaling.contains(.accessDocumentAvailable)
         if ble != nil {

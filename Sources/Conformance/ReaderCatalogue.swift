@@ -431,6 +431,33 @@ public enum ReaderCatalogue {
         minted("rdr.neg.stepup.rd-version", official: "NFC_RDR_NEG_STEPUP_RD_INVALID_ELEMENT_VERSION", defect: .revocationDataVersion, grant: false,
                stepUpSelect: true,
                title: "a phone with only a revocation document, RevocationData version 42, asking for the step-up SELECT: SELECT 5502, ENVELOPE naming the element in aliro-r, EXCHANGE with a failure status"),
+        ReaderCheck("rdr.stepup.same-doc-twice", official: "NFC_RDR_STEPUP_AD_SAME_DOC_TWICE", transactions: 2, section: "§9",
+                    title: "one phone, one document, two taps (step-up SELECT asked): each a standard AUTH0, AUTH1, SELECT 5502, ENVELOPE naming the element, a grant (a reader set to step up at every tap)") { reader, _ in
+            guard let issuer = reader.issuer else {
+                return .notApplicable("the case hands the lock a document of its own: give the site issuer's private key (--issuer-key) and the lock's time (--now)")
+            }
+            guard let group = reader.base.trustedReaders.first?.groupID else { return .fail("the phone trusts no reader") }
+            let key = P256.Signing.PrivateKey()
+            let document = try DocumentDefect.none.mint(credentialKey: key.publicBytes, readerGroup: group, issuer: issuer, now: reader.now)
+            // The same phone both times: it keeps the Kpersistent of tap 1, as the tool's does.
+            let phone = reader.phone {
+                $0.signingKey = key
+                $0.accessDocuments = [document]
+                $0.revocationDocuments = []
+                $0.stepUpSelect = .required
+            }
+            var summaries = [String]()
+            for tap in 1...2 {
+                let t = try reader.present(phone, "rdr.stepup.same-doc-twice")
+                let verdict = ReaderCatalogue.official(t) { stepUpVerdict(t, phone, grant: true) }
+                guard verdict.status == .pass else {
+                    return .fail("tap \(tap): \(verdict.reason)" + (tap == 2 ? " (a reader that holds the verified document must still step up: set it to step up at every tap, config create --step-up-every-tap)" : ""),
+                                 expected: verdict.expected, actual: verdict.actual)
+                }
+                summaries.append(t.summary)
+            }
+            return .pass("tap 1: \(summaries[0]); tap 2: \(summaries[1])")
+        },
         minted("rdr.neg.stepup.no-documents", official: "NFC_RDR_NEG_STEPUP_AD_NO_DATA_ELEMENTS", defect: .none, grant: false, emptyResponse: true,
                title: "the phone announces an access document and answers ENVELOPE with none: EXCHANGE with a failure status"),
     ]

@@ -50,11 +50,16 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
         /// AUTH0's authentication policy (`42`): 1 / `user-device` (default), 2 / `secure-action`,
         /// 3 / `force-user-authentication` (RD-BLE-AUTH0-2.0 expects 3).
         public var policy: AuthenticationPolicy = .userDevice
+        /// `false` (default): step up only when the lock holds no usable document for the key or
+        /// the phone announces a newer one; `true`: at every tap whose phone announces a document
+        /// (the official NFC_RDR_STEPUP_AD_SAME_DOC_TWICE expects a reader set this way).
+        public var stepUpEveryTap: Bool = false
 
         public init(stepUpSelect: StepUpSelectMode = .whenAsked, stepUpExchange: StepUpExchangeChannel = .stepUp,
-                    mailbox: [MailboxStep] = [], fast: Bool = true, policy: AuthenticationPolicy = .userDevice) {
+                    mailbox: [MailboxStep] = [], fast: Bool = true, policy: AuthenticationPolicy = .userDevice,
+                    stepUpEveryTap: Bool = false) {
             self.stepUpSelect = stepUpSelect; self.stepUpExchange = stepUpExchange; self.mailbox = mailbox
-            self.fast = fast; self.policy = policy
+            self.fast = fast; self.policy = policy; self.stepUpEveryTap = stepUpEveryTap
         }
 
         public init(from decoder: Decoder) throws {
@@ -64,6 +69,7 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
             mailbox = try c.decodeIfPresent([MailboxStep].self, forKey: .mailbox) ?? []
             fast = try c.decodeIfPresent(Bool.self, forKey: .fast) ?? true
             policy = try c.decodeIfPresent(AuthenticationPolicy.self, forKey: .policy) ?? .userDevice
+            stepUpEveryTap = try c.decodeIfPresent(Bool.self, forKey: .stepUpEveryTap) ?? false
             guard mailbox.count <= Self.maxMailboxSteps else {
                 throw DecodingError.dataCorruptedError(forKey: .mailbox, in: c,
                     debugDescription: "at most \(Self.maxMailboxSteps) mailbox operations, got \(mailbox.count)")

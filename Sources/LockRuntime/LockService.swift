@@ -46,6 +46,7 @@ public final class LockService: @unchecked Sendable {
                             decider: lock.engine, fastCache: saved.fast, replayGuard: saved.replay)
         // The engine answers the reader's step-up question; the lock answers `decide` (it
         // decides, acts and records through `apply`): the engine is never asked around the lock.
+        reader.configuration.stepUpEveryTap = options.stepUpEveryTap
         reader.resolver = { [lock] presentation in lock.apply(.presentation(presentation)).resolution }
         reader.limits = configuration.transaction ?? TransactionLimits()
         reader.prepareEphemeralKey()

@@ -31,6 +31,9 @@ final class ConformanceEndToEndTests: XCTestCase {
                 "--clock", "2026-03-02T09:00:00Z", "--no-fast", "--max-lifetime", "14d", "--out", "door.lock.json"])
         try lb(["config", "create", "--reader-identity", "door.reader.json", "--issuer", "issuer.pub.pem",
                 "--clock", "2026-03-02T09:00:00Z", "--state-dir", "door-fast.state", "--out", "door-fast.lock.json"])
+        // NFC_RDR_STEPUP_AD_SAME_DOC_TWICE expects a reader that steps up at every tap: a third lock.
+        try lb(["config", "create", "--reader-identity", "door.reader.json", "--issuer", "issuer.pub.pem", "--no-fast", "--step-up-every-tap",
+                "--clock", "2026-03-02T09:00:00Z", "--max-lifetime", "14d", "--state-dir", "door-every-tap.state", "--out", "door-every-tap.lock.json"])
         try Data((0..<0x12C).map { UInt8($0 & 0xFF) }).write(to: dir.appendingPathComponent("mailbox.bin"))  // the official tool phone's size
     }
 
@@ -260,7 +263,7 @@ final class ConformanceEndToEndTests: XCTestCase {
 
     func testReaderChecksPassAgainstLockBenchsLockOverSocket() throws {
         // With the site issuer's key the official step-up cases hand the lock documents of their own.
-        let (status, lines) = try readerOverSocket(extra: ["--skip", "rdr.fast", "--transcript", "reader.transcript", "--transcript-secrets",
+        let (status, lines) = try readerOverSocket(extra: ["--skip", "rdr.fast", "rdr.stepup.same-doc-twice", "--transcript", "reader.transcript", "--transcript-secrets",
                                                            "--issuer-key", "issuer.key.pem", "--issuer-ca-key", "issuer-ca.key.pem",
                                                            "--now", "2026-03-02T09:00:00Z"])
         XCTAssertEqual(status, Self.pendingReader.isEmpty ? 0 : 1, lines.joined(separator: "\n"))
@@ -284,6 +287,15 @@ final class ConformanceEndToEndTests: XCTestCase {
         let (standardStatus, standardLines) = try readerOverSocket(extra: ["--only", "rdr.fast"])
         XCTAssertEqual(standardStatus, 1)
         XCTAssertTrue(standardLines.contains { $0.contains("rdr.fast") && $0.contains("does not ask for FAST") }, standardLines.joined(separator: "\n"))
+        // NFC_RDR_STEPUP_AD_SAME_DOC_TWICE: a lock set to step up at every tap passes it; the lock
+        // set as usual skips step-up at tap 2 (it holds the verified document) and fails it.
+        let same = ["--only", "rdr.stepup.same-doc-twice", "--issuer-key", "issuer.key.pem", "--now", "2026-03-02T09:00:00Z"]
+        let (everyTapStatus, everyTapLines) = try readerOverSocket(extra: same, config: "door-every-tap.lock.json")
+        XCTAssertEqual(everyTapStatus, 0, everyTapLines.joined(separator: "\n"))
+        XCTAssertEqual(statuses(lines: everyTapLines)["rdr.stepup.same-doc-twice"], "pass", everyTapLines.joined(separator: "\n"))
+        let (usualStatus, usualLines) = try readerOverSocket(extra: same)
+        XCTAssertEqual(usualStatus, 1)
+        XCTAssertTrue(usualLines.contains { $0.contains("rdr.stepup.same-doc-twice") && $0.contains("tap 2") }, usualLines.joined(separator: "\n"))
         // Documents of an issuer the lock does not trust: the valid one is refused, so the positive
         // step-up case fails and the negative ones still pass.
         try lb(["key", "issuer", "stranger"])

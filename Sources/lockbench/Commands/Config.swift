@@ -77,6 +77,8 @@ struct ConfigCommand: ParsableCommand {
         var force = false
         @Flag(name: .customLong("no-fast"), help: ArgumentHelp("Standard transactions only: AUTH0 never asks for FAST (the official test plan's reader cases expect a reader set this way, except NFC_RDR_FAST). Written as \"protocol\": {\"fast\": false}."))
         var noFast = false
+        @Flag(name: .customLong("step-up-every-tap"), help: ArgumentHelp("Step up (fetch the phone's documents) at every tap that announces one, even when the lock holds the phone's verified document (the official NFC_RDR_STEPUP_AD_SAME_DOC_TWICE expects a reader set this way). Written as \"protocol\": {\"stepUpEveryTap\": true}."))
+        var stepUpEveryTap = false
 
         func run() throws {
             let (identity, identityDir) = try ReaderIdentityFile.load(readerIdentity)
@@ -103,7 +105,7 @@ struct ConfigCommand: ParsableCommand {
                 reader: .init(signingKey: relative(identityDir + "/" + identity.signingKey), groupID: identity.groupID, subID: identity.subID),
                 trustedIssuers: issuer.map(relative), policy: policy,
                 stateDirectory: stateDir.map(relative) ?? (name.hasSuffix(".lock") ? String(name.dropLast(5)) : name) + ".state",
-                clock: clock, protocol: LockConfiguration.ProtocolOptions(fast: !noFast))
+                clock: clock, protocol: LockConfiguration.ProtocolOptions(fast: !noFast, stepUpEveryTap: stepUpEveryTap))
             var lock = config
             lock.trustedIssuerCAs = issuerCA.map(relative)
             let file = LockFile(lock: lock, radios: RadioSettings(nfc: nfc.map { .init(connstring: $0) }, ble: ble.map { .init(transport: $0) }))
