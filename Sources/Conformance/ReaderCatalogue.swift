@@ -155,14 +155,15 @@ public final class ReaderUnderTest {
     }
 
     /// A phone: the user's, with faults and tweaks, tolerant of a missing Le so it can report it.
-    public func phone(faults: CredentialFaults = [],
+    /// `fastCache`: the Kpersistent a phone learnt before (the same phone with new documents).
+    public func phone(faults: CredentialFaults = [], fastCache: FastCache? = nil,
                       tweak: (inout CredentialConfiguration) -> Void = { _ in }) -> ObservingPhone {
         var c = base
         c.faults = faults
         c.strictLe = false
         tweak(&c)
         let random = RecordingRandom()
-        return ObservingPhone(session: CredentialSession(configuration: c, random: random), random: random, recorder: recorder)
+        return ObservingPhone(session: CredentialSession(configuration: c, fastCache: fastCache, random: random), random: random, recorder: recorder)
     }
 
     /// One transaction with `phone`.
@@ -458,6 +459,47 @@ public enum ReaderCatalogue {
             }
             return .pass("tap 1: \(summaries[0]); tap 2: \(summaries[1])")
         },
+        ReaderCheck("rdr.stepup.fast", official: "NFC_RDR_STEPUP_FAST", transactions: 5, section: "§8, §9",
+                    title: "phones A and B, each stepped up then FAST; then A with a newer document: the reader leaves FAST for AUTH1 and steps up (a reader set for FAST)") { reader, _ in
+            guard let issuer = reader.issuer else {
+                return .notApplicable("the case hands the lock documents of its own: give the site issuer's private key (--issuer-key) and the lock's time (--now)")
+            }
+            guard let group = reader.base.trustedReaders.first?.groupID else { return .fail("the phone trusts no reader") }
+            // Documents signed at base, base + 1 s, base + 2 s (the case's A1, B, A2).
+            func phone(_ key: P256.Signing.PrivateKey, signedAfter seconds: TimeInterval, fastCache: FastCache? = nil) throws -> ObservingPhone {
+                let document = try DocumentDefect.none.mint(credentialKey: key.publicBytes, readerGroup: group, issuer: issuer,
+                                                            now: reader.now.addingTimeInterval(seconds))
+                return reader.phone(fastCache: fastCache) {
+                    $0.signingKey = key
+                    $0.accessDocuments = [document]
+                    $0.revocationDocuments = []
+                    $0.stepUpSelect = .required
+                    // Its 91 (AUTH1, FAST cryptogram) names this document's signed time.
+                    $0 = $0.withDocumentTimestamps()
+                }
+            }
+            let keyA = P256.Signing.PrivateKey(), keyB = P256.Signing.PrivateKey()
+            let a1 = try phone(keyA, signedAfter: 0), b = try phone(keyB, signedAfter: 1)
+            var summaries = [String]()
+            for (tap, p, fast) in [(1, a1, false), (2, a1, true), (3, b, false), (4, b, true)] {
+                let t = try reader.present(p, "rdr.stepup.fast")
+                let verdict = fast ? fastVerdict(t) : ReaderCatalogue.official(t, standard: false) { stepUpVerdict(t, p, grant: true) }
+                guard verdict.status == .pass else { return .fail("tap \(tap) (\(tap < 3 ? "A" : "B")\(fast ? ", FAST" : ", step-up")): \(verdict.reason)", expected: verdict.expected, actual: verdict.actual) }
+                summaries.append(t.summary)
+            }
+            // Tap 5: A, its Kpersistent kept, now carrying a document signed 2 s after A1.
+            let a2 = try phone(keyA, signedAfter: 2, fastCache: a1.session.fastCache)
+            let t = try reader.present(a2, "rdr.stepup.fast")
+            guard let a = t.first(Instruction.auth0), let auth0 = try? Auth0Command(parsing: a.data), auth0.flags & Auth0Command.flagFast != 0 else {
+                return .fail("tap 5 (A, newer document): AUTH0 does not ask for FAST although the reader holds A's Kpersistent (saw \(t.summary))")
+            }
+            guard let i = t.commands.firstIndex(where: { $0.ins == Instruction.auth0 }), i + 1 < t.commands.count, t.commands[i + 1].ins == Instruction.auth1 else {
+                return .fail("tap 5 (A, newer document): Expected AUTH1 command (reader forcing standard) after the FAST AUTH0 (saw \(t.summary))")
+            }
+            let last = ReaderCatalogue.official(t, standard: false) { stepUpVerdict(t, a2, grant: true) }
+            guard last.status == .pass else { return .fail("tap 5 (A, newer document): \(last.reason)", expected: last.expected, actual: last.actual) }
+            return .pass((summaries + [t.summary]).enumerated().map { "tap \($0.offset + 1): \($0.element)" }.joined(separator: "; "))
+        },
         minted("rdr.neg.stepup.no-documents", official: "NFC_RDR_NEG_STEPUP_AD_NO_DATA_ELEMENTS", defect: .none, grant: false, emptyResponse: true,
                title: "the phone announces an access document and answers ENVELOPE with none: EXCHANGE with a failure status"),
     ]
@@ -504,6 +546,23 @@ public enum ReaderCatalogue {
             let t = try reader.present(phone, id)
             return ReaderCatalogue.official(t) { stepUpVerdict(t, phone, grant: grant, elementCheck: !emptyResponse) }
         }
+    }
+
+    /// A FAST tap of the official cases: AUTH0 asks FAST, only EXCHANGEs follow (no AUTH1), and
+    /// the last `97` is a success (`ReaderStatus.is_success`: high byte 01).
+    static func fastVerdict(_ t: ObservedTransaction) -> Verdict {
+        if let problem = officialCommandProblems(t, standard: false) { return .fail(problem) }
+        guard let a = t.first(Instruction.auth0), let auth0 = try? Auth0Command(parsing: a.data), auth0.flags & Auth0Command.flagFast != 0 else {
+            return .fail("AUTH0 does not ask for FAST although the reader holds the phone's Kpersistent (saw \(t.summary))")
+        }
+        guard let i = t.commands.firstIndex(where: { $0.ins == Instruction.auth0 }),
+              t.commands[(i + 1)...].allSatisfy({ $0.ins == Instruction.exchange }), i + 1 < t.commands.count else {
+            return .fail("after the FAST AUTH0 only EXCHANGE may follow (saw \(t.summary))")
+        }
+        guard let s = t.readerStatus, s >> 8 == 0x01 else {
+            return .fail("the FAST EXCHANGE carries no success status (saw \(t.summary))")
+        }
+        return .pass(t.summary)
     }
 
     /// The step-up skeleton of the official reader cases: after AUTH1 (and the step-up SELECT when

@@ -34,6 +34,9 @@ final class ConformanceEndToEndTests: XCTestCase {
         // NFC_RDR_STEPUP_AD_SAME_DOC_TWICE expects a reader that steps up at every tap: a third lock.
         try lb(["config", "create", "--reader-identity", "door.reader.json", "--issuer", "issuer.pub.pem", "--no-fast", "--step-up-every-tap",
                 "--clock", "2026-03-02T09:00:00Z", "--max-lifetime", "14d", "--state-dir", "door-every-tap.state", "--out", "door-every-tap.lock.json"])
+        // NFC_RDR_STEPUP_FAST expects a reader set for FAST (and 14-day documents): a fourth lock.
+        try lb(["config", "create", "--reader-identity", "door.reader.json", "--issuer", "issuer.pub.pem",
+                "--clock", "2026-03-02T09:00:00Z", "--max-lifetime", "14d", "--state-dir", "door-stepup-fast.state", "--out", "door-stepup-fast.lock.json"])
         try Data((0..<0x12C).map { UInt8($0 & 0xFF) }).write(to: dir.appendingPathComponent("mailbox.bin"))  // the official tool phone's size
     }
 
@@ -263,7 +266,7 @@ final class ConformanceEndToEndTests: XCTestCase {
 
     func testReaderChecksPassAgainstLockBenchsLockOverSocket() throws {
         // With the site issuer's key the official step-up cases hand the lock documents of their own.
-        let (status, lines) = try readerOverSocket(extra: ["--skip", "rdr.fast", "rdr.stepup.same-doc-twice", "--transcript", "reader.transcript", "--transcript-secrets",
+        let (status, lines) = try readerOverSocket(extra: ["--skip", "rdr.fast", "rdr.stepup.same-doc-twice", "rdr.stepup.fast", "--transcript", "reader.transcript", "--transcript-secrets",
                                                            "--issuer-key", "issuer.key.pem", "--issuer-ca-key", "issuer-ca.key.pem",
                                                            "--now", "2026-03-02T09:00:00Z"])
         XCTAssertEqual(status, Self.pendingReader.isEmpty ? 0 : 1, lines.joined(separator: "\n"))
@@ -296,6 +299,15 @@ final class ConformanceEndToEndTests: XCTestCase {
         let (usualStatus, usualLines) = try readerOverSocket(extra: same)
         XCTAssertEqual(usualStatus, 1)
         XCTAssertTrue(usualLines.contains { $0.contains("rdr.stepup.same-doc-twice") && $0.contains("tap 2") }, usualLines.joined(separator: "\n"))
+        // NFC_RDR_STEPUP_FAST against a lock set for FAST: five taps; the lock set for standard
+        // transactions fails it at tap 2 (no FAST).
+        let stepUpFast = ["--only", "rdr.stepup.fast", "--issuer-key", "issuer.key.pem", "--now", "2026-03-02T09:00:00Z"]
+        let (fastStepUpStatus, fastStepUpLines) = try readerOverSocket(extra: stepUpFast, config: "door-stepup-fast.lock.json")
+        XCTAssertEqual(fastStepUpStatus, 0, fastStepUpLines.joined(separator: "\n"))
+        XCTAssertEqual(statuses(lines: fastStepUpLines)["rdr.stepup.fast"], "pass", fastStepUpLines.joined(separator: "\n"))
+        let (noFastStatus, noFastLines) = try readerOverSocket(extra: stepUpFast)
+        XCTAssertEqual(noFastStatus, 1)
+        XCTAssertTrue(noFastLines.contains { $0.contains("rdr.stepup.fast") && $0.contains("tap 2") }, noFastLines.joined(separator: "\n"))
         // Documents of an issuer the lock does not trust: the valid one is refused, so the positive
         // step-up case fails and the negative ones still pass.
         try lb(["key", "issuer", "stranger"])
