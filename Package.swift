@@ -60,7 +60,7 @@ let package = Package(
         // Firmware certification tables, version ordering, verdicts, audits. The shipped tables
         // are firmware-tables/*.csv, compiled in at build time by the EmbedFirmwareTables plugin.
         .target(name: "Certification", dependencies: ["ByteCore"], swiftSettings: swift6, plugins: ["EmbedFirmwareTables"]),
-        .executableTarget(name: "embed-firmware-tables", path: "Sources/embed-firmware-tables"),
+        .executableTarget(name: "embed-firmware-tables", path: "Sources/embed-firmware-tables", swiftSettings: swift6),
         .plugin(name: "EmbedFirmwareTables", capability: .buildTool(), dependencies: ["embed-firmware-tables"]),
         // Documents, trust, policy, and the grant/deny decision.
         .target(name: "OfflineUnlock", dependencies: ["ByteCore", "Codecs", crypto], swiftSettings: swift6),
@@ -111,7 +111,7 @@ let package = Package(
         .target(name: "Scenario", dependencies: ["Push",
             "ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", "Lock", "LockRuntime", "TrustModel", "TrustCore", "TrustBackends", "TrustHTTP", "TrustPhone", crypto,
             "BLE", "VirtualPN532", "SocketTransport",
-        ]),
+        ], swiftSettings: swift6),
         // --- end Trust ---
         // What both command-line products share: running a command with LockBench's exit codes.
         .target(name: "CommandLineSupport", dependencies: ["LockRuntime", argumentParser], swiftSettings: swift6),
@@ -127,7 +127,7 @@ let package = Package(
             "LockRuntime", "ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", argumentParser,
             "BLE", "NFC", "SocketTransport", "VirtualPN532",
             "TrustModel", "TrustCore", "TrustBackends", "TrustHTTP", "TrustPhone", "Scenario", "Push", serviceLifecycle, logging, metrics, prometheus, nioHTTP1,
-        ]),
+        ], swiftSettings: swift6),
         .executableTarget(name: "lockbench-bench", dependencies: [
             "LockRuntime", "Certification", "AccessProtocol", "OfflineUnlock", "Codecs", "ReaderSeam", "PCSC", "VirtualPN532", "LockBenchTestDoubles", crypto, argumentParser,
             "ByteCore", "Lock", "NFC", "BLE",

@@ -65,6 +65,9 @@ public struct TrustSite: Sendable {
         do { settings = try JSONDecoder().decode(TrustSettings.self, from: Data(try read(settingsFile).utf8)) } catch let e as TrustError { throw e } catch {
             throw TrustError(.invalidRequest, "\(directory)/\(settingsFile): \(error)")
         }
+        do { try settings.validate() } catch {
+            throw TrustError(.invalidRequest, "\(directory)/\(settingsFile): \(error.message); fix it or set it with `lockbench trust init --set`")
+        }
         return TrustSite(directory: directory, issuerKey: issuer, tokenKey: token, settings: settings)
     }
 

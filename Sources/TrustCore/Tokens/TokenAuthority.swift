@@ -85,6 +85,11 @@ public final class TokenAuthority: Sendable {
         guard header["alg"] as? String == "ES256" else {
             throw TrustError(.invalidToken, "alg \"\(header["alg"] ?? "absent")\" refused: ES256 only (RFC 8725 §3.1)")
         }
+        // RFC 7515 §4.1.11: a recipient that does not understand every extension `crit` lists
+        // must reject the token; this one understands none.
+        guard header["crit"] == nil else {
+            throw TrustError(.invalidToken, "crit header refused: no JWS extension is understood here (RFC 7515 §4.1.11)")
+        }
         guard header["typ"] as? String == Self.type else {
             throw TrustError(.invalidToken, "typ \"\(header["typ"] ?? "absent")\" refused: access tokens are typ \(Self.type) (RFC 8725 §3.11)")
         }

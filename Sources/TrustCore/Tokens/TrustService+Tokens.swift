@@ -75,7 +75,9 @@ extension TrustService {
         guard now < family.createdAt.addingTimeInterval(lifetime) else {
             throw TrustError(.tokenExpired, "the login of \(RFC3339.format(family.createdAt)) reached its \(Int(lifetime / 86400))-day limit; authorize again")
         }
-        try checkDevice(view.devices[t.device], t.device, login: false)
+        // A refresh is a login going on: a deactivated or deleted credential's logins end here, while
+        // its last access token still lets the phone poll once and learn that its keys are gone.
+        try checkDevice(view.devices[t.device], t.device, login: true)
         var presented = t
         switch t.state {
         case .active:
@@ -110,8 +112,9 @@ extension TrustService {
     /// The device and family behind a bearer token, or why not.
     public func authorize(bearer token: String) async throws -> AccessClaims {
         let claims = try await tokens.verify(token, now: now())
-        let revoked = try await storage.read { tx in try await tx.family(claims.fam)?.revokedAt != nil }
-        if revoked { throw TrustError(.invalidToken, "the token's login was revoked") }
+        let fam = claims.fam
+        let revoked = try await storage.read { tx in try await tx.family(fam).map { $0.revokedAt != nil } ?? true }
+        if revoked { throw TrustError(.invalidToken, "the token's login was revoked or never existed") }
         return claims
     }
 

@@ -198,7 +198,7 @@ struct TrustCommand: AsyncParsableCommand {
                 let following = notifier.flatMap { n in (service.storage as? TrustChangeFeed).map { n.follow($0) } }
                 let server = try await TrustServer.start(
                     service: service, host: host, port: port, registry: registry,
-                    pushTokens: notifier.map { n in { device, token in n.register(device: device, token: token) } },
+                    pushTokens: notifier.map { n in { @Sendable device, token in n.register(device: device, token: token) } },
                     logger: serveLogger("lockbench.trust"))
                 try await serveUntilSignal("trust service", host: host, port: server.port) {
                     following?.cancel()
