@@ -93,7 +93,7 @@ let package = Package(
         // changes, errors, the storage seam), the service core (documents, tokens, approvals), one
         // module per storage backend, where backends are chosen, and the HTTP API. ---
         .target(name: "TrustModel", dependencies: ["Codecs", "OfflineUnlock"], swiftSettings: swift6),
-        .target(name: "TrustCore", dependencies: ["TrustModel", "ByteCore", "Codecs", "OfflineUnlock", crypto, jwtKit], swiftSettings: swift6),
+        .target(name: "TrustCore", dependencies: ["TrustModel", "ByteCore", "Codecs", "OfflineUnlock", "Lock", crypto, jwtKit], swiftSettings: swift6),
         // sqlite-nio's C module (its `sqlite3_*` for the direct reader) is not a product of that package.
         .target(name: "TrustSQLite", dependencies: ["TrustModel", sqliteNIO, nioCore, nioPosix, logging], swiftSettings: swift6),
         .target(name: "TrustPostgres", dependencies: ["TrustModel", postgresNIO, nioCore, nioPosix, logging], swiftSettings: swift6),
