@@ -241,6 +241,21 @@ final class TokenRefusalTests: XCTestCase {
         _ = try await f.service.refresh(token: u.refresh_token)
     }
 
+    /// Issue 22 §2.5: an access token issued a minute before the login's 30-day end ends with it,
+    /// not 15 minutes later.
+    func testAnAccessTokenNeverOutlivesItsLogin() async throws {
+        let f = try await TrustFixture.make(); defer { Task { await f.close() } }
+        let t = try await f.login("p1", user: "alice")
+        f.clock.advance(f.service.settings.refreshLifetime - 60)
+        let last = try await f.service.refresh(token: t.refresh_token)
+        XCTAssertEqual(last.expires_in, 60)
+        XCTAssertEqual(last.refresh_token_expires_in, 60)
+        let claims = try await f.service.authorize(bearer: last.access_token)
+        XCTAssertLessThanOrEqual(claims.exp.value.timeIntervalSince(f.clock.now()), 60)
+        f.clock.advance(60 + f.service.tokens.leeway + 1)
+        await XCTAssertTrustError(.invalidToken) { try await f.service.authorize(bearer: last.access_token) }
+    }
+
     func testATokenNamingALoginThatNeverExistedIsRefusedEverywhere() async throws {
         let f = try await TrustFixture.make(); defer { Task { await f.close() } }
         _ = try await f.login("p1", user: "alice")

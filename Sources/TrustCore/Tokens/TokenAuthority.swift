@@ -63,10 +63,12 @@ public final class TokenAuthority: Sendable {
         Hex.encode(Array(Primitives.sha256(Array(key.x963Representation)).prefix(8)))
     }
 
-    public func accessToken(device: String, family: String, now: Date) async throws -> String {
+    /// An access token for `device`'s login `family`, valid `accessTokenLifetime` and never past
+    /// `loginEnds` (a token issued just before the login's end ends with it).
+    public func accessToken(device: String, family: String, now: Date, loginEnds: Date = .distantFuture) async throws -> String {
         let claims = AccessClaims(iss: .init(value: settings.issuer), aud: .init(value: [settings.audience]), sub: .init(value: device),
                                   iat: .init(value: now), nbf: .init(value: now),
-                                  exp: .init(value: now.addingTimeInterval(settings.accessTokenLifetime)),
+                                  exp: .init(value: min(now.addingTimeInterval(settings.accessTokenLifetime), loginEnds)),
                                   jti: .init(value: Base64URL.random(16)), fam: family)
         var header = JWTHeader()
         header.typ = Self.type

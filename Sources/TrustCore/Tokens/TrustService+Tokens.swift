@@ -132,9 +132,11 @@ extension TrustService {
     }
 
     func response(device: String, family: String, refresh: String, familyCreated: Date, now: Date) async throws -> TokenResponse {
-        TokenResponse(access_token: try await tokens.accessToken(device: device, family: family, now: now), token_type: "Bearer",
-                      expires_in: Int(settings.accessTokenLifetime), refresh_token: refresh,
-                      refresh_token_expires_in: max(0, Int(familyCreated.addingTimeInterval(settings.refreshLifetime).timeIntervalSince(now))))
+        let loginEnds = familyCreated.addingTimeInterval(settings.refreshLifetime)
+        let access = try await tokens.accessToken(device: device, family: family, now: now, loginEnds: loginEnds)
+        return TokenResponse(access_token: access, token_type: "Bearer",
+                             expires_in: Int(min(settings.accessTokenLifetime, max(0, loginEnds.timeIntervalSince(now)))), refresh_token: refresh,
+                             refresh_token_expires_in: max(0, Int(loginEnds.timeIntervalSince(now))))
     }
 }
 
