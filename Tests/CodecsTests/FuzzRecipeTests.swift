@@ -6,6 +6,7 @@ import XCTest
 final class FuzzRecipeTests: XCTestCase {
     func testCBORDecoderFuzzShortRun() throws { try runFuzzer("cbor") }
     func testCOSEParsersFuzzShortRun() throws { try runFuzzer("cose") }
+    func testIssuerCertificateReaderFuzzShortRun() throws { try runFuzzer("x509") }
     /// Access and revocation documents through the parsers and the whole decision engine
     /// (module OfflineUnlock; needs its build products, which `swift test` builds).
     func testDocumentsAndEngineFuzzShortRun() throws { try runFuzzer("document") }
