@@ -10,6 +10,10 @@ public struct DocumentJSON: Encodable {
     public struct Reader: Encodable { public var group: String; public var sub: String? }
     public struct Access: Encodable { public var version: Int; public var id: String; public var idText: String?; public var readers: [Reader]; public var schedules: [String] }
     public struct Revocation: Encodable { public var serial: UInt64; public var entries: [RevocationEntry] }
+    /// The issuer certificate issuerAuth carries (x5chain), as read; `error` when it does not read.
+    public struct Certificate: Encodable {
+        public var subject: String?; public var issuedBy: String?; public var notBefore: String?; public var notAfter: String?; public var error: String?
+    }
     /// The bytes are no document, or a document whose access or revocation data does not parse.
     public struct Unreadable: Error, CustomStringConvertible {
         public var message: String
@@ -19,6 +23,7 @@ public struct DocumentJSON: Encodable {
     public var file: String
     public var docType: String
     public var issuerKid: String?
+    public var issuerCertificate: Certificate?
     /// "verified", "not checked (pass --issuer)", or the reason verification failed.
     public var issuer: String
     public var validity: Validity
@@ -37,10 +42,17 @@ public struct DocumentJSON: Encodable {
         size = bytes.count
         docType = doc.docType
         issuerKid = doc.issuerKeyID.map(Hex.encode)
+        do {
+            issuerCertificate = try doc.issuerCertificate().map {
+                Certificate(subject: $0.subjectName, issuedBy: $0.issuerName, notBefore: RFC3339.format($0.notBefore), notAfter: RFC3339.format($0.notAfter))
+            }
+        } catch {
+            issuerCertificate = Certificate(error: error.reason)
+        }
         if let trust {
             do { try doc.verify(trust: trust); issuer = "verified" } catch { issuer = "FAILED: \(error)" }
         } else {
-            issuer = "not checked (pass --issuer)"
+            issuer = issuerCertificate == nil ? "not checked (pass --issuer)" : "not checked (pass --issuer-ca)"
         }
         let v = doc.validity
         validity = Validity(signed: RFC3339.format(v.signed), validFrom: RFC3339.format(v.validFrom),
@@ -70,9 +82,13 @@ public struct DocumentJSON: Encodable {
 
     public var text: String {
         var lines = ["\(file): \(docType == IssuedDocument.DocType.access ? "access" : docType == IssuedDocument.DocType.revocation ? "revocation" : docType) document (\(docType), \(size) bytes)",
-                     "  issuer kid   \(issuerKid ?? "none")  \(issuer)",
-                     "  signed       \(validity.signed)",
-                     "  valid        \(validity.validFrom) … \(validity.validUntil) (\(validity.lifetime))"]
+                     "  issuer kid   \(issuerKid ?? "none")  \(issuer)"]
+        if let c = issuerCertificate {
+            lines.append("  certificate  " + (c.error.map { "unreadable: \($0)" }
+                ?? "\(c.subject ?? "?") by \(c.issuedBy ?? "?"), valid \(c.notBefore ?? "?") … \(c.notAfter ?? "?")"))
+        }
+        lines += ["  signed       \(validity.signed)",
+                  "  valid        \(validity.validFrom) … \(validity.validUntil) (\(validity.lifetime))"]
         if let k = credentialPublicKey { lines.append("  credential   \(k)") }
         if let a = access {
             lines.append("  id           \(a.id)\(a.idText.map { " (\"\($0)\")" } ?? "")")

@@ -154,6 +154,9 @@ final class KeysAndDocumentsEndToEndTests: XCTestCase {
                            "--valid-from", "2026-01-01T00:00:00Z", "--valid-until", "2026-03-02T10:00:00Z", "--out", "site/issuer.cert.pem"])
         XCTAssertTrue(made.stdout.contains("valid 2026-01-01T00:00:00Z–2026-03-02T10:00:00Z"), made.stdout)
         try issue("alice.cbor", ["--issuer-cert", "site/issuer.cert.pem", "--no-kid"])
+        let shown = try lb(["doc", "show", "alice.cbor", "--issuer-ca", "site/ca.pub.pem"]).stdout
+        XCTAssertTrue(shown.contains("verified") && shown.contains("certificate  LockBench Issuer by LockBench Issuer CA, valid 2026-01-01T00:00:00Z"), shown)
+        XCTAssertTrue(try lb(["doc", "show", "alice.cbor", "--issuer", "site/issuer.pub.pem"], expect: 1).stdout.contains("cannot chain: the lock trusts no issuer CA"))
         XCTAssertEqual(try decide(["--access-doc", "alice.cbor"], expect: 0)["decision"] as? String, "grant")
         // After the certificate's notAfter (+ the 5 min leeway) even the cached document is refused.
         try lb(["clock", "advance", "--config", "site/door.lock.json", "66m"])

@@ -253,12 +253,16 @@ struct DocCommand: ParsableCommand {
         var file: String
         @Option(help: ArgumentHelp("Verify against this issuer public key (PEM). Repeatable.", valueName: "file"))
         var issuer: [String] = []
+        @Option(name: .customLong("issuer-ca"), help: ArgumentHelp("Verify a certified issuer against this issuer CA public key (PEM). Repeatable.", valueName: "file"))
+        var issuerCA: [String] = []
         @Flag(help: "Print as JSON.")
         var json = false
 
         func run() throws {
             let bytes = try KeyFiles.readBytes(file, what: "document")
-            let trust = issuer.isEmpty ? nil : try TrustStore(issuerPublicKeys: try issuer.map { try KeyFiles.publicKey($0, what: "issuer key") })
+            let trust = issuer.isEmpty && issuerCA.isEmpty ? nil
+                : try TrustStore(issuerPublicKeys: try issuer.map { try KeyFiles.publicKey($0, what: "issuer key") },
+                                 issuerCAPublicKeys: try issuerCA.map { try KeyFiles.publicKey($0, what: "issuer CA key") })
             let shown = try DocCommand.show(file: file, bytes: bytes, trust: trust)
             print(json ? KeyFiles.json(shown) : shown.text)
             if trust != nil && !shown.verified { throw ExitCode(ExitCodes.negative) }
