@@ -65,6 +65,29 @@ final class ConformanceCalibrationTests: XCTestCase {
         XCTAssertTrue(r.reason.contains("--issuer"), r.reason)
     }
 
+    /// The official phone case checks a document's signature under the configured issuer key
+    /// itself: a document naming its issuer by certificate alone (no kid) passes it, and one
+    /// another issuer signed does not, certificate or not.
+    func testACertifiedDocumentIsCheckedUnderTheIssuerKeyItself() throws {
+        let ca = TestFixtures.key(0x2C)
+        for (signer, expected) in [(issuer, CheckStatus.pass), (TestFixtures.key(0x2E), .fail)] {
+            let key = P256.Signing.PrivateKey()
+            let certificate = try IssuerCertificate.issue(subjectPublicKey: signer.publicBytes, caKey: ca,
+                                                          notBefore: TestFixtures.monday.addingTimeInterval(-86_400), notAfter: TestFixtures.monday.addingTimeInterval(86_400))
+            let access = try AccessDocument.issue(access: try AccessData(id: Array("crt".utf8), readers: [try ReaderRule(groupID: identity.groupID)]),
+                                                  credentialPublicKey: key.publicBytes,
+                                                  validity: .init(signed: TestFixtures.monday, validFrom: TestFixtures.monday, validUntil: TestFixtures.monday.addingTimeInterval(3600)),
+                                                  issuerKey: signer, issuerCertificate: certificate, includeKeyID: false).encoded()
+            let c = CredentialConfiguration(signingKey: key, trustedReaders: [TrustedReader(groupID: identity.groupID, publicKey: identity.publicKey)],
+                                            accessDocuments: [access], mailbox: try Mailbox([UInt8](repeating: 7, count: 0x12C)))
+            let session = CredentialSession(configuration: c)
+            let subject = CredentialUnderTest(open: { (InMemoryLink(session), {}) }, identity: identity)
+            let profile = CredentialProfile.discover(subject, issuerKeys: [issuer.publicBytes])
+            let r = CredentialCatalogue.all.first { $0.id == "stepup.ad" }!.evaluate(subject, profile)
+            XCTAssertEqual(r.status, expected, r.reason)
+        }
+    }
+
     /// A phone whose documents another issuer signed fails the official step-up cases.
     func testADocumentOfAnotherIssuerFailsTheStepUpCases() throws {
         let session = try phone()

@@ -240,6 +240,25 @@ public struct IssuedDocument: Equatable, Sendable {
             issuer = key
             named = "kid \(Hex.encode(kid))"
         }
+        try verifySignatureAndDigests(issuer: issuer, named: named)
+        return issuer
+    }
+
+    /// Verifies the signature under one of `issuerPublicKeys`, named by neither kid nor
+    /// certificate, and the digests: how the official phone cases check a document
+    /// (`document.check_signature(<dut_credential_issuer_public_key>, …)`, nfc_ud_stepup_ad.py).
+    /// Returns the key that signed.
+    @discardableResult
+    public func verify(issuerPublicKeys: [[UInt8]]) throws(DocumentError) -> [UInt8] {
+        guard let issuer = issuerPublicKeys.first(where: { (try? issuerAuth.verify(publicKey: $0)) != nil }) else {
+            try verifySignatureAndDigests(issuer: issuerPublicKeys.first ?? [], named: "none of the \(issuerPublicKeys.count) issuer keys given")
+            return []
+        }
+        try verifySignatureAndDigests(issuer: issuer, named: "issuer key")
+        return issuer
+    }
+
+    func verifySignatureAndDigests(issuer: [UInt8], named: String) throws(DocumentError) {
         do { try issuerAuth.verify(publicKey: issuer) } catch {
             switch error.code {
             case .unsupportedAlgorithm, .missingAlgorithm, .unknownCriticalHeader:
@@ -259,7 +278,6 @@ public struct IssuedDocument: Equatable, Sendable {
                 throw DocumentError(.digestMismatch, "digest of element \"\(item.elementIdentifier)\" (digestID \(item.digestID)) differs from the MSO")
             }
         }
-        return issuer
     }
 
     /// The issuer's kid: issuerAuth's, else the one of the certificate's key (the key a
