@@ -109,6 +109,20 @@ final class IssuerCertificateTests: XCTestCase {
         }
     }
 
+    /// The DER reader's own refusals, each naming its byte and rule.
+    func testTheDERReaderRefusesWhatIsNotDER() {
+        func reason(_ bytes: [UInt8]) -> String? {
+            do { _ = try DER.elements(bytes[...]); return nil } catch { return error.reason }
+        }
+        XCTAssertEqual(try DER.elements([0x04, 0x81, 0x80] + [UInt8](repeating: 0, count: 0x80)).first?.content.count, 0x80)
+        XCTAssertTrue(reason([0x04, 0x82, 0x00, 0x05, 1, 2, 3, 4, 5])?.contains("byte 1: length 5 not in its shortest form") == true)
+        XCTAssertTrue(reason([0x04, 0x81, 0x05, 1, 2, 3, 4, 5])?.contains("not in its shortest form") == true)
+        XCTAssertTrue(reason([0x04, 0x84, 0x00, 0x00, 0x00, 0x01, 0x00])?.contains("4 length bytes") == true)
+        XCTAssertTrue(reason([0x30, 0x05, 0x02, 0x01])?.contains("byte 0: element 30 says 5 content bytes, 2 remain") == true)
+        XCTAssertTrue(reason([0x1F, 0x01, 0x00])?.contains("high tag number") == true)
+        XCTAssertTrue(reason([0x30])?.contains("byte 0: a DER element needs a tag and a length") == true)
+    }
+
     func testX5chainIsABstrOrAnArrayOfThem() throws {
         let der = try minted()
         let payload = CBOR.embedded(["1": "1.0"]).encoded()
