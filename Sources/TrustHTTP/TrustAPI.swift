@@ -97,7 +97,9 @@ public enum TrustAPI {
                   let token = object["token"] as? String, PushTokenRules.isValid(token) else {
                 return Response(status: .badRequest, body: jsonBody(["error": "invalid_request", "error_description": "the body must be {\"token\": TOKEN}: 1…\(PushTokenRules.maxBytes) bytes of printable ASCII"]))
             }
-            await pushTokens(device, token)
+            do { try await pushTokens(device, token) } catch {
+                return Response(status: .serviceUnavailable, body: jsonBody(["error": "temporarily_unavailable", "error_description": "the push token could not be stored: \(error)"]))
+            }
             return Response(status: .noContent)
         }
 

@@ -1,7 +1,8 @@
 import Foundation
 
-/// Hands a device's push token to whatever pushes for this service (`TrustPushNotifier.register`).
-public typealias PushTokenRegistration = @Sendable (_ device: String, _ token: String) async -> Void
+/// Hands a device's push token to whatever pushes for this service
+/// (`TrustPushNotifier.registerDurably`); returns once it is kept, throws when it could not be.
+public typealias PushTokenRegistration = @Sendable (_ device: String, _ token: String) async throws -> Void
 
 /// A push token as the trust API accepts it: what APNs and FCM hand an app, printable ASCII.
 public enum PushTokenRules {
