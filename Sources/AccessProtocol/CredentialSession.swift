@@ -397,12 +397,18 @@ public final class CredentialSession: MessageResponder {
     /// In the RKE flow, once the completed notification opened: the RKE request `02 04`
     /// (`00 01 <action>`) sealed under BleSKDevice, once per transaction; nil otherwise.
     public func remoteRequest() -> ChannelMessage? {
-        guard let action = remoteAction, !sentRemoteRequest, lastCompleted != nil, let bleSK,
-              !configuration.faults.contains(.noRKERequest) else { return nil }
-        if bleMessaging == nil { bleMessaging = BLESecureMessaging(role: .device, bleSK: bleSK, transportVersions: transportVersions) }
-        guard let sealed = try? bleMessaging!.seal(RKERequest(action: action).message) else { return nil }
+        guard let action = remoteAction, !sentRemoteRequest, lastCompleted != nil,
+              !configuration.faults.contains(.noRKERequest), let sealed = sealForReader(RKERequest(action: action).message) else { return nil }
         sentRemoteRequest = true
         return sealed
+    }
+
+    /// `message` sealed under this transaction's BleSKDevice at the phone's next counter; nil
+    /// before BleSK exists.
+    public func sealForReader(_ message: ChannelMessage) -> ChannelMessage? {
+        guard let bleSK else { return nil }
+        if bleMessaging == nil { bleMessaging = BLESecureMessaging(role: .device, bleSK: bleSK, transportVersions: transportVersions) }
+        return try? bleMessaging!.seal(message)
     }
 
     /// The plaintext of a lock's message: opened under BleSKReader once BleSK exists, else as sent.

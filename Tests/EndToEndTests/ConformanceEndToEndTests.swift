@@ -406,6 +406,42 @@ final class ConformanceEndToEndTests: XCTestCase {
         }
     }
 
+    /// Remote keyless entry (issue 19): LockBench's lock passes the four ble_reader RKE checks and
+    /// with `--fault ignore-rke` fails exactly those four; LockBench's phone in its RKE flow passes
+    /// the four ble_user_device RKE checks and with `--fault no-rke-request` fails exactly the two
+    /// that wait for the request.
+    func testRemoteKeylessEntryChecksOverBumble() throws {
+        let reader = ["ble.rdr.rke-stepup-phase", "ble.rdr.rke-secure", "ble.rdr.rke-unsecure", "ble.rdr.rke-neg-fast"]
+        for (name, fault) in [("door-rke", [String]()), ("door-ignore", ["--fault", "ignore-rke"])] {
+            // A lock of its own each: the step-up check needs one that has not met the phone yet.
+            try lb(["config", "create", "--reader-identity", "door.reader.json", "--issuer", "issuer.pub.pem",
+                    "--clock", "2026-03-02T09:00:00Z", "--no-fast", "--state-dir", "\(name).state", "--out", "\(name).lock.json"])
+            let controllers = try bumbleControllers()
+            let lock = try InteractiveProcess(["lock", "run", "--config", "\(name).lock.json", "--ble", controllers.spec(0)] + fault, currentDirectory: dir)
+            addTeardownBlock { lock.terminate() }
+            _ = try lock.waitForLine(containing: "advertising as", timeout: 30)
+            let r = try lb(["conformance", "reader", "--ble", controllers.spec(1), "--json", "--timeout", "5", "--only"] + reader + phoneFiles, expect: nil)
+            let s = try statuses(r.stdout)
+            lock.terminate()
+            XCTAssertEqual(Set(s.keys), Set(reader), "\(fault)")
+            let failing: Set<String> = fault.isEmpty ? [] : Set(reader)
+            XCTAssertEqual(Set(s.filter { $0.value == "fail" }.keys), failing, "lock \(fault): \(r.stdout.prefix(4000))")
+            XCTAssertEqual(Set(s.filter { $0.value == "pass" }.keys), Set(reader).subtracting(failing), "lock \(fault): \(r.stdout.prefix(4000))")
+        }
+        let phoneSide = ["ble.ud.rke-expedited-standard-phase", "ble.ud.rke-info-tag", "ble.ud.rke-ud-descriptor-tag", "ble.ud.rke-stepup-phase"]
+        for (flags, failing) in [([String](), Set<String>()), (["--fault", "no-rke-request"], Set(["ble.ud.rke-expedited-standard-phase", "ble.ud.rke-stepup-phase"]))] {
+            let controllers = try bumbleControllers()
+            let phone = try start(["ble", "phone", "--ble", controllers.spec(1), "--count", "50", "--keep-going", "--rke", "unsecure"] + phoneFiles + flags)
+            defer { phone.terminate(); phone.waitUntilExit() }
+            let r = try lb(["conformance", "credential", "--reader-identity", "door.reader.json", "--ble", controllers.spec(0), "--json", "--rke",
+                            "--issuer", "issuer.pub.pem", "--timeout", "5"], expect: nil)
+            let s = try statuses(r.stdout)
+            XCTAssertEqual(Set(s.keys), Set(phoneSide), "phone \(flags)")
+            XCTAssertEqual(Set(s.filter { $0.value == "fail" }.keys), failing, "phone \(flags): \(r.stdout.prefix(4000))")
+            XCTAssertEqual(Set(s.filter { $0.value == "pass" }.keys), Set(phoneSide).subtracting(failing), "phone \(flags): \(r.stdout.prefix(4000))")
+        }
+    }
+
     /// The reader direction (the credential direction and its capture: the test above).
     func testBothDirectionsOverBumbleAndTheBtsnoopCapturesDecode() throws {
         let second = try bumbleControllers()

@@ -1,4 +1,5 @@
 import ByteCore
+import OfflineUnlock
 
 /// "Reader status changed" (`02 02`): the lock tells the phone what its bolt did, here after an
 /// RKE request, sealed under BleSKReader (aliro-actuator `reader.py` `reader_status_status_changed(
