@@ -346,7 +346,15 @@ public enum BLEReaderCatalogue {
                 e = next
             }
             guard e.ins == Instruction.envelope else { throw CheckStop(.fail("Unexpected instruction \(Names.command(e.bytes)) before ENVELOPE", actual: Array(e.bytes.prefix(2)))) }
-            let r = try step.answer(e)
+            var r = try step.answer(e)
+            // A long answer goes out in parts: 61xx, then the reader's GET RESPONSE.
+            while r.count >= 2, r[r.count - 2] == 0x61 {
+                let g = try step.command("GET RESPONSE after ENVELOPE")
+                guard g.ins == Instruction.getResponse else {
+                    throw CheckStop(.fail("Unexpected instruction \(Names.command(g.bytes)) while the ENVELOPE answer is pending (61xx)", actual: Array(g.bytes.prefix(2))))
+                }
+                r = try step.answer(g)
+            }
             guard r.suffix(2) == [0x90, 0x00], let request = cred.lastDeviceRequest else {
                 throw CheckStop(.fail("the ENVELOPE's DeviceRequest did not open or parse", actual: Array(r.suffix(2))))
             }
