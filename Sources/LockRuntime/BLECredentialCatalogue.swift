@@ -9,7 +9,7 @@ import OfflineUnlock
 
 public typealias BLECredentialCheck = ConformanceCheck<BLEPhoneUnderTest, Void>
 
-/// The official ble_user_device cases that need neither UWB, RKE, reader certificates nor a tool
+/// The official ble_user_device cases that need neither UWB, reader certificates nor a tool
 /// that works as stored, each with its pass criteria (docs/conformance-ble.md): `conformance
 /// credential --ble` runs these. LockBench plays the tool's reader — the lock advertising, the
 /// phone under test connecting once per transaction (`BLEPhoneUnderTest`, `BLELockStep`).

@@ -66,7 +66,7 @@ final class BLEPhoneStep {
     }
 }
 
-/// The official ble_reader cases that need neither UWB, RKE nor reader certificates, each with
+/// The official ble_reader cases that need neither UWB nor reader certificates (RKE included), each with
 /// its pass criteria (docs/conformance-ble.md): `conformance reader --ble` runs these. LockBench
 /// plays the phone (central) through a `BLEPhonePresenter`.
 public enum BLEReaderCatalogue {

@@ -221,7 +221,8 @@ struct BLEPhoneCommand: ParsableCommand {
                 if let action = session?.remoteAction {
                     let changed = session?.lastStatusChanged.map { "reader status changed: \($0.readerStatus.name) (\(Hex.encode($0.encoded())))" }
                         ?? session?.lastStatusChangedProblem.map { "reader status changed did not open: \($0)" }
-                        ?? (session?.sentRemoteRequest == true ? "no reader status changed" : "no RKE request sent (the transaction did not complete)")
+                        ?? (session?.sentRemoteRequest == true ? "no reader status changed"
+                            : session?.lastCompleted != nil ? "no RKE request sent" : "no RKE request sent (no completed notification opened)")
                     print("RKE \(action.name) at \(outcome.lock): \(changed) after \(outcome.commandsAnswered) commands in \(String(format: "%.1f", outcome.connectToCompleted * 1000)) ms")
                 } else {
                     print("\(granted ? "granted" : "denied") by \(outcome.lock) after \(outcome.commandsAnswered) commands in \(String(format: "%.1f", outcome.connectToCompleted * 1000)) ms")
