@@ -60,7 +60,7 @@ let package = Package(
         // Firmware certification tables, version ordering, verdicts, audits. The shipped tables
         // are firmware-tables/*.csv, compiled in at build time by the EmbedFirmwareTables plugin.
         .target(name: "Certification", dependencies: ["ByteCore"], swiftSettings: swift6, plugins: ["EmbedFirmwareTables"]),
-        .executableTarget(name: "embed-firmware-tables", path: "Sources/embed-firmware-tables"),
+        .executableTarget(name: "embed-firmware-tables", path: "Sources/embed-firmware-tables", swiftSettings: swift6),
         .plugin(name: "EmbedFirmwareTables", capability: .buildTool(), dependencies: ["embed-firmware-tables"]),
         // Documents, trust, policy, and the grant/deny decision.
         .target(name: "OfflineUnlock", dependencies: ["ByteCore", "Codecs", crypto], swiftSettings: swift6),
@@ -92,8 +92,8 @@ let package = Package(
         // --- Trust: the service that keeps short-lived keys current, in layers: the model (records,
         // changes, errors, the storage seam), the service core (documents, tokens, approvals), one
         // module per storage backend, where backends are chosen, and the HTTP API. ---
-        .target(name: "TrustModel", dependencies: ["ByteCore", "Codecs", "OfflineUnlock"], swiftSettings: swift6),
-        .target(name: "TrustCore", dependencies: ["TrustModel", "ByteCore", "Codecs", "OfflineUnlock", crypto, jwtKit], swiftSettings: swift6),
+        .target(name: "TrustModel", dependencies: ["Codecs", "OfflineUnlock"], swiftSettings: swift6),
+        .target(name: "TrustCore", dependencies: ["TrustModel", "ByteCore", "Codecs", "OfflineUnlock", "Lock", crypto, jwtKit], swiftSettings: swift6),
         // sqlite-nio's C module (its `sqlite3_*` for the direct reader) is not a product of that package.
         .target(name: "TrustSQLite", dependencies: ["TrustModel", sqliteNIO, nioCore, nioPosix, logging], swiftSettings: swift6),
         .target(name: "TrustPostgres", dependencies: ["TrustModel", postgresNIO, nioCore, nioPosix, logging], swiftSettings: swift6),
@@ -107,11 +107,11 @@ let package = Package(
         .target(name: "TrustPhone", dependencies: ["Push",
             "ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", "TrustModel", crypto,
             asyncHTTPClient, nioCore, nioHTTP1,
-        ]),
+        ], swiftSettings: swift6),
         .target(name: "Scenario", dependencies: ["Push",
             "ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", "Lock", "LockRuntime", "TrustModel", "TrustCore", "TrustBackends", "TrustHTTP", "TrustPhone", crypto,
             "BLE", "VirtualPN532", "SocketTransport",
-        ]),
+        ], swiftSettings: swift6),
         // --- end Trust ---
         // What both command-line products share: running a command with LockBench's exit codes.
         .target(name: "CommandLineSupport", dependencies: ["LockRuntime", argumentParser], swiftSettings: swift6),
@@ -124,13 +124,14 @@ let package = Package(
         // database stack stays out of the lock binary.
         .executableTarget(name: "lockbench-server", dependencies: [
             "CommandLineSupport",
-            "LockRuntime", "ByteCore", "Codecs", "OfflineUnlock", "Lock", argumentParser,
-            "TrustModel", "TrustCore", "TrustBackends", "TrustHTTP", "TrustSQLite", "TrustPhone", "Scenario", "Push", "HTTPServing", serviceLifecycle, logging, metrics, prometheus, nioHTTP1,
-        ]),
+            "LockRuntime", "ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", argumentParser,
+            "BLE", "NFC", "SocketTransport", "VirtualPN532",
+            "TrustModel", "TrustCore", "TrustBackends", "TrustHTTP", "TrustPhone", "Scenario", "Push", serviceLifecycle, logging, metrics, prometheus, nioHTTP1,
+        ], swiftSettings: swift6),
         .executableTarget(name: "lockbench-bench", dependencies: [
             "LockRuntime", "Certification", "AccessProtocol", "OfflineUnlock", "Codecs", "ReaderSeam", "PCSC", "VirtualPN532", "LockBenchTestDoubles", crypto, argumentParser,
             "ByteCore", "Lock", "NFC", "BLE",
-            "TrustModel", "TrustCore", "TrustBackends", "TrustHTTP", "TrustPhone", "Scenario", "Push", asyncHTTPClient, nioCore, // Trust
+            "TrustModel", "TrustCore", "TrustSQLite", "TrustPostgres", "TrustHTTP", "TrustPhone", "Scenario", "Push", asyncHTTPClient, nioCore, // Trust
         ]),
 
         // What the tests share: paths, the lockbench process runner, the fuzz runner and the
@@ -158,7 +159,7 @@ let package = Package(
         .testTarget(name: "LockRuntimeTests", dependencies: ["LockRuntime", "Conformance", "PCSC", "SocketTransport", "AccessProtocol", "OfflineUnlock", "Lock", "VirtualPN532", "ByteCore", "Codecs", "LockBenchTestSupport", crypto]),
         // --- Trust ---
         .testTarget(name: "TrustTests", dependencies: [
-            "lockbench", "lockbench-server", "TrustModel", "TrustCore", "TrustSQLite", "TrustPostgres", "TrustBackends", "TrustHTTP", "HTTPServing", "TrustPhone", "Scenario", "Push", "OfflineUnlock", "Lock", "LockRuntime", "ByteCore", "Codecs", "LockBenchTestSupport", crypto,
+            "lockbench", "lockbench-server", "TrustModel", "TrustCore", "TrustSQLite", "TrustPostgres", "TrustBackends", "TrustHTTP", "TrustPhone", "Scenario", "Push", "OfflineUnlock", "Lock", "LockRuntime", "ByteCore", "Codecs", "LockBenchTestSupport", crypto,
             hummingbird, hummingbirdTesting, jwtKit, sqliteNIO, asyncHTTPClient, metrics, prometheus, nioCore, nioHTTP1,
         ], exclude: ["python"]),
         // --- end Trust ---

@@ -6,7 +6,7 @@ import OfflineUnlock
 
 /// A reader the credential trusts: its group id and group public key (LockBench: the reader's
 /// own signing key).
-public struct TrustedReader: Equatable {
+public struct TrustedReader: Equatable, Sendable {
     /// 16 bytes.
     public var groupID: [UInt8]
     /// 65 bytes `04‖X‖Y`.

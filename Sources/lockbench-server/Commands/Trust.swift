@@ -10,7 +10,6 @@ import Metrics
 import ServiceLifecycle
 import TrustModel
 import TrustCore
-import TrustSQLite
 import TrustBackends
 import TrustHTTP
 import TrustPhone
@@ -140,7 +139,7 @@ struct TrustCommand: AsyncParsableCommand {
             let site: TrustSite
             do { site = try TrustSite.create(at: directory, settings: s) } catch { throw UserError(message: error.message) }
             if db == nil {
-                try await TrustCommand.mapErrors { try await SQLiteTrustStorage.open(path: site.databasePath).close() }
+                try await TrustCommand.mapErrors { try await TrustSite.storage("sqlite:" + site.databasePath).close() }
             }
             print("site: \(directory)")
             print("issuer public key (list it in each lock's trustedIssuers): \(site.issuerPublicPath)")
@@ -199,7 +198,7 @@ struct TrustCommand: AsyncParsableCommand {
                 let following = notifier.flatMap { n in (service.storage as? TrustChangeFeed).map { n.follow($0) } }
                 let server = try await TrustServer.start(
                     service: service, host: host, port: port, registry: registry,
-                    pushTokens: notifier.map { n in { device, token in n.register(device: device, token: token) } },
+                    pushTokens: notifier.map { n in { @Sendable device, token in n.register(device: device, token: token) } },
                     logger: serveLogger("lockbench.trust"))
                 try await serveUntilSignal("trust service", host: host, port: server.port) {
                     following?.cancel()
