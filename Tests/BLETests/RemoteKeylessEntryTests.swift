@@ -65,6 +65,7 @@ final class RemoteKeylessEntryTests: XCTestCase {
         XCTAssertEqual(auth0.flags, 0x00)
         var outcomes = site.outcomes(atLeast: 1)
         XCTAssertEqual(outcomes[0].remote, RemoteActionRecord(action: .unsecure, readerStatus: .unsecured))
+        XCTAssertTrue(LockEvent(outcome: outcomes[0]).line.hasSuffix("rke unsecure → unsecured"), LockEvent(outcome: outcomes[0]).line)
 
         alice.session.remoteAction = .secure
         _ = try phone.unlock(with: alice)
