@@ -125,6 +125,25 @@ final class RemoteKeylessEntryTests: XCTestCase {
         XCTAssertEqual(site.service.lock.boltName, "secured")
     }
 
+    /// A denied RKE transaction (a phone with no document for this lock) ends at the completed
+    /// notification: the request that follows is not waited for, nothing moves, nothing is audited as `rke`.
+    func testDeniedTransactionDoesNotActOnTheRequest() throws {
+        let controllers = try bumbleControllers()
+        let site = try BLELockSite(self, ble: controllers.spec(0))
+        let phone = try startPhone(on: controllers.spec(1), configure: { $0.scanTimeout = 10; $0.responseTimeout = 2 })
+        let stranger = SoftwarePhone.session(key: P256.Signing.PrivateKey(), trusting: [site.provisioning.trustedReader], interface: .ble)
+        stranger.remoteAction = .unsecure
+        _ = try phone.unlock(with: stranger)
+        XCTAssertEqual(stranger.lastCompleted?.readerStatus, .secured)
+        XCTAssertNil(stranger.lastStatusChanged)
+        let outcome = site.outcomes(atLeast: 1)[0]
+        XCTAssertFalse(outcome.granted)
+        XCTAssertNil(outcome.remote)
+        XCTAssertEqual(site.service.lock.boltName, "secured")
+        let (entries, _) = try AuditLog.verify(directory: site.directory.appendingPathComponent(site.service.configuration.stateDirectory).path)
+        XCTAssertFalse(entries.contains { $0.decision == AuditEntry.remoteActionEvent || $0.decision == AuditEntry.remoteActionRefusedEvent })
+    }
+
     /// `--fault ignore-rke`: the lock ends at the completed notification; the phone's request gets
     /// no reader status changed (the ble.rdr RKE checks fail on it).
     func testLockIgnoringRKESendsNoStatus() throws {
