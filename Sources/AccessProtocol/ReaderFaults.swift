@@ -13,7 +13,12 @@ public struct ReaderFaults: OptionSet, Sendable, Hashable {
     /// phone's RKE request (the ble.rdr RKE checks catch it: no "reader status changed").
     public static let ignoreRKE = ReaderFaults(rawValue: 1 << 2)
 
+    /// Ask FAST in an RKE transaction too when a Kpersistent is cached (ble.rdr.rke-neg-fast
+    /// catches it: the phone's second round gets no AUTH1).
+    public static let fastRKE = ReaderFaults(rawValue: 1 << 3)
+
     public static let names: [(String, ReaderFaults)] = [
         ("accept-bad-device-signature", .acceptBadDeviceSignature), ("omit-le", .omitLe), ("ignore-rke", .ignoreRKE),
+        ("fast-rke", .fastRKE),
     ]
 }

@@ -566,7 +566,7 @@ public struct ReaderSession {
         // FAST only once there is a Kpersistent to try: a reader that has met no phone asks for a
         // standard transaction, as every official reader case's first AUTH0 requires (NFC and BLE).
         // Never for RKE: every round of BLERKE_RDR_NEG_FAST expects AUTH1 after AUTH0.
-        let fast = configuration.useFast && fastCache.count > 0 && !remoteTransaction
+        let fast = configuration.useFast && fastCache.count > 0 && (!remoteTransaction || configuration.faults.contains(.fastRKE))
         let flags: UInt8 = fast ? Auth0Command.flagFast : 0
         let cmd = Auth0Command(flags: flags, policy: policy, version: version,
                                readerEphemeralKey: ephPublic, transactionID: tid,

@@ -406,16 +406,23 @@ final class ConformanceEndToEndTests: XCTestCase {
         }
     }
 
-    /// Remote keyless entry (issue 19): LockBench's lock passes the four ble_reader RKE checks and
-    /// with `--fault ignore-rke` fails exactly those four; LockBench's phone in its RKE flow passes
+    /// Remote keyless entry (issue 19): LockBench's lock passes the four ble_reader RKE checks,
+    /// with `--fault ignore-rke` fails exactly those four and with `--fault fast-rke` exactly
+    /// BLERKE_RDR_NEG_FAST; LockBench's phone in its RKE flow passes
     /// the four ble_user_device RKE checks and with `--fault no-rke-request` fails exactly the two
     /// that wait for the request.
     func testRemoteKeylessEntryChecksOverBumble() throws {
         let reader = ["ble.rdr.rke-stepup-phase", "ble.rdr.rke-secure", "ble.rdr.rke-unsecure", "ble.rdr.rke-neg-fast"]
-        for (name, fault) in [("door-rke", [String]()), ("door-ignore", ["--fault", "ignore-rke"])] {
-            // A lock of its own each: the step-up check needs one that has not met the phone yet.
+        let runs: [(name: String, fault: [String], failing: Set<String>)] = [
+            ("door-rke", [], []), ("door-ignore", ["--fault", "ignore-rke"], Set(reader)),
+            // Asking FAST in RKE transactions too: the phone's second round gets no AUTH1.
+            ("door-fast-rke", ["--fault", "fast-rke"], ["ble.rdr.rke-neg-fast"]),
+        ]
+        for (name, fault, failing) in runs {
+            // A lock of its own each (the step-up check needs one that has not met the phone yet),
+            // set for FAST: an RKE transaction must still be standard.
             try lb(["config", "create", "--reader-identity", "door.reader.json", "--issuer", "issuer.pub.pem",
-                    "--clock", "2026-03-02T09:00:00Z", "--no-fast", "--state-dir", "\(name).state", "--out", "\(name).lock.json"])
+                    "--clock", "2026-03-02T09:00:00Z", "--state-dir", "\(name).state", "--out", "\(name).lock.json"])
             let controllers = try bumbleControllers()
             let lock = try InteractiveProcess(["lock", "run", "--config", "\(name).lock.json", "--ble", controllers.spec(0)] + fault, currentDirectory: dir)
             addTeardownBlock { lock.terminate() }
@@ -424,7 +431,6 @@ final class ConformanceEndToEndTests: XCTestCase {
             let s = try statuses(r.stdout)
             lock.terminate()
             XCTAssertEqual(Set(s.keys), Set(reader), "\(fault)")
-            let failing: Set<String> = fault.isEmpty ? [] : Set(reader)
             XCTAssertEqual(Set(s.filter { $0.value == "fail" }.keys), failing, "lock \(fault): \(r.stdout.prefix(4000))")
             XCTAssertEqual(Set(s.filter { $0.value == "pass" }.keys), Set(reader).subtracting(failing), "lock \(fault): \(r.stdout.prefix(4000))")
         }
