@@ -9,7 +9,16 @@ public struct ReaderFaults: OptionSet, Sendable, Hashable {
     /// Send commands without Le (rdr.le catches it; a strict phone answers 6701).
     public static let omitLe = ReaderFaults(rawValue: 1 << 1)
 
+    /// Complete an RKE transaction (`02 06`) at the completed notification, ignoring the
+    /// phone's RKE request (the ble.rdr RKE checks catch it: no "reader status changed").
+    public static let ignoreRKE = ReaderFaults(rawValue: 1 << 2)
+
+    /// Ask FAST in an RKE transaction too when a Kpersistent is cached (ble.rdr.rke-neg-fast
+    /// catches it: the phone's second round gets no AUTH1).
+    public static let fastRKE = ReaderFaults(rawValue: 1 << 3)
+
     public static let names: [(String, ReaderFaults)] = [
-        ("accept-bad-device-signature", .acceptBadDeviceSignature), ("omit-le", .omitLe),
+        ("accept-bad-device-signature", .acceptBadDeviceSignature), ("omit-le", .omitLe), ("ignore-rke", .ignoreRKE),
+        ("fast-rke", .fastRKE),
     ]
 }
