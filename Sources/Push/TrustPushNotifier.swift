@@ -101,6 +101,25 @@ public final class TrustPushNotifier: Sendable {
         return Task { for await change in changes { await self.notify(change) } }
     }
 
+    /// Pushes `data` to every token of each of `devices` (approval requests and answers); returns
+    /// the number queued.
+    @discardableResult
+    public func push(_ data: [String: String], to devices: [String]) async -> Int {
+        var queued = 0
+        for device in devices {
+            for token in tokens(of: device) {
+                do {
+                    _ = try await relay.send(PushMessage(token: token, data: data))
+                    queued += 1
+                } catch {
+                    if case .unregistered = error { unregister(device: device, token: token) }
+                    logger?.warning("push to \(device) refused: \(error)")
+                }
+            }
+        }
+        return queued
+    }
+
     /// The same for a list of (device, why it should poll).
     @discardableResult
     public func notify(_ affected: [(device: String, trigger: PollTrigger)]) async -> Int {

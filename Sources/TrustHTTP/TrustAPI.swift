@@ -21,7 +21,7 @@ public enum TrustAPI {
     /// `pushTokens`: where `PUT /v1/push-token` hands a device's push token (Tapkey
     /// `updateRegistrationToken`); without it the route answers 501 (this server does not push).
     public static func router(service: TrustService, registry: PrometheusCollectorRegistry? = nil, metricsToken: String? = nil,
-                              pushTokens: PushTokenRegistration? = nil) -> Router<TrustRequestContext> {
+                              pushTokens: PushTokenRegistration? = nil, devicePush: DevicePush? = nil) -> Router<TrustRequestContext> {
         let router = Router(context: TrustRequestContext.self)
         // Every route that needs a device goes through the one bearer check.
         let authenticated = router.group().add(middleware: BearerAuthentication(service: service))
@@ -109,7 +109,7 @@ public enum TrustAPI {
                             body: .init(byteBuffer: ByteBuffer(bytes: list.document)))
         }
 
-        addApprovalRoutes(to: authenticated, service: service)
+        addApprovalRoutes(to: authenticated, service: service, devicePush: devicePush)
 
         router.get("/healthz") { _, _ -> String in "ok\n" }
 

@@ -11,3 +11,8 @@ public enum PushTokenRules {
         !token.isEmpty && token.utf8.count <= maxBytes && token.utf8.allSatisfy { (0x21...0x7E).contains($0) }
     }
 }
+
+/// Sends a background data push to every registered token of each device
+/// (`TrustPushNotifier.push(_:to:)`): how `trust serve` wakes an approver's phones for a request
+/// and the requester's for the answer.
+public typealias DevicePush = @Sendable (_ data: [String: String], _ devices: [String]) async -> Void

@@ -217,6 +217,7 @@ struct TrustCommand: AsyncParsableCommand {
                 let server = try await TrustServer.start(
                     service: service, host: host, port: port, registry: serveMetrics ? registry : nil, metricsToken: metricsToken,
                     pushTokens: notifier.map { n in { @Sendable device, token in try await n.registerDurably(device: device, token: token) } },
+                    devicePush: notifier.map { n in { @Sendable data, devices in await n.push(data, to: devices) } },
                     tls: tlsFiles, logger: serveLogger("lockbench.trust"))
                 try await serveUntilSignal("trust service", host: host, port: server.port, secure: tlsFiles != nil) {
                     following?.cancel()
