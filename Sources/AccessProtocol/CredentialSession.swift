@@ -66,6 +66,9 @@ public struct CredentialFaults: OptionSet, Sendable, Hashable {
     public static let acceptUnlistedVersion = CredentialFaults(rawValue: 1 << 17)
     /// Refuse SELECT (6985) once initiated over BLE (UD-BLE-AUTH0-1.2 and 2.1 SELECT between AUTH0s).
     public static let refuseSelectOnBLE = CredentialFaults(rawValue: 1 << 18)
+    /// In its RKE flow, open with `02 06` but never send the RKE request (BLERKE_UD_EXPEDITED_STANDARD_PHASE
+    /// and BLERKE_UD_STEPUP_PHASE wait for it).
+    public static let noRKERequest = CredentialFaults(rawValue: 1 << 19)
 
     public static let names: [(String, CredentialFaults)] = [
         ("wrong-signature", .wrongSignature), ("corrupt-ciphertext", .corruptCiphertext),
@@ -76,7 +79,7 @@ public struct CredentialFaults: OptionSet, Sendable, Hashable {
         ("legacy-exchange-status", .legacyExchangeStatus), ("ignore-p1p2", .ignoreP1P2), ("ignore-le", .ignoreLe),
         ("commit-atomic-writes", .commitAtomicWrites), ("fci-other-aid", .fciOtherAID),
         ("empty-device-response", .emptyDeviceResponse), ("accept-unlisted-version", .acceptUnlistedVersion),
-        ("refuse-select-on-ble", .refuseSelectOnBLE),
+        ("refuse-select-on-ble", .refuseSelectOnBLE), ("no-rke-request", .noRKERequest),
     ]
 
     /// The unknown tag the extra-tag faults add (the public test harness's `UNKNOWN_TAG`).
@@ -257,6 +260,14 @@ public final class CredentialSession: MessageResponder {
     public private(set) var lastCompletedProblem: String?
     /// The last event (`02 00`) the lock sent.
     public private(set) var lastEvent: BLEEvent?
+    /// The RKE flow (`ble phone --rke`): open with `02 06`, and after the lock's completed
+    /// notification send the RKE request with this action (sealed under BleSKDevice).
+    public var remoteAction: RemoteAction?
+    /// The lock's "reader status changed" after the RKE request, as opened; or why it did not open.
+    public private(set) var lastStatusChanged: ReaderStatusChanged?
+    public private(set) var lastStatusChangedProblem: String?
+    /// The RKE request went out in this transaction.
+    public private(set) var sentRemoteRequest = false
     private var stepUpSelected = false
     /// The step-up channel, opened by the step-up SELECT or (when the SELECT is optional) by the
     /// first ENVELOPE.
@@ -336,9 +347,12 @@ public final class CredentialSession: MessageResponder {
         lastCompleted = nil
         lastCompletedProblem = nil
         lastEvent = nil
+        lastStatusChanged = nil
+        lastStatusChangedProblem = nil
+        sentRemoteRequest = false
         boundFCI = initiate.proprietaryTLV
         state = .selected
-        return initiate.message
+        return initiate.message(remoteAction: remoteAction != nil)
     }
 
     public func received(_ message: ChannelMessage) -> Bool {
@@ -349,6 +363,16 @@ public final class CredentialSession: MessageResponder {
                 lastCompleted = try AccessProtocolCompleted(parsing: try openBLE(message))
             } catch {
                 lastCompletedProblem = "\(message): \(error)"
+            }
+            // The RKE flow goes on: the lock may step up (ENVELOPE, EXCHANGE on the step-up keys)
+            // before the request (BLERKE_UD_STEPUP_PHASE), so the channel stays authenticated.
+            if remoteAction == nil { state = .done }
+            return remoteAction == nil
+        case ChannelMessage.Notification.readerStatusChanged:
+            do {
+                lastStatusChanged = try ReaderStatusChanged(parsing: try openBLE(message))
+            } catch {
+                lastStatusChangedProblem = "\(message): \(error)"
             }
             state = .done
             return true
@@ -362,7 +386,30 @@ public final class CredentialSession: MessageResponder {
         }
     }
 
-    public var readerReportedUnsecured: Bool? { lastCompleted.map { $0.readerStatus == .unsecured } }
+    public var readerReportedUnsecured: Bool? {
+        if remoteAction != nil { return lastStatusChanged.map { $0.readerStatus == .unsecured || $0.readerStatus == .startedUnsecure } }
+        return lastCompleted.map { $0.readerStatus == .unsecured }
+    }
+
+    public var hasFollowUp: Bool { remoteAction != nil && !sentRemoteRequest }
+    public func followUp() -> ChannelMessage? { remoteRequest() }
+
+    /// In the RKE flow, once the completed notification opened: the RKE request `02 04`
+    /// (`00 01 <action>`) sealed under BleSKDevice, once per transaction; nil otherwise.
+    public func remoteRequest() -> ChannelMessage? {
+        guard let action = remoteAction, !sentRemoteRequest, lastCompleted != nil,
+              !configuration.faults.contains(.noRKERequest), let sealed = sealForReader(RKERequest(action: action).message) else { return nil }
+        sentRemoteRequest = true
+        return sealed
+    }
+
+    /// `message` sealed under this transaction's BleSKDevice at the phone's next counter; nil
+    /// before BleSK exists.
+    public func sealForReader(_ message: ChannelMessage) -> ChannelMessage? {
+        guard let bleSK else { return nil }
+        if bleMessaging == nil { bleMessaging = BLESecureMessaging(role: .device, bleSK: bleSK, transportVersions: transportVersions) }
+        return try? bleMessaging!.seal(message)
+    }
 
     /// The plaintext of a lock's message: opened under BleSKReader once BleSK exists, else as sent.
     private func openBLE(_ message: ChannelMessage) throws(ProtocolError) -> [UInt8] {

@@ -121,6 +121,10 @@ public struct TransactionResult: Sendable, Equatable {
     /// The reader status the credential was told: in the closing EXCHANGE (NFC, socket) or, over
     /// BLE, in the completed notification (nil: CONTROL FLOW, a failure event, or nothing sent).
     public var readerStatus: UInt16? = nil
+    /// Over BLE, a transaction opened with `02 06`: the phone's RKE request after the completed
+    /// notification, what the lock did, or why it refused the request (nil: no RKE transaction,
+    /// or one that was not granted).
+    public var remote: RemoteActionRecord? = nil
     /// Over BLE: the message that ended the transaction (the completed notification or the
     /// failure event, as sent: sealed once BleSK exists); nil on other radios.
     public var closingMessage: ChannelMessage? = nil
@@ -129,6 +133,20 @@ public struct TransactionResult: Sendable, Equatable {
     public var mailboxOperations: [MailboxOperation] = []
     public var mailboxReads: [[UInt8]] = []
     public var mailboxStatus: UInt16? = nil
+}
+
+/// The RKE part of a BLE transaction: the action asked and the status the lock reported in
+/// "reader status changed", or the refusal naming the byte and the rule.
+public struct RemoteActionRecord: Sendable, Equatable {
+    public var action: RemoteAction?
+    public var readerStatus: AccessProtocolCompleted.ReaderStatusInformation?
+    public var refusal: String?
+
+    public init(action: RemoteAction? = nil, readerStatus: AccessProtocolCompleted.ReaderStatusInformation? = nil, refusal: String? = nil) {
+        self.action = action
+        self.readerStatus = readerStatus
+        self.refusal = refusal
+    }
 }
 
 public struct TranscriptEntry: Sendable, Equatable {
@@ -149,6 +167,12 @@ public enum ReaderAction: Sendable, Equatable {
     /// Send this message on the channel (BLE: the completed notification or a failure event);
     /// no answer comes: then call `notified()`.
     case notify(ChannelMessage)
+    /// BLE, a granted RKE transaction: wait for the phone's next message (its RKE request, `02 04`)
+    /// and feed it to `receivedMessage(_:)`, or `messageMissed(_:)` when none came in time.
+    case receive
+    /// The phone's RKE request opened and parsed: the lock acts on the bolt for the credential of
+    /// `Presentation` (granted), then answers `acted(_:)` with the status to report.
+    case act(RemoteAction, Presentation)
     /// The transaction is over.
     case complete(TransactionResult)
 }
@@ -158,10 +182,14 @@ public enum ReaderAction: Sendable, Equatable {
 public struct BLEOpening: Sendable {
     public var initiate: InitiateAccessProtocol
     public var transportVersions: (supported: [UInt16], selected: UInt16)?
+    /// The phone opened with `02 06` (initiate access protocol RKE): the transaction is for a
+    /// remote keyless entry request, sent after the completed notification.
+    public var remoteAction: Bool
 
-    public init(initiate: InitiateAccessProtocol, transportVersions: (supported: [UInt16], selected: UInt16)?) {
+    public init(initiate: InitiateAccessProtocol, transportVersions: (supported: [UInt16], selected: UInt16)?, remoteAction: Bool = false) {
         self.initiate = initiate
         self.transportVersions = transportVersions
+        self.remoteAction = remoteAction
     }
 }
 
@@ -211,6 +239,8 @@ public struct ReaderSession {
         case exchange
         case controlFlow
         case notifying
+        case awaitingRemote
+        case remoteActing
         case done
     }
 
@@ -260,6 +290,20 @@ public struct ReaderSession {
     /// Over BLE, what follows the EXCHANGE: the presentation to decide on, and whether the
     /// documents are needed first (step-up).
     private var afterExchange: (presentation: Presentation, stepUp: Bool)?
+    /// The BLE secure messaging of this transaction (its counters run across the lock's
+    /// notifications and the phone's RKE request).
+    private var bleMessaging: BLESecureMessaging?
+    /// RKE: the presentation the lock granted, for the request that follows.
+    private var remotePresentation: Presentation?
+    /// RKE: the request was handled (acted on or refused); the next notification ends the transaction.
+    private var remoteHandled = false
+
+    /// A transaction opened for a remote keyless entry request.
+    private var remoteTransaction: Bool { ble?.remoteAction == true }
+
+    /// AUTH0's policy: `02` USER_DEVICE_SECURE_ACTION for an RKE transaction (what the tool's
+    /// reader sends in every blerke_ud case), else the configured one.
+    private var policy: UInt8 { remoteTransaction ? AuthenticationPolicy.userDeviceSecureAction.rawValue : configuration.policy }
 
     public init(configuration: ReaderConfiguration, wantsStepUp: @escaping ([UInt8], SignedTimestamps) -> Bool, fastCache: FastCache = FastCache(),
                 replayGuard: ReplayGuard = ReplayGuard(), random: RandomSource = SystemRandom(), signer: MessageSigner? = nil,
@@ -303,6 +347,13 @@ public struct ReaderSession {
     /// transaction is over. A decision the phone never heard stands, as with `abort`.
     public mutating func notified(delivered: Bool) -> ReaderAction {
         step = .done
+        // RKE: a granted transaction waits for the phone's request (BLERKE_RDR_SECURE step 9).
+        if delivered, remoteTransaction, !remoteHandled, result.decided, result.decision.isGrant, remotePresentation != nil,
+           result.closingMessage?.id == ChannelMessage.Notification.accessProtocolCompleted, !configuration.faults.contains(.ignoreRKE) {
+            result.acknowledged = true
+            step = .awaitingRemote
+            return .receive
+        }
         if !delivered {
             result.acknowledged = false
             if result.decided { result.linkLostAfterDecision = "the completed notification could not be sent" }
@@ -310,6 +361,51 @@ public struct ReaderSession {
             result.acknowledged = true      // no EXCHANGE went out: the notification is what the phone heard
         }
         return .complete(result)
+    }
+
+    /// RKE: the phone's message after the completed notification. It must be the RKE request
+    /// `02 04`, open under BleSKDevice at the phone's next counter, and hold a known action; the
+    /// lock then acts (`.act`). Anything else is refused naming the byte and the rule, and the
+    /// phone is told with the GENERAL_ERROR event (wrong parameters).
+    public mutating func receivedMessage(_ message: ChannelMessage) -> ReaderAction {
+        guard case .awaitingRemote = step, let presentation = remotePresentation else { return .complete(result) }
+        remoteHandled = true
+        guard message.type == ChannelMessage.Kind.notification, message.id == ChannelMessage.Notification.rkeRequest else {
+            return refuseRemote("the phone's message after the completed notification is \(message), not the RKE request (02 04): bytes 0-1 must be 02 04")
+        }
+        let plain: [UInt8]
+        do { plain = try openFromPhone(message) } catch {
+            return refuseRemote("RKE request \(message) does not open under this transaction's BleSKDevice (unauthenticated): \(error)")
+        }
+        let request: RKERequest
+        do { request = try RKERequest(parsing: plain) } catch {
+            return refuseRemote("\(error)")
+        }
+        result.remote = RemoteActionRecord(action: request.action)
+        step = .remoteActing
+        return .act(request.action, presentation)
+    }
+
+    /// RKE: no request came (`detail` says why); the grant stands, the bolt did not move.
+    public mutating func messageMissed(_ detail: String) -> ReaderAction {
+        guard case .awaitingRemote = step else { return .complete(result) }
+        remoteHandled = true
+        result.remote = RemoteActionRecord(refusal: "no RKE request (02 04) after the completed notification: \(detail)")
+        step = .done
+        return .complete(result)
+    }
+
+    /// RKE: the lock acted; "reader status changed" tells the phone the resulting state.
+    public mutating func acted(_ status: AccessProtocolCompleted.ReaderStatusInformation) -> ReaderAction {
+        guard case .remoteActing = step else { return .complete(result) }
+        result.remote?.readerStatus = status
+        return notify(ReaderStatusChanged(readerStatus: status).message)
+    }
+
+    private mutating func refuseRemote(_ why: String) -> ReaderAction {
+        result.remote = RemoteActionRecord(refusal: why)
+        return notify(ChannelMessage(type: ChannelMessage.Kind.notification, id: ChannelMessage.Notification.event,
+                                     payload: BLEEvent.generalError(.wrongParameters).encoded()))
     }
 
     /// The credential did not answer in time. Over BLE the channel is still up, so the phone is
@@ -389,7 +485,7 @@ public struct ReaderSession {
 
     private mutating func handle(_ response: ResponseAPDU, at time: Date) -> ReaderAction {
         switch step {
-        case .start, .done, .deciding, .notifying:
+        case .start, .done, .deciding, .notifying, .awaitingRemote, .remoteActing:
             return .complete(result)
         case .select:
             return selected(response)
@@ -472,9 +568,10 @@ public struct ReaderSession {
         result.transactionID = tid
         // FAST only once there is a Kpersistent to try: a reader that has met no phone asks for a
         // standard transaction, as every official reader case's first AUTH0 requires (NFC and BLE).
-        let fast = configuration.useFast && fastCache.count > 0
+        // Never for RKE: every round of BLERKE_RDR_NEG_FAST expects AUTH1 after AUTH0.
+        let fast = configuration.useFast && fastCache.count > 0 && (!remoteTransaction || configuration.faults.contains(.fastRKE))
         let flags: UInt8 = fast ? Auth0Command.flagFast : 0
-        let cmd = Auth0Command(flags: flags, policy: configuration.policy, version: version,
+        let cmd = Auth0Command(flags: flags, policy: policy, version: version,
                                readerEphemeralKey: ephPublic, transactionID: tid,
                                readerID: configuration.identity.readerID)
         step = .auth0(TranscriptContextPartial(version: version, fci: fci, readerEphemeral: eph,
@@ -502,7 +599,7 @@ public struct ReaderSession {
         let ctx = TranscriptContext(readerGroupKey: configuration.identity.publicKey, readerID: configuration.identity.readerID,
                                     interfaceByte: configuration.interfaceByte, version: p.version,
                                     readerEphemeralKey: p.readerEphemeralPublic, transactionID: p.transactionID,
-                                    flags: p.flags, policy: configuration.policy, fciProprietary: p.fci,
+                                    flags: p.flags, policy: policy, fciProprietary: p.fci,
                                     deviceEphemeralKey: answer.deviceEphemeralKey)
         context = ctx
 
@@ -679,6 +776,9 @@ public struct ReaderSession {
     private mutating func decideAndClose(_ presentation: Presentation) -> ReaderAction {
         step = .deciding
         pendingParts = []
+        var presentation = presentation
+        presentation.remoteAction = remoteTransaction
+        if remoteTransaction { remotePresentation = presentation }
         return .decide(presentation)
     }
 
@@ -727,11 +827,21 @@ public struct ReaderSession {
 
     // MARK: - BLE notifications
 
-    /// `message` sealed under BleSKReader when BleSK exists, else as is.
-    private func sealedForBLE(_ message: ChannelMessage) -> ChannelMessage {
+    /// `message` sealed under BleSKReader when BleSK exists, else as is; the reader's counter
+    /// runs on across the transaction's notifications.
+    private mutating func sealedForBLE(_ message: ChannelMessage) -> ChannelMessage {
         guard let bleSK, let opening = ble else { return message }
-        var messaging = BLESecureMessaging(role: .reader, bleSK: bleSK, transportVersions: opening.transportVersions)
+        var messaging = bleMessaging ?? BLESecureMessaging(role: .reader, bleSK: bleSK, transportVersions: opening.transportVersions)
+        defer { bleMessaging = messaging }
         return (try? messaging.seal(message)) ?? message
+    }
+
+    /// The plaintext of the phone's sealed message under BleSKDevice, at its next counter.
+    private mutating func openFromPhone(_ message: ChannelMessage) throws(ProtocolError) -> [UInt8] {
+        guard let bleSK, let opening = ble else { throw ProtocolError(.decryptFailed, "no BleSK in this transaction") }
+        var messaging = bleMessaging ?? BLESecureMessaging(role: .reader, bleSK: bleSK, transportVersions: opening.transportVersions)
+        defer { bleMessaging = messaging }
+        return try messaging.open(message)
     }
 
     /// The completed notification carrying the bolt's state (`00 02 00 <status>`).

@@ -35,6 +35,8 @@ public struct TransactionOutcome: Sendable, Equatable {
     public var decided: Bool = false
     /// The link failed after the lock decided and acted: the credential never heard the answer.
     public var linkLostAfterDecision: String? = nil
+    /// BLE RKE (`02 06` … `02 04`): the action asked and the status reported, or the refusal.
+    public var remote: RemoteActionRecord? = nil
 
     public struct Timings: Sendable, Equatable {
         /// Wall time of the whole transaction, seconds.
@@ -173,7 +175,7 @@ public final class LockReader {
                                   acknowledged: result.acknowledged, interface: interface, at: time,
                                   timings: .init(total: total, transport: Double(transportNanos) / 1e9, commands: commands),
                                   transcript: result.transcript, readerStatus: result.readerStatus, mailbox: MailboxRecord(result),
-                                  decided: result.decided, linkLostAfterDecision: result.linkLostAfterDecision)
+                                  decided: result.decided, linkLostAfterDecision: result.linkLostAfterDecision, remote: result.remote)
     }
 
     /// Drives `initial` over `link` until it completes, the transport fails, or the transaction
@@ -181,6 +183,7 @@ public final class LockReader {
     /// radios may drive sessions at once; `resolve` is where the lock decides.
     public static func drive(_ initial: ReaderSession, over link: APDUTransceiver, at time: Date,
                              limits: TransactionLimits = TransactionLimits(),
+                             remote: (RemoteAction, Presentation) -> AccessProtocolCompleted.ReaderStatusInformation = LockReader.unattachedBolt,
                              resolve: (Presentation) -> Resolution) -> Run {
         var session = initial
         var transportNanos: UInt64 = 0
@@ -191,8 +194,8 @@ public final class LockReader {
             // BLE: the phone speaks first with "initiate access protocol"; AUTH0 answers it.
             let t0 = DispatchTime.now().uptimeNanoseconds
             do {
-                let initiate = try awaitInitiate(on: bearer)
-                action = session.start(at: time, initiated: BLEOpening(initiate: initiate, transportVersions: bearer.transportVersions))
+                let (initiate, rke) = try awaitInitiate(on: bearer)
+                action = session.start(at: time, initiated: BLEOpening(initiate: initiate, transportVersions: bearer.transportVersions, remoteAction: rke))
             } catch {
                 transportNanos += DispatchTime.now().uptimeNanoseconds - t0
                 return Run(result: session.abort("\(error)"), transportNanos: transportNanos, commands: usage.commands)
@@ -212,6 +215,14 @@ public final class LockReader {
                 var delivered = false
                 if let bearer { delivered = (try? bearer.sendMessage(message)) != nil }
                 action = session.notified(delivered: delivered)
+            case .receive:
+                // RKE: the phone's request after the completed notification, bounded like its opening.
+                guard let bearer else { action = session.messageMissed("not a message-bearing link"); continue }
+                do { action = session.receivedMessage(try bearer.receiveMessage(timeout: bearer.openingTimeout)) } catch {
+                    action = session.messageMissed("\(error)")
+                }
+            case .act(let request, let presentation):
+                action = session.acted(remote(request, presentation))
             case .transmit(let command):
                 if let exceeded = limits.exceeded(by: usage, now: DispatchTime.now().uptimeNanoseconds) {
                     var r = session.abort("transaction limit: \(exceeded)")
@@ -237,15 +248,23 @@ public final class LockReader {
         }
     }
 
-    /// The phone's first message, which must be "initiate access protocol" (`02 05`); anything
-    /// else is refused naming its bytes (the reference reader: "Received unexpected ble message
-    /// while waiting for initiate_access_protocol message").
-    static func awaitInitiate(on bearer: MessageBearer) throws -> InitiateAccessProtocol {
+    /// The phone's first message, which must be "initiate access protocol" (`02 05`) or its RKE
+    /// variant (`02 06`, true); anything else is refused naming its bytes (the reference reader:
+    /// "Received unexpected ble message while waiting for initiate_access_protocol message").
+    static func awaitInitiate(on bearer: MessageBearer) throws -> (InitiateAccessProtocol, Bool) {
         let message = try bearer.receiveMessage(timeout: bearer.openingTimeout)
-        guard message.type == ChannelMessage.Kind.notification, message.id == ChannelMessage.Notification.initiateAccessProtocol else {
-            throw ProtocolError(.unexpected, "the phone's first message is \(message), not initiate access protocol (02 05)")
+        let ids = [ChannelMessage.Notification.initiateAccessProtocol, ChannelMessage.Notification.initiateAccessProtocolRKE]
+        guard message.type == ChannelMessage.Kind.notification, ids.contains(message.id) else {
+            throw ProtocolError(.unexpected, "the phone's first message is \(message), not initiate access protocol (02 05) or its RKE variant (02 06)")
         }
-        return try InitiateAccessProtocol(parsing: message.payload)
+        return (try InitiateAccessProtocol(parsing: message.payload), message.id == ChannelMessage.Notification.initiateAccessProtocolRKE)
+    }
+
+    /// The status a reader with no bolt behind it reports for an RKE action (tests, benchmarks):
+    /// what the official cases accept — UNSECURED after unsecure (BLERKE_RDR_UNSECURE), STARTED_SECURE
+    /// after secure (BLERKE_RDR_SECURE refuses plain SECURED).
+    public static func unattachedBolt(_ action: RemoteAction, _ presentation: Presentation) -> AccessProtocolCompleted.ReaderStatusInformation {
+        AccessProtocolCompleted.ReaderStatusInformation(after: action, bolt: action == .secure ? ReaderStatus.secured : ReaderStatus.unsecured)
     }
 
     /// Applies what a finished session learnt: the FAST key of a granted credential, the device

@@ -28,7 +28,12 @@ public struct ChannelMessage: Equatable, Sendable, CustomStringConvertible {
         public static let event: UInt8 = 0x00
         public static let readerStatusChanged: UInt8 = 0x02
         public static let accessProtocolCompleted: UInt8 = 0x03
+        /// The phone's remote keyless entry request, after the completed notification (`RKE_REQUEST`).
+        public static let rkeRequest: UInt8 = 0x04
         public static let initiateAccessProtocol: UInt8 = 0x05
+        /// The initiate of a transaction whose purpose is a remote keyless entry action
+        /// (`INITIATE_ACCESS_PROTOCOL_RKE`): same payload as `initiateAccessProtocol`.
+        public static let initiateAccessProtocolRKE: UInt8 = 0x06
     }
 
     /// `type ‖ id ‖ length (2, big-endian) ‖ payload`: one frame per L2CAP SDU.
@@ -72,4 +77,14 @@ public protocol MessageResponder: APDUResponder {
     /// What the last completed notification said of the bolt: true unsecured (the door opened),
     /// false secured or jammed, nil when none came or it did not open.
     var readerReportedUnsecured: Bool? { get }
+    /// Whether the credential has a message to send after the completed notification (BLE: the
+    /// RKE request of a transaction opened with `02 06`).
+    var hasFollowUp: Bool { get }
+    /// That message, once (nil when there is none, or not yet).
+    func followUp() -> ChannelMessage?
+}
+
+extension MessageResponder {
+    public var hasFollowUp: Bool { false }
+    public func followUp() -> ChannelMessage? { nil }
 }

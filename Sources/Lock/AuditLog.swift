@@ -69,6 +69,24 @@ public struct AuditEntry: Codable, Equatable, Sendable {
         self.detail = change.description
     }
 
+    /// A remote keyless entry request (BLE `02 04`) a granted transaction carried: `decision` is
+    /// `"rke"`, `detail` says the action and the bolt after it (`secure: secured`), or why the
+    /// bolt did not move (`unsecure: not moved: the bolt is jammed`).
+    public init(seq: UInt64, time: Date, remoteAction action: RemoteAction, credential: String?, transport: RadioInterface,
+                transaction: [UInt8], detail: String) {
+        self.seq = seq
+        self.time = RFC3339.format(time)
+        self.transport = transport.rawValue
+        self.transaction = Hex.encode(transaction)
+        self.decision = Self.remoteActionEvent
+        self.credential = credential; self.reason = nil; self.layer = nil
+        self.detail = "\(action.name): \(detail)"
+    }
+
+    /// The `decision` of an entry that records an RKE request acted on (or not), after its grant.
+    public static let remoteActionEvent = "rke"
+    /// The `decision` of an entry that records an RKE request the reader refused (`detail`: why).
+    public static let remoteActionRefusedEvent = "rke_refused"
     /// The `decision` of an entry that records a revocation list change, not a transaction's outcome.
     public static let revocationListEvent = "revocation_list"
     /// The `decision` of the entry a lock writes when it opened a damaged log: what was wrong and

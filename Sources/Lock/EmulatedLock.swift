@@ -207,10 +207,69 @@ public final class EmulatedLock: @unchecked Sendable {
                               restoring: before)
             }
             let decision = engine.decide(p)
-            if decision.isGrant { bolt.handle(.grant, at: now) }
+            // An RKE transaction's grant authorises the request that follows (`remote`): the
+            // bolt moves on that, not here.
+            if decision.isGrant && !p.remoteAction { bolt.handle(.grant, at: now) }
             return commit(TransactionDecision(decision), credential: credentialID(for: p), transaction: p.transactionID,
                           interface: p.interface, at: now, revocationChanges: engine.takeRevocationChanges(), restoring: before)
         }
+    }
+
+    /// A remote keyless entry request after a granted transaction (BLE `02 06` … `02 04`): secure
+    /// throws an unsecured bolt at once, unsecure opens it as a grant does (relock timer); a
+    /// jammed bolt does not move, nor does any bolt while a snapshot is owed (`snapshotBlock`:
+    /// the lock grants nothing then). Recorded as one journal record (`AuditEntry` `rke`, with
+    /// the bolt's change) before it returns, i.e. before the phone hears; what cannot be recorded
+    /// is undone. Returns the bolt's reader status afterwards (`0100`, `0101`, `0102`).
+    public func remote(_ action: RemoteAction, for p: Presentation) -> UInt16 {
+        mutex.lock(); defer { mutex.unlock() }
+        let before = bolt
+        let now = clock.now()
+        bolt.handle(.tick, at: now)
+        checkSnapshots(at: now)
+        let detail: String
+        if case .jammed = bolt.state(at: now) {
+            detail = "not moved: the bolt is jammed"
+        } else if let block = snapshotBlock {
+            detail = "not moved: \(Self.blockDetail(block))"
+        } else {
+            switch (action, bolt.state(at: now)) {
+            case (.secure, .unsecured): bolt.handle(.secureNow, at: now)
+            case (.secure, _): break
+            case (.unsecure, _): bolt.handle(.grant, at: now)
+            }
+            detail = bolt.name(at: now)
+        }
+        var entry = AuditEntry(seq: 0, time: now, remoteAction: action, credential: credentialID(for: p), transport: p.interface,
+                               transaction: p.transactionID, detail: detail)
+        let changes = engine.takeChanges()
+        let after = (bolt: bolt.state, clock: clock.mode)
+        var delta = StateDelta(changes: changes, bolt: (recorded.bolt, after.bolt), clock: (recorded.clock, after.clock))
+        if !pendingReaderLearning.isEmpty { delta.reader = pendingReaderLearning }
+        if !delta.isEmpty { entry.state = delta }
+        let entries: [AuditEntry]
+        do { entries = try audit.append([entry]) } catch {
+            engine.undo(changes)
+            bolt = before
+            report(error, required: false, at: now)
+            return bolt.readerStatus(at: now)
+        }
+        recorded = after
+        pendingReaderLearning = []
+        recordsSinceSnapshot += 1
+        entries.forEach { onAudit?($0) }
+        return bolt.readerStatus(at: now)
+    }
+
+    /// An RKE request the reader refused (malformed, not sealed under this transaction's keys, or
+    /// missing): recorded as an `rke_refused` event naming the byte and the rule; nothing moved.
+    public func recordRemoteRefusal(_ why: String, credential: String?, transaction: TransactionID, interface: RadioInterface) {
+        mutex.lock(); defer { mutex.unlock() }
+        var entry = AuditEntry(seq: 0, time: clock.now(), event: AuditEntry.remoteActionRefusedEvent, detail: why)
+        entry.credential = credential
+        entry.transport = interface.rawValue
+        entry.transaction = transaction.hex
+        if let appended = try? audit.append([entry]) { appended.forEach { onAudit?($0) } }
     }
 
     /// What a lock control may change in memory, to put back when it cannot be saved.

@@ -5,10 +5,11 @@ import Codecs
 import Conformance
 import Crypto
 import Foundation
+import OfflineUnlock
 
 public typealias BLECredentialCheck = ConformanceCheck<BLEPhoneUnderTest, Void>
 
-/// The official ble_user_device cases that need neither UWB, RKE, reader certificates nor a tool
+/// The official ble_user_device cases that need neither UWB, reader certificates nor a tool
 /// that works as stored, each with its pass criteria (docs/conformance-ble.md): `conformance
 /// credential --ble` runs these. LockBench plays the tool's reader — the lock advertising, the
 /// phone under test connecting once per transaction (`BLEPhoneUnderTest`, `BLELockStep`).
@@ -66,6 +67,83 @@ public enum BLECredentialCatalogue {
 
     /// `B2`, the response vendor extension the AUTH0 cases refuse.
     static func hasVendorExtension(_ r: ResponseAPDU) -> Bool { (try? TLV.parseFields(r.data))?.first(0xB2) != nil }
+
+    /// `02 06`, as `wait_for_initiate_access_protocol_notification(rke=True)` waits for.
+    static let rkeInitiate = [ChannelMessage.Notification.initiateAccessProtocolRKE]
+
+    /// The blerke_ud cases: the phone runs its RKE flow (`ble phone --rke secure|unsecure`),
+    /// `conformance credential --ble --rke` runs these (the other checks want the plain initiate).
+    public static let remoteKeylessEntry: [BLECredentialCheck] = [
+        BLECredentialCheck("ble.ud.rke-expedited-standard-phase", official: "BLERKE_UD_EXPEDITED_STANDARD_PHASE", section: "ble.md",
+                           title: "RKE initiate 02 06; AUTH0 (policy 02), AUTH1; completed 00 02 20 00 under BleSK; the phone's RKE request 02 04 under BleSK; Reader Status Changed") { phone, _ in
+            let s = try phone.connection("ble.ud.rke-expedited-standard-phase")
+            defer { s.close() }
+            try s.initiate(ids: rkeInitiate)
+            try s.auth0(policy: AuthenticationPolicy.userDeviceSecureAction.rawValue)
+            try s.auth1()
+            try s.completed(.sendToEachConnected, .secured)
+            let request = try s.rkeRequest()
+            try s.statusChanged(request.action == .secure ? .secured : .unsecured)
+            return .pass("RKE request \(request.action.name) under BleSK; Reader Status Changed sent")
+        },
+        BLECredentialCheck("ble.ud.rke-info-tag", official: "BLERKE_UD_INFO_TAG", section: "ble.md",
+                           title: "RKE initiate 02 06; AUTH0 (policy 02), AUTH1; completed under BleSK (no info-tag check in the stored case)") { phone, _ in
+            try rkeOpening(phone, "ble.ud.rke-info-tag")
+        },
+        BLECredentialCheck("ble.ud.rke-ud-descriptor-tag", official: "BLERKE_UD_UD_DESCRIPTOR_TAG", section: "ble.md",
+                           title: "as BLERKE_UD_INFO_TAG (no descriptor check in the stored case)") { phone, _ in
+            try rkeOpening(phone, "ble.ud.rke-ud-descriptor-tag")
+        },
+        BLECredentialCheck("ble.ud.rke-stepup-phase", official: "BLERKE_UD_STEPUP_PHASE", section: "ble.md",
+                           title: "initiate; AUTH0 (02), AUTH1; completed; ENVELOPE for aliro-a: each document's issuer signature verifies and binds the AUTH1 key; EXCHANGE on the step-up keys; completed; RKE request; Reader Status Changed") { phone, _ in
+            guard !phone.issuerKeys.isEmpty else {
+                return .notApplicable("the official case verifies each document's issuer signature: give the issuer's public key (--issuer PEM)")
+            }
+            let s = try phone.connection("ble.ud.rke-stepup-phase")
+            defer { s.close() }
+            // `transaction_initiation()` without rke: the stored reader takes 02 05; a phone in its RKE flow sends 02 06.
+            try s.initiate(ids: [ChannelMessage.Notification.initiateAccessProtocol, ChannelMessage.Notification.initiateAccessProtocolRKE])
+            try s.auth0(policy: AuthenticationPolicy.userDeviceSecureAction.rawValue)
+            try s.auth1()
+            try s.completed(.sendToEachConnected, .secured)
+            let request = DeviceRequest(requests: [DeviceRequest.Items(docType: DocType.access, namespaces: [DocType.access: [phone.elementID: false]])])
+            let (r, response) = try s.probe.envelope(request)
+            try ReaderProbe.expect(r, .success, "ENVELOPE")
+            guard let response else { return .fail("Failed to parse the CBOR (no DeviceResponse)") }
+            guard let credentialKey = s.probe.credentialKey else { return .fail("no 5A credential key to bind the documents to") }
+            let trust: TrustStore
+            do { trust = try TrustStore(issuerPublicKeys: phone.issuerKeys) } catch { return .fail("an --issuer key is not a P-256 point: \(error)") }
+            for bytes in response.documents {
+                do {
+                    let doc = try IssuedDocument(parsing: bytes)
+                    try doc.verify(trust: trust)
+                    if let key = doc.deviceKey, key != credentialKey { return .fail("Document signature is invalid: the MSO binds another device key", actual: Array(key.prefix(9))) }
+                } catch {
+                    return .fail("Document signature is invalid: \(error)")
+                }
+            }
+            let reply = try s.probe.exchange(ExchangeCommandPlaintext(readerStatus: nil).encoded(), on: .stepUp)
+            guard reply == ExchangeResponsePlaintext.success else {
+                return .fail("EXCHANGE on the step-up keys: the answer plaintext is not 00 02 00 00", expected: ExchangeResponsePlaintext.success, actual: reply)
+            }
+            try s.completed(.sendToEachConnected, .secured)
+            let rke = try s.rkeRequest()
+            try s.statusChanged(rke.action == .secure ? .secured : .unsecured)
+            return .pass("\(response.documents.count) document(s) verified; EXCHANGE on the step-up keys; RKE request \(rke.action.name); Reader Status Changed sent")
+        },
+    ]
+
+    /// `blerke_ud_info_tag` / `_ud_descriptor_tag`: `transaction_initiation(rke=True)`, AUTH0
+    /// policy 02 and AUTH1 (`expedited_transaction_standard`), the completed notification.
+    static func rkeOpening(_ phone: BLEPhoneUnderTest, _ id: String) throws -> Verdict {
+        let s = try phone.connection(id)
+        defer { s.close() }
+        try s.initiate(ids: rkeInitiate)
+        try s.auth0(policy: AuthenticationPolicy.userDeviceSecureAction.rawValue)
+        try s.auth1()
+        try s.completed(.sendToEachConnected, .secured)
+        return .pass("RKE initiate 02 06, AUTH0 02, AUTH1, completed")
+    }
 
     public static let all: [BLECredentialCheck] = [
         BLECredentialCheck("ble.ud.stdtxn-1.0", official: "UD-BLE-STDTXN-1.0", section: "ble.md",

@@ -17,6 +17,10 @@ public final class BLEPhoneUnderTest {
     let recorder: TranscriptRecorder?
     /// Kpersistent of the last standard transaction (for FAST).
     var persistent: (credentialKey: [UInt8], key: [UInt8])?
+    /// Issuer public keys the phone's documents must verify under (`--issuer`; BLERKE_UD_STEPUP_PHASE).
+    public var issuerKeys: [[UInt8]] = []
+    /// The element the step-up's DeviceRequest asks for (`--element-id`).
+    public var elementID = DocType.accessElement
     /// When a check last ended a link: a channel of a link made before then belongs to a phone
     /// being let go (its disconnection may not have completed yet) and is not used.
     private var lastEnded = Date.distantPast
@@ -113,16 +117,16 @@ final class BLELockStep {
     }
 
     /// `wait_for_initiate_access_protocol_notification`: the phone's first frame must be `02 05`
-    /// with application type `0000` and version `0100` listed.
+    /// (`ids`: `02 06` for `rke=True`) with application type `0000` and version `0100` listed.
     @discardableResult
-    func initiate() throws -> InitiateAccessProtocol {
+    func initiate(ids: [UInt8] = [ChannelMessage.Notification.initiateAccessProtocol]) throws -> InitiateAccessProtocol {
         let f: ChannelMessage
         do { f = try card.receiveMessage(timeout: phone.timeout) } catch {
-            throw CheckStop(.fail("no initiate access protocol notification (02 05) within \(Int(phone.timeout)) s: \(error)"))
+            throw CheckStop(.fail("no initiate access protocol notification (02 \(Hex.encode(ids))) within \(Int(phone.timeout)) s: \(error)"))
         }
-        guard f.type == ChannelMessage.Kind.notification, f.id == ChannelMessage.Notification.initiateAccessProtocol else {
+        guard f.type == ChannelMessage.Kind.notification, ids.contains(f.id) else {
             throw CheckStop(.fail("Received unexpected ble message while waiting for initiate_access_protocol message: \(f)",
-                                  expected: [0x02, 0x05], actual: f.encoded()))
+                                  expected: [0x02] + ids.prefix(1), actual: f.encoded()))
         }
         let initiate: InitiateAccessProtocol
         do { initiate = try InitiateAccessProtocol(parsing: f.payload) } catch {
@@ -168,9 +172,44 @@ final class BLELockStep {
     func completed(_ reporting: AccessProtocolCompleted.UnsolicitedReporting, _ status: AccessProtocolCompleted.ReaderStatusInformation) throws {
         let plain = ChannelMessage(type: ChannelMessage.Kind.notification, id: ChannelMessage.Notification.accessProtocolCompleted,
                                    payload: AccessProtocolCompleted(unsolicitedReporting: reporting, readerStatus: status).encoded())
-        guard let bleSK = probe.bleSK else { throw CheckStop(.fail("the completed notification before any key")) }
-        var messaging = BLESecureMessaging(role: .reader, bleSK: bleSK, transportVersions: card.transportVersions)
-        try card.sendMessage(try messaging.seal(plain))
+        try card.sendMessage(try sealed(plain))
+    }
+
+    /// This connection's BLE secure messaging: one per BleSK, its counters running across the
+    /// lock's notifications and the phone's RKE request.
+    private var messaging: (bleSK: [UInt8], value: BLESecureMessaging)?
+
+    private func withMessaging<T>(_ body: (inout BLESecureMessaging) throws -> T) throws -> T {
+        guard let bleSK = probe.bleSK else { throw CheckStop(.fail("a BLE notification before any key")) }
+        var m = messaging?.bleSK == bleSK ? messaging!.value : BLESecureMessaging(role: .reader, bleSK: bleSK, transportVersions: card.transportVersions)
+        defer { messaging = (bleSK, m) }
+        return try body(&m)
+    }
+
+    func sealed(_ plain: ChannelMessage) throws -> ChannelMessage { try withMessaging { try $0.seal(plain) } }
+
+    /// `handle_rke_request`: the phone's next frame must be the RKE request `02 04`, opening under
+    /// BleSKDevice, with a known action.
+    func rkeRequest() throws -> RKERequest {
+        let f: ChannelMessage
+        do { f = try card.receiveMessage(timeout: phone.timeout) } catch {
+            throw CheckStop(.fail("no RKE request (02 04) within \(Int(phone.timeout)) s after the completed notification: \(error)"))
+        }
+        guard f.type == ChannelMessage.Kind.notification, f.id == ChannelMessage.Notification.rkeRequest else {
+            throw CheckStop(.fail("Received unexpected ble message while waiting for the RKE request: \(f)", expected: [0x02, 0x04], actual: f.encoded()))
+        }
+        let plain: [UInt8]
+        do { plain = try withMessaging { try $0.open(f) } } catch let stop as CheckStop { throw stop } catch {
+            throw CheckStop(.fail("the RKE request does not open under BleSKDevice: \(error)", actual: f.payload))
+        }
+        do { return try RKERequest(parsing: plain) } catch {
+            throw CheckStop(.fail("\(error)", actual: plain))
+        }
+    }
+
+    /// `reader_status_status_changed(UNSPECIFIED, status)`, sealed under BleSKReader.
+    func statusChanged(_ status: AccessProtocolCompleted.ReaderStatusInformation) throws {
+        try card.sendMessage(try sealed(ReaderStatusChanged(readerStatus: status).message))
     }
 
     /// The next frame from the phone, or nil when it closed the channel; throws after `within`.

@@ -4,6 +4,7 @@ import ByteCore
 import Codecs
 import Conformance
 import Foundation
+import OfflineUnlock
 
 /// One phone connection driven step by step, as the certification tool's `UserDevice` does in the
 /// ble_reader cases: scan and connect, GATT (read the SPSM and versions, write a version), open
@@ -65,7 +66,7 @@ final class BLEPhoneStep {
     }
 }
 
-/// The official ble_reader cases that need neither UWB, RKE nor reader certificates, each with
+/// The official ble_reader cases that need neither UWB nor reader certificates (RKE included), each with
 /// its pass criteria (docs/conformance-ble.md): `conformance reader --ble` runs these. LockBench
 /// plays the phone (central) through a `BLEPhonePresenter`.
 public enum BLEReaderCatalogue {
@@ -150,7 +151,9 @@ public enum BLEReaderCatalogue {
         return nil
     }
 
-    public static let all: [ReaderCheck] = [
+    public static let all: [ReaderCheck] = plain + remoteKeylessEntry
+
+    static let plain: [ReaderCheck] = [
         ReaderCheck("ble.rdr.auth0-1.0", official: "RD-BLE-AUTH0-1.0", section: "ble.md", title: "after the initiate, AUTH0 first: standard, policy 01, version 0100, no B1") { reader, _ in
             let c = try firstAUTH0(reader)
             if policy(c) == 0x03 { return .notApplicable("the reader is configured for policy 03: RD-BLE-AUTH0-2.0 applies instead") }
@@ -301,6 +304,131 @@ public enum BLEReaderCatalogue {
                 }
                 if f.type == AliroFrame.Kind.apdu, let c = try? CommandAPDU(parsing: f.payload) { try step.answer(c) }
             }
+        },
+    ]
+
+    // MARK: Remote keyless entry (blerke_rdr_neg_fast, _secure, _unsecure, _stepup_phase)
+
+    /// One RKE transaction as the tool's `UserDevice` runs it: initiate `02 06`, AUTH0 first, AUTH1
+    /// (`wait_for_command(expected_command=INS.AUTH1)`: a FAST AUTH0 the reader ends without AUTH1
+    /// fails here), EXCHANGE — with `stepUp`, commands until ENVELOPE, which must ask for the
+    /// phone's access document — the completed notification opening under BleSKReader, the RKE
+    /// request with `action`, and the reader's next message, which must be "reader status
+    /// changed" opening under BleSKReader: its status.
+    static func remoteTransaction(_ reader: ReaderUnderTest, _ cred: CredentialSession, action: RemoteAction,
+                                  stepUp: Bool = false) throws -> AccessProtocolCompleted.ReaderStatusInformation {
+        cred.remoteAction = action
+        let step = try BLEPhoneStep(try phone(reader), credential: cred, timeout: reader.timeout)
+        defer { step.close() }
+        try step.initiate()
+        let a = try step.command("step 2, AUTH0")
+        guard a.ins == Instruction.auth0 else { throw CheckStop(.fail("step 2: expected AUTH0, got \(Names.command(a.bytes))", actual: Array(a.bytes.prefix(2)))) }
+        try step.answer(a)
+        let f1 = try step.next()
+        guard f1.type == AliroFrame.Kind.apdu, f1.id == AliroFrame.ID.command, let c = try? CommandAPDU(parsing: f1.payload), c.ins == Instruction.auth1 else {
+            let fast = (try? Auth0Command(parsing: a.data)).map { $0.flags & Auth0Command.flagFast != 0 } ?? false
+            throw CheckStop(.fail("step 4: expected AUTH1, the reader sent \(f1)" + (fast ? " after a FAST AUTH0 (an RKE transaction must be standard)" : ""), actual: f1.encoded()))
+        }
+        try step.answer(c)
+        var sawEnvelope = false
+        var e = try step.command("step 6, EXCHANGE")
+        if stepUp {
+            // `blerke_rdr_stepup_phase` step 1: EXCHANGE answered, ENVELOPE ends the loop, any other INS fails.
+            while e.ins == Instruction.exchange {
+                try step.answer(e)
+                let f = try step.next()
+                if f.type == AliroFrame.Kind.notification, f.id == AliroFrame.ID.completed {
+                    throw CheckStop(.notApplicable("the reader completed without stepping up: it already holds this credential's documents (the case presumes a reader that asks for them)"))
+                }
+                guard f.type == AliroFrame.Kind.apdu, f.id == AliroFrame.ID.command, let next = try? CommandAPDU(parsing: f.payload) else {
+                    throw CheckStop(.fail("step 1: expected a command, the reader sent \(f)", actual: f.encoded()))
+                }
+                e = next
+            }
+            guard e.ins == Instruction.envelope else { throw CheckStop(.fail("Unexpected instruction \(Names.command(e.bytes)) before ENVELOPE", actual: Array(e.bytes.prefix(2)))) }
+            var r = try step.answer(e)
+            // A long answer goes out in parts: 61xx, then the reader's GET RESPONSE.
+            while r.count >= 2, r[r.count - 2] == 0x61 {
+                let g = try step.command("GET RESPONSE after ENVELOPE")
+                guard g.ins == Instruction.getResponse else {
+                    throw CheckStop(.fail("Unexpected instruction \(Names.command(g.bytes)) while the ENVELOPE answer is pending (61xx)", actual: Array(g.bytes.prefix(2))))
+                }
+                r = try step.answer(g)
+            }
+            guard r.suffix(2) == [0x90, 0x00], let request = cred.lastDeviceRequest else {
+                throw CheckStop(.fail("the ENVELOPE's DeviceRequest did not open or parse", actual: Array(r.suffix(2))))
+            }
+            let wanted = Set(cred.configuration.accessDocuments.compactMap { try? IssuedDocument(parsing: $0) }.flatMap { $0.items.map(\.elementIdentifier) })
+            let named = Set(request.requests.compactMap { $0.namespaces[DocType.access] }.flatMap(\.keys))
+            if !wanted.isEmpty, named.isDisjoint(with: wanted) {
+                throw CheckStop(.fail("Reader did not request Element ID \(wanted.sorted().joined(separator: ", ")) in namespace aliro-a (it named \(named.isEmpty ? "none" : named.sorted().joined(separator: ", ")))"))
+            }
+            sawEnvelope = true
+        } else {
+            guard e.ins == Instruction.exchange else { throw CheckStop(.fail("step 6: expected EXCHANGE, got \(Names.command(e.bytes))", actual: Array(e.bytes.prefix(2)))) }
+            try step.answer(e)
+        }
+        if let s = cred.lastReaderStatus { throw CheckStop(.fail("EXCHANGE command has reader status tag while using BLE", actual: s.bigEndianBytes)) }
+        let done = try step.next()
+        if !sawEnvelope, done.type == AliroFrame.Kind.apdu, let c = try? CommandAPDU(parsing: done.payload), c.ins == Instruction.envelope {
+            throw CheckStop(.notApplicable("the reader steps up (ENVELOPE) for the phone's documents before completing: the case presumes a reader that already knows the credential (BLERKE_RDR_STEPUP_PHASE covers the step-up)"))
+        }
+        guard done.type == AliroFrame.Kind.notification, done.id == AliroFrame.ID.completed else {
+            throw CheckStop(.fail("step 8: expected the access protocol completed notification (02 03), got \(done)", actual: done.encoded()))
+        }
+        _ = cred.received(done)
+        guard cred.lastCompleted != nil else {
+            throw CheckStop(.fail("step 8: the completed notification does not open under BleSKReader: \(cred.lastCompletedProblem ?? "")", actual: done.payload))
+        }
+        guard let request = cred.remoteRequest() else { throw CheckStop(.fail("step 9: no BleSK to seal the RKE request under")) }
+        try step.channel?.send(request.encoded())
+        let changed = try step.next()
+        guard changed.type == AliroFrame.Kind.notification, changed.id == ChannelMessage.Notification.readerStatusChanged else {
+            throw CheckStop(.fail("step 10: expected Reader Status Changed (02 02) after the RKE request, the reader sent \(changed)", actual: changed.encoded()))
+        }
+        _ = cred.received(changed)
+        guard let status = cred.lastStatusChanged?.readerStatus else {
+            throw CheckStop(.fail("step 10: Reader Status Changed does not open under BleSKReader or parse: \(cred.lastStatusChangedProblem ?? "")", actual: changed.payload))
+        }
+        return status
+    }
+
+    /// The pass rule of step 10: the status is one of `accepted`.
+    static func statusRule(_ status: AccessProtocolCompleted.ReaderStatusInformation, _ accepted: [AccessProtocolCompleted.ReaderStatusInformation]) -> Verdict {
+        accepted.contains(status) ? .pass("Reader Status Changed: \(status.name) (\(Hex.encode([status.rawValue])))")
+            : .fail("Wrong reader status information: \(status.name), the case accepts \(accepted.map(\.name).joined(separator: ", "))",
+                    expected: accepted.map(\.rawValue), actual: [status.rawValue])
+    }
+
+    /// The RKE checks, in the order a lock meeting the phone for the first time passes them: the
+    /// step-up first (it learns the documents), then the transactions that presume it knows them.
+    static let remoteKeylessEntry: [ReaderCheck] = [
+        ReaderCheck("ble.rdr.rke-stepup-phase", official: "BLERKE_RDR_STEPUP_PHASE", section: "ble.md",
+                    title: "RKE initiate 02 06, AUTH0, AUTH1, EXCHANGE, ENVELOPE (no step-up SELECT) asking for aliro-a, completed; RKE unsecure: Reader Status Changed unsecured") { reader, _ in
+            statusRule(try remoteTransaction(reader, credential(reader), action: .unsecure, stepUp: true), [.unsecured])
+        },
+        ReaderCheck("ble.rdr.rke-secure", official: "BLERKE_RDR_SECURE", section: "ble.md",
+                    title: "RKE initiate 02 06, AUTH0, AUTH1, EXCHANGE, completed; RKE secure (00): Reader Status Changed jammed, started secure or unknown") { reader, _ in
+            statusRule(try remoteTransaction(reader, credential(reader), action: .secure), [.jammed, .startedSecure, .unknown])
+        },
+        ReaderCheck("ble.rdr.rke-unsecure", official: "BLERKE_RDR_UNSECURE", section: "ble.md",
+                    title: "RKE initiate 02 06, AUTH0, AUTH1, EXCHANGE, completed; RKE unsecure (01): Reader Status Changed unsecured") { reader, _ in
+            statusRule(try remoteTransaction(reader, credential(reader), action: .unsecure), [.unsecured])
+        },
+        ReaderCheck("ble.rdr.rke-neg-fast", official: "BLERKE_RDR_NEG_FAST", transactions: 10, section: "ble.md",
+                    title: "ten RKE transactions by one phone: each standard (AUTH1 after AUTH0, never FAST), RKE unsecure: unsecured, jammed, started unsecure or unknown") { reader, _ in
+            let cred = credential(reader)
+            for round in 1...10 {
+                var verdict: Verdict
+                do { verdict = statusRule(try remoteTransaction(reader, cred, action: .unsecure), [.unsecured, .jammed, .startedUnsecure, .unknown]) } catch let stop as CheckStop {
+                    verdict = stop.verdict
+                }
+                guard verdict.status == .pass else {
+                    verdict.reason = "round \(round): \(verdict.reason)"
+                    return verdict
+                }
+            }
+            return .pass("ten standard RKE transactions, each answered with Reader Status Changed")
         },
     ]
 

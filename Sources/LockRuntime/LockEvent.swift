@@ -37,6 +37,8 @@ public struct LockEvent: Encodable, Sendable {
     public var layer: String?
     /// The lock decided, but the link dropped before the phone heard the answer.
     public var unheard: String?
+    /// BLE RKE after the grant: `unsecure → unsecured`, or `refused: <why>`.
+    public var rke: String?
 
     public init(time: Date = Date(), kind: Kind, radio: RadioInterface? = nil, message: String) {
         self.time = time
@@ -60,6 +62,9 @@ public struct LockEvent: Encodable, Sendable {
         stepUp = outcome.stepUp
         milliseconds = (outcome.timings.total * 10_000).rounded() / 10
         mailbox = outcome.mailbox
+        rke = outcome.remote.map { r in
+            r.refusal.map { "refused: \($0)" } ?? "\(r.action?.name ?? "?") → \(r.readerStatus?.name ?? "?")"
+        }
     }
 
     /// `2026-03-02T09:00:00Z nfc GRANTED credential=… tx=… fast step-up 12.3 ms`
@@ -73,6 +78,7 @@ public struct LockEvent: Encodable, Sendable {
         if stepUp == true { parts.append("step-up") }
         if let milliseconds { parts.append("\(milliseconds) ms") }
         if let mailbox { parts.append(mailbox.line) }
+        if let rke { parts.append("rke \(rke)") }
         if let unheard { parts.append("(the phone never heard the answer: \(unheard))") }
         if let detail { parts.append("— \(detail)") }
         return parts.joined(separator: " ")

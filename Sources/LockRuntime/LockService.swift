@@ -75,12 +75,18 @@ public final class LockService: @unchecked Sendable {
         // One path into the lock for every outcome: the session's `decide` is answered by
         // `apply(.presentation)` (the lock decides, acts and records before the phone hears);
         // a transaction the protocol or the transport ended first is `apply(.refused)`.
-        let run = LockReader.drive(session, over: link, at: now, limits: limits) { [lock] presentation in
+        let run = LockReader.drive(session, over: link, at: now, limits: limits, remote: { [lock] action, presentation in
+            // RKE after the grant: the lock moves the bolt and records it before the phone hears.
+            AccessProtocolCompleted.ReaderStatusInformation(after: action, bolt: lock.remote(action, for: presentation))
+        }) { [lock] presentation in
             lock.apply(.presentation(presentation)).resolution
         }
         let outcome = LockReader.outcome(run, interface: interface, at: now, started: started)
         if !outcome.decided, let refusal = outcome.refusal {
             _ = lock.apply(.refused(refusal, transaction: outcome.id, interface: interface))
+        }
+        if let refused = outcome.remote?.refusal {
+            lock.recordRemoteRefusal(refused, credential: outcome.credentialID, transaction: outcome.id, interface: interface)
         }
         mutex.lock()
         let learning = ReaderLearning(run.result)

@@ -85,6 +85,9 @@ public struct Presentation: Sendable, Equatable {
     /// The credential announced an access document (AUTH1 5E bit 0) and the reader stepped up
     /// for it: a presentation without one is then `missingDocument`, not `unknownCredential`.
     public var announcedAccessDocument: Bool
+    /// The transaction opened for a remote keyless entry action (BLE `02 06`): a grant authorises
+    /// the phone's RKE request that follows; the bolt moves on that request, not on the grant.
+    public var remoteAction: Bool = false
 
     public init(credentialPublicKey: [UInt8], transactionID: [UInt8], interface: RadioInterface,
                 protocolVersion: UInt16, fast: Bool, accessDocuments: [[UInt8]] = [],

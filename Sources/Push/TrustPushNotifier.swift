@@ -23,7 +23,46 @@ public final class TrustPushNotifier: Sendable {
     /// never raised.
     public let logger: Logger?
 
-    public init(relay: any PushSending, logger: Logger? = nil) { self.relay = relay; self.logger = logger }
+    /// Where registrations are kept across restarts (`trust serve`: the site's database); nil
+    /// keeps them in memory only (scenarios, benchmarks).
+    public let storage: (any TrustStorage)?
+
+    public init(relay: any PushSending, logger: Logger? = nil, storage: (any TrustStorage)? = nil) {
+        self.relay = relay; self.logger = logger; self.storage = storage
+    }
+
+    static let settingPrefix = "push-tokens."
+
+    /// Registers a token and answers only once it is stored (`PUT /v1/push-token`): a restart of
+    /// the service does not forget the phone until its next login.
+    public func registerDurably(device: String, token: String) async throws {
+        register(device: device, token: token)
+        try await persist(device)
+    }
+
+    /// Reads the registrations stored by earlier runs (at start, before serving).
+    @discardableResult
+    public func restore() async throws -> Int {
+        guard let storage else { return 0 }
+        let rows = try await storage.read { tx in try await tx.settings(prefix: Self.settingPrefix, limit: 100_000) }
+        var restored = 0
+        for (name, value) in rows {
+            let device = String(name.dropFirst(Self.settingPrefix.count))
+            guard let tokens = try? JSONDecoder().decode([String].self, from: Data(value.utf8)) else { continue }
+            for token in tokens.prefix(8) where PushTokenRules.isValid(token) { register(device: device, token: token); restored += 1 }
+        }
+        return restored
+    }
+
+    /// Writes `device`'s tokens as they are now (none: the row goes).
+    private func persist(_ device: String) async throws {
+        guard let storage else { return }
+        let tokens = tokens(of: device)
+        let text = String(decoding: try JSONEncoder().encode(tokens), as: UTF8.self)
+        try await storage.write { tx in
+            if tokens.isEmpty { try await tx.deleteSetting(Self.settingPrefix + device) } else { try await tx.setSetting(Self.settingPrefix + device, text) }
+        }
+    }
 
     private func locked<T, E: Error>(_ body: (inout State) throws(E) -> T) throws(E) -> T { try state.withLock { (s: inout State) throws(E) -> T in try body(&s) } }
 
@@ -62,6 +101,25 @@ public final class TrustPushNotifier: Sendable {
         return Task { for await change in changes { await self.notify(change) } }
     }
 
+    /// Pushes `data` to every token of each of `devices` (approval requests and answers); returns
+    /// the number queued.
+    @discardableResult
+    public func push(_ data: [String: String], to devices: [String]) async -> Int {
+        var queued = 0
+        for device in devices {
+            for token in tokens(of: device) {
+                do {
+                    _ = try await relay.send(PushMessage(token: token, data: data))
+                    queued += 1
+                } catch {
+                    if case .unregistered = error { unregister(device: device, token: token) }
+                    logger?.warning("push to \(device) refused: \(error)")
+                }
+            }
+        }
+        return queued
+    }
+
     /// The same for a list of (device, why it should poll).
     @discardableResult
     public func notify(_ affected: [(device: String, trigger: PollTrigger)]) async -> Int {
@@ -73,7 +131,10 @@ public final class TrustPushNotifier: Sendable {
                                                      collapseID: "trust-\(a.device)".utf8.count <= PushRules.maxCollapseIDBytes ? "trust-\(a.device)" : nil))
                     queued += 1
                 } catch {
-                    if case .unregistered = error { unregister(device: a.device, token: token) }
+                    if case .unregistered = error {
+                        unregister(device: a.device, token: token)
+                        do { try await persist(a.device) } catch { logger?.warning("forgetting a dead push token of \(a.device): \(error)") }
+                    }
                     logger?.warning("push to \(a.device) refused: \(error)")
                 }
             }

@@ -17,11 +17,24 @@ import NIOCore
 /// biometric_required; 401 invalid_token; 403 forbidden; 404 not_found; 409 already_answered;
 /// 410 approval_expired; 429 too_many_pending.
 extension TrustAPI {
-    static func addApprovalRoutes(to router: RouterGroup<TrustRequestContext>, service: TrustService) {
+    /// With `devicePush`, a new request is pushed to the approver's active devices and an answer to
+    /// the requester's (ForgeRock: the approver's app is woken by push); a push is a hint, the
+    /// phones' fetch is the truth, so the answer to the caller does not wait on it.
+    static func addApprovalRoutes(to router: RouterGroup<TrustRequestContext>, service: TrustService, devicePush: DevicePush?) {
+        @Sendable func pushed(_ r: ApprovalRecord, toApprover: Bool) {
+            guard let devicePush else { return }
+            Task {
+                let devices = toApprover
+                    ? ((try? await service.devices(user: r.approver)) ?? []).filter { $0.credentialState.holdsKeys }.map(\.id)
+                    : [r.requester]
+                await devicePush(ApprovalPush.data(r), devices)
+            }
+        }
         router.post("/v1/approvals") { request, context -> Response in
             await answer(service, request, context) { device, body in
                 let r = try decode(ApprovalRequest.self, body)
                 let record = try await service.requestApproval(r, requester: device)
+                pushed(record, toApprover: true)
                 return json(ApprovalView(record, as: .requester, now: service.now()), status: .created)
             }
         }
@@ -45,6 +58,7 @@ extension TrustAPI {
                 let a = body.readableBytes == 0 ? AcceptBody() : try decode(AcceptBody.self, body)
                 let r = try await service.answerApproval(id: id, device: device,
                                                          .accept(challengeResponse: a.challengeResponse, authentication: a.authentication ?? .tap))
+                pushed(r, toApprover: false)
                 return json(ApprovalView(r, as: .approver, now: service.now()), status: .ok)
             }
         }
@@ -52,6 +66,7 @@ extension TrustAPI {
             let id = context.parameters.get("id") ?? ""
             return await answer(service, request, context) { device, _ in
                 let r = try await service.answerApproval(id: id, device: device, .deny)
+                pushed(r, toApprover: false)
                 return json(ApprovalView(r, as: .approver, now: service.now()), status: .ok)
             }
         }

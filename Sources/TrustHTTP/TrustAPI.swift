@@ -21,7 +21,7 @@ public enum TrustAPI {
     /// `pushTokens`: where `PUT /v1/push-token` hands a device's push token (Tapkey
     /// `updateRegistrationToken`); without it the route answers 501 (this server does not push).
     public static func router(service: TrustService, registry: PrometheusCollectorRegistry? = nil, metricsToken: String? = nil,
-                              pushTokens: PushTokenRegistration? = nil) -> Router<TrustRequestContext> {
+                              pushTokens: PushTokenRegistration? = nil, devicePush: DevicePush? = nil) -> Router<TrustRequestContext> {
         let router = Router(context: TrustRequestContext.self)
         // Every route that needs a device goes through the one bearer check.
         let authenticated = router.group().add(middleware: BearerAuthentication(service: service))
@@ -97,7 +97,9 @@ public enum TrustAPI {
                   let token = object["token"] as? String, PushTokenRules.isValid(token) else {
                 return Response(status: .badRequest, body: jsonBody(["error": "invalid_request", "error_description": "the body must be {\"token\": TOKEN}: 1…\(PushTokenRules.maxBytes) bytes of printable ASCII"]))
             }
-            await pushTokens(device, token)
+            do { try await pushTokens(device, token) } catch {
+                return Response(status: .serviceUnavailable, body: jsonBody(["error": "temporarily_unavailable", "error_description": "the push token could not be stored: \(error)"]))
+            }
             return Response(status: .noContent)
         }
 
@@ -107,7 +109,7 @@ public enum TrustAPI {
                             body: .init(byteBuffer: ByteBuffer(bytes: list.document)))
         }
 
-        addApprovalRoutes(to: authenticated, service: service)
+        addApprovalRoutes(to: authenticated, service: service, devicePush: devicePush)
 
         router.get("/healthz") { _, _ -> String in "ok\n" }
 

@@ -20,10 +20,12 @@ public final class TrustServer: Sendable {
     /// (otherwise it answers anyone, and the caller decides whether that is wise: see `trust serve`).
     public static func start(service: TrustService, host: String = "127.0.0.1", port: Int = 0,
                              registry: PrometheusCollectorRegistry? = nil, metricsToken: String? = nil,
-                             pushTokens: PushTokenRegistration? = nil, tls: TLSFiles? = nil, idleTimeout: TimeAmount = .seconds(30),
+                             pushTokens: PushTokenRegistration? = nil, devicePush: DevicePush? = nil,
+                             tls: TLSFiles? = nil, idleTimeout: TimeAmount = .seconds(30),
                              logger: Logger? = nil) async throws -> TrustServer {
         guard let server = try await BackgroundHTTPServer.start(
-            router: TrustAPI.router(service: service, registry: registry, metricsToken: metricsToken, pushTokens: pushTokens),
+            router: TrustAPI.router(service: service, registry: registry, metricsToken: metricsToken, pushTokens: pushTokens,
+                                    devicePush: devicePush),
             host: host, port: port,
             serverName: "lockbench-trust", logger: BackgroundHTTPServer.logger(logger, label: "lockbench.trust"),
             every: 600, tick: { _ = try? await service.purgeApprovals() }, tls: try tls?.configuration(), idleTimeout: idleTimeout) else {

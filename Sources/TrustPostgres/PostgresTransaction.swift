@@ -77,6 +77,14 @@ struct PostgresTransaction: TrustTransaction {
         _ = try await q("DELETE FROM meta WHERE name = $1", [.text("setting." + name)])
     }
 
+    func settings(prefix: String, limit: Int) async throws -> [(name: String, value: String)] {
+        // In byte order (COLLATE "C"), whatever the database's collation: the entries' names sort
+        // by their zero-padded numbers.
+        try await q("SELECT name, value FROM meta WHERE starts_with(name, $1) ORDER BY name COLLATE \"C\" LIMIT $2",
+                    [.text("setting." + prefix), .int(Int64(max(0, min(limit, 100_000))))])
+            .map { let row = PGRow($0); return (String(try row.text("name").dropFirst("setting.".count)), try row.text("value")) }
+    }
+
     // MARK: devices
 
     static let deviceColumns = ["id", "user_id", "credential_key", "state", "created_at", "updated_at"]

@@ -360,6 +360,13 @@ struct SQLiteTransaction: TrustTransaction {
         _ = try await q("DELETE FROM meta WHERE name = ?", [.text("setting." + name)])
     }
 
+    func settings(prefix: String, limit: Int) async throws -> [(name: String, value: String)] {
+        // A range on the primary key: names are printable ASCII, so DEL (7F) sorts after all of them.
+        try await q("SELECT name, value FROM meta WHERE name >= ? AND name < ? ORDER BY name LIMIT ?",
+                    [.text("setting." + prefix), .text("setting." + prefix + "\u{7F}"), .integer(max(0, min(limit, 100_000)))])
+            .map { (String(try Self.text($0, "name").dropFirst("setting.".count)), try Self.text($0, "value")) }
+    }
+
     // MARK: devices
 
     func device(_ id: String) async throws -> DeviceRecord? {

@@ -12,7 +12,7 @@ struct LockBenchBench: AsyncParsableCommand {
         SUBCOMMAND`. Exit codes: 0 measured, 1 a measured run failed its check, 2 usage error, \
         3 environment failure (no lockbench binary, no controller, libnfc missing).
         """,
-        subcommands: [Audit.self, AuditBurst.self, Transaction.self, NFC.self, BLE.self, PCSC.self, Durability.self, Trust.self, TrustLoadCommand.self, Push.self, Fleet.self]
+        subcommands: [Audit.self, AuditBurst.self, Transaction.self, NFC.self, BLE.self, PCSC.self, Durability.self, Trust.self, TrustLoadCommand.self, Push.self, Fleet.self, Approvals.self]
     )
 
     /// Usage errors exit 2 like the CLI's (ArgumentParser's default is 64).

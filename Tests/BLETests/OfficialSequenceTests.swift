@@ -78,6 +78,8 @@ final class RecordingPhone: MessageResponder, @unchecked Sendable {
         return session.received(message)
     }
     var readerReportedUnsecured: Bool? { session.readerReportedUnsecured }
+    var hasFollowUp: Bool { session.hasFollowUp }
+    func followUp() -> ChannelMessage? { session.followUp() }
     func respond(to command: [UInt8]) -> [UInt8] {
         lock.withLock { commands.append(command) }
         if command.count > 1, command[1] == Instruction.auth0, let auth0Delay { Thread.sleep(forTimeInterval: auth0Delay) }

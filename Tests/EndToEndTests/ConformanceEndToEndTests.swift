@@ -119,6 +119,12 @@ final class ConformanceEndToEndTests: XCTestCase {
         try lb(["conformance", "credential", "--reader-identity", "door.reader.json", "--ble", "tcp:127.0.0.1:1", "--only", "auth0.standard"], expect: 2)
         let fault = try lb(["ble", "phone", "--ble", "tcp:127.0.0.1:1", "--radio-fault", "nope"], expect: 2)
         XCTAssertTrue(fault.stderr.contains("ignore-advertisement-version"), fault.stderr)
+        let rke = try lb(["ble", "phone", "--ble", "tcp:127.0.0.1:1", "--rke", "open"] + phoneFiles, expect: 2)
+        XCTAssertTrue(rke.stderr.contains("--rke open: give secure or unsecure"), rke.stderr)
+        let noKey = try lb(["ble", "phone", "--ble", "tcp:127.0.0.1:1", "--rke", "secure"], expect: 2)
+        XCTAssertTrue(noKey.stderr.contains("--rke needs the access protocol"), noKey.stderr)
+        let rkeNFC = try lb(["conformance", "credential", "--reader-identity", "door.reader.json", "--connect", "127.0.0.1:1", "--rke"], expect: 2)
+        XCTAssertTrue(rkeNFC.stderr.contains("--rke goes with --ble"), rkeNFC.stderr)
         try "> 00a4\n< zz\n".write(to: dir.appendingPathComponent("bad.hex"), atomically: true, encoding: .utf8)
         let bad = try lb(["trace", "bad.hex"], expect: 2)
         XCTAssertTrue(bad.stderr.contains("line 2"), bad.stderr)
@@ -448,6 +454,48 @@ final class ConformanceEndToEndTests: XCTestCase {
             XCTAssertEqual(Set(s.keys), Set(run.only), "phone \(run.phone)")
             XCTAssertEqual(Set(s.filter { $0.value == "fail" }.keys), run.failing, "phone \(run.phone): \(s.sorted { $0.key < $1.key })")
             XCTAssertEqual(Set(s.filter { $0.value == "pass" }.keys), Set(run.only).subtracting(run.failing), "phone \(run.phone)")
+        }
+    }
+
+    /// Remote keyless entry (issue 19): LockBench's lock passes the four ble_reader RKE checks,
+    /// with `--fault ignore-rke` fails exactly those four and with `--fault fast-rke` exactly
+    /// BLERKE_RDR_NEG_FAST; LockBench's phone in its RKE flow passes
+    /// the four ble_user_device RKE checks and with `--fault no-rke-request` fails exactly the two
+    /// that wait for the request.
+    func testRemoteKeylessEntryChecksOverBumble() throws {
+        let reader = ["ble.rdr.rke-stepup-phase", "ble.rdr.rke-secure", "ble.rdr.rke-unsecure", "ble.rdr.rke-neg-fast"]
+        let runs: [(name: String, fault: [String], failing: Set<String>)] = [
+            ("door-rke", [], []), ("door-ignore", ["--fault", "ignore-rke"], Set(reader)),
+            // Asking FAST in RKE transactions too: the phone's second round gets no AUTH1.
+            ("door-fast-rke", ["--fault", "fast-rke"], ["ble.rdr.rke-neg-fast"]),
+        ]
+        for (name, fault, failing) in runs {
+            // A lock of its own each (the step-up check needs one that has not met the phone yet),
+            // set for FAST: an RKE transaction must still be standard.
+            try lb(["config", "create", "--reader-identity", "door.reader.json", "--issuer", "issuer.pub.pem",
+                    "--clock", "2026-03-02T09:00:00Z", "--state-dir", "\(name).state", "--out", "\(name).lock.json"])
+            let controllers = try bumbleControllers()
+            let lock = try InteractiveProcess(["lock", "run", "--config", "\(name).lock.json", "--ble", controllers.spec(0)] + fault, currentDirectory: dir)
+            addTeardownBlock { lock.terminate() }
+            _ = try lock.waitForLine(containing: "advertising as", timeout: 30)
+            let r = try lb(["conformance", "reader", "--ble", controllers.spec(1), "--json", "--timeout", "5", "--only"] + reader + phoneFiles, expect: nil)
+            let s = try statuses(r.stdout)
+            lock.terminate()
+            XCTAssertEqual(Set(s.keys), Set(reader), "\(fault)")
+            XCTAssertEqual(Set(s.filter { $0.value == "fail" }.keys), failing, "lock \(fault): \(r.stdout.prefix(4000))")
+            XCTAssertEqual(Set(s.filter { $0.value == "pass" }.keys), Set(reader).subtracting(failing), "lock \(fault): \(r.stdout.prefix(4000))")
+        }
+        let phoneSide = ["ble.ud.rke-expedited-standard-phase", "ble.ud.rke-info-tag", "ble.ud.rke-ud-descriptor-tag", "ble.ud.rke-stepup-phase"]
+        for (flags, failing) in [([String](), Set<String>()), (["--fault", "no-rke-request"], Set(["ble.ud.rke-expedited-standard-phase", "ble.ud.rke-stepup-phase"]))] {
+            let controllers = try bumbleControllers()
+            let phone = try start(["ble", "phone", "--ble", controllers.spec(1), "--count", "50", "--keep-going", "--rke", "unsecure"] + phoneFiles + flags)
+            defer { phone.terminate(); phone.waitUntilExit() }
+            let r = try lb(["conformance", "credential", "--reader-identity", "door.reader.json", "--ble", controllers.spec(0), "--json", "--rke",
+                            "--issuer", "issuer.pub.pem", "--timeout", "5"], expect: nil)
+            let s = try statuses(r.stdout)
+            XCTAssertEqual(Set(s.keys), Set(phoneSide), "phone \(flags)")
+            XCTAssertEqual(Set(s.filter { $0.value == "fail" }.keys), failing, "phone \(flags): \(r.stdout.prefix(4000))")
+            XCTAssertEqual(Set(s.filter { $0.value == "pass" }.keys), Set(phoneSide).subtracting(failing), "phone \(flags): \(r.stdout.prefix(4000))")
         }
     }
 

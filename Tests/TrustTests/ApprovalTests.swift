@@ -220,8 +220,22 @@ final class ApprovalTests: XCTestCase {
         r = base; r.contextInfo = #"{"location":null,"userAgent":null,"remoteIp":null,"extra":1}"#
         try await ask(r)
         XCTAssertEqual(try ContextInfo(parsing: r.contextInfo!), ContextInfo())
-        for _ in 1..<ApprovalRules.maxPendingPerApprover { try await ask(base) }
+        // One device holds at most two of alice's pending slots (issue 22 §1.4): its third is
+        // refused, and another device's request still gets in.
+        try await ask(base)
         await XCTAssertTrustError(.tooManyPending) { try await ask(base) }
+        var others = [String]()
+        for i in 0..<ApprovalRules.maxPendingPerApprover {
+            _ = try await p.f.login("mallory-\(i)", user: "mallory-\(i)")
+            others.append("mallory-\(i)")
+        }
+        _ = try await p.f.service.requestApproval(base, requester: others[0])
+        // The approver's own bound still holds across devices.
+        var placed = 3
+        for d in others.dropFirst() where placed < ApprovalRules.maxPendingPerApprover {
+            _ = try await p.f.service.requestApproval(base, requester: d); placed += 1
+        }
+        await XCTAssertTrustError(.tooManyPending) { _ = try await p.f.service.requestApproval(base, requester: others.last!) }
         // Expired ones no longer count.
         p.f.clock.advance(ApprovalRules.defaultTTL)
         try await ask(base)
@@ -259,7 +273,7 @@ final class ApprovalTests: XCTestCase {
         let expiredGone = try await stored(expired.id), freshStored = try await stored(fresh.id)
         XCTAssertFalse(expiredGone)
         XCTAssertTrue(freshStored)
-        let index = try await p.f.storage.read { tx in try await tx.approvalIndex() }.map(\.id)
+        let index = try await p.f.storage.read { tx in try await tx.oldestSettled(limit: 100) }.map(\.id)
         XCTAssertEqual(index, [fresh.id], "the index holds only what is stored")
         purged = try await p.f.service.purgeApprovals()
         XCTAssertEqual(purged, 0, "a pending request is never purged")
@@ -313,7 +327,7 @@ final class ApprovalHTTPTests: XCTestCase {
             let short = try await call(.post, "/v1/approvals", "/v1/approvals", bob, #"{"approver":"alice","lock":"\#(f.group)","ttl":1}"#, expect: .created)
             f.clock.advance(1)
             _ = try await call(.post, "/v1/approvals/" + (short["id"] as! String) + "/deny", "/v1/approvals/{id}/deny", alice, expect: .gone)
-            for _ in 0..<ApprovalRules.maxPendingPerApprover {
+            for _ in 0..<ApprovalRules.maxPendingPerRequester {
                 _ = try await call(.post, "/v1/approvals", "/v1/approvals", bob, #"{"approver":"alice","lock":"\#(f.group)"}"#, expect: .created)
             }
             _ = try await call(.post, "/v1/approvals", "/v1/approvals", bob, #"{"approver":"alice","lock":"\#(f.group)"}"#, expect: .tooManyRequests)

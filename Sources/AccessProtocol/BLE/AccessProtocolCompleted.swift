@@ -15,9 +15,25 @@ public struct AccessProtocolCompleted: Equatable, Sendable {
         case doNotSend = 0, sendToEachConnected = 1, sendOnlyToThis = 2
     }
 
-    /// `ReaderStatusInformation_Values`: the bolt as the phone is told it.
+    /// `ReaderStatusInformation_Values`: the bolt as the phone is told it. `00`–`02` from the
+    /// stored `ble_message_format.py` (@ 01b4381b158bfb74c892ebefcff48a6e5d9a5636); the newer
+    /// STARTED_SECURE, STARTED_UNSECURE and UNKNOWN (the BLERKE_RDR_* pass rules name them) have
+    /// no stored byte value: LockBench takes the low byte of their NFC reader statuses
+    /// `0180`/`0181`/`0182` (`apdu.py` `ReaderStatus`, as `00`–`02` are of `0100`–`0102`).
     public enum ReaderStatusInformation: UInt8, Sendable, CaseIterable {
         case secured = 0, unsecured = 1, jammed = 2
+        case startedSecure = 0x80, startedUnsecure = 0x81, unknown = 0x82
+
+        public var name: String {
+            switch self {
+            case .secured: return "secured"
+            case .unsecured: return "unsecured"
+            case .jammed: return "jammed"
+            case .startedSecure: return "started secure"
+            case .startedUnsecure: return "started unsecure"
+            case .unknown: return "unknown"
+            }
+        }
 
         /// From the reader status LockBench's lock reports (`97` values over NFC): the bolt's
         /// state; a denial leaves it secured.
@@ -54,7 +70,7 @@ public struct AccessProtocolCompleted: Equatable, Sendable {
             throw ProtocolError(.malformed, "access protocol completed: byte \(Hex.encode([a.value[0]])) bits 7-5 = \(a.value[0] >> 5), not 0, 1 or 2")
         }
         guard let s = ReaderStatusInformation(rawValue: a.value[1]) else {
-            throw ProtocolError(.malformed, "access protocol completed: reader status \(Hex.encode([a.value[1]])) is not 00 secured, 01 unsecured or 02 jammed")
+            throw ProtocolError(.malformed, "access protocol completed: reader status \(Hex.encode([a.value[1]])) is not 00 secured, 01 unsecured, 02 jammed, 80 started secure, 81 started unsecure or 82 unknown")
         }
         unsolicitedReporting = u
         readerStatus = s

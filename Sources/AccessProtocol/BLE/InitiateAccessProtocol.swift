@@ -56,7 +56,13 @@ public struct InitiateAccessProtocol: Equatable, Sendable {
     public func encoded() -> [UInt8] { BLEAttribute(id: Self.proprietaryInformation, value: proprietaryTLV).encoded() }
 
     /// `02 05 len ‖ 00 len A5 …` (sent before any key exists: never sealed).
-    public var message: ChannelMessage {
-        ChannelMessage(type: ChannelMessage.Kind.notification, id: ChannelMessage.Notification.initiateAccessProtocol, payload: encoded())
+    public var message: ChannelMessage { message(remoteAction: false) }
+
+    /// `02 05`, or `02 06` ("initiate access protocol RKE") for a transaction opened for a remote
+    /// keyless entry request (`send_initiate_access_protocol_notification(rke=True)`; the same payload).
+    public func message(remoteAction: Bool) -> ChannelMessage {
+        ChannelMessage(type: ChannelMessage.Kind.notification,
+                       id: remoteAction ? ChannelMessage.Notification.initiateAccessProtocolRKE : ChannelMessage.Notification.initiateAccessProtocol,
+                       payload: encoded())
     }
 }

@@ -98,10 +98,17 @@ public final class BLEPhoneSession {
         (lockVersions.isEmpty ? AliroBLE.supportedVersions : lockVersions, 0x0100)
     }
 
+    /// How long the lock must stay quiet after its completed notification before a phone in its
+    /// RKE flow sends the request: a lock may still step up (BLERKE_UD_STEPUP_PHASE sends ENVELOPE
+    /// and EXCHANGE, then a second completed notification, then waits for the request).
+    public static let remoteRequestQuiet: TimeInterval = 0.3
+
     /// Answers framed command APDUs with `responder` until the lock's completed notification, a
     /// message the responder says ends the transaction, or the channel closes. A responder that
     /// speaks first (`MessageResponder`: the credential's "initiate access protocol") does so as
-    /// soon as the channel is open. Returns (commands answered, completion payload).
+    /// soon as the channel is open; one with a follow-up (the RKE request) sends it once the lock
+    /// is quiet after its completed notification and then waits for the lock's answer ("reader
+    /// status changed"). Returns (commands answered, completion payload).
     public func serve(_ responder: APDUResponder, on channel: L2CAPChannel) throws(BLEError) -> (Int, [UInt8]?) {
         var answered = 0
         let firstCommandBy = faults.contains(.impatient) ? Date(timeIntervalSinceNow: 1.5) : nil
@@ -109,13 +116,25 @@ public final class BLEPhoneSession {
         if let opening = speaker?.openingMessage(transportVersions: transportVersions) {
             try channel.send(opening.encoded())
         }
+        var completion: [UInt8]?
+        var followUpAt: Date?
+        var followedUp = false
         while true {
             let sdu: [UInt8]
             do {
-                let wait = answered == 0 ? firstCommandBy.map { max(0.001, $0.timeIntervalSinceNow) } ?? responseTimeout : responseTimeout
+                var wait = answered == 0 ? firstCommandBy.map { max(0.001, $0.timeIntervalSinceNow) } ?? responseTimeout : responseTimeout
+                if let at = followUpAt { wait = max(0.001, at.timeIntervalSinceNow) }
                 sdu = try channel.receive(timeout: wait)
             } catch where error.code == .channelClosed {
-                return (answered, nil)
+                return (answered, completion)
+            } catch where error.code == .timeout && followUpAt != nil {
+                followUpAt = nil
+                guard let request = speaker?.followUp() else { return (answered, completion) }
+                try channel.send(request.encoded())
+                followedUp = true
+                continue
+            } catch where error.code == .timeout && followedUp {
+                return (answered, completion)     // the lock did not answer the request: the credential says so
             } catch where error.code == .timeout && faults.contains(.errorEventOnTimeout) {
                 try? channel.send(BLEPhoneFaults.generalError.encoded())
                 throw error
@@ -123,13 +142,18 @@ public final class BLEPhoneSession {
             let frame = try AliroFrame(parsing: sdu)
             switch (frame.type, frame.id) {
             case (AliroFrame.Kind.apdu, AliroFrame.ID.command):
+                followUpAt = nil
                 try channel.send(AliroFrame.response(responder.respond(to: frame.payload)).encoded())
                 answered += 1
             case (AliroFrame.Kind.notification, AliroFrame.ID.completed):
-                _ = speaker?.received(frame)
-                return (answered, frame.payload)
+                completion = frame.payload
+                if speaker?.received(frame) == false, speaker?.hasFollowUp == true {
+                    followUpAt = Date(timeIntervalSinceNow: Self.remoteRequestQuiet)
+                    continue
+                }
+                return (answered, completion)
             default:
-                if speaker?.received(frame) == true { return (answered, nil) }
+                if speaker?.received(frame) == true { return (answered, completion) }
             }
         }
     }

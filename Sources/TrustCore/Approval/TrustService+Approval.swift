@@ -64,16 +64,23 @@ extension TrustService {
             guard try await tx.devices(user: request.approver).contains(where: { $0.credentialState.holdsKeys }) else {
                 throw TrustError(.forbidden, "\(request.approver) has no active device to ask")
             }
-            var pending = [String]()
+            var pending = [String](), mine = 0
             for id in try await tx.pendingApprovalIDs(approver: request.approver) {
-                if let r = try await tx.approval(id), r.status(at: now) == .pending { pending.append(id) }
+                if let r = try await tx.approval(id), r.status(at: now) == .pending {
+                    pending.append(id)
+                    if r.requester == requester { mine += 1 }
+                }
+            }
+            // One device cannot take the approver's whole inbox: others' requests still get in.
+            guard mine < ApprovalRules.maxPendingPerRequester else {
+                throw TrustError(.tooManyPending, "\(requester) already has \(mine) requests pending with \(request.approver); wait for an answer or for them to expire")
             }
             guard pending.count < ApprovalRules.maxPendingPerApprover else {
                 throw TrustError(.tooManyPending, "\(request.approver) already has \(pending.count) pending requests; wait for them to be answered or expire")
             }
             try await tx.putApproval(record)
             try await tx.setPendingApprovalIDs(pending + [record.id], approver: request.approver)
-            try await self.indexApproval(record, tx: tx, now: now)
+            try await self.indexApproval(record, was: nil, tx: tx, now: now)
             return record
         }
     }
@@ -117,6 +124,7 @@ extension TrustService {
         let now = now()
         return try await storage.write { tx in
             var (r, role) = try await self.visible(id: id, device: device, tx: tx)
+            let before = r
             guard role == .approver, let approver = try await tx.device(device), approver.credentialState.holdsKeys else {
                 throw TrustError(.forbidden, "only an active device of \(r.approver) can answer request \(id)")
             }
@@ -164,7 +172,7 @@ extension TrustService {
             }
             try await tx.putApproval(r)
             try await self.dropPending(r, tx: tx)
-            try await self.indexApproval(r, tx: tx, now: now)
+            try await self.indexApproval(r, was: before, tx: tx, now: now)
             return r
         }
     }
@@ -172,11 +180,11 @@ extension TrustService {
     /// Records when `r` settles in the approval index, then deletes what was settled more than
     /// `ApprovalRules.retention` ago (at most `purgeBatch` per write). Runs inside every write that
     /// creates or answers a request, so storage holds only the requests of the last retention period
-    /// plus those still pending.
-    func indexApproval(_ r: ApprovalRecord, tx: any TrustTransaction, now: Date) async throws {
-        var index = try await tx.approvalIndex().filter { $0.id != r.id }
-        index.append(ApprovalIndexEntry(id: r.id, settles: r.settledAt.timeIntervalSince1970))
-        try await tx.setApprovalIndex(try await Self.purge(index, tx: tx, now: now))
+    /// plus those still pending; each write touches a bounded number of rows, however many are stored.
+    func indexApproval(_ r: ApprovalRecord, was old: ApprovalRecord?, tx: any TrustTransaction, now: Date) async throws {
+        try await Self.migrateLegacyIndex(tx)
+        try await tx.indexApproval(r, was: old)
+        _ = try await Self.purge(tx: tx, now: now)
     }
 
     /// Deletes the requests settled more than `ApprovalRules.retention` before `now`; returns how
@@ -185,25 +193,38 @@ extension TrustService {
     public func purgeApprovals() async throws -> Int {
         let now = now()
         return try await storage.write { tx in
-            let index = try await tx.approvalIndex()
-            let kept = try await Self.purge(index, tx: tx, now: now)
-            if kept.count != index.count { try await tx.setApprovalIndex(kept) }
-            return index.count - kept.count
+            try await Self.migrateLegacyIndex(tx)
+            return try await Self.purge(tx: tx, now: now)
         }
     }
 
-    static func purge(_ index: [ApprovalIndexEntry], tx: any TrustTransaction, now: Date) async throws -> [ApprovalIndexEntry] {
+    /// The oldest `purgeBatch` entries of the settle index, deleted with their requests when past
+    /// the retention.
+    static func purge(tx: any TrustTransaction, now: Date) async throws -> Int {
         let cutoff = now.timeIntervalSince1970 - ApprovalRules.retention
-        var kept = [ApprovalIndexEntry](), deleted = 0
-        for e in index {
-            if e.settles <= cutoff && deleted < ApprovalRules.purgeBatch {
+        var deleted = 0, page = 1   // usually nothing is due: one row read tells
+        while deleted < ApprovalRules.purgeBatch {
+            let entries = try await tx.oldestSettled(limit: min(page, ApprovalRules.purgeBatch - deleted))
+            for e in entries {
+                guard e.settles <= cutoff else { return deleted }
                 try await tx.deleteApproval(e.id)
+                try await tx.deleteSetting(e.key)
                 deleted += 1
-            } else {
-                kept.append(e)
             }
+            if entries.count < page { return deleted }
+            page = 64
         }
-        return kept
+        return deleted
+    }
+
+    /// A site written before the per-row index keeps one JSON row of every request: it is moved
+    /// into rows once, in the first write that finds it.
+    static func migrateLegacyIndex(_ tx: any TrustTransaction) async throws {
+        guard let legacy = try await tx.legacyApprovalIndex() else { return }
+        for e in legacy {
+            if let r = try await tx.approval(e.id) { try await tx.indexApproval(r, was: nil) }
+        }
+        try await tx.deleteSetting("approvals-index")
     }
 
     func dropPending(_ r: ApprovalRecord, tx: any TrustTransaction) async throws {
@@ -211,7 +232,6 @@ extension TrustService {
         try await tx.setPendingApprovalIDs(ids.filter { $0 != r.id }, approver: r.approver)
     }
 
-    /// Signs the unlock command: an access document for the requester's credential, this reader only.
     /// What `user` may open at `rule` now: nil when no active grant covers it; else the schedules
     /// that bound it (empty: at any time, when one covering grant has no schedule).
     static func authority(of user: String, over rule: ReaderRule, tx: any TrustTransaction) async throws -> [String]? {
@@ -221,6 +241,8 @@ extension TrustService {
         return Array(Set(covering.flatMap(\.schedules))).sorted()
     }
 
+    /// Signs the unlock command: an access document for the requester's credential, this reader
+    /// only, bounded by the approver's schedules there.
     func issueUnlock(_ r: inout ApprovalRecord, schedules: [String], tx: any TrustTransaction, now: Date) async throws {
         guard let d = try await tx.device(r.requester), d.credentialState.holdsKeys else {
             throw TrustError(.forbidden, "the requester \(r.requester) no longer has an active credential")

@@ -77,6 +77,9 @@ public enum ApprovalRules {
     public static let maxCustomPayload = 1024
     /// Pending requests one approver may have at once (a requester cannot flood a phone).
     public static let maxPendingPerApprover = 16
+    /// Of those, at most this many from one requesting device (approval spam from one enrolled
+    /// device leaves room for everyone else's).
+    public static let maxPendingPerRequester = 2
     /// How long an answered or expired request is kept after it was settled (answered, or its TTL
     /// ran out): long enough for the requester to fetch the outcome and for someone to look at it
     /// the next day, after which it is deleted (`TrustService.purgeApprovals`).

@@ -32,6 +32,9 @@ public protocol TrustTransaction: Sendable {
     func setSetting(_ name: String, _ value: String) async throws
     /// Removes a setting (nothing happens when there is none).
     func deleteSetting(_ name: String) async throws
+    /// The settings whose names start with `prefix`, in name order, at most `limit` of them (an
+    /// index kept as one row per entry, read a batch at a time, never whole).
+    func settings(prefix: String, limit: Int) async throws -> [(name: String, value: String)]
 
     func device(_ id: String) async throws -> DeviceRecord?
     func devices(user: String?) async throws -> [DeviceRecord]

@@ -209,11 +209,15 @@ struct TrustCommand: AsyncParsableCommand {
                 let service = try await site.service(database: db, clock: clock)
                 // Push: every change announced on the store (any instance's or admin command's) goes
                 // to the tokens registered with this instance (a phone registers through one instance).
-                let notifier = pushRelay.map { TrustPushNotifier(relay: APNsHTTPSender(baseURL: $0), logger: serveLogger("lockbench.trust.push")) }
+                let notifier = pushRelay.map { TrustPushNotifier(relay: APNsHTTPSender(baseURL: $0), logger: serveLogger("lockbench.trust.push"),
+                                                                 storage: service.storage) }
+                // Phones registered before a restart are pushed to again at once, not only after their next login.
+                if let notifier { try await notifier.restore() }
                 let following = notifier.flatMap { n in (service.storage as? TrustChangeFeed).map { n.follow($0) } }
                 let server = try await TrustServer.start(
                     service: service, host: host, port: port, registry: serveMetrics ? registry : nil, metricsToken: metricsToken,
-                    pushTokens: notifier.map { n in { @Sendable device, token in n.register(device: device, token: token) } },
+                    pushTokens: notifier.map { n in { @Sendable device, token in try await n.registerDurably(device: device, token: token) } },
+                    devicePush: notifier.map { n in { @Sendable data, devices in await n.push(data, to: devices) } },
                     tls: tlsFiles, logger: serveLogger("lockbench.trust"))
                 try await serveUntilSignal("trust service", host: host, port: server.port, secure: tlsFiles != nil) {
                     following?.cancel()

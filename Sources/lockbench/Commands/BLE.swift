@@ -165,7 +165,11 @@ struct BLEPhoneCommand: ParsableCommand {
     @Option(name: .customLong("radio-fault"), help: ArgumentHelp("Misbehave on the radio on purpose, to test `conformance credential --ble` (repeatable): \(BLEPhoneFaults.names.map(\.0).joined(separator: ", ")).", valueName: "name"))
     var radioFaults: [String] = []
 
+    @Option(help: ArgumentHelp("Remote keyless entry: open with 02 06, complete the transaction, then send the RKE request with this action and print the lock's reader status changed.", valueName: "secure|unsecure"))
+    var rke: String?
+
     func validate() throws {
+        if let rke, RemoteAction(name: rke) == nil { throw ValidationError("--rke \(rke): give secure or unsecure") }
         for name in radioFaults where !BLEPhoneFaults.names.contains(where: { $0.0 == name }) {
             throw ValidationError("unknown --radio-fault \(name); one of \(BLEPhoneFaults.names.map(\.0).joined(separator: ", "))")
         }
@@ -189,6 +193,11 @@ struct BLEPhoneCommand: ParsableCommand {
     func run() throws {
         let credential: APDUResponder
         do { credential = try responder() } catch let e as UserError { throw fail(e.message, code: e.code) }
+        let session = credential as? CredentialSession
+        if let rke {
+            guard let session else { throw fail("--rke needs the access protocol: give --key (and the phone's documents)", code: ExitCodes.usage) }
+            session.remoteAction = RemoteAction(name: rke)
+        }
         var config = BLEPhone.Configuration(transport: ble.spec)
         config.btsnoop = ble.btsnoop
         config.log = ble.logger
@@ -206,9 +215,18 @@ struct BLEPhoneCommand: ParsableCommand {
         for _ in 0..<max(1, count) {
             do {
                 let outcome = try phone.unlock(with: credential)
-                let granted = outcome.granted
+                // RKE: done when the lock answered the request with its status.
+                let granted = session?.remoteAction != nil ? session?.lastStatusChanged != nil : outcome.granted
                 allGranted = allGranted && granted
-                print("\(granted ? "granted" : "denied") by \(outcome.lock) after \(outcome.commandsAnswered) commands in \(String(format: "%.1f", outcome.connectToCompleted * 1000)) ms")
+                if let action = session?.remoteAction {
+                    let changed = session?.lastStatusChanged.map { "reader status changed: \($0.readerStatus.name) (\(Hex.encode($0.encoded())))" }
+                        ?? session?.lastStatusChangedProblem.map { "reader status changed did not open: \($0)" }
+                        ?? (session?.sentRemoteRequest == true ? "no reader status changed"
+                            : session?.lastCompleted != nil ? "no RKE request sent" : "no RKE request sent (no completed notification opened)")
+                    print("RKE \(action.name) at \(outcome.lock): \(changed) after \(outcome.commandsAnswered) commands in \(String(format: "%.1f", outcome.connectToCompleted * 1000)) ms")
+                } else {
+                    print("\(granted ? "granted" : "denied") by \(outcome.lock) after \(outcome.commandsAnswered) commands in \(String(format: "%.1f", outcome.connectToCompleted * 1000)) ms")
+                }
             } catch where keepGoing {
                 allGranted = false
                 print("failed: \(error.reason)")

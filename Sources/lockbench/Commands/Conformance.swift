@@ -180,10 +180,13 @@ struct ConformanceCredential: ParsableCommand {
     var elementID: String = DocType.accessElement
     @Option(help: ArgumentHelp("With --ble: seconds to wait for the phone in each step of a check.", valueName: "seconds"))
     var timeout: Int = 15
+    @Flag(help: ArgumentHelp("With --ble: the phone runs its remote keyless entry flow (e.g. `ble phone --rke unsecure`): run the blerke_ud checks instead of the others."))
+    var rke = false
     @OptionGroup var output: ConformanceOutputOptions
 
     func validate() throws {
         guard (1...600).contains(timeout) else { throw ValidationError("--timeout must be 1…600 seconds") }
+        if rke && ble == nil { throw ValidationError("--rke goes with --ble") }
         guard !elementID.isEmpty, elementID.utf8.count <= 64 else { throw ValidationError("--element-id must be 1…64 bytes") }
         let radios = [connect, nfc, ble].compactMap { $0 }
         guard radios.count == 1 else { throw ValidationError("give exactly one of --connect HOST:PORT, --nfc CONNSTRING, --ble TRANSPORT") }
@@ -229,7 +232,7 @@ struct ConformanceCredential: ParsableCommand {
 extension ConformanceCredential {
     /// Over BLE the official ble_user_device cases (docs/conformance-ble.md), LockBench the lock.
     func runBLE(_ ble: String, identity: ReaderIdentity, recorder: TranscriptRecorder?) throws {
-        let checks = try output.selected(BLECredentialCatalogue.all)
+        let checks = try output.selected(rke ? BLECredentialCatalogue.remoteKeylessEntry : BLECredentialCatalogue.all)
         let phone: BLEPhoneUnderTest
         do {
             phone = try BLEPhoneUnderTest(ble: ble, identity: identity, btsnoop: btsnoop, timeout: TimeInterval(timeout), recorder: recorder)
@@ -237,6 +240,8 @@ extension ConformanceCredential {
             throw UserError(message: "cannot start BLE on \(ble): \(error)", code: ExitCodes.environment)
         }
         defer { phone.stop() }
+        phone.issuerKeys = try issuers.map { try KeyFiles.publicKey($0, what: "issuer key") }
+        phone.elementID = elementID
         let needed = checks.map(\.transactions).reduce(0, +)
         if output.effectiveFormat == "text" {
             emitLine("advertising as a lock on \(ble); connect the phone (once per check): \(checks.count) checks need at least \(needed) connections")
