@@ -4,17 +4,24 @@ import Crypto
 import Foundation
 import OfflineUnlock
 
-/// A reader the credential trusts: its group id and group public key (LockBench: the reader's
-/// own signing key).
-public struct TrustedReader: Equatable {
+/// A reader group the credential trusts: its group id and group public key — the reader's own
+/// signing key, or a reader issuer CA's key (`issuerCA`) whose certificates name the readers' keys.
+/// As the official phone does, a reader of any trusted group may present a certificate (LOAD CERT
+/// or AUTH1 `90`); it must verify under the group key, and AUTH1 is then checked with its subject key.
+/// The group key stays the one in the key derivation (the salt's "reader group key").
+public struct TrustedReader: Equatable, Sendable {
     /// 16 bytes.
     public var groupID: [UInt8]
     /// 65 bytes `04‖X‖Y`.
     public var publicKey: [UInt8]
+    /// The key is a reader issuer CA: a reader of this group must present a certificate it signed
+    /// (the CA key itself signs no AUTH1).
+    public var issuerCA: Bool
 
-    public init(groupID: [UInt8], publicKey: [UInt8]) {
+    public init(groupID: [UInt8], publicKey: [UInt8], issuerCA: Bool = false) {
         self.groupID = groupID
         self.publicKey = publicKey
+        self.issuerCA = issuerCA
     }
 }
 
@@ -66,6 +73,9 @@ public struct CredentialFaults: OptionSet, Sendable, Hashable {
     public static let acceptUnlistedVersion = CredentialFaults(rawValue: 1 << 17)
     /// Refuse SELECT (6985) once initiated over BLE (UD-BLE-AUTH0-1.2 and 2.1 SELECT between AUTH0s).
     public static let refuseSelectOnBLE = CredentialFaults(rawValue: 1 << 18)
+    /// Ignore a reader certificate that does not decode or verify (AUTH1 is then checked with the
+    /// group key) instead of refusing AUTH1 `6982`: the negative certificate cases expect the refusal.
+    public static let ignoreBadCertificate = CredentialFaults(rawValue: 1 << 19)
 
     public static let names: [(String, CredentialFaults)] = [
         ("wrong-signature", .wrongSignature), ("corrupt-ciphertext", .corruptCiphertext),
@@ -76,7 +86,7 @@ public struct CredentialFaults: OptionSet, Sendable, Hashable {
         ("legacy-exchange-status", .legacyExchangeStatus), ("ignore-p1p2", .ignoreP1P2), ("ignore-le", .ignoreLe),
         ("commit-atomic-writes", .commitAtomicWrites), ("fci-other-aid", .fciOtherAID),
         ("empty-device-response", .emptyDeviceResponse), ("accept-unlisted-version", .acceptUnlistedVersion),
-        ("refuse-select-on-ble", .refuseSelectOnBLE),
+        ("refuse-select-on-ble", .refuseSelectOnBLE), ("ignore-bad-certificate", .ignoreBadCertificate),
     ]
 
     /// The unknown tag the extra-tag faults add (the public test harness's `UNKNOWN_TAG`).
@@ -121,6 +131,8 @@ public struct CredentialConfiguration {
     public var mailbox: Mailbox?
     /// Whose behaviour to copy where the public facts leave a choice (`PhoneProfile.apply` sets it).
     public var profile: PhoneProfile = .lockbench
+    /// The time reader certificates are checked at.
+    public var now: @Sendable () -> Date = { Date() }
 
     public init(signingKey: P256.Signing.PrivateKey, trustedReaders: [TrustedReader], accessDocuments: [[UInt8]] = [],
                 revocationDocuments: [[UInt8]] = [], versions: [UInt16] = [ProtocolVersion.v1_0], interface: RadioInterface = .nfc, strictLe: Bool = true,
@@ -228,6 +240,26 @@ public final class CredentialSession: MessageResponder {
         /// What AUTH1 needs that AUTH0 already fixed, computed while the reader prepares AUTH1
         /// (`answerSent`), for this context.
         var ahead: (context: TranscriptContext, work: Auth1Work)?
+        /// The reader certificate LOAD CERT brought, checked; nil: none sent.
+        var certificate: CertificateCheck?
+    }
+
+    /// A reader certificate as checked against the group's key: its subject key, or why not.
+    private typealias CertificateCheck = Result<ReaderCertificate, ReaderCertificateError>
+
+    /// Decodes and verifies a compressed reader certificate for the reader's group (the official
+    /// phone's `set_cert_and_verify`; validity too, see `ReaderCertificate.verify`).
+    private func checkCertificate(_ compressed: [UInt8], readerID: [UInt8]) -> CertificateCheck {
+        guard let group = trustedReader(readerID) else {
+            return .failure(ReaderCertificateError(.untrusted, "the reader's group \(Array(readerID.prefix(16)).hex) is not trusted"))
+        }
+        do {
+            let cert = try ReaderCertificate(parsingCompressed: compressed)
+            try cert.verify(issuerPublicKey: group.publicKey, at: configuration.now())
+            return .success(cert)
+        } catch {
+            return .failure(error)
+        }
     }
 
     /// K, the volatile keys and the device signature over the transcript: all fixed once AUTH0
@@ -424,6 +456,7 @@ public final class CredentialSession: MessageResponder {
     private static let handlers: [UInt8: Handler] = [
         Instruction.select: Handler(cla: 0x00, p1p2: nil, needsLe: true) { $0.select($1) },
         Instruction.auth0: Handler(cla: 0x80, needsLe: true) { $0.auth0($1) },
+        Instruction.loadCert: Handler(cla: 0x80, needsLe: true) { $0.loadCert($1) },
         Instruction.auth1: Handler(cla: 0x80, needsLe: true) { $0.auth1($1) },
         Instruction.exchange: Handler(cla: 0x80, needsLe: true) { $0.exchange($1) },
         Instruction.controlFlow: Handler(cla: 0x80, needsLe: nil) { $0.controlFlow($1) },
@@ -528,6 +561,18 @@ public final class CredentialSession: MessageResponder {
         return (answer, .success)
     }
 
+    /// LOAD CERT `80 D1 00 00 Lc <compressed certificate> 00` between AUTH0 and AUTH1 (chained
+    /// when long). Answered 9000 whatever the certificate, as the official phone does
+    /// (NFC_UD_NEG_STANDARD_CERT_IN_LOAD_CERT_WITH_CHAINING_INCORRECT_SIGNATURE requires the 9000);
+    /// a bad one is refused at AUTH1.
+    private func loadCert(_ c: CommandAPDU) -> ([UInt8], StatusWord) {
+        guard case .auth0Done(var a) = state else { return ([], .conditionsNotSatisfied) }
+        guard !c.data.isEmpty else { return ([], .wrongLength) }
+        a.certificate = checkCertificate(c.data, readerID: a.context.readerID)
+        state = .auth0Done(a)
+        return ([], .success)
+    }
+
     private func auth1(_ c: CommandAPDU) -> ([UInt8], StatusWord) {
         guard case .auth0Done(let a) = state else { return ([], .conditionsNotSatisfied) }
         let cmd: Auth1Command
@@ -538,8 +583,26 @@ public final class CredentialSession: MessageResponder {
             return ([], .securityStatusNotSatisfied)
         }
         ctx.readerGroupKey = reader.publicKey
+        // The key that signed AUTH1: a certificate's subject (AUTH1 90 wins over LOAD CERT), else
+        // the group key. A certificate that does not decode or verify is refused 6982 (the
+        // official phone: 6400 for decoding, 6982 for verification; the cases take any error).
+        var certificate = cmd.certificate.map { checkCertificate($0, readerID: ctx.readerID) } ?? a.certificate
+        if case .failure = certificate, configuration.faults.contains(.ignoreBadCertificate) { certificate = nil }
+        let signerKey: [UInt8]
+        switch certificate {
+        case .success(let cert)?: signerKey = cert.subjectPublicKey
+        case .failure?:
+            state = .done
+            return ([], .securityStatusNotSatisfied)
+        case nil:
+            guard !reader.issuerCA else {
+                state = .done
+                return ([], .securityStatusNotSatisfied)
+            }
+            signerKey = reader.publicKey
+        }
         if !configuration.faults.contains(.skipReaderCheck),
-           !Primitives.verifyRaw(signature: cmd.signature, message: ctx.signedData(reader: true), publicKey: reader.publicKey) {
+           !Primitives.verifyRaw(signature: cmd.signature, message: ctx.signedData(reader: true), publicKey: signerKey) {
             state = .done
             return ([], .securityStatusNotSatisfied)
         }

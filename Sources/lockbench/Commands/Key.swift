@@ -19,7 +19,7 @@ struct KeyCommand: ParsableCommand {
           lockbench key reader site/front-door       # the reader: key, group id, sub id
           lockbench key credential site/alice-phone  # a phone's long-term key
         """,
-        subcommands: [Issuer.self, Reader.self, Credential.self, Show.self]
+        subcommands: [Issuer.self, Reader.self, ReaderCert.self, Credential.self, Show.self]
     )
 
     struct Output: ParsableArguments {
@@ -118,6 +118,58 @@ struct KeyCommand: ParsableCommand {
             created.groupID = identity.groupID
             created.subID = identity.subID
             KeyCommand.report(created, json: output.json)
+        }
+    }
+
+    struct ReaderCert: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "reader-cert",
+            abstract: "Issue a reader certificate: a reader issuer CA signs a reader's public key.",
+            discussion: """
+            Writes NAME.cert.der, the X.509 certificate in the Aliro compressed profile (one common name             each for issuer and subject, UTCTime validity, authority key id = SHA-1 of the CA key). The CA             is any P-256 key pair (`lockbench key issuer site/reader-ca`). Name the certificate in the             lock configuration ("reader": {"certificate": {"file": …, "issuerPublicKey": "reader-ca.pub.pem",             "mode": "auth1" or "load-cert"}}); phones then trust the CA for the lock's group             (`--reader-issuer-ca GROUP=reader-ca.pub.pem`, or `--trust-reader lock.json`).
+            """)
+        @Argument(help: ArgumentHelp("Path prefix of the file to write: NAME.cert.der.", valueName: "name"))
+        var name: String
+        @Option(name: .customLong("issuer-ca"), help: ArgumentHelp("The reader issuer CA's private key (PEM).", valueName: "ca.key.pem"))
+        var issuerCA: String
+        @Option(name: .customLong("reader"), help: ArgumentHelp("The reader's public key (PEM), or its private key, or its NAME.reader.json.", valueName: "file"))
+        var reader: String
+        @Option(help: ArgumentHelp("Days the certificate is valid from now (default 3650).", valueName: "days"))
+        var days: Int = 3650
+        @Option(help: ArgumentHelp("Issuer common name, at most 32 bytes (default \"issuer\", which the compressed form leaves out).", valueName: "name"))
+        var issuerName = "issuer"
+        @Option(help: ArgumentHelp("Subject common name, at most 32 bytes (default \"subject\").", valueName: "name"))
+        var subjectName = "subject"
+        @Flag(help: "Overwrite an existing file.")
+        var force = false
+
+        func validate() throws {
+            guard (1...36500).contains(days) else { throw ValidationError("--days must be 1 to 36500") }
+            guard issuerName.utf8.count <= ReaderCertificate.maxName, subjectName.utf8.count <= ReaderCertificate.maxName else {
+                throw ValidationError("--issuer-name and --subject-name are at most \(ReaderCertificate.maxName) bytes")
+            }
+        }
+
+        func run() throws {
+            let ca = try KeyFiles.privateKey(issuerCA, what: "reader issuer CA key")
+            let subject: [UInt8]
+            if let (identity, dir) = try? ReaderIdentityFile.load(reader) {
+                let path = identity.publicKey.hasPrefix("/") ? identity.publicKey : dir + "/" + identity.publicKey
+                subject = try KeyFiles.publicKey(path, what: "reader public key")
+            } else if let key = try? KeyFiles.privateKey(reader, what: "reader key") {
+                subject = Primitives.point(of: key)
+            } else {
+                subject = try KeyFiles.publicKey(reader, what: "reader key")
+            }
+            let now = Date()
+            let cert = try ReaderCertificate.issue(subjectPublicKey: subject, issuerKey: ca, serialNumber: Primitives.randomBytes(8).map { $0 & 0x7F },
+                                                   issuer: issuerName, subject: subjectName, notBefore: now,
+                                                   notAfter: now.addingTimeInterval(Double(days) * 86_400))
+            let der = cert.x509(issuerPublicKey: Primitives.point(of: ca))
+            let path = name + ".cert.der"
+            try KeyFiles.write(Data(der), to: path, force: force)
+            print("reader certificate: \(path) (\(der.count) bytes; compressed \(cert.compressed().count) bytes)")
+            print("subject key \(subject.hex.prefix(16))…, issuer CA \(Primitives.point(of: ca).hex.prefix(16))…, valid until \(String(decoding: cert.notAfter, as: UTF8.self))")
         }
     }
 
