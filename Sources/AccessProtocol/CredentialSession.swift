@@ -73,9 +73,10 @@ public struct CredentialFaults: OptionSet, Sendable, Hashable {
     public static let acceptUnlistedVersion = CredentialFaults(rawValue: 1 << 17)
     /// Refuse SELECT (6985) once initiated over BLE (UD-BLE-AUTH0-1.2 and 2.1 SELECT between AUTH0s).
     public static let refuseSelectOnBLE = CredentialFaults(rawValue: 1 << 18)
-    /// Ignore a reader certificate that does not decode or verify (AUTH1 is then checked with the
-    /// group key) instead of refusing AUTH1 `6982`: the negative certificate cases expect the refusal.
-    public static let ignoreBadCertificate = CredentialFaults(rawValue: 1 << 19)
+    /// Check no reader certificate: one that decodes is taken as it is (AUTH1 checked with its
+    /// subject key, whoever signed it), one that does not is ignored (AUTH1 checked with the group
+    /// key, even a CA's). The negative certificate cases expect a refusal instead.
+    public static let skipCertificateCheck = CredentialFaults(rawValue: 1 << 19)
 
     public static let names: [(String, CredentialFaults)] = [
         ("wrong-signature", .wrongSignature), ("corrupt-ciphertext", .corruptCiphertext),
@@ -86,7 +87,7 @@ public struct CredentialFaults: OptionSet, Sendable, Hashable {
         ("legacy-exchange-status", .legacyExchangeStatus), ("ignore-p1p2", .ignoreP1P2), ("ignore-le", .ignoreLe),
         ("commit-atomic-writes", .commitAtomicWrites), ("fci-other-aid", .fciOtherAID),
         ("empty-device-response", .emptyDeviceResponse), ("accept-unlisted-version", .acceptUnlistedVersion),
-        ("refuse-select-on-ble", .refuseSelectOnBLE), ("ignore-bad-certificate", .ignoreBadCertificate),
+        ("refuse-select-on-ble", .refuseSelectOnBLE), ("skip-certificate-check", .skipCertificateCheck),
     ]
 
     /// The unknown tag the extra-tag faults add (the public test harness's `UNKNOWN_TAG`).
@@ -240,25 +241,25 @@ public final class CredentialSession: MessageResponder {
         /// What AUTH1 needs that AUTH0 already fixed, computed while the reader prepares AUTH1
         /// (`answerSent`), for this context.
         var ahead: (context: TranscriptContext, work: Auth1Work)?
-        /// The reader certificate LOAD CERT brought, checked; nil: none sent.
-        var certificate: CertificateCheck?
+        /// The compressed reader certificate LOAD CERT brought (checked at AUTH1); nil: none sent.
+        var certificate: [UInt8]?
     }
 
-    /// A reader certificate as checked against the group's key: its subject key, or why not.
-    private typealias CertificateCheck = Result<ReaderCertificate, ReaderCertificateError>
-
-    /// Decodes and verifies a compressed reader certificate for the reader's group (the official
-    /// phone's `set_cert_and_verify`; validity too, see `ReaderCertificate.verify`).
-    private func checkCertificate(_ compressed: [UInt8], readerID: [UInt8]) -> CertificateCheck {
-        guard let group = trustedReader(readerID) else {
-            return .failure(ReaderCertificateError(.untrusted, "the reader's group \(Array(readerID.prefix(16)).hex) is not trusted"))
+    /// The key that must have signed AUTH1: the subject key of the reader's certificate (from
+    /// AUTH1 `90`, else LOAD CERT) once it decodes and verifies under the group key (the official
+    /// phone's `set_cert_and_verify`; validity too, see `ReaderCertificate.verify`); without a
+    /// certificate the group key, unless that is a CA's. nil: refuse.
+    private func readerSigningKey(_ group: TrustedReader, certificate: [UInt8]?) -> [UInt8]? {
+        guard let certificate else { return group.issuerCA ? nil : group.publicKey }
+        if configuration.faults.contains(.skipCertificateCheck) {
+            return (try? ReaderCertificate(parsingCompressed: certificate))?.subjectPublicKey ?? group.publicKey
         }
         do {
-            let cert = try ReaderCertificate(parsingCompressed: compressed)
+            let cert = try ReaderCertificate(parsingCompressed: certificate)
             try cert.verify(issuerPublicKey: group.publicKey, at: configuration.now())
-            return .success(cert)
+            return cert.subjectPublicKey
         } catch {
-            return .failure(error)
+            return nil
         }
     }
 
@@ -568,7 +569,7 @@ public final class CredentialSession: MessageResponder {
     private func loadCert(_ c: CommandAPDU) -> ([UInt8], StatusWord) {
         guard case .auth0Done(var a) = state else { return ([], .conditionsNotSatisfied) }
         guard !c.data.isEmpty else { return ([], .wrongLength) }
-        a.certificate = checkCertificate(c.data, readerID: a.context.readerID)
+        a.certificate = c.data
         state = .auth0Done(a)
         return ([], .success)
     }
@@ -583,23 +584,11 @@ public final class CredentialSession: MessageResponder {
             return ([], .securityStatusNotSatisfied)
         }
         ctx.readerGroupKey = reader.publicKey
-        // The key that signed AUTH1: a certificate's subject (AUTH1 90 wins over LOAD CERT), else
-        // the group key. A certificate that does not decode or verify is refused 6982 (the
-        // official phone: 6400 for decoding, 6982 for verification; the cases take any error).
-        var certificate = cmd.certificate.map { checkCertificate($0, readerID: ctx.readerID) } ?? a.certificate
-        if case .failure = certificate, configuration.faults.contains(.ignoreBadCertificate) { certificate = nil }
-        let signerKey: [UInt8]
-        switch certificate {
-        case .success(let cert)?: signerKey = cert.subjectPublicKey
-        case .failure?:
+        // A certificate that does not decode or verify is refused 6982 (the official phone: 6400
+        // for decoding, 6982 for verification; the cases take any error status).
+        guard let signerKey = readerSigningKey(reader, certificate: cmd.certificate ?? a.certificate) else {
             state = .done
             return ([], .securityStatusNotSatisfied)
-        case nil:
-            guard !reader.issuerCA else {
-                state = .done
-                return ([], .securityStatusNotSatisfied)
-            }
-            signerKey = reader.publicKey
         }
         if !configuration.faults.contains(.skipReaderCheck),
            !Primitives.verifyRaw(signature: cmd.signature, message: ctx.signedData(reader: true), publicKey: signerKey) {

@@ -118,15 +118,15 @@ final class ReaderCertificateTransactionTests: XCTestCase {
     }
 
     /// A phone that trusts the reader key itself and is sent a certificate the reader key did not
-    /// sign refuses it; with the fault it ignores the certificate and checks the reader key.
-    func testAnUndecodableOrUntrustedCertificateIsRefusedUnlessTheFaultIgnoresIt() {
+    /// sign refuses it; with the fault it takes the certificate unchecked.
+    func testAnUndecodableOrUntrustedCertificateIsRefusedUnlessTheFaultSkipsTheCheck() {
         let plain = TrustedReader(groupID: Fixture.groupID, publicKey: Fixture.readerKey.publicBytes)
         var config = Fixture.readerConfiguration()
         config.useFast = false
         config.certificate = ReaderCertificatePresentation(certificate: Self.standard, issuerPublicKey: Fixture.readerKey.publicBytes, mode: .auth1)
         refusedAtAUTH1(LockReader(configuration: config, decider: Fixture.engine()).runTransaction(over: InMemoryLink(phone(trusting: plain)), at: Fixture.time))
         let ignoring = LockReader(configuration: config, decider: Fixture.engine())
-            .runTransaction(over: InMemoryLink(phone(trusting: plain, faults: .ignoreBadCertificate)), at: Fixture.time)
+            .runTransaction(over: InMemoryLink(phone(trusting: plain, faults: .skipCertificateCheck)), at: Fixture.time)
         XCTAssertTrue(ignoring.granted, "\(ignoring.decision)")
     }
 
