@@ -9,7 +9,10 @@ public struct ReaderFaults: OptionSet, Sendable, Hashable {
     /// Send commands without Le (rdr.le catches it; a strict phone answers 6701).
     public static let omitLe = ReaderFaults(rawValue: 1 << 1)
 
+    /// Send no reader certificate although one is configured (the rdr.cert.* checks catch it).
+    public static let omitCertificate = ReaderFaults(rawValue: 1 << 2)
+
     public static let names: [(String, ReaderFaults)] = [
-        ("accept-bad-device-signature", .acceptBadDeviceSignature), ("omit-le", .omitLe),
+        ("accept-bad-device-signature", .acceptBadDeviceSignature), ("omit-le", .omitLe), ("omit-certificate", .omitCertificate),
     ]
 }

@@ -542,7 +542,7 @@ public struct ReaderSession {
             let k = KeySchedule.sharedK(z: z, transactionID: transactionID)
             return (k, KeySchedule.volatileKeys(k: k, context: ctx))
         }
-        if let presentation = configuration.certificate, presentation.mode == .loadCert {
+        if let presentation = shownCertificate, presentation.mode == .loadCert {
             step = .loadCert(ctx)
             let command = presentation.loadCertCommand
             return send(command, "LOAD CERT", chunk: presentation.chunk(for: command, default: configuration.commandChunk))
@@ -550,11 +550,16 @@ public struct ReaderSession {
         return sendAuth1(ctx)
     }
 
+    /// The certificate the reader sends (none under the omit-certificate fault).
+    private var shownCertificate: ReaderCertificatePresentation? {
+        configuration.faults.contains(.omitCertificate) ? nil : configuration.certificate
+    }
+
     /// AUTH1 over the transcript, with the certificate in `90` when it goes there.
     private mutating func sendAuth1(_ ctx: TranscriptContext) -> ReaderAction {
         step = .auth1(ctx)
         let signature = signer(ctx.signedData(reader: true))
-        guard let presentation = configuration.certificate, presentation.mode == .auth1 else {
+        guard let presentation = shownCertificate, presentation.mode == .auth1 else {
             return send(Auth1Command(flags: Auth1Command.flagReturnPublicKey, signature: signature).apdu, "AUTH1")
         }
         let command = Auth1Command(flags: Auth1Command.flagReturnPublicKey, signature: signature,
