@@ -6,9 +6,10 @@ import OfflineUnlock
 
 /// A reader group the credential trusts: its group id and group public key — the reader's own
 /// signing key, or a reader issuer CA's key (`issuerCA`) whose certificates name the readers' keys.
-/// As the official phone does, a reader of any trusted group may present a certificate (LOAD CERT
-/// or AUTH1 `90`); it must verify under the group key, and AUTH1 is then checked with its subject key.
-/// The group key stays the one in the key derivation (the salt's "reader group key").
+/// As the official phone does, a reader of a trusted group may present a certificate (LOAD CERT or
+/// AUTH1 `90`); it must verify under a key trusted for the group (CAs first), AUTH1 is then checked
+/// with its subject key, and that group key is the key derivation's "reader group key". A group
+/// may be trusted both ways (a reader key for readers without a certificate, a CA for those with one).
 public struct TrustedReader: Equatable, Sendable {
     /// 16 bytes.
     public var groupID: [UInt8]
@@ -245,22 +246,26 @@ public final class CredentialSession: MessageResponder {
         var certificate: [UInt8]?
     }
 
-    /// The key that must have signed AUTH1: the subject key of the reader's certificate (from
-    /// AUTH1 `90`, else LOAD CERT) once it decodes and verifies under the group key (the official
-    /// phone's `set_cert_and_verify`; validity too, see `ReaderCertificate.verify`); without a
-    /// certificate the group key, unless that is a CA's. nil: refuse.
-    private func readerSigningKey(_ group: TrustedReader, certificate: [UInt8]?) -> [UInt8]? {
-        guard let certificate else { return group.issuerCA ? nil : group.publicKey }
-        if configuration.faults.contains(.skipCertificateCheck) {
-            return (try? ReaderCertificate(parsingCompressed: certificate))?.subjectPublicKey ?? group.publicKey
+    /// Who signed AUTH1 and the group key of the key derivation, from the entries trusted for the
+    /// reader's group. With a certificate (AUTH1 `90`, else LOAD CERT): the first entry — CAs first —
+    /// it decodes and verifies under (the official phone's `set_cert_and_verify`; validity too, see
+    /// `ReaderCertificate.verify`) gives the group key, and its subject key must have signed. Without
+    /// one: the first entry that is not a CA. nil: refuse.
+    private func readerKeys(_ readerID: [UInt8], certificate: [UInt8]?) -> (signer: [UInt8], groupKey: [UInt8])? {
+        let group = Array(readerID.prefix(16))
+        let entries = configuration.trustedReaders.filter { $0.groupID == group }
+        let plain = entries.first { !$0.issuerCA }
+        guard let certificate else { return plain.map { ($0.publicKey, $0.publicKey) } }
+        guard let cert = try? ReaderCertificate(parsingCompressed: certificate) else {
+            // Skipping the check, an undecodable certificate is as none.
+            return configuration.faults.contains(.skipCertificateCheck) ? (entries.first ?? plain).map { ($0.publicKey, $0.publicKey) } : nil
         }
-        do {
-            let cert = try ReaderCertificate(parsingCompressed: certificate)
-            try cert.verify(issuerPublicKey: group.publicKey, at: configuration.now())
-            return cert.subjectPublicKey
-        } catch {
-            return nil
+        let byCAFirst = entries.filter(\.issuerCA) + entries.filter { !$0.issuerCA }
+        if configuration.faults.contains(.skipCertificateCheck), let first = byCAFirst.first { return (cert.subjectPublicKey, first.publicKey) }
+        for entry in byCAFirst where (try? cert.verify(issuerPublicKey: entry.publicKey, at: configuration.now())) != nil {
+            return (cert.subjectPublicKey, entry.publicKey)
         }
+        return nil
     }
 
     /// K, the volatile keys and the device signature over the transcript: all fixed once AUTH0
@@ -579,17 +584,13 @@ public final class CredentialSession: MessageResponder {
         let cmd: Auth1Command
         do { cmd = try Auth1Command(parsing: c.data) } catch { return ([], .incorrectData) }
         var ctx = a.context
-        guard let reader = trustedReader(ctx.readerID) else {
+        // An untrusted group, or a certificate that does not decode or verify, is refused 6982
+        // (the official phone: 6400 for decoding, 6982 for verification; the cases take any error).
+        guard let (signerKey, groupKey) = readerKeys(ctx.readerID, certificate: cmd.certificate ?? a.certificate) else {
             state = .done
             return ([], .securityStatusNotSatisfied)
         }
-        ctx.readerGroupKey = reader.publicKey
-        // A certificate that does not decode or verify is refused 6982 (the official phone: 6400
-        // for decoding, 6982 for verification; the cases take any error status).
-        guard let signerKey = readerSigningKey(reader, certificate: cmd.certificate ?? a.certificate) else {
-            state = .done
-            return ([], .securityStatusNotSatisfied)
-        }
+        ctx.readerGroupKey = groupKey
         if !configuration.faults.contains(.skipReaderCheck),
            !Primitives.verifyRaw(signature: cmd.signature, message: ctx.signedData(reader: true), publicKey: signerKey) {
             state = .done

@@ -504,7 +504,7 @@ public struct ReaderSession {
             return fail(.replay, "AUTH0 response repeats a device ephemeral key seen in an earlier transaction")
         }
         // With a certificate the group key phones trust is the issuer CA's (ALIRO-FACTS "Keys").
-        let groupKey = configuration.certificate?.issuerPublicKey ?? configuration.identity.publicKey
+        let groupKey = shownCertificate?.issuerPublicKey ?? configuration.identity.publicKey
         let ctx = TranscriptContext(readerGroupKey: groupKey, readerID: configuration.identity.readerID,
                                     interfaceByte: configuration.interfaceByte, version: p.version,
                                     readerEphemeralKey: p.readerEphemeralPublic, transactionID: p.transactionID,

@@ -141,4 +141,39 @@ final class ReaderCertificateTransactionTests: XCTestCase {
         XCTAssertEqual(p.respond(to: CommandAPDU(cla: 0x80, ins: Instruction.loadCert, data: [0x30, 0x00], le: 256).bytes), [0x90, 0x00],
                        "an undecodable certificate is still answered 9000 (refused at AUTH1)")
     }
+
+    /// A group trusted both ways: the reader's own key for a reader without a certificate (the
+    /// omit-certificate fault's lock), the CA for one with.
+    func testAGroupTrustedBothWaysTakesEither() {
+        let both = CredentialSession(configuration: {
+            var c = CredentialConfiguration(signingKey: Fixture.credentialKey,
+                                            trustedReaders: [TrustedReader(groupID: Fixture.groupID, publicKey: Fixture.readerKey.publicBytes),
+                                                             TrustedReader(groupID: Fixture.groupID, publicKey: Self.caKey.publicBytes, issuerCA: true)],
+                                            accessDocuments: [Fixture.accessDocument()])
+            c.now = { Fixture.time }
+            return c
+        }())
+        let withCertificate = lock(.auth1)
+        XCTAssertTrue(withCertificate.runTransaction(over: InMemoryLink(both), at: Fixture.time).granted)
+        withCertificate.configuration.faults = .omitCertificate
+        let without = withCertificate.runTransaction(over: InMemoryLink(both), at: Fixture.time)
+        XCTAssertTrue(without.granted, "\(without.decision)")
+        XCTAssertNil(try Auth1Command(parsing: Array(commands(without, "AUTH1")[0].dropFirst(5).dropLast())).certificate)
+        // The CA-only phone refuses the lock that omits its certificate.
+        refusedAtAUTH1(withCertificate.runTransaction(over: InMemoryLink(phone()), at: Fixture.time))
+    }
+
+    /// Skipping the check, an undecodable certificate is as none: AUTH1 checked with the group key.
+    func testSkippingTheCheckTakesAnUndecodableCertificateAsNone() {
+        let plain = TrustedReader(groupID: Fixture.groupID, publicKey: Fixture.readerKey.publicBytes)
+        var broken = Self.standard
+        broken.signature = []   // [6] holds only the 00: the compressed form does not decode
+        for (faults, granted) in [(CredentialFaults(), false), (.skipCertificateCheck, true)] {
+            var config = Fixture.readerConfiguration()
+            config.useFast = false
+            config.certificate = ReaderCertificatePresentation(certificate: broken, issuerPublicKey: Fixture.readerKey.publicBytes, mode: .loadCert)
+            let o = LockReader(configuration: config, decider: Fixture.engine()).runTransaction(over: InMemoryLink(phone(trusting: plain, faults: faults)), at: Fixture.time)
+            XCTAssertEqual(o.granted, granted, "\(faults): \(o.decision)")
+        }
+    }
 }
