@@ -23,7 +23,7 @@ public struct ObservedTransaction: Sendable {
     public var readerStatus: UInt16?
     public var controlFlow: ControlFlow?
     /// The INS of each whole command, named.
-    public var names: [String] { commands.map { Names.command($0.bytes) } }
+    public var names: [String] { commands.map { Names.command($0) } }
     public func first(_ ins: UInt8) -> CommandAPDU? { commands.first { $0.ins == ins } }
     public func all(_ ins: UInt8) -> [CommandAPDU] { commands.filter { $0.ins == ins } }
     /// The answer status to the whole command at `index` in `commands`.
@@ -205,7 +205,7 @@ public enum ReaderCatalogue {
         let needLe: Set<UInt8> = [Instruction.select, Instruction.auth0, Instruction.loadCert, Instruction.auth1, Instruction.exchange]
         for c in t.commands {
             if c.ins == Instruction.controlFlow, let le = c.le { return "CONTROL FLOW carries Le \(le); the official phone refuses it" }
-            if needLe.contains(c.ins), c.le != 256 { return "\(Names.command(c.bytes)) has Le \(c.le.map(String.init) ?? "absent"), not 00; the official phone refuses it" }
+            if needLe.contains(c.ins), c.le != 256 { return "\(Names.command(c)) has Le \(c.le.map(String.init) ?? "absent"), not 00; the official phone refuses it" }
         }
         if standard, let a = t.first(Instruction.auth0), let auth0 = try? Auth0Command(parsing: a.data), auth0.flags & Auth0Command.flagFast != 0 {
             return "AUTH0 asks for FAST (flags \(Hex.encode([auth0.flags]))); the official case requires a standard AUTH0 here (a reader that has met no phone, or one set for standard transactions)"
@@ -279,7 +279,7 @@ public enum ReaderCatalogue {
         let needLe: Set<UInt8> = [Instruction.select, Instruction.auth0, Instruction.auth1, Instruction.exchange, Instruction.envelope]
         for c in t.commands {
             if c.ins == Instruction.controlFlow, let le = c.le { return "CONTROL FLOW carries Le \(le)" }
-            if needLe.contains(c.ins), c.le == nil { return "\(Names.command(c.bytes)) has no Le" }
+            if needLe.contains(c.ins), c.le == nil { return "\(Names.command(c)) has no Le" }
         }
         return nil
     }
@@ -492,7 +492,7 @@ public enum ReaderCatalogue {
             return .fail("the phone refused AUTH1 (\(t.answers[a1]): the reader signature does not verify)", actual: t.answers[a1].bytes)
         }
         if let other = t.commands[(a1 + 1)...].first(where: { $0.ins != Instruction.exchange }) {
-            return .fail("Unexpected command \(Names.command(other.bytes)) after AUTH1: the case allows only EXCHANGE (saw \(t.summary))")
+            return .fail("Unexpected command \(Names.command(other)) after AUTH1: the case allows only EXCHANGE (saw \(t.summary))")
         }
         guard let s = t.readerStatus else { return .fail("no EXCHANGE carrying 97 after AUTH1 (saw \(t.summary))") }
         guard s == ReaderStatus.secured else {

@@ -306,7 +306,7 @@ public struct ReaderCertificate: Equatable, Sendable {
     }
 
     /// UTCTime `YYMMDDHHMMSSZ` (years 1950–2049) or GeneralizedTime `YYYYMMDDHHMMSSZ`.
-    static func date(_ bytes: [UInt8]) -> Date? {
+    public static func date(_ bytes: [UInt8]) -> Date? {
         guard bytes.last == UInt8(ascii: "Z"), bytes.dropLast().allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
         let digits = bytes.dropLast().map { Int($0 - 0x30) }
         func number(_ at: Int, _ n: Int) -> Int { digits[at..<(at + n)].reduce(0) { $0 * 10 + $1 } }

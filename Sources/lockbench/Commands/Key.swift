@@ -134,8 +134,10 @@ struct KeyCommand: ParsableCommand {
         var issuerCA: String
         @Option(name: .customLong("reader"), help: ArgumentHelp("The reader's public key (PEM), or its private key, or its NAME.reader.json.", valueName: "file"))
         var reader: String
-        @Option(help: ArgumentHelp("Days the certificate is valid from now (default 3650).", valueName: "days"))
-        var days: Int = 3650
+        @Option(help: ArgumentHelp("Days the certificate is valid from now (default: the compressed profile's default validity, 2020-01-01 to 2049-01-01, which the compressed form leaves out).", valueName: "days"))
+        var days: Int?
+        @Option(help: ArgumentHelp("Serial number, up to 20 bytes of hex (default 01, which the compressed form leaves out).", valueName: "hex"))
+        var serial: String?
         @Option(help: ArgumentHelp("Issuer common name, at most 32 bytes (default \"issuer\", which the compressed form leaves out).", valueName: "name"))
         var issuerName = "issuer"
         @Option(help: ArgumentHelp("Subject common name, at most 32 bytes (default \"subject\").", valueName: "name"))
@@ -144,7 +146,10 @@ struct KeyCommand: ParsableCommand {
         var force = false
 
         func validate() throws {
-            guard (1...36500).contains(days) else { throw ValidationError("--days must be 1 to 36500") }
+            if let days, !(1...36500).contains(days) { throw ValidationError("--days must be 1 to 36500") }
+            if let serial, !(1...ReaderCertificate.maxSerialNumber).contains(Hex.decode(serial)?.count ?? 0) {
+                throw ValidationError("--serial must be 1 to \(ReaderCertificate.maxSerialNumber) bytes of hex")
+            }
             guard issuerName.utf8.count <= ReaderCertificate.maxName, subjectName.utf8.count <= ReaderCertificate.maxName else {
                 throw ValidationError("--issuer-name and --subject-name are at most \(ReaderCertificate.maxName) bytes")
             }
@@ -161,10 +166,14 @@ struct KeyCommand: ParsableCommand {
             } else {
                 subject = try KeyFiles.publicKey(reader, what: "reader key")
             }
+            // Defaults the compressed form leaves out keep AUTH1 with the certificate in one APDU
+            // (NFC_RDR_STANDARD_CERT_IN_AUTH1_NO_CHAINING).
             let now = Date()
-            let cert = try ReaderCertificate.issue(subjectPublicKey: subject, issuerKey: ca, serialNumber: Primitives.randomBytes(8).map { $0 & 0x7F },
-                                                   issuer: issuerName, subject: subjectName, notBefore: now,
-                                                   notAfter: now.addingTimeInterval(Double(days) * 86_400))
+            let validity = days.map { (now, now.addingTimeInterval(Double($0) * 86_400)) }
+                ?? (ReaderCertificate.date(ReaderCertificate.defaultNotBefore)!, ReaderCertificate.date(ReaderCertificate.defaultNotAfter)!)
+            let cert = try ReaderCertificate.issue(subjectPublicKey: subject, issuerKey: ca,
+                                                   serialNumber: serial.flatMap(Hex.decode) ?? ReaderCertificate.defaultSerialNumber,
+                                                   issuer: issuerName, subject: subjectName, notBefore: validity.0, notAfter: validity.1)
             let der = cert.x509(issuerPublicKey: Primitives.point(of: ca))
             let path = name + ".cert.der"
             try KeyFiles.write(Data(der), to: path, force: force)
