@@ -78,12 +78,12 @@ let package = Package(
         // and the one reader loop every radio runs under.
         .target(name: "ReaderSeam", dependencies: ["ByteCore"], swiftSettings: swift6),
         // Radios, each a CardReader.
-        .target(name: "NFC", dependencies: ["ByteCore", "ReaderSeam", "CLibNFC"]),
+        .target(name: "NFC", dependencies: ["ByteCore", "ReaderSeam", "CLibNFC"], swiftSettings: swift6),
         .target(name: "VirtualPN532", dependencies: ["ByteCore"]),
-        .target(name: "PCSC", dependencies: ["ByteCore", "ReaderSeam", "SocketTransport", "CPCSCLite"]),
+        .target(name: "PCSC", dependencies: ["ByteCore", "ReaderSeam", "SocketTransport", "CPCSCLite"], swiftSettings: swift6),
         .target(name: "BLE", dependencies: ["ByteCore", "ReaderSeam", "CBlueZ"]),
         // APDUs over TCP (one APDU per write, or length-framed): the lock's and the credential's ends.
-        .target(name: "SocketTransport", dependencies: ["ByteCore", "ReaderSeam"]),
+        .target(name: "SocketTransport", dependencies: ["ByteCore", "ReaderSeam"], swiftSettings: swift6),
         // The one place that wires layers together: config → lock + radios.
         .target(name: "LockRuntime", dependencies: [
             "ByteCore", "Codecs", "Certification", "OfflineUnlock", "AccessProtocol", "Lock",
@@ -92,29 +92,29 @@ let package = Package(
         // --- Trust: the service that keeps short-lived keys current, in layers: the model (records,
         // changes, errors, the storage seam), the service core (documents, tokens, approvals), one
         // module per storage backend, where backends are chosen, and the HTTP API. ---
-        .target(name: "TrustModel", dependencies: ["ByteCore", "Codecs", "OfflineUnlock"]),
-        .target(name: "TrustCore", dependencies: ["TrustModel", "ByteCore", "Codecs", "OfflineUnlock", crypto, jwtKit]),
+        .target(name: "TrustModel", dependencies: ["Codecs", "OfflineUnlock"], swiftSettings: swift6),
+        .target(name: "TrustCore", dependencies: ["TrustModel", "ByteCore", "Codecs", "OfflineUnlock", crypto, jwtKit], swiftSettings: swift6),
         // sqlite-nio's C module (its `sqlite3_*` for the direct reader) is not a product of that package.
-        .target(name: "TrustSQLite", dependencies: ["TrustModel", sqliteNIO, nioCore, nioPosix, logging]),
-        .target(name: "TrustPostgres", dependencies: ["TrustModel", postgresNIO, nioCore, nioPosix, logging]),
-        .target(name: "TrustBackends", dependencies: ["TrustModel", "TrustCore", "TrustSQLite", "TrustPostgres"]),
+        .target(name: "TrustSQLite", dependencies: ["TrustModel", sqliteNIO, nioCore, nioPosix, logging], swiftSettings: swift6),
+        .target(name: "TrustPostgres", dependencies: ["TrustModel", postgresNIO, nioCore, nioPosix, logging], swiftSettings: swift6),
+        .target(name: "TrustBackends", dependencies: ["TrustModel", "TrustCore", "TrustSQLite", "TrustPostgres"], swiftSettings: swift6),
         // A Hummingbird router served in the background: the trust API and the push relay.
-        .target(name: "HTTPServing", dependencies: [hummingbird, serviceLifecycle, logging, nioCore]),
-        .target(name: "TrustHTTP", dependencies: ["TrustModel", "TrustCore", "HTTPServing", "ByteCore", hummingbird, logging, metrics, prometheus, nioCore]),
+        .target(name: "HTTPServing", dependencies: [hummingbird, serviceLifecycle, logging, nioCore], swiftSettings: swift6),
+        .target(name: "TrustHTTP", dependencies: ["TrustModel", "TrustCore", "HTTPServing", "ByteCore", hummingbird, logging, metrics, prometheus, nioCore], swiftSettings: swift6),
         // The push relay (APNs- and FCM-shaped) and mobile wake-up subscriptions: no storage
         // backend, no token signing.
-        .target(name: "Push", dependencies: ["ByteCore", "Codecs", "TrustModel", "HTTPServing", hummingbird, nioCore, logging, asyncHTTPClient]),
+        .target(name: "Push", dependencies: ["ByteCore", "Codecs", "TrustModel", "HTTPServing", hummingbird, nioCore, logging, asyncHTTPClient], swiftSettings: swift6),
         .target(name: "TrustPhone", dependencies: ["Push",
             "ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", "TrustModel", crypto,
             asyncHTTPClient, nioCore, nioHTTP1,
-        ]),
+        ], swiftSettings: swift6),
         .target(name: "Scenario", dependencies: ["Push",
             "ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", "Lock", "LockRuntime", "TrustModel", "TrustCore", "TrustBackends", "TrustHTTP", "TrustPhone", crypto,
             "BLE", "VirtualPN532", "SocketTransport",
         ]),
         // --- end Trust ---
         // What both command-line products share: running a command with LockBench's exit codes.
-        .target(name: "CommandLineSupport", dependencies: ["LockRuntime", argumentParser]),
+        .target(name: "CommandLineSupport", dependencies: ["LockRuntime", argumentParser], swiftSettings: swift6),
         .executableTarget(name: "lockbench", dependencies: [
             "CommandLineSupport",
             "LockRuntime", "Certification", "ReaderSeam", "NFC", "PCSC", "BLE", "SocketTransport", "Conformance", argumentParser,
@@ -124,13 +124,14 @@ let package = Package(
         // database stack stays out of the lock binary.
         .executableTarget(name: "lockbench-server", dependencies: [
             "CommandLineSupport",
-            "LockRuntime", "ByteCore", "Codecs", "OfflineUnlock", "Lock", argumentParser,
-            "TrustModel", "TrustCore", "TrustBackends", "TrustHTTP", "TrustSQLite", "TrustPhone", "Scenario", "Push", "HTTPServing", serviceLifecycle, logging, metrics, prometheus, nioHTTP1,
+            "LockRuntime", "ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", argumentParser,
+            "BLE", "NFC", "SocketTransport", "VirtualPN532",
+            "TrustModel", "TrustCore", "TrustBackends", "TrustHTTP", "TrustPhone", "Scenario", "Push", serviceLifecycle, logging, metrics, prometheus, nioHTTP1,
         ]),
         .executableTarget(name: "lockbench-bench", dependencies: [
             "LockRuntime", "Certification", "AccessProtocol", "OfflineUnlock", "Codecs", "ReaderSeam", "PCSC", "VirtualPN532", "LockBenchTestDoubles", crypto, argumentParser,
             "ByteCore", "Lock", "NFC", "BLE",
-            "TrustModel", "TrustCore", "TrustBackends", "TrustHTTP", "TrustPhone", "Scenario", "Push", asyncHTTPClient, nioCore, // Trust
+            "TrustModel", "TrustCore", "TrustSQLite", "TrustPostgres", "TrustHTTP", "TrustPhone", "Scenario", "Push", asyncHTTPClient, nioCore, // Trust
         ]),
 
         // What the tests share: paths, the lockbench process runner, the fuzz runner and the
@@ -158,7 +159,7 @@ let package = Package(
         .testTarget(name: "LockRuntimeTests", dependencies: ["LockRuntime", "Conformance", "PCSC", "SocketTransport", "AccessProtocol", "OfflineUnlock", "Lock", "VirtualPN532", "ByteCore", "Codecs", "LockBenchTestSupport", crypto]),
         // --- Trust ---
         .testTarget(name: "TrustTests", dependencies: [
-            "lockbench", "lockbench-server", "TrustModel", "TrustCore", "TrustSQLite", "TrustPostgres", "TrustBackends", "TrustHTTP", "HTTPServing", "TrustPhone", "Scenario", "Push", "OfflineUnlock", "Lock", "LockRuntime", "ByteCore", "Codecs", "LockBenchTestSupport", crypto,
+            "lockbench", "lockbench-server", "TrustModel", "TrustCore", "TrustSQLite", "TrustPostgres", "TrustBackends", "TrustHTTP", "TrustPhone", "Scenario", "Push", "OfflineUnlock", "Lock", "LockRuntime", "ByteCore", "Codecs", "LockBenchTestSupport", crypto,
             hummingbird, hummingbirdTesting, jwtKit, sqliteNIO, asyncHTTPClient, metrics, prometheus, nioCore, nioHTTP1,
         ], exclude: ["python"]),
         // --- end Trust ---

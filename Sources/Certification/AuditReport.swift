@@ -1,3 +1,4 @@
+import ByteCore
 // The audit's reports: a table for people, JSON, CSV for spreadsheets, JUnit XML for CI.
 
 public enum AuditFormat: String, Sendable, CaseIterable {

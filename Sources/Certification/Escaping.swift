@@ -1,4 +1,4 @@
-// Writing JSON and XML text by hand (the audit streams millions of rows; no encoder per row).
+// Writing JSON text by hand (the audit streams millions of rows; no encoder per row). XML text: ByteCore's XMLText.
 
 public enum JSONText {
     /// `value` as a JSON string literal, quotes included.
@@ -40,39 +40,4 @@ public enum JSONText {
     public static func array(_ items: [String]) -> String { "[" + items.joined(separator: ", ") + "]" }
 
     public static func optional(_ value: String?) -> String { value.map(string) ?? "null" }
-}
-
-public enum XMLText {
-    /// Appends valid UTF-8 `bytes` escaped like `escaped(_:)`.
-    public static func append(bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
-        var plain = true
-        for c in bytes where c < 0x20 || c == 0x26 || c == 0x3C || c == 0x3E || c == 0x22 || c == 0x27 || c == 0xEF {
-            plain = false
-            break
-        }
-        if plain { out.append(contentsOf: bytes); return }
-        out.append(contentsOf: escaped(String(decoding: bytes, as: UTF8.self)).utf8)
-    }
-
-    /// Escapes text for an attribute value or character data; drops characters XML 1.0 forbids.
-    public static func escaped(_ value: String) -> String {
-        var out = ""
-        out.reserveCapacity(value.utf8.count)
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&apos;"
-            case "\n": out += "&#10;"
-            case "\r": out += "&#13;"
-            case "\t": out += "&#9;"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0xFFFE || scalar.value == 0xFFFF { continue }
-                out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
 }

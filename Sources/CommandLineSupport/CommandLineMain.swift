@@ -10,15 +10,35 @@ extension ParsableCommand {
         do {
             var command = try parseAsRoot()
             try command.run()
-        } catch let error as UserError {
+        } catch {
+            exitWithCode(for: error)
+        }
+    }
+
+    /// The same for an async root: a subcommand that is an `AsyncParsableCommand` runs on the
+    /// caller's task, no thread blocked waiting for it.
+    public static func runWithExitCodes() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exitWithCode(for: error)
+        }
+    }
+
+    private static func exitWithCode(for error: any Error) -> Never {
+        if let error = error as? UserError {
             FileHandle.standardError.write(Data(("Error: " + error.message + "\n").utf8))
             Foundation.exit(error.code)
-        } catch {
-            if exitCode(for: error) == .validationFailure {
-                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
-                Foundation.exit(ExitCodes.usage)
-            }
-            exit(withError: error)
         }
+        if exitCode(for: error) == .validationFailure {
+            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+            Foundation.exit(ExitCodes.usage)
+        }
+        exit(withError: error)
     }
 }

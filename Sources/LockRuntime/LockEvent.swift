@@ -9,8 +9,18 @@ public struct LockEvent: Encodable, Sendable {
         case started, radio, granted, denied, warning, stopped
     }
 
+    /// What a radio event was, for programs that follow the lock (scenarios wait on these, never
+    /// on the wording of `message`).
+    public enum RadioEvent: String, Encodable, Sendable {
+        case loopStarted = "loop-started", readerOpened = "reader-opened", advertising
+        case cardArrived = "card-arrived", cardIgnored = "card-ignored", cardRemoved = "card-removed"
+        case transactionFailed = "transaction-failed", readerLost = "reader-lost", notice
+    }
+
     public var time: Date
     public var kind: Kind
+    /// For `kind == .radio` (and radio warnings): which event.
+    public var radioEvent: RadioEvent?
     /// `nfc`, `ble`, `socket`, or nil for the lock as a whole.
     public var radio: String?
     public var message: String

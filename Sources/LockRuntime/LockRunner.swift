@@ -107,7 +107,18 @@ public final class LockRunner {
         case .stopped:
             break
         default:
-            emit(LockEvent(kind: event.isProblem ? .warning : .radio, radio: radio, message: event.description))
+            var e = LockEvent(kind: event.isProblem ? .warning : .radio, radio: radio, message: event.description)
+            e.radioEvent = switch event {
+            case .started: .loopStarted
+            case .readerOpened: .readerOpened
+            case .cardArrived: .cardArrived
+            case .cardIgnored: .cardIgnored
+            case .cardRemoved: .cardRemoved
+            case .transactionFailed: .transactionFailed
+            case .readerLost: .readerLost
+            case .notice, .transactionCompleted, .stopped: .notice
+            }
+            emit(e)
         }
     }
 
@@ -131,7 +142,9 @@ public final class LockRunner {
         config.now = { clock.now() }
         let lock = try BLELock(configuration: config)
         bleLock = lock
-        emit(LockEvent(kind: .radio, radio: .ble, message: "BLE on \(spec): advertising FFF2" + (btsnoop.map { "; HCI capture in \($0)" } ?? "")))
+        var advertising = LockEvent(kind: .radio, radio: .ble, message: "BLE on \(spec): advertising FFF2" + (btsnoop.map { "; HCI capture in \($0)" } ?? ""))
+        advertising.radioEvent = .advertising
+        emit(advertising)
         // Several phones may be connected at once; the lock serializes their decisions.
         run(lock, radio: .ble, configuration: .init(maxConcurrent: 4))
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Logging
 import TrustModel
 
@@ -6,14 +7,17 @@ import TrustModel
 /// been created, changed, or revoked"): device → registered push tokens, and for each affected
 /// device of a `TrustChange` a background data push naming why it should poll. The push is a
 /// hint: the poll it triggers is what changes the phone.
-public final class TrustPushNotifier: @unchecked Sendable {
+public final class TrustPushNotifier: Sendable {
+    private struct State {
+        var tokens: [String: [String]] = [:]
+    }
+    private let state = Mutex(State())
+
     /// The data key a LockBench trust push carries (Tapkey's `TapkeyPushNotificationIdentifier`):
     /// a phone hands every push to its trust SDK, which handles only these.
     public static let identifier = "lockbench-trust"
 
     public let relay: any PushSending
-    private let lock = NSLock()
-    private var tokens: [String: [String]] = [:]
 
     /// Where refused pushes are reported (`trust serve`); a push is a hint, so a refusal is logged,
     /// never raised.
@@ -21,20 +25,20 @@ public final class TrustPushNotifier: @unchecked Sendable {
 
     public init(relay: any PushSending, logger: Logger? = nil) { self.relay = relay; self.logger = logger }
 
-    private func locked<T>(_ body: () -> T) -> T { lock.lock(); defer { lock.unlock() }; return body() }
+    private func locked<T, E: Error>(_ body: (inout State) throws(E) -> T) throws(E) -> T { try state.withLock { (s: inout State) throws(E) -> T in try body(&s) } }
 
     /// Registers a token for a device (Tapkey `updateRegistrationToken`); at most 8 per device.
     public func register(device: String, token: String) {
-        locked {
-            var list = tokens[device] ?? []
+        locked { s in
+            var list = s.tokens[device] ?? []
             if !list.contains(token) { list.append(token) }
-            tokens[device] = Array(list.suffix(8))
+            s.tokens[device] = Array(list.suffix(8))
         }
     }
 
-    public func unregister(device: String, token: String) { locked { tokens[device]?.removeAll { $0 == token } } }
+    public func unregister(device: String, token: String) { locked { s in s.tokens[device]?.removeAll { $0 == token } } }
 
-    public func tokens(of device: String) -> [String] { locked { tokens[device] ?? [] } }
+    public func tokens(of device: String) -> [String] { locked { s in s.tokens[device] ?? [] } }
 
     /// The data of a trust push: the identifier, the device, and the poll trigger. Well under
     /// 4096 bytes: device ids are bounded by the service.

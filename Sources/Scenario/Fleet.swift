@@ -1,6 +1,7 @@
 import AccessProtocol
 import ByteCore
 import Foundation
+import Synchronization
 import Lock
 import LockRuntime
 import TrustModel
@@ -277,12 +278,17 @@ final class Load: @unchecked Sendable {
     private var revocationDone = false
     private var revocation: FleetSummary.Revocation?
     private var start = DispatchTime.now().uptimeNanoseconds
+    /// Where a worker thread asks for the revocation fan-out; the run's task carries it out (the
+    /// fan-out is async: the service and the phones' polls), the worker taps on.
+    private let fanOutRequests: AsyncStream<Void>.Continuation
+    private let fanOutRequested: AsyncStream<Void>
     static let sampleCap = 1 << 20
 
     init(plan: FleetPlan, phones: [VirtualPhone], locks: [(service: LockService, reader: TrustedReader, group: [UInt8])],
          world: World, service: TrustService) {
         self.plan = plan; self.phones = phones; self.locks = locks; self.world = world; self.service = service
         sampler = SplitMix64(seed: plan.seed ^ 0x5A17)
+        (fanOutRequested, fanOutRequests) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     var target: Int? { plan.taps ?? (plan.duration == nil ? 1000 : nil) }
@@ -302,6 +308,9 @@ final class Load: @unchecked Sendable {
         start = DispatchTime.now().uptimeNanoseconds
         let done = DispatchGroup()
         let stop = Flag()
+        let fanOuts = Task { [self] in
+            for await _ in fanOutRequested { await fanOut(); break }
+        }
         for w in 0..<plan.workers {
             done.enter()
             let thread = Thread { [self] in work(); done.leave() }
@@ -321,6 +330,8 @@ final class Load: @unchecked Sendable {
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in done.notify(queue: .global()) { c.resume() } }
         let seconds = elapsed()
         stop.value = true
+        fanOutRequests.finish()
+        await fanOuts.value
         await poller?.value
         return mutex.withLock {
             var r = Result()
@@ -362,10 +373,10 @@ final class Load: @unchecked Sendable {
                 let now = DispatchTime.now().uptimeNanoseconds
                 if due > now { Thread.sleep(forTimeInterval: Double(due - now) / 1e9) }
             }
-            if let at = revokeAt, n == at { fanOut() }
+            if let at = revokeAt, n == at { fanOutRequests.yield() }
             else if revokeAt == nil, plan.revoke > 0, mutex.withLock({ revocation == nil && !revocationStarted }), elapsed() >= 1 {
                 let mine = mutex.withLock { () -> Bool in if revocationStarted { return false }; revocationStarted = true; return true }
-                if mine { fanOut() }
+                if mine { fanOutRequests.yield() }
             }
             let (p, l) = choice(n)
             let phone = phones[p], lock = locks[l]
@@ -406,7 +417,7 @@ final class Load: @unchecked Sendable {
 
     /// Revokes `plan.revoke` grants (phones chosen by the seed), tells every affected phone to
     /// poll, all at once, and waits until they have.
-    func fanOut() {
+    func fanOut() async {
         mutex.withLock { revocationStarted = true }
         var rng = SplitMix64(seed: plan.seed ^ 0xFA_2011)
         var order = Array(0..<phones.count)
@@ -414,22 +425,20 @@ final class Load: @unchecked Sendable {
         let chosen = Array(order.prefix(plan.revoke))
         let began = DispatchTime.now().uptimeNanoseconds
         let (service, phones) = (self.service, self.phones)
-        let outcome = waitFor { () async -> (updated: Int, serial: UInt64?) in
-            // The revocations, then every phone polls at once (the revoked ones on the change's
-            // trigger, the others as a wake-up would make them), 32 at a time.
-            var serial: UInt64?
-            var triggers: [Int: PollTrigger] = [:]
-            for p in chosen {
-                guard let change = try? await service.revokeGrant(id: "g\(p)", reason: "fleet fan-out") else { continue }
-                serial = max(serial ?? 0, change.revocationSerial ?? 0)
-                for a in change.affected where a.device == phones[p].id { triggers[p] = a.trigger }
-            }
-            let triggered = triggers
-            _ = try? await FleetRunner.parallel(phones.count, width: 32) { i in
-                await phones[i].poll(trigger: triggered[i] ?? .manual)
-            }
-            return (chosen.filter { phones[$0].keys.isEmpty }.count, serial)
+        // The revocations, then every phone polls at once (the revoked ones on the change's
+        // trigger, the others as a wake-up would make them), 32 at a time.
+        var serial: UInt64?
+        var triggers: [Int: PollTrigger] = [:]
+        for p in chosen {
+            guard let change = try? await service.revokeGrant(id: "g\(p)", reason: "fleet fan-out") else { continue }
+            serial = max(serial ?? 0, change.revocationSerial ?? 0)
+            for a in change.affected where a.device == phones[p].id { triggers[p] = a.trigger }
         }
+        let triggered = triggers
+        _ = try? await FleetRunner.parallel(phones.count, width: 32) { i in
+            await phones[i].poll(trigger: triggered[i] ?? .manual)
+        }
+        let outcome = (updated: chosen.filter { phones[$0].keys.isEmpty }.count, serial: serial)
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - began) / 1e9
         let carrying = phones.filter { ($0.revocationSerial ?? 0) >= (outcome.serial ?? .max) }.count
         mutex.withLock {
@@ -457,20 +466,9 @@ final class Load: @unchecked Sendable {
         }
     }
 
-    /// Runs async work from a worker thread and waits for it.
-    func waitFor<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T {
-        let box = Box<T>()
-        let sem = DispatchSemaphore(value: 0)
-        Task.detached { box.value = await body(); sem.signal() }
-        sem.wait()
-        return box.value!
-    }
-
-    final class Box<T>: @unchecked Sendable { var value: T? }
-    final class Flag: @unchecked Sendable {
-        private let lock = NSLock()
-        private var _value = false
-        var value: Bool { get { lock.withLock { _value } } set { lock.withLock { _value = newValue } } }
+    final class Flag: Sendable {
+        private let state = Mutex(false)
+        var value: Bool { get { state.withLock { $0 } } set { state.withLock { $0 = newValue } } }
     }
 }
 

@@ -51,8 +51,8 @@ public final class RadioTap: TapTransport, @unchecked Sendable {
         let runner = LockRunner(service: service, nfc: radio == .pn532 ? .virtual(link: nil) : nil, ble: bleSpec) { event in
             guard let r = box.running else { return }
             r.condition.lock()
-            if event.message.hasPrefix("card removed") { r.removals += 1 }
-            if event.message.contains("opened") || event.message.contains("advertising") || event.message.contains("listening") { r.opened = true }
+            if event.radioEvent == .cardRemoved { r.removals += 1 }
+            if event.radioEvent == .readerOpened || event.radioEvent == .advertising { r.opened = true }
             r.condition.broadcast(); r.condition.unlock()
         }
         let r = Running(runner)

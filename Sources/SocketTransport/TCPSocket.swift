@@ -4,21 +4,23 @@ import Glibc
 import Darwin
 #endif
 import ByteCore
+import Synchronization
 
 /// The one file that calls the C socket API: a blocking IPv4 TCP socket with timeouts.
-/// Every failure names the call and errno.
-public final class TCPSocket {
-    public private(set) var fd: Int32
+/// Every failure names the call and errno. Sendable: the descriptor is atomic, so `close` from
+/// another thread (how a server or a pulled card stops a blocked reader) closes it exactly once.
+public final class TCPSocket: Sendable {
+    private let descriptor: Atomic<Int32>
+    /// The descriptor, or -1 once closed.
+    public var fd: Int32 { descriptor.load(ordering: .acquiring) }
 
-    init(fd: Int32) { self.fd = fd }
+    init(fd: Int32) { descriptor = Atomic(fd) }
 
     deinit { close() }
 
     public func close() {
-        if fd >= 0 {
-            _ = Glibc.close(fd)
-            fd = -1
-        }
+        let old = descriptor.exchange(-1, ordering: .acquiringAndReleasing)
+        if old >= 0 { _ = Glibc.close(old) }
     }
 
     static func error(_ call: String) -> SocketError {

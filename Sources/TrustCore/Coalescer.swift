@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TrustModel
 
 /// Runs concurrent requests of one kind together: while one batch is being handled, the requests
@@ -6,13 +7,15 @@ import TrustModel
 /// transaction with a few set-based statements for all of them, instead of a few statements each).
 /// On the one serialized write path, statements are the cost; under load a batch of fifty costs
 /// about what one did. A lone request goes at once, as a batch of one.
-final class Coalescer<Request: Sendable, Response: Sendable>: @unchecked Sendable {
+final class Coalescer<Request: Sendable, Response: Sendable>: Sendable {
     typealias Handler = @Sendable ([Request]) async throws -> [Result<Response, Error>]
     private let handle: Handler
     private let maxBatch: Int
-    private let lock = NSLock()
-    private var queue: [(Request, CheckedContinuation<Response, Error>)] = []
-    private var running = false
+    private struct Queue {
+        var waiting: [(Request, CheckedContinuation<Response, Error>)] = []
+        var running = false
+    }
+    private let queue = Mutex(Queue())
 
     init(maxBatch: Int = 256, _ handle: @escaping Handler) {
         self.maxBatch = maxBatch
@@ -21,10 +24,10 @@ final class Coalescer<Request: Sendable, Response: Sendable>: @unchecked Sendabl
 
     func submit(_ request: Request) async throws -> Response {
         try await withCheckedThrowingContinuation { c in
-            let lead = lock.withLock {
-                queue.append((request, c))
-                defer { running = true }
-                return !running
+            let lead = queue.withLock { q in
+                q.waiting.append((request, c))
+                defer { q.running = true }
+                return !q.running
             }
             if lead { Task { await self.drain() } }
         }
@@ -32,10 +35,10 @@ final class Coalescer<Request: Sendable, Response: Sendable>: @unchecked Sendabl
 
     private func drain() async {
         while true {
-            let batch: [(Request, CheckedContinuation<Response, Error>)] = lock.withLock {
-                if queue.isEmpty { running = false; return [] }
-                let b = Array(queue.prefix(maxBatch))
-                queue.removeFirst(b.count)
+            let batch: [(Request, CheckedContinuation<Response, Error>)] = queue.withLock { q in
+                if q.waiting.isEmpty { q.running = false; return [] }
+                let b = Array(q.waiting.prefix(maxBatch))
+                q.waiting.removeFirst(b.count)
                 return b
             }
             if batch.isEmpty { return }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The one clock every actor reads: trust service, phones and locks. A scenario hands the same
 /// instance to all of them, so nine virtual hours pass in one call; `serve --clock system` uses
@@ -15,11 +16,10 @@ public struct SystemClock: TrustClock {
 
 /// A clock that stands still until moved: tests and benchmarks (scenarios use `ScenarioClock`,
 /// which also moves the locks' clocks).
-public final class ManualClock: TrustClock, @unchecked Sendable {
-    private let lock = NSLock()
-    private var time: Date
-    public init(_ time: Date) { self.time = time }
-    public func now() -> Date { lock.lock(); defer { lock.unlock() }; return time }
-    public func advance(_ seconds: TimeInterval) { lock.lock(); time += seconds; lock.unlock() }
-    public func set(_ t: Date) { lock.lock(); time = t; lock.unlock() }
+public final class ManualClock: TrustClock {
+    private let time: Mutex<Date>
+    public init(_ time: Date) { self.time = Mutex(time) }
+    public func now() -> Date { time.withLock { $0 } }
+    public func advance(_ seconds: TimeInterval) { time.withLock { $0 += seconds } }
+    public func set(_ t: Date) { time.withLock { $0 = t } }
 }

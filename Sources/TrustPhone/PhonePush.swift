@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Push
 import TrustModel
 
@@ -7,36 +8,50 @@ import TrustModel
 /// other SDKs' pushes are ignored and reported as not handled). A trust push makes the phone poll
 /// (the push is a hint, the poll is the truth); a wake-up message is recorded, and one that came
 /// without its data (`TooBig`, `OnlyKeys`) makes the phone read the node explicitly.
-public final class PhonePush: @unchecked Sendable {
+public final class PhonePush: Sendable {
+    private struct State {
+        var _token: String
+        var _history: [String] = []
+        var _state: PushAppState = .background
+        var generation = 0
+    }
+    private let state: Mutex<State>
+
     public let phone: VirtualPhone
     public let relay: PushRelay
     public let notifier: TrustPushNotifier
     /// The explicit read after a message without its data (the wake-up service's GET).
-    public var readExplicitly: (@Sendable (_ app: String, _ sp: String) async -> String?)?
+    public var readExplicitly: (@Sendable (_ app: String, _ sp: String) async -> String?)? {
+        get { hooks.withLock { $0.readExplicitly } }
+        set { hooks.withLock { $0.readExplicitly = newValue } }
+    }
     /// Called with (old, new) when the token rotates, after the new one is registered and before
     /// the old one is dropped (wake-up: subscribe the new id, then unsubscribe the old).
-    public var onTokenRotation: (@Sendable (_ old: String, _ new: String) async -> Void)?
-
-    private let lock = NSLock()
-    private var _token: String
-    private var _history: [String] = []
-    private var _state: PushAppState = .background
-    private var generation = 0
+    public var onTokenRotation: (@Sendable (_ old: String, _ new: String) async -> Void)? {
+        get { hooks.withLock { $0.onTokenRotation } }
+        set { hooks.withLock { $0.onTokenRotation = newValue } }
+    }
+    private struct Hooks {
+        var readExplicitly: (@Sendable (_ app: String, _ sp: String) async -> String?)?
+        var onTokenRotation: (@Sendable (_ old: String, _ new: String) async -> Void)?
+    }
+    private let hooks: Mutex<Hooks>
 
     public init(phone: VirtualPhone, relay: PushRelay, notifier: TrustPushNotifier) throws(PushRefusal) {
         self.phone = phone; self.relay = relay; self.notifier = notifier
-        _token = Self.token(for: phone.id, generation: 0)
-        _history = [_token]
-        try relay.register(token: _token, device: device())
-        notifier.register(device: phone.id, token: _token)
+        let token = Self.token(for: phone.id, generation: 0)
+        state = Mutex(State(_token: token, _history: [token]))
+        hooks = Mutex(Hooks())
+        try relay.register(token: token, device: device())
+        notifier.register(device: phone.id, token: token)
     }
 
-    private func locked<T>(_ body: () -> T) -> T { lock.lock(); defer { lock.unlock() }; return body() }
+    private func locked<T, E: Error>(_ body: (inout State) throws(E) -> T) throws(E) -> T { try state.withLock { (s: inout State) throws(E) -> T in try body(&s) } }
 
-    public var token: String { locked { _token } }
+    public var token: String { locked { s in s._token } }
     /// Every token this phone has had, oldest first (at most 64).
-    public var tokenHistory: [String] { locked { _history } }
-    public var appState: PushAppState { locked { _state } }
+    public var tokenHistory: [String] { locked { s in s._history } }
+    public var appState: PushAppState { locked { s in s._state } }
 
     static func token(for device: String, generation: Int) -> String {
         let safe = String(device.unicodeScalars.filter { $0.isASCII && $0.value > 0x20 && $0.value < 0x7F }.map(Character.init).prefix(64))
@@ -51,25 +66,25 @@ public final class PhonePush: @unchecked Sendable {
 
     /// The user swiped the app away: background pushes no longer wake it.
     public func forceQuit() {
-        locked { _state = .forceQuit }
+        locked { s in s._state = .forceQuit }
         phone.record(.forceQuit)
     }
 
     /// The user opened the app (foreground) or left it (background).
-    public func setState(_ s: PushAppState) { locked { _state = s } }
+    public func setState(_ state: PushAppState) { locked { s in s._state = state } }
 
     /// Token rotation (FCM `onTokenRefresh`, Tapkey `updateRegistrationToken`): the new token is
     /// registered with the relay and the trust service before the old one is dropped, so no push
     /// falls between the two.
     @discardableResult
     public func rotateToken() async throws(PushRefusal) -> String {
-        let (old, new) = locked { () -> (String, String) in
-            generation += 1
-            return (_token, Self.token(for: phone.id, generation: generation))
+        let (old, new) = locked { (s: inout State)  -> (String, String) in
+            s.generation += 1
+            return (s._token, Self.token(for: phone.id, generation: s.generation))
         }
         try relay.register(token: new, device: device())
         notifier.register(device: phone.id, token: new)
-        locked { _token = new; _history = Array((_history + [new]).suffix(64)) }
+        locked { s in s._token = new; s._history = Array((s._history + [new]).suffix(64)) }
         await onTokenRotation?(old, new)
         notifier.unregister(device: phone.id, token: old)
         relay.unregister(token: old)

@@ -3,6 +3,7 @@ import ByteCore
 import Codecs
 import Crypto
 import Foundation
+import Synchronization
 import OfflineUnlock
 import TrustModel
 
@@ -10,7 +11,21 @@ import TrustModel
 /// caches, its OAuth tokens, and its polling — on a schedule (`pollEvery`, Tapkey's 8-hour
 /// background fetch; 0 = never, an unconfigured background fetch) and on the triggers Tapkey lists.
 /// It reads time from the clock every actor shares.
-public final class VirtualPhone: @unchecked Sendable {
+public final class VirtualPhone: Sendable {
+    private struct State {
+        var _keys: [String: HeldKey] = [:]
+        var _revocation: (serial: UInt64, document: [UInt8])?
+        var cursor: String?
+        var tokens: Tokens?
+        var _online = true
+        var _lastPoll: Date?
+        var scheduleBase: Date?
+        var _events: [Event] = []
+        var _lastError: String?
+        var fastCache: FastCache?
+    }
+    private let state = Mutex(State())
+
     public struct Options: Sendable, Equatable {
         /// Background poll interval; 0 = never.
         public var pollEvery: TimeInterval = 8 * 3600
@@ -67,63 +82,64 @@ public final class VirtualPhone: @unchecked Sendable {
 
     public let id: String
     public let key: P256.Signing.PrivateKey
-    public var options: Options
+    /// How it polls and recovers; set by its owner, read on every poll.
+    public var options: Options {
+        get { configured.withLock { $0.options } }
+        set { configured.withLock { $0.options = newValue } }
+    }
     public let clock: any TrustClock
     let client: TrustClient
     /// Asked for a fresh login code when the login expired and `autoRecover` is on.
-    public var reauthorize: (@Sendable (_ device: String) async -> String?)?
-
-    private let lock = NSLock()
-    private var _keys: [String: HeldKey] = [:]
-    private var _revocation: (serial: UInt64, document: [UInt8])?
-    private var cursor: String?
-    private var tokens: Tokens?
-    private var _online = true
-    private var _lastPoll: Date?
+    public var reauthorize: (@Sendable (_ device: String) async -> String?)? {
+        get { configured.withLock { $0.reauthorize } }
+        set { configured.withLock { $0.reauthorize = newValue } }
+    }
+    private struct Configuration {
+        var options: Options
+        var reauthorize: (@Sendable (_ device: String) async -> String?)?
+    }
+    private let configured: Mutex<Configuration>
     /// The schedule counts from the last poll attempt (or the login).
-    private var scheduleBase: Date?
-    private var _events: [Event] = []
-    private var _lastError: String?
-    var fastCache: FastCache?
     /// Push approval state: the approver's inbox, the requester's unlock commands, the simulated biometrics.
     public let approvals = PhoneApprovals()
 
     public init(id: String, key: P256.Signing.PrivateKey = .init(), client: TrustClient, clock: any TrustClock, options: Options = Options()) {
-        self.id = id; self.key = key; self.client = client; self.clock = clock; self.options = options
+        self.id = id; self.key = key; self.client = client; self.clock = clock
+        configured = Mutex(Configuration(options: options))
     }
 
     public var publicKey: [UInt8] { Primitives.point(of: key) }
 
     // MARK: state
 
-    private func locked<T>(_ body: () -> T) -> T { lock.lock(); defer { lock.unlock() }; return body() }
+    private func locked<T, E: Error>(_ body: (inout State) throws(E) -> T) throws(E) -> T { try state.withLock { (s: inout State) throws(E) -> T in try body(&s) } }
 
-    public var keys: [HeldKey] { locked { _keys.values.sorted { $0.id < $1.id } } }
-    public var revocationSerial: UInt64? { locked { _revocation?.serial } }
-    public var revocationDocument: [UInt8]? { locked { _revocation?.document } }
-    public var isOnline: Bool { locked { _online } }
-    public var lastPoll: Date? { locked { _lastPoll } }
-    public var events: [Event] { locked { _events } }
-    public var lastError: String? { locked { _lastError } }
-    public var isLoggedIn: Bool { locked { tokens != nil } }
+    public var keys: [HeldKey] { locked { s in s._keys.values.sorted { $0.id < $1.id } } }
+    public var revocationSerial: UInt64? { locked { s in s._revocation?.serial } }
+    public var revocationDocument: [UInt8]? { locked { s in s._revocation?.document } }
+    public var isOnline: Bool { locked { s in s._online } }
+    public var lastPoll: Date? { locked { s in s._lastPoll } }
+    public var events: [Event] { locked { s in s._events } }
+    public var lastError: String? { locked { s in s._lastError } }
+    public var isLoggedIn: Bool { locked { s in s.tokens != nil } }
 
     func record(_ kind: Event.Kind, _ trigger: PollTrigger? = nil, _ detail: String = "") {
         let e = Event(at: clock.now(), kind: kind, trigger: trigger, detail: detail)
-        locked {
-            _events.append(e)
-            if _events.count > 10_000 { _events.removeFirst(_events.count - 10_000) }
+        locked { s in
+            s._events.append(e)
+            if s._events.count > 10_000 { s._events.removeFirst(s._events.count - 10_000) }
         }
     }
 
     public func setOnline(_ online: Bool) {
-        locked { _online = online }
+        locked { s in s._online = online }
         record(online ? .online : .offline)
     }
 
     /// When the background schedule polls next (nil: never).
     public var nextScheduledPoll: Date? {
-        locked {
-            guard options.pollEvery > 0, let base = scheduleBase else { return nil }
+        locked { s in
+            guard options.pollEvery > 0, let base = s.scheduleBase else { return nil }
             return base.addingTimeInterval(options.pollEvery)
         }
     }
@@ -136,10 +152,10 @@ public final class VirtualPhone: @unchecked Sendable {
         do {
             let r = try await client.token([("grant_type", "authorization_code"), ("code", code)])
             store(r)
-            locked { scheduleBase = clock.now(); cursor = nil; _lastError = nil }
+            locked { s in s.scheduleBase = clock.now(); s.cursor = nil; s._lastError = nil }
             record(.loggedIn)
         } catch {
-            locked { _lastError = error.description }
+            locked { s in s._lastError = error.description }
             record(.pollFailed, .login, error.description)
             return .failed(error.description)
         }
@@ -148,13 +164,13 @@ public final class VirtualPhone: @unchecked Sendable {
 
     func store(_ r: TokenResponse) {
         let now = clock.now()
-        locked { tokens = Tokens(access: r.access_token, accessExpires: now.addingTimeInterval(TimeInterval(r.expires_in)), refresh: r.refresh_token) }
+        locked { s in s.tokens = Tokens(access: r.access_token, accessExpires: now.addingTimeInterval(TimeInterval(r.expires_in)), refresh: r.refresh_token) }
     }
 
     /// A valid access token: refreshed silently when it has expired; on an expired or revoked
     /// login, re-authorizes (auto-recover) or fails with the OAuth error.
     func accessToken(forceRefresh: Bool = false) async -> Result<String, TrustClientError> {
-        guard let t = locked({ tokens }) else { return await recover("not logged in") }
+        guard let t = locked({ s in s.tokens }) else { return await recover("not logged in") }
         if !forceRefresh && clock.now() < t.accessExpires.addingTimeInterval(-5) { return .success(t.access) }
         do {
             let r = try await client.token([("grant_type", "refresh_token"), ("refresh_token", t.refresh)])
@@ -163,7 +179,7 @@ public final class VirtualPhone: @unchecked Sendable {
             return .success(r.access_token)
         } catch let e {
             if case .oauth(let code, let description) = e {
-                locked { tokens = nil }
+                locked { s in s.tokens = nil }
                 if code == "token_expired" { record(.tokenExpired, nil, description) }
                 return await recover("\(code): \(description)", code: code)
             }
@@ -178,7 +194,7 @@ public final class VirtualPhone: @unchecked Sendable {
         do {
             let r = try await client.token([("grant_type", "authorization_code"), ("code", fresh)])
             store(r)
-            locked { scheduleBase = clock.now(); cursor = nil }
+            locked { s in s.scheduleBase = clock.now(); s.cursor = nil }
             record(.loggedIn)
             return .success(r.access_token)
         } catch {
@@ -192,7 +208,7 @@ public final class VirtualPhone: @unchecked Sendable {
     /// revocation list kept (to carry to every lock). Offline: fails without a request.
     @discardableResult
     public func poll(trigger: PollTrigger) async -> PollOutcome {
-        locked { scheduleBase = clock.now() }
+        locked { s in s.scheduleBase = clock.now() }
         guard isOnline else {
             record(.pollFailed, trigger, "offline")
             return .failed("offline")
@@ -202,7 +218,7 @@ public final class VirtualPhone: @unchecked Sendable {
         case .success(let t): token = t
         case .failure(let e): return fail(trigger, e)
         }
-        let since = locked { cursor }
+        let since = locked { s in s.cursor }
         var result: PollResult?
         do {
             result = try await client.keys(accessToken: token, since: since)
@@ -217,7 +233,7 @@ public final class VirtualPhone: @unchecked Sendable {
             return fail(trigger, error)
         }
         let now = clock.now()
-        locked { _lastPoll = now; _lastError = nil }
+        locked { s in s._lastPoll = now; s._lastError = nil }
         guard let result else {
             record(.unchanged, trigger)
             return .unchanged
@@ -244,7 +260,7 @@ public final class VirtualPhone: @unchecked Sendable {
     func fail(_ trigger: PollTrigger, _ e: TrustClientError) -> PollOutcome {
         let text: String
         if case .oauth(let code, _) = e { text = code } else { text = e.description }
-        locked { _lastError = text }
+        locked { s in s._lastError = text }
         record(.pollFailed, trigger, e.description)
         return .failed(text)
     }
@@ -252,20 +268,20 @@ public final class VirtualPhone: @unchecked Sendable {
     func apply(_ r: PollResult, trigger: PollTrigger, full: Bool) -> PollOutcome {
         var added = [String](), deleted = [String]()
         var newSerial: UInt64?
-        locked {
-            if full { _keys.removeAll() }
+        locked { s in
+            if full { s._keys.removeAll() }
             for k in r.keys {
                 guard let doc = Data(base64Encoded: k.document), let until = RFC3339.parse(k.validUntil),
                       let expected = RFC3339.parse(k.expectedUpdate) else { continue }
-                _keys[k.id] = HeldKey(id: k.id, grant: k.grant, document: Array(doc), iteration: k.iteration, validUntil: until, expectedUpdate: expected)
+                s._keys[k.id] = HeldKey(id: k.id, grant: k.grant, document: Array(doc), iteration: k.iteration, validUntil: until, expectedUpdate: expected)
                 added.append(k.id)
             }
-            for id in r.deleted where _keys.removeValue(forKey: id) != nil { deleted.append(id) }
-            if let rev = r.revocation, let doc = Data(base64Encoded: rev.document), rev.serial > (_revocation?.serial ?? 0) {
-                _revocation = (rev.serial, Array(doc))
+            for id in r.deleted where s._keys.removeValue(forKey: id) != nil { deleted.append(id) }
+            if let rev = r.revocation, let doc = Data(base64Encoded: rev.document), rev.serial > (s._revocation?.serial ?? 0) {
+                s._revocation = (rev.serial, Array(doc))
                 newSerial = rev.serial
             }
-            cursor = r.cursor
+            s.cursor = r.cursor
         }
         record(.polled, trigger, "\(added.count) key(s), \(deleted.count) deleted" + (newSerial.map { ", revocation serial \($0)" } ?? ""))
         for id in added { record(.keyAdded, trigger, id) }
@@ -281,7 +297,7 @@ public final class VirtualPhone: @unchecked Sendable {
     /// With `readerGroup` (learnt from AUTH0), the documents naming that group come first: the lock
     /// takes the first presented document bound to this key (docs/documents.md, row 5).
     public func session(trusting readers: [TrustedReader], interface: RadioInterface, readerGroup: [UInt8]? = nil) -> CredentialSession {
-        let (keyDocs, revocation, fast) = locked { (_keys.values.sorted { $0.id < $1.id }.map(\.document), _revocation?.document, fastCache) }
+        let (keyDocs, revocation, fast) = locked { s in (s._keys.values.sorted { $0.id < $1.id }.map(\.document), s._revocation?.document, s.fastCache) }
         var docs = approvals.unlockDocuments(now: clock.now()) + keyDocs
         if let readerGroup {
             let names = { (doc: [UInt8]) in (try? AccessDocument(parsing: doc))?.access.readers.contains { $0.groupID == readerGroup } ?? false }
@@ -293,11 +309,14 @@ public final class VirtualPhone: @unchecked Sendable {
             fastCache: fast)
     }
 
-    func keep(fastCache: FastCache) { locked { self.fastCache = fastCache } }
+    func keep(fastCache: FastCache) { locked { s in s.fastCache = fastCache } }
 }
 
 /// The phone as a radio sees it: each transaction (`reset`) starts a session with the keys the
 /// phone holds at that moment, and the FAST keys it learnt are kept for the next.
+///
+/// `@unchecked Sendable`: like a card, it is driven by one radio's thread at a time (the seam that
+/// owns it hands it between transactions, never shares it within one); its session is not locked.
 public final class PhoneResponder: MessageResponder, @unchecked Sendable {
     public let phone: VirtualPhone
     public let readers: [TrustedReader]

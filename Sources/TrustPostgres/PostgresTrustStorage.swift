@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import PostgresNIO
+import Synchronization
 
 /// The storage seam on PostgreSQL (postgres-nio `PostgresClient`): the one store that several
 /// stateless `trust serve` instances share.
@@ -22,7 +23,7 @@ import PostgresNIO
 ///
 /// Reads run in REPEATABLE READ READ ONLY transactions: one consistent snapshot, never blocked by
 /// the writer lock. The change feed (`TrustChangeFeed`) is LISTEN/NOTIFY on `changeChannel`.
-public final class PostgresTrustStorage: TrustStorage, TrustChangeFeed, @unchecked Sendable {
+public final class PostgresTrustStorage: TrustStorage, TrustChangeFeed, Sendable {
     public let client: PostgresClient
     let logger: Logger
     private let runner: Task<Void, Never>
@@ -278,24 +279,28 @@ public struct PostgresURL: Sendable, Equatable {
 }
 
 /// Set once the listener is listening (or gave up), so `open` returns only when changes are heard.
-final class ReadySignal: @unchecked Sendable {
-    private let lock = NSLock()
-    private var done = false
-    private var waiters: [CheckedContinuation<Void, Never>] = []
+final class ReadySignal: Sendable {
+    private struct State {
+        var done = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+    private let state = Mutex(State())
+
     func signal() {
-        let w = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
-            if done { return [] }
-            done = true
-            defer { waiters = [] }
-            return waiters
+        let w = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            if s.done { return [] }
+            s.done = true
+            defer { s.waiters = [] }
+            return s.waiters
         }
         for c in w { c.resume() }
     }
+
     func wait() async {
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            let now = lock.withLock { () -> Bool in
-                if done { return true }
-                waiters.append(c)
+            let now = state.withLock { s -> Bool in
+                if s.done { return true }
+                s.waiters.append(c)
                 return false
             }
             if now { c.resume() }

@@ -1,24 +1,26 @@
 import Foundation
-import TrustModel
+import Synchronization
 
 /// A FIFO mutex for async code: one SQLite connection carries one transaction at a time, and an
 /// actor alone does not hold its lock across `await`.
-final class AsyncMutex: @unchecked Sendable {
-    private let lock = NSLock()
-    private var locked = false
-    private var waiters: [CheckedContinuation<Void, Never>] = []
+final class AsyncMutex: Sendable {
+    private struct State {
+        var locked = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+    private let state = Mutex(State())
 
     func acquire() async {
-        let free = lock.withLock { () -> Bool in
-            if locked { return false }
-            locked = true
+        let free = state.withLock { s -> Bool in
+            if s.locked { return false }
+            s.locked = true
             return true
         }
         if free { return }
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            let now = lock.withLock { () -> Bool in
-                if !locked { locked = true; return true }
-                waiters.append(c)
+            let now = state.withLock { s -> Bool in
+                if !s.locked { s.locked = true; return true }
+                s.waiters.append(c)
                 return false
             }
             if now { c.resume() }
@@ -26,9 +28,9 @@ final class AsyncMutex: @unchecked Sendable {
     }
 
     func release() {
-        let next = lock.withLock { () -> CheckedContinuation<Void, Never>? in
-            if waiters.isEmpty { locked = false; return nil }
-            return waiters.removeFirst()
+        let next = state.withLock { s -> CheckedContinuation<Void, Never>? in
+            if s.waiters.isEmpty { s.locked = false; return nil }
+            return s.waiters.removeFirst()
         }
         next?.resume()
     }

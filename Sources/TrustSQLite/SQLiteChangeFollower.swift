@@ -2,6 +2,7 @@ import Foundation
 import TrustModel
 import Logging
 import SQLiteNIO
+import Synchronization
 
 /// The change feed of a SQLite store (`TrustChangeFeed`). Every announced change is rows of
 /// `changes`, written in the change's own transaction — there once it commits, never if it rolls
@@ -9,7 +10,7 @@ import SQLiteNIO
 /// serve`. A follower reads the rows after the last one it saw every `interval`, on a read-only
 /// connection and a thread of its own, and hands them to the subscribers. A push is a hint: 50 ms
 /// is far below any phone's poll, and the table keeps only its newest `retained` rows.
-final class SQLiteChangeFollower: @unchecked Sendable {
+final class SQLiteChangeFollower: Sendable {
     static let interval: TimeInterval = 0.05
     /// Rows the announcing transaction leaves in `changes` (older ones are deleted with it).
     static let retained = 10_000
@@ -19,11 +20,16 @@ final class SQLiteChangeFollower: @unchecked Sendable {
     private let reader: SQLiteDirectReader
     private let feed = ChangeFanOut()
     private let logger: Logger
-    private let condition = NSCondition()
-    /// The newest row seen (read when the first subscriber starts the follower).
-    private var last: Int64 = 0
-    private var stopped = false
-    private var running = false
+    private struct State {
+        /// The newest row seen (read when the first subscriber starts the follower).
+        var last: Int64 = 0
+        var stopped = false
+        var running = false
+    }
+    private let state = Mutex(State())
+    /// Wakes the follower's thread from its wait between reads (`stop`).
+    private let wake = DispatchSemaphore(value: 0)
+    /// Signalled when the follower's thread has ended.
     private let done = DispatchSemaphore(value: 0)
 
     init(path: String, logger: Logger) throws {
@@ -35,16 +41,20 @@ final class SQLiteChangeFollower: @unchecked Sendable {
     /// follower from the newest row there is.
     func subscribe() -> AsyncStream<TrustChange> {
         let stream = feed.subscribe()
-        condition.lock()
-        defer { condition.unlock() }
-        guard !running, !stopped else { return stream }
+        let start = state.withLock { s -> Bool in
+            guard !s.running, !s.stopped else { return false }
+            s.running = true
+            return true
+        }
+        guard start else { return stream }
+        var newest: Int64 = 0
         do {
-            last = try reader.lock.withLock { try reader.rows("SELECT coalesce(max(seq), 0) AS seq FROM changes", []) }
+            newest = try reader.lock.withLock { try reader.rows("SELECT coalesce(max(seq), 0) AS seq FROM changes", []) }
                 .first?.column("seq")?.integer.map(Int64.init) ?? 0
         } catch {
             logger.warning("trust change feed: \(error); following from the start of the table")
         }
-        running = true
+        state.withLock { $0.last = newest }
         let thread = Thread { [self] in
             run()
             done.signal()
@@ -57,10 +67,8 @@ final class SQLiteChangeFollower: @unchecked Sendable {
     private func run() {
         var backlog = false
         while true {
-            condition.lock()
-            if !stopped && !backlog { _ = condition.wait(until: Date().addingTimeInterval(Self.interval)) }
-            let (stop, from) = (stopped, last)
-            condition.unlock()
+            if !backlog && !state.withLock({ $0.stopped }) { _ = wake.wait(timeout: .now() + Self.interval) }
+            let (stop, from) = state.withLock { ($0.stopped, $0.last) }
             if stop { return }
             do {
                 let rows = try reader.lock.withLock {
@@ -73,24 +81,22 @@ final class SQLiteChangeFollower: @unchecked Sendable {
                     if let payload = row.column("payload")?.string, let change = ChangePayload.decode(payload) { feed.publish(change) }
                 }
                 backlog = rows.count == Self.batch
-                condition.lock(); last = newest; condition.unlock()
+                state.withLock { $0.last = newest }
             } catch {
                 logger.warning("trust change feed: \(error); reading again in 1 s")
                 backlog = false
-                condition.lock()
-                if !stopped { _ = condition.wait(until: Date().addingTimeInterval(1)) }
-                condition.unlock()
+                if !state.withLock({ $0.stopped }) { _ = wake.wait(timeout: .now() + 1) }
             }
         }
     }
 
     /// Ends every subscriber's stream and the follower's thread; idempotent.
     func stop() {
-        condition.lock()
-        let wasRunning = running && !stopped
-        stopped = true
-        condition.broadcast()
-        condition.unlock()
+        let wasRunning = state.withLock { s -> Bool in
+            defer { s.stopped = true }
+            return s.running && !s.stopped
+        }
+        wake.signal()
         if wasRunning { done.wait() }
         feed.finish()
         reader.close()

@@ -10,6 +10,9 @@ import VaporCSQLite
 /// hand-off to its thread pool and back (two thread switches, a large part of a poll's CPU on a
 /// small machine) and is parsed anew. A WAL reader does not wait for the writer, so the read is
 /// short and never blocks on a commit. One caller at a time (`lock`); the store keeps several.
+///
+/// `@unchecked Sendable`: it wraps a C handle (`sqlite3*` and its prepared statements), and every
+/// use of the handle is under `lock` (a try-lock lets the store pick a free reader).
 final class SQLiteDirectReader: @unchecked Sendable {
     /// A result row: its values by column name, as sqlite-nio would give them.
     struct Row: SQLiteColumns {

@@ -4,21 +4,21 @@ import Logging
 import NIOCore
 import NIOPosix
 import SQLiteNIO
+import Synchronization
 
 /// The storage seam on an embedded SQLite file (sqlite-nio): nothing to install, durable
 /// (WAL, `synchronous=FULL`: a transaction is on disk when `write` returns), one writer at a time
 /// (`BEGIN IMMEDIATE` on the one write connection), readers on their own connections. Its change
 /// feed is the `changes` table, followed by `SQLiteChangeFollower`.
-public final class SQLiteTrustStorage: TrustStorage, TrustChangeFeed, @unchecked Sendable {
+public final class SQLiteTrustStorage: TrustStorage, TrustChangeFeed, Sendable {
     public let path: String
     private let writer: SQLiteConnection
     private let writerPool: NIOThreadPool
     private let readers: [(SQLiteConnection, AsyncMutex)]
-    private let nextReader = NSLock()
-    private var readerIndex = 0
+    private let readerIndex = Mutex(0)
     /// The poll's read, on the caller's thread (`SQLiteDirectReader`).
     private let direct: [SQLiteDirectReader]
-    private var directIndex = 0
+    private let directIndex = Mutex(0)
     private let follower: SQLiteChangeFollower
 
     /// Schema version this code writes; older files are migrated forward on open.
@@ -76,38 +76,45 @@ public final class SQLiteTrustStorage: TrustStorage, TrustChangeFeed, @unchecked
     /// the whole batch rolls back and runs again with each body in its own SAVEPOINT, so a body
     /// that fails rolls back alone.
     public func write<T: Sendable>(_ body: @escaping @Sendable (any TrustTransaction) async throws -> T) async throws -> T {
-        let box = ValueBox<T>()
-        let run: @Sendable (any TrustTransaction) async throws -> Void = { tx in box.value = try await body(tx) }
+        // The body may run twice (isolated after a batch failed): the committed run's value is kept.
+        let value = Mutex<T?>(nil)
+        let run: @Sendable (any TrustTransaction) async throws -> Void = { tx in
+            let v = try await body(tx)
+            value.withLock { $0 = v }
+        }
         try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, Error>) in
             enqueue(WriteJob(run: run, continuation: c))
         }
-        return box.value!
+        guard let v = value.withLock({ $0 }) else { throw TrustStorageError("a committed write left no answer") }
+        return v
     }
 
     /// Where the batches run (their bodies included): a thread of their own.
     private let writerThread = ThreadExecutor(name: "trust-sqlite-writer")
     /// Writers waiting for the next batch, and whether a leader is draining them.
-    private let queueLock = NSLock()
-    private var queue: [WriteJob] = []
-    private var draining = false
+    private struct WriteQueue {
+        var jobs: [WriteJob] = []
+        var draining = false
+    }
+    private let queue = Mutex(WriteQueue())
     /// At most this many bodies share one commit.
     static let maxBatch = 256
 
     private func enqueue(_ job: WriteJob) {
-        let lead = queueLock.withLock {
-            queue.append(job)
-            defer { draining = true }
-            return !draining
+        let lead = queue.withLock { q in
+            q.jobs.append(job)
+            defer { q.draining = true }
+            return !q.draining
         }
         if lead { Task(executorPreference: writerThread) { await self.drain() } }
     }
 
     private func drain() async {
         while true {
-            let batch: [WriteJob] = queueLock.withLock {
-                if queue.isEmpty { draining = false; return [] }
-                let b = Array(queue.prefix(Self.maxBatch))
-                queue.removeFirst(b.count)
+            let batch: [WriteJob] = queue.withLock { q in
+                if q.jobs.isEmpty { q.draining = false; return [] }
+                let b = Array(q.jobs.prefix(Self.maxBatch))
+                q.jobs.removeFirst(b.count)
                 return b
             }
             if batch.isEmpty { return }
@@ -197,7 +204,7 @@ public final class SQLiteTrustStorage: TrustStorage, TrustChangeFeed, @unchecked
     }
 
     private func directPollState(device: String, family: String?) throws -> PollState {
-        let start = nextReader.withLock { directIndex &+= 1; return directIndex }
+        let start = directIndex.withLock { $0 &+= 1; return $0 }
         let reader = (0..<direct.count).lazy.map { self.direct[(start &+ $0) % self.direct.count] }.first { $0.lock.try() }
             ?? { let r = direct[start % direct.count]; r.lock.lock(); return r }()
         defer { reader.lock.unlock() }
@@ -206,10 +213,7 @@ public final class SQLiteTrustStorage: TrustStorage, TrustChangeFeed, @unchecked
     }
 
     private func reader() -> (SQLiteConnection, AsyncMutex) {
-        nextReader.withLock {
-            readerIndex &+= 1
-            return readers[readerIndex % readers.count]
-        }
+        readers[readerIndex.withLock { $0 &+= 1; return $0 } % readers.count]
     }
 
     public func close() async throws {
@@ -218,7 +222,6 @@ public final class SQLiteTrustStorage: TrustStorage, TrustChangeFeed, @unchecked
         for (r, _) in readers { try await r.close() }
         try await writer.close()
         try await writerPool.shutdownGracefully()
-        writerThread.stop()
     }
 
     static func rows(_ c: SQLiteConnection, _ sql: String, _ binds: [SQLiteData] = []) async throws -> [SQLiteRow] {
@@ -288,20 +291,15 @@ public final class SQLiteTrustStorage: TrustStorage, TrustChangeFeed, @unchecked
     }
 }
 
-private struct WriteJob: @unchecked Sendable {
+private struct WriteJob: Sendable {
     let run: @Sendable (any TrustTransaction) async throws -> Void
     let continuation: CheckedContinuation<Void, Error>
 }
 
-private final class ValueBox<T>: @unchecked Sendable {
-    var value: T?
-}
-
-private final class RowBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var _rows = [SQLiteRow]()
-    func append(_ r: SQLiteRow) { lock.lock(); _rows.append(r); lock.unlock() }
-    var rows: [SQLiteRow] { lock.lock(); defer { lock.unlock() }; return _rows }
+private final class RowBox: Sendable {
+    private let collected = Mutex<[SQLiteRow]>([])
+    func append(_ r: SQLiteRow) { collected.withLock { $0.append(r) } }
+    var rows: [SQLiteRow] { collected.withLock { $0 } }
 }
 
 /// A row's columns by name: sqlite-nio's `SQLiteRow`, or `SQLiteDirectReader.Row`.

@@ -1,47 +1,18 @@
-import Foundation
-import TrustModel
+import Dispatch
 
-/// A task executor with one thread of its own. The write path is a chain of round trips to
-/// SQLite's thread; resumed on the shared cooperative pool, each would wait behind every request
+/// A task executor on a serial dispatch queue of its own. The write path is a chain of round trips
+/// to SQLite's thread; resumed on the shared cooperative pool, each would wait behind every request
 /// the HTTP server is handling, and the one serialized writer would run at the pace of that queue.
-/// On its own thread the writer resumes at once.
-final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
-    private let condition = NSCondition()
-    private var jobs: [UnownedJob] = []
-    private var stopped = false
+/// On its own queue (its own thread while it has work) the writer resumes at once.
+final class ThreadExecutor: TaskExecutor {
+    private let queue: DispatchQueue
 
     init(name: String) {
-        let thread = Thread { [self] in self.loop() }
-        thread.name = name
-        thread.start()
+        queue = DispatchQueue(label: name, qos: .userInitiated)
     }
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        condition.lock()
-        jobs.append(job)
-        condition.signal()
-        condition.unlock()
-    }
-
-    /// Lets the thread end once the jobs queued so far ran.
-    func stop() {
-        condition.lock()
-        stopped = true
-        condition.signal()
-        condition.unlock()
-    }
-
-    private func loop() {
-        while true {
-            condition.lock()
-            while jobs.isEmpty && !stopped { condition.wait() }
-            let batch = jobs
-            jobs.removeAll(keepingCapacity: true)
-            let done = stopped && batch.isEmpty
-            condition.unlock()
-            if done { return }
-            for job in batch { job.runSynchronously(on: asUnownedTaskExecutor()) }
-        }
+        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 }

@@ -6,7 +6,7 @@ import Scenario
 /// the same run on the same disk: the bare fsync rate (one 300-byte append + fsync after another)
 /// and one lock tapped by one phone on one thread (every tap waits for its own fsync).
 enum FleetBenchmark {
-    static func run(locks: Int, taps: Int, workers: Int, directory: String) -> Int32 {
+    static func run(locks: Int, taps: Int, workers: Int, directory: String) async -> Int32 {
         let base = directory + "/lockbench-fleet-\(UUID().uuidString.prefix(8))"
         defer { try? FileManager.default.removeItem(atPath: base) }
         do {
@@ -19,13 +19,13 @@ enum FleetBenchmark {
             single.locks = 1; single.phones = 1; single.workers = 1; single.taps = 500; single.groupCommit = false
             single.directory = base + "/single"
             let singlePlan = single
-            let one = try blocking { try await FleetRunner(plan: singlePlan).run() }
+            let one = try await FleetRunner(plan: singlePlan).run()
             var fleet = FleetPlan()
             fleet.locks = locks; fleet.phones = locks; fleet.workers = workers; fleet.taps = taps
             fleet.directory = base + "/fleet"
             let runner = FleetRunner(plan: fleet)
             runner.stage = { FileHandle.standardError.write(Data("fleet: \($0)\n".utf8)) }
-            let many = try blocking { try await runner.run() }
+            let many = try await runner.run()
             func f(_ x: Double, _ d: Int = 0) -> String { String(format: "%.\(d)f", x) }
             print("directory: \(directory)")
             print("load average: \(FsyncBaseline.loadAverage()), cores: \(ProcessInfo.processInfo.activeProcessorCount)")
@@ -48,13 +48,4 @@ enum FleetBenchmark {
             return 3
         }
     }
-
-    static func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-        let box = ResultBox<T>(), done = DispatchSemaphore(value: 0)
-        Task.detached { do { box.result = .success(try await body()) } catch { box.result = .failure(error) }; done.signal() }
-        done.wait()
-        return try box.result!.get()
-    }
 }
-
-private final class ResultBox<T>: @unchecked Sendable { var result: Result<T, Error>? }

@@ -3,7 +3,7 @@ import ArgumentParser
 import Foundation
 
 @main
-struct LockBenchBench: ParsableCommand {
+struct LockBenchBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lockbench-bench",
         abstract: "LockBench's benchmarks, each with a ratio against a baseline measured in the same run.",
@@ -16,10 +16,10 @@ struct LockBenchBench: ParsableCommand {
     )
 
     /// Usage errors exit 2 like the CLI's (ArgumentParser's default is 64).
-    static func main() {
+    static func main() async {
         do {
             var command = try parseAsRoot()
-            try command.run()
+            if var asyncCommand = command as? AsyncParsableCommand { try await asyncCommand.run() } else { try command.run() }
         } catch {
             if exitCode(for: error) == .validationFailure {
                 FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
@@ -235,7 +235,7 @@ extension LockBenchBench {
 }
 
 extension LockBenchBench {
-    struct Fleet: ParsableCommand {
+    struct Fleet: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Many locks and phones in one process: tap rate, latency and memory, against the bare fsync rate and one lock measured in the same run.",
             discussion: """
@@ -258,8 +258,8 @@ extension LockBenchBench {
             guard (1...1024).contains(workers) else { throw ValidationError("--workers takes 1…1024") }
         }
 
-        func run() throws {
-            try finish(FleetBenchmark.run(locks: locks, taps: taps, workers: workers, directory: directory ?? FileManager.default.temporaryDirectory.path))
+        func run() async throws {
+            try finish(await FleetBenchmark.run(locks: locks, taps: taps, workers: workers, directory: directory ?? FileManager.default.temporaryDirectory.path))
         }
     }
 

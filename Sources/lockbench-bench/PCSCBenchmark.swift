@@ -72,8 +72,8 @@ enum PCSCBenchmark {
         var outcome: TransactionOutcome?
         let runner = LockRunner(service: service, nfc: .pcsc(reader: name), ble: nil) { event in
             condition.lock()
-            if event.message.hasPrefix("card arrived") { arrivedAt = DispatchTime.now().uptimeNanoseconds }
-            if event.message.hasPrefix("card removed") { removed += 1 }
+            if event.radioEvent == .cardArrived { arrivedAt = DispatchTime.now().uptimeNanoseconds }
+            if event.radioEvent == .cardRemoved { removed += 1 }
             condition.broadcast()
             condition.unlock()
         }

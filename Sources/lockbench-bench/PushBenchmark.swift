@@ -123,7 +123,7 @@ enum PushBenchmark {
 }
 
 extension LockBenchBench {
-    struct Push: ParsableCommand {
+    struct Push: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "push",
             abstract: "Revocation to denial through push (socket and virtual PN532) and a 10,000-device push fan-out, each against a baseline.")
@@ -136,20 +136,14 @@ extension LockBenchBench {
             guard (1...1_000_000).contains(devices) else { throw ValidationError("--devices is 1…1000000") }
         }
 
-        func run() throws {
-            let (runs, devices, pn532) = (self.runs, self.devices, !noPn532)
-            let box = PushBox()
-            let done = DispatchSemaphore(value: 0)
-            Task.detached {
-                do { box.code = try await PushBenchmark.run(runs: runs, devices: devices, pn532: pn532) } catch {
-                    print("error: \(error)"); box.code = 3
-                }
-                done.signal()
+        func run() async throws {
+            let code: Int32
+            do { code = try await PushBenchmark.run(runs: runs, devices: devices, pn532: !noPn532) } catch {
+                print("error: \(error)")
+                code = 3
             }
-            done.wait()
-            if box.code != 0 { throw ExitCode(box.code) }
+            if code != 0 { throw ExitCode(code) }
         }
     }
 }
 
-final class PushBox: @unchecked Sendable { var code: Int32 = 0 }

@@ -27,7 +27,7 @@ import TrustPhone
 ///   HTTP must leave one live token;
 /// - the 9-hour offline scenario vs the same scenario without the 9 hours.
 enum TrustBenchmark {
-    static func run(_ arguments: [String]) -> Int32 {
+    static func run(_ arguments: [String]) async -> Int32 {
         var phones = 1000, concurrency = 64, rounds = 5, rotations = 5000
         var i = 0
         while i < arguments.count {
@@ -44,19 +44,11 @@ enum TrustBenchmark {
             i += 2
         }
         guard phones > 0, concurrency > 0, rounds > 0, rotations > 0 else { print("counts must be positive"); return 2 }
-        let box = Box()
-        let done = DispatchSemaphore(value: 0)
-        Task.detached {
-            do { box.code = try await measure(phones: phones, concurrency: concurrency, rounds: rounds, rotations: rotations) } catch {
-                print("error: \(error)"); box.code = 3
-            }
-            done.signal()
+        do { return try await measure(phones: phones, concurrency: concurrency, rounds: rounds, rotations: rotations) } catch {
+            print("error: \(error)")
+            return 3
         }
-        done.wait()
-        return box.code
     }
-
-    final class Box: @unchecked Sendable { var code: Int32 = 0 }
 
     struct Sample {
         var rate: Double, p50: Double, p99: Double
@@ -289,7 +281,7 @@ enum TrustBenchmark {
 import ArgumentParser
 
 extension LockBenchBench {
-    struct Trust: ParsableCommand {
+    struct Trust: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "trust",
             abstract: "Key refreshes (one instance on durable SQLite; two on one PostgreSQL) and refresh-token rotations over loopback HTTP, and the 9-hour scenario, each against a baseline.")
@@ -298,8 +290,8 @@ extension LockBenchBench {
         @Option(help: "Rounds: each measures a baseline and then the figure; the table gives medians.") var rounds = 5
         @Option(help: "Refresh-token rotations, spread over the rounds.") var rotations = 5000
 
-        func run() throws {
-            let status = TrustBenchmark.run(["--phones", "\(phones)", "--concurrency", "\(concurrency)", "--rounds", "\(rounds)", "--rotations", "\(rotations)"])
+        func run() async throws {
+            let status = await TrustBenchmark.run(["--phones", "\(phones)", "--concurrency", "\(concurrency)", "--rounds", "\(rounds)", "--rotations", "\(rotations)"])
             if status != 0 { throw ExitCode(status) }
         }
     }

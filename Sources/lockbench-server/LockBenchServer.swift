@@ -8,7 +8,7 @@ import LockRuntime
 /// HTTP and database stack; `lockbench trust …` (and phone, scenario, push, fleet) runs this binary,
 /// which sits beside it.
 @main
-struct LockBenchServer: ParsableCommand {
+struct LockBenchServer: AsyncParsableCommand {
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             // Reached as `lockbench trust …`: help and errors read as the user typed them.
@@ -24,5 +24,5 @@ struct LockBenchServer: ParsableCommand {
         )
     }
 
-    static func main() { runWithExitCodes() }
+    static func main() async { await runWithExitCodes() }
 }

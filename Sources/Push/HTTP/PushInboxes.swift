@@ -1,24 +1,28 @@
 import Foundation
+import Synchronization
 
 /// The phones that reach the relay over HTTP (`phone run`): each token has an inbox the phone
 /// long-polls; the relay delivers into it. At most 100 messages wait per inbox, 10,000 inboxes.
-public final class PushInboxes: @unchecked Sendable {
+public final class PushInboxes: Sendable {
+    private struct State {
+        var boxes: [String: [[String: String]]] = [:]
+        var states: [String: PushAppState] = [:]
+    }
+    private let state = Mutex(State())
+
     public let relay: PushRelay
-    private let lock = NSLock()
-    private var boxes: [String: [[String: String]]] = [:]
-    private var states: [String: PushAppState] = [:]
 
     public init(relay: PushRelay) { self.relay = relay }
 
-    private func locked<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T { lock.lock(); defer { lock.unlock() }; return try body() }
+    private func locked<T, E: Error>(_ body: (inout State) throws(E) -> T) throws(E) -> T { try state.withLock { (s: inout State) throws(E) -> T in try body(&s) } }
 
     /// Registers the token with the relay (again: only the app state changes).
     public func open(_ token: String, state: PushAppState = .background) throws(PushRefusal) {
-        let known = try locked { () throws(PushRefusal) -> Bool in
-            if boxes[token] == nil && boxes.count >= 10_000 { throw .invalidArgument("the relay holds 10,000 phone inboxes already") }
-            let known = boxes[token] != nil
-            if !known { boxes[token] = [] }
-            states[token] = state
+        let known = try locked { (s: inout State) throws(PushRefusal) -> Bool in
+            if s.boxes[token] == nil && s.boxes.count >= 10_000 { throw .invalidArgument("the relay holds 10,000 phone inboxes already") }
+            let known = s.boxes[token] != nil
+            if !known { s.boxes[token] = [] }
+            s.states[token] = state
             return known
         }
         if known { return }
@@ -27,23 +31,23 @@ public final class PushInboxes: @unchecked Sendable {
                 self?.put(token, data) ?? false
             })
         } catch {
-            locked { boxes[token] = nil; states[token] = nil }
-            throw (error as? PushRefusal) ?? .badDeviceToken
+            locked { s in s.boxes[token] = nil; s.states[token] = nil }
+            throw error
         }
     }
 
     public func close(_ token: String) {
-        locked { boxes[token] = nil; states[token] = nil }
+        locked { s in s.boxes[token] = nil; s.states[token] = nil }
         relay.unregister(token: token)
     }
 
-    func state(_ token: String) -> PushAppState { locked { states[token] ?? .background } }
+    func state(_ token: String) -> PushAppState { locked { s in s.states[token] ?? .background } }
 
     func put(_ token: String, _ data: [String: String]) -> Bool {
-        locked {
-            guard boxes[token] != nil else { return false }
-            boxes[token]!.append(data)
-            if boxes[token]!.count > 100 { boxes[token]!.removeFirst() }
+        locked { s in
+            guard s.boxes[token] != nil else { return false }
+            s.boxes[token]!.append(data)
+            if s.boxes[token]!.count > 100 { s.boxes[token]!.removeFirst() }
             return true
         }
     }
@@ -52,9 +56,9 @@ public final class PushInboxes: @unchecked Sendable {
     public func collect(_ token: String, wait: TimeInterval) async -> [[String: String]]? {
         let deadline = Date().addingTimeInterval(wait)
         while true {
-            let taken = locked { () -> [[String: String]]? in
-                guard let box = boxes[token] else { return nil }
-                boxes[token] = []
+            let taken = locked { (s: inout State)  -> [[String: String]]? in
+                guard let box = s.boxes[token] else { return nil }
+                s.boxes[token] = []
                 return box
             }
             guard let taken else { return nil }

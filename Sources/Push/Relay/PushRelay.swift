@@ -1,6 +1,7 @@
 import ByteCore
 import Codecs
 import Foundation
+import Synchronization
 import TrustModel
 
 /// What the app on a device is doing, as far as pushes go (iOS: a force-quit app is not woken by
@@ -54,34 +55,37 @@ public struct PushRecord: Sendable, Equatable, CustomStringConvertible {
 /// devices: the rules APNs and FCM publish (`PushRules`), storage for unreachable devices with
 /// the time to live and collapse ids, dead tokens, and fault injection. Time comes from the
 /// shared clock; delayed and stored messages go out on `deliverDue()`.
-public final class PushRelay: @unchecked Sendable {
+public final class PushRelay: Sendable {
+    private struct State {
+        var devices: [String: PushDevice] = [:]
+        var dead: [String: Date] = [:]
+        var pending: [Pending] = []
+        var backgroundDeliveries: [String: [Date]] = [:]
+        var _faults = PushFaults()
+        var _log: [PushRecord] = []
+        var rng: SplitMix64
+        var counter = 0
+    }
+    private let state: Mutex<State>
+
     public let clock: any TrustClock
-    private let lock = NSLock()
-    private var devices: [String: PushDevice] = [:]
-    private var dead: [String: Date] = [:]
-    private var pending: [Pending] = []
-    private var backgroundDeliveries: [String: [Date]] = [:]
-    private var _faults = PushFaults()
-    private var _log: [PushRecord] = []
-    private var rng: SplitMix64
-    private var counter = 0
 
     struct Pending { var id: String; var message: PushMessage; var due: Date; var expires: Date; var stored = false }
 
     /// `seed` makes fault injection repeatable (the same drops in every run of a scenario).
     public init(clock: any TrustClock = SystemClock(), seed: UInt64 = 0x10CB_E7C4) {
-        self.clock = clock; rng = SplitMix64(seed: seed)
+        self.clock = clock; state = Mutex(State(rng: SplitMix64(seed: seed)))
     }
 
-    private func locked<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T { lock.lock(); defer { lock.unlock() }; return try body() }
+    private func locked<T, E: Error>(_ body: (inout State) throws(E) -> T) throws(E) -> T { try state.withLock { (s: inout State) throws(E) -> T in try body(&s) } }
 
     public var faults: PushFaults {
-        get { locked { _faults } }
-        set { locked { _faults = newValue } }
+        get { locked { s in s._faults } }
+        set { locked { s in s._faults = newValue } }
     }
 
     /// The newest records last; at most 100,000 kept.
-    public var log: [PushRecord] { locked { _log } }
+    public var log: [PushRecord] { locked { s in s._log } }
 
     // MARK: tokens
 
@@ -89,23 +93,23 @@ public final class PushRelay: @unchecked Sendable {
     public func register(token: String, device: PushDevice) throws(PushRefusal) {
         let probe = PushMessage(token: token, data: [:])
         if let r = PushRules.check(probe), case .badDeviceToken = r { throw r }
-        try locked { () throws(PushRefusal) in
-            if let since = dead[token] { throw .unregistered(since: since) }
-            devices[token] = device
+        try locked { (s: inout State) throws(PushRefusal) in
+            if let since = s.dead[token] { throw .unregistered(since: since) }
+            s.devices[token] = device
         }
     }
 
     /// The token is dead from now on: APNs answers 410, FCM 404 UNREGISTERED; stored messages go.
     public func unregister(token: String) {
         let now = clock.now()
-        locked {
-            devices[token] = nil
-            dead[token] = now
-            pending.removeAll { $0.message.token == token }
+        locked { s in
+            s.devices[token] = nil
+            s.dead[token] = now
+            s.pending.removeAll { $0.message.token == token }
         }
     }
 
-    public func isRegistered(_ token: String) -> Bool { locked { devices[token] != nil } }
+    public func isRegistered(_ token: String) -> Bool { locked { s in s.devices[token] != nil } }
 
     // MARK: sending
 
@@ -115,29 +119,29 @@ public final class PushRelay: @unchecked Sendable {
     public func send(_ message: PushMessage) async throws(PushRefusal) -> String {
         if let r = PushRules.check(message) { throw r }
         let now = clock.now()
-        let id = try locked { () throws(PushRefusal) -> String in
-            if let since = dead[message.token] { throw .unregistered(since: since) }
-            guard devices[message.token] != nil else { throw .badDeviceToken }
-            counter += 1
-            let id = String(format: "%08X-0000-4000-8000-%012lX", UInt32(truncatingIfNeeded: rng.next()), counter)
-            append(PushRecord(id: id, at: now, token: message.token, fate: .queued, data: message.data))
-            if _faults.dropPercent > 0 && Int(rng.next() % 100) < _faults.dropPercent {
-                append(PushRecord(id: id, at: now, token: message.token, fate: .dropped, data: message.data))
+        let id = try locked { (s: inout State) throws(PushRefusal) -> String in
+            if let since = s.dead[message.token] { throw .unregistered(since: since) }
+            guard s.devices[message.token] != nil else { throw .badDeviceToken }
+            s.counter += 1
+            let id = String(format: "%08X-0000-4000-8000-%012lX", UInt32(truncatingIfNeeded: s.rng.next()), s.counter)
+            Self.append(PushRecord(id: id, at: now, token: message.token, fate: .queued, data: message.data), to: &s)
+            if s._faults.dropPercent > 0 && Int(s.rng.next() % 100) < s._faults.dropPercent {
+                Self.append(PushRecord(id: id, at: now, token: message.token, fate: .dropped, data: message.data), to: &s)
                 return id
             }
             if let c = message.collapseID {
-                for p in pending where p.message.token == message.token && p.message.collapseID == c {
-                    append(PushRecord(id: p.id, at: now, token: p.message.token, fate: .collapsed, data: p.message.data))
+                for p in s.pending where p.message.token == message.token && p.message.collapseID == c {
+                    Self.append(PushRecord(id: p.id, at: now, token: p.message.token, fate: .collapsed, data: p.message.data), to: &s)
                 }
-                pending.removeAll { $0.message.token == message.token && $0.message.collapseID == c }
+                s.pending.removeAll { $0.message.token == message.token && $0.message.collapseID == c }
             }
-            let due = now.addingTimeInterval(_faults.delay)
-            pending.append(Pending(id: id, message: message, due: due, expires: due.addingTimeInterval(message.timeToLive)))
+            let due = now.addingTimeInterval(s._faults.delay)
+            s.pending.append(Pending(id: id, message: message, due: due, expires: due.addingTimeInterval(message.timeToLive)))
             // Bounded storage per token: the oldest goes first.
-            if pending.count > PushRules.maxStoredPerToken,
-               case let mine = pending.filter({ $0.message.token == message.token }), mine.count > PushRules.maxStoredPerToken, let oldest = mine.first {
-                pending.removeAll { $0.id == oldest.id }
-                append(PushRecord(id: oldest.id, at: now, token: oldest.message.token, fate: .expired, data: oldest.message.data))
+            if s.pending.count > PushRules.maxStoredPerToken,
+               case let mine = s.pending.filter({ $0.message.token == message.token }), mine.count > PushRules.maxStoredPerToken, let oldest = mine.first {
+                s.pending.removeAll { $0.id == oldest.id }
+                Self.append(PushRecord(id: oldest.id, at: now, token: oldest.message.token, fate: .expired, data: oldest.message.data), to: &s)
             }
             return id
         }
@@ -149,61 +153,61 @@ public final class PushRelay: @unchecked Sendable {
     /// to live (a TTL-0 message to an unreachable device is never stored), and keeps the rest.
     public func deliverDue() async {
         let now = clock.now()
-        let out = locked { () -> [(Pending, PushDevice)] in
+        let out = locked { (s: inout State)  -> [(Pending, PushDevice)] in
             var out = [(Pending, PushDevice)]()
             var keep = [Pending]()
-            for var p in pending {
+            for var p in s.pending {
                 guard p.due <= now else { keep.append(p); continue }
-                guard let device = devices[p.message.token] else { continue }
+                guard let device = s.devices[p.message.token] else { continue }
                 // TTL 0: now or never (judged by reachability, not by the clock that moved on).
                 if p.message.timeToLive == 0 ? !device.isReachable() : now > p.expires {
-                    append(PushRecord(id: p.id, at: now, token: p.message.token, fate: .expired, data: p.message.data))
+                    Self.append(PushRecord(id: p.id, at: now, token: p.message.token, fate: .expired, data: p.message.data), to: &s)
                     continue
                 }
                 guard device.isReachable() else {
                     if !p.stored {
                         p.stored = true
-                        append(PushRecord(id: p.id, at: now, token: p.message.token, fate: .stored, data: p.message.data))
+                        Self.append(PushRecord(id: p.id, at: now, token: p.message.token, fate: .stored, data: p.message.data), to: &s)
                     }
                     keep.append(p)
                     continue
                 }
                 let state = device.appState()
                 if p.message.background && state == .forceQuit {
-                    append(PushRecord(id: p.id, at: now, token: p.message.token, fate: .discarded, data: p.message.data))
+                    Self.append(PushRecord(id: p.id, at: now, token: p.message.token, fate: .discarded, data: p.message.data), to: &s)
                     continue
                 }
-                if p.message.background && state == .background, let budget = _faults.backgroundPerHour {
-                    var recent = (backgroundDeliveries[p.message.token] ?? []).filter { now.timeIntervalSince($0) < 3600 }
+                if p.message.background && state == .background, let budget = s._faults.backgroundPerHour {
+                    var recent = (s.backgroundDeliveries[p.message.token] ?? []).filter { now.timeIntervalSince($0) < 3600 }
                     if recent.count >= budget {
-                        backgroundDeliveries[p.message.token] = recent
-                        append(PushRecord(id: p.id, at: now, token: p.message.token, fate: .throttled, data: p.message.data))
+                        s.backgroundDeliveries[p.message.token] = recent
+                        Self.append(PushRecord(id: p.id, at: now, token: p.message.token, fate: .throttled, data: p.message.data), to: &s)
                         continue
                     }
                     recent.append(now)
-                    backgroundDeliveries[p.message.token] = recent
+                    s.backgroundDeliveries[p.message.token] = recent
                 }
-                append(PushRecord(id: p.id, at: now, token: p.message.token, fate: .delivered, data: p.message.data))
+                Self.append(PushRecord(id: p.id, at: now, token: p.message.token, fate: .delivered, data: p.message.data), to: &s)
                 out.append((p, device))
             }
-            pending = keep
+            s.pending = keep
             return out
         }
         for (p, device) in out {
             let handled = await device.deliver(p.message.token, p.message.data)
-            locked { append(PushRecord(id: p.id, at: clock.now(), token: p.message.token, fate: handled ? .handled : .notHandled, data: p.message.data)) }
+            locked { s in Self.append(PushRecord(id: p.id, at: clock.now(), token: p.message.token, fate: handled ? .handled : .notHandled, data: p.message.data), to: &s) }
         }
     }
 
     /// When the next delayed message falls due (for a virtual clock to stop there).
-    public var nextDue: Date? { locked { pending.filter { $0.due > clock.now() }.map(\.due).min() } }
+    public var nextDue: Date? { locked { s in s.pending.filter { $0.due > clock.now() }.map(\.due).min() } }
 
     /// Messages waiting (delayed, or stored for an unreachable device).
-    public var pendingCount: Int { locked { pending.count } }
+    public var pendingCount: Int { locked { s in s.pending.count } }
 
-    private func append(_ r: PushRecord) {
-        _log.append(r)
-        if _log.count > 100_000 { _log.removeFirst(_log.count - 100_000) }
+    private static func append(_ r: PushRecord, to s: inout State) {
+        s._log.append(r)
+        if s._log.count > 100_000 { s._log.removeFirst(s._log.count - 100_000) }
     }
 }
 

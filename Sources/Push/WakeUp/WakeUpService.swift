@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TrustModel
 
 /// Mobile wake-up: applications (namespaces) each with a data tree, read rules, and
@@ -6,7 +7,12 @@ import TrustModel
 /// under a subscribed path sends the device an FCM data message through the relay; a
 /// subscription that expires, loses read access, outgrows the limit, or whose application is
 /// disabled or deleted is revoked with a `t="revoke"` message.
-public final class WakeUpService: @unchecked Sendable {
+public final class WakeUpService: Sendable {
+    private struct State {
+        var namespaces: [String: Namespace] = [:]
+    }
+    private let state = Mutex(State())
+
     public struct Key: Hashable, Sendable { public var app: String; public var path: WakeUpPath; public var device: String }
     public struct Subscription: Sendable, Equatable {
         public var key: Key
@@ -31,14 +37,12 @@ public final class WakeUpService: @unchecked Sendable {
     public let maxNodeBytes: Int
     /// Subscriptions across all applications, at most.
     public let maxSubscriptions: Int
-    private let lock = NSLock()
-    private var namespaces: [String: Namespace] = [:]
 
     public init(relay: PushRelay, lifetime: TimeInterval = 30 * 86400, maxNodeBytes: Int = 1 << 20, maxSubscriptions: Int = 1_000_000) {
         self.relay = relay; self.lifetime = lifetime; self.maxNodeBytes = maxNodeBytes; self.maxSubscriptions = maxSubscriptions
     }
 
-    private func locked<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T { lock.lock(); defer { lock.unlock() }; return try body() }
+    private func locked<T, E: Error>(_ body: (inout State) throws(E) -> T) throws(E) -> T { try state.withLock { (s: inout State) throws(E) -> T in try body(&s) } }
 
     // MARK: applications (the console's part)
 
@@ -52,24 +56,24 @@ public final class WakeUpService: @unchecked Sendable {
     /// Creates an application with wake-up enabled and everything readable without a token.
     public func createApplication(_ app: String) throws(WakeUpError) {
         try Self.checkApp(app)
-        locked { if namespaces[app] == nil { namespaces[app] = Namespace() } }
+        locked { s in if s.namespaces[app] == nil { s.namespaces[app] = Namespace() } }
     }
 
     /// Who may read what: `token` ("" = no token) may read `paths` and below (replaces its rules).
     /// Subscriptions that can no longer read are revoked (`permission_denied`).
     public func setReadRule(_ app: String, token: String, paths: [WakeUpPath]) async throws(WakeUpError) {
-        try locked { () throws(WakeUpError) in
-            guard namespaces[app] != nil else { throw WakeUpError(.namespaceDoesNotExist, "no application \"\(app)\"") }
-            namespaces[app]!.readers[token] = paths.isEmpty ? nil : paths
+        try locked { (s: inout State) throws(WakeUpError) in
+            guard s.namespaces[app] != nil else { throw WakeUpError(.namespaceDoesNotExist, "no application \"\(app)\"") }
+            s.namespaces[app]!.readers[token] = paths.isEmpty ? nil : paths
         }
         await revoke(app) { ns, s in Self.mayRead(ns, token: s.token, s.key.path) ? nil : .permissionDenied }
     }
 
     /// "Mobile wake-up feature has just been disabled" → every subscription revoked (`disabled`).
     public func setEnabled(_ app: String, _ enabled: Bool) async throws(WakeUpError) {
-        try locked { () throws(WakeUpError) in
-            guard namespaces[app] != nil else { throw WakeUpError(.namespaceDoesNotExist, "no application \"\(app)\"") }
-            namespaces[app]!.enabled = enabled
+        try locked { (s: inout State) throws(WakeUpError) in
+            guard s.namespaces[app] != nil else { throw WakeUpError(.namespaceDoesNotExist, "no application \"\(app)\"") }
+            s.namespaces[app]!.enabled = enabled
         }
         if !enabled { await revoke(app) { _, _ in .disabled } }
     }
@@ -77,7 +81,7 @@ public final class WakeUpService: @unchecked Sendable {
     /// "The application database has just been deleted" → revoked (`namespace_does_not_exist`).
     public func deleteApplication(_ app: String) async {
         await revoke(app) { _, _ in .namespaceDoesNotExist }
-        _ = locked { namespaces.removeValue(forKey: app) }
+        _ = locked { s in s.namespaces.removeValue(forKey: app) }
     }
 
     // MARK: the REST requests
@@ -88,53 +92,53 @@ public final class WakeUpService: @unchecked Sendable {
     public func subscribe(app: String, path: WakeUpPath, device: String, token: String?, mode: WakeUpMode) throws(WakeUpError) -> Subscription {
         guard !device.isEmpty, device.utf8.count <= PushRules.maxTokenBytes else { throw WakeUpError(.badRequest, "id (the FCM device id) is missing or longer than \(PushRules.maxTokenBytes) bytes") }
         let now = clock.now()
-        return try locked { () throws(WakeUpError) -> Subscription in
-            guard let ns = namespaces[app] else { throw WakeUpError(.namespaceDoesNotExist, "no application \"\(app)\"") }
+        return try locked { (s: inout State) throws(WakeUpError) -> Subscription in
+            guard let ns = s.namespaces[app] else { throw WakeUpError(.namespaceDoesNotExist, "no application \"\(app)\"") }
             guard ns.enabled else { throw WakeUpError(.disabled, "mobile wake-up is disabled for \(app)") }
             guard Self.mayRead(ns, token: token, path) else { throw WakeUpError(.permissionDenied, "the read rules do not let \(token == nil ? "an unauthenticated request" : "this token") read \(path)") }
             let size = ns.data?.child(at: path.segments[...])?.encoded().utf8.count ?? 0
             guard size <= maxNodeBytes else { throw WakeUpError(.tooBig, "the data at \(path) is \(size) bytes; at most \(maxNodeBytes) can be subscribed") }
             let key = Key(app: app, path: path, device: device)
-            if ns.subscriptions[key] == nil && namespaces.values.reduce(0, { $0 + $1.subscriptions.count }) >= maxSubscriptions {
+            if ns.subscriptions[key] == nil && s.namespaces.values.reduce(0, { $0 + $1.subscriptions.count }) >= maxSubscriptions {
                 throw WakeUpError(.tooBig, "the service holds \(maxSubscriptions) subscriptions already")
             }
-            let s = Subscription(key: key, mode: mode, token: token, expires: now.addingTimeInterval(lifetime))
-            namespaces[app]!.subscriptions[key] = s
-            return s
+            let sub = Subscription(key: key, mode: mode, token: token, expires: now.addingTimeInterval(lifetime))
+            s.namespaces[app]!.subscriptions[key] = sub
+            return sub
         }
     }
 
     /// `DELETE /.wakeup/<path>?id=&token=`: removes the 3-tuple (absent: nothing to do, still 204);
     /// the token must be the one it was subscribed with.
     public func unsubscribe(app: String, path: WakeUpPath, device: String, token: String?) throws(WakeUpError) {
-        try locked { () throws(WakeUpError) in
-            guard let ns = namespaces[app] else { throw WakeUpError(.namespaceDoesNotExist, "no application \"\(app)\"") }
+        try locked { (s: inout State) throws(WakeUpError) in
+            guard let ns = s.namespaces[app] else { throw WakeUpError(.namespaceDoesNotExist, "no application \"\(app)\"") }
             let key = Key(app: app, path: path, device: device)
-            guard let s = ns.subscriptions[key] else { return }
-            guard s.token == token else { throw WakeUpError(.permissionDenied, "the token is not the one the subscription was made with") }
-            namespaces[app]!.subscriptions[key] = nil
+            guard let sub = ns.subscriptions[key] else { return }
+            guard sub.token == token else { throw WakeUpError(.permissionDenied, "the token is not the one the subscription was made with") }
+            s.namespaces[app]!.subscriptions[key] = nil
         }
     }
 
     /// Device id refresh, as the tutorial orders it: subscribe the new id to every path the old
     /// one had, then unsubscribe the old.
     public func refreshDevice(app: String, from old: String, to new: String) throws(WakeUpError) {
-        let mine = locked { namespaces[app]?.subscriptions.values.filter { $0.key.device == old } ?? [] }
+        let mine = locked { s in s.namespaces[app]?.subscriptions.values.filter { $0.key.device == old } ?? [] }
         for s in mine { try subscribe(app: app, path: s.key.path, device: new, token: s.token, mode: s.mode) }
         for s in mine { try unsubscribe(app: app, path: s.key.path, device: old, token: s.token) }
     }
 
     /// The explicit read the phone makes when a message came without its data.
     public func read(app: String, path: WakeUpPath, token: String?) throws(WakeUpError) -> WakeUpValue? {
-        try locked { () throws(WakeUpError) -> WakeUpValue? in
-            guard let ns = namespaces[app] else { throw WakeUpError(.namespaceDoesNotExist, "no application \"\(app)\"") }
+        try locked { (s: inout State) throws(WakeUpError) -> WakeUpValue? in
+            guard let ns = s.namespaces[app] else { throw WakeUpError(.namespaceDoesNotExist, "no application \"\(app)\"") }
             guard Self.mayRead(ns, token: token, path) else { throw WakeUpError(.permissionDenied, "the read rules do not allow \(path)") }
             return ns.data?.child(at: path.segments[...])
         }
     }
 
     public func subscriptions(app: String) -> [Subscription] {
-        locked { namespaces[app]?.subscriptions.values.sorted { ($0.key.path.description, $0.key.device) < ($1.key.path.description, $1.key.device) } ?? [] }
+        locked { s in s.namespaces[app]?.subscriptions.values.sorted { ($0.key.path.description, $0.key.device) < ($1.key.path.description, $1.key.device) } ?? [] }
     }
 
     // MARK: data changes → wake-up messages
@@ -143,8 +147,8 @@ public final class WakeUpService: @unchecked Sendable {
     /// it whose node changed gets its message (by mode); one whose node is now too big is revoked.
     public func write(app: String, path: WakeUpPath, value: WakeUpValue?) async throws(WakeUpError) {
         var out = [(String, [String: String])]()
-        try locked { () throws(WakeUpError) in
-            guard var ns = namespaces[app] else { throw WakeUpError(.namespaceDoesNotExist, "no application \"\(app)\"") }
+        try locked { (s: inout State) throws(WakeUpError) in
+            guard var ns = s.namespaces[app] else { throw WakeUpError(.namespaceDoesNotExist, "no application \"\(app)\"") }
             let old = ns.data
             ns.data = (ns.data ?? .object([:])).setting(value, at: path.segments[...])
             for s in ns.subscriptions.values where ns.enabled && (path.isWithin(s.key.path) || s.key.path.isWithin(path)) {
@@ -162,7 +166,7 @@ public final class WakeUpService: @unchecked Sendable {
                 case .childEvent: out.append((s.key.device, WakeUpPayload.childEvent(app: app, sp: sp, old: before, new: after)))
                 }
             }
-            namespaces[app] = ns
+            s.namespaces[app] = ns
         }
         await send(out)
     }
@@ -170,13 +174,13 @@ public final class WakeUpService: @unchecked Sendable {
     /// Revokes every subscription whose time has come (`expired`).
     public func expire() async {
         let now = clock.now()
-        for app in locked({ Array(namespaces.keys) }) {
+        for app in locked({ s in Array(s.namespaces.keys) }) {
             await revoke(app) { _, s in s.expires <= now ? .expired : nil }
         }
     }
 
     /// The earliest expiry (for a virtual clock to stop there).
-    public var nextExpiry: Date? { locked { namespaces.values.flatMap { $0.subscriptions.values.map(\.expires) }.min() } }
+    public var nextExpiry: Date? { locked { s in s.namespaces.values.flatMap { $0.subscriptions.values.map(\.expires) }.min() } }
 
     // MARK: helpers
 
@@ -185,15 +189,15 @@ public final class WakeUpService: @unchecked Sendable {
     }
 
     private func revoke(_ app: String, _ why: (Namespace, Subscription) -> WakeUpRevocation?) async {
-        let out = locked { () -> [(String, [String: String])] in
-            guard var ns = namespaces[app] else { return [] }
+        let out = locked { (s: inout State)  -> [(String, [String: String])] in
+            guard var ns = s.namespaces[app] else { return [] }
             var out = [(String, [String: String])]()
             for s in ns.subscriptions.values {
                 guard let reason = why(ns, s) else { continue }
                 ns.subscriptions[s.key] = nil
                 out.append((s.key.device, WakeUpPayload.revoke(app: app, sp: s.key.path.description, reason: reason)))
             }
-            namespaces[app] = ns
+            s.namespaces[app] = ns
             return out
         }
         await send(out)
@@ -206,7 +210,7 @@ public final class WakeUpService: @unchecked Sendable {
                 try await relay.send(PushMessage(token: device, data: data, background: true, service: .fcm))
             } catch let e as PushRefusal {
                 guard case .unregistered = e else { continue }
-                locked { for (app, ns) in namespaces { namespaces[app]!.subscriptions = ns.subscriptions.filter { $0.key.device != device } } }
+                locked { s in for (app, ns) in s.namespaces { s.namespaces[app]!.subscriptions = ns.subscriptions.filter { $0.key.device != device } } }
             } catch {}
         }
     }

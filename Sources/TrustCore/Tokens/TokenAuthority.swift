@@ -2,6 +2,7 @@ import ByteCore
 import Codecs
 import Crypto
 import Foundation
+import Synchronization
 import TrustModel
 import JWTKit
 
@@ -131,17 +132,16 @@ public final class TokenAuthority: Sendable {
 /// Access tokens whose header and signature verified, with their claims: the same bytes verify
 /// the same way again. Bounded: when full, entries past their `exp` go first, and if none has
 /// lapsed the whole cache is dropped (the next polls pay one signature check each).
-final class VerifiedTokens: @unchecked Sendable {
+final class VerifiedTokens: Sendable {
     let capacity: Int
-    private let lock = NSLock()
-    private var entries: [String: AccessClaims] = [:]
+    private let entries = Mutex<[String: AccessClaims]>([:])
 
     init(capacity: Int = 16_384) { self.capacity = capacity }
 
-    func claims(_ token: String) -> AccessClaims? { lock.withLock { entries[token] } }
+    func claims(_ token: String) -> AccessClaims? { entries.withLock { $0[token] } }
 
     func insert(_ token: String, _ claims: AccessClaims, now: Date) {
-        lock.withLock {
+        entries.withLock { entries in
             if entries.count >= capacity {
                 entries = entries.filter { $0.value.exp.value > now }
                 if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
@@ -150,12 +150,11 @@ final class VerifiedTokens: @unchecked Sendable {
         }
     }
 
-    var count: Int { lock.withLock { entries.count } }
+    var count: Int { entries.withLock { $0.count } }
 }
 
 /// A thread-safe round-robin counter.
-final class RoundRobin: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = 0
-    func next() -> Int { lock.withLock { value &+= 1; return value & Int.max } }
+final class RoundRobin: Sendable {
+    private let value = Mutex(0)
+    func next() -> Int { value.withLock { $0 &+= 1; return $0 & Int.max } }
 }

@@ -5,7 +5,7 @@ import OfflineUnlock
 import Scenario
 
 /// `lockbench fleet`: many locks and phones in one process, for load tests and revocation fan-out.
-struct FleetCommand: ParsableCommand {
+struct FleetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fleet",
         abstract: "Run many virtual locks and phones in one process and tap them: a load test and a revocation fan-out, with a summary.",
@@ -100,7 +100,7 @@ struct FleetCommand: ParsableCommand {
         }
     }
 
-    func run() throws {
+    func run() async throws {
         let runner = FleetRunner(plan: try plan())
         if !quiet {
             let tty = isatty(2) == 1
@@ -113,7 +113,7 @@ struct FleetCommand: ParsableCommand {
             }
         }
         let summary: FleetSummary
-        do { summary = try blocking { try await runner.run() } } catch let e as ScenarioError {
+        do { summary = try await runner.run() } catch let e as ScenarioError {
             throw UserError(message: "fleet: \(e.message)", code: ExitCodes.environment)
         } catch {
             throw UserError(message: "fleet: the run could not be set up or finished: \(error)", code: ExitCodes.environment)

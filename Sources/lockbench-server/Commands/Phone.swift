@@ -9,6 +9,8 @@ import SocketTransport
 import NFC
 import OfflineUnlock
 import Push
+import CommandLineSupport
+import Synchronization
 import Scenario
 import TrustModel
 import TrustPhone
@@ -16,13 +18,13 @@ import VirtualPN532
 
 /// `lockbench phone run`: a virtual phone that keeps its keys current from a trust service and
 /// serves them to locks.
-struct PhoneCommand: ParsableCommand {
+struct PhoneCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "phone",
         abstract: "A virtual phone that logs in to a trust service, polls for keys and serves locks.",
         subcommands: [Run.self])
 
-    struct Run: ParsableCommand {
+    struct Run: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Log in, keep the keys current and serve them to locks until stdin closes or `quit`.",
             discussion: """
@@ -97,7 +99,7 @@ struct PhoneCommand: ParsableCommand {
             }
         }
 
-        func run() throws {
+        func run() async throws {
             let signingKey = try KeyFiles.privateKey(key, what: "credential key")
             let readers = try trustReader.map { try SoftwarePhone.trustedReader($0, group: nil) }
             var options = VirtualPhone.Options()
@@ -113,7 +115,7 @@ struct PhoneCommand: ParsableCommand {
 
             // The radio.
             var stopRadio: () -> Void = {}
-            var bleTap: (() -> String)?
+            var bleTap: (@Sendable () -> String)?
             var field: ((Bool) -> String)?
             switch transport {
             case "socket":
@@ -158,7 +160,7 @@ struct PhoneCommand: ParsableCommand {
             }
             defer { stopRadio() }
 
-            func report(_ outcome: VirtualPhone.PollOutcome, _ trigger: PollTrigger) {
+            @Sendable func report(_ outcome: VirtualPhone.PollOutcome, _ trigger: PollTrigger) {
                 switch outcome {
                 case .updated(let k, let d, let s):
                     say("polled", ["trigger": trigger.rawValue, "keys": String(k), "deleted": String(d), "revocation": s.map(String.init) ?? "-"])
@@ -174,69 +176,67 @@ struct PhoneCommand: ParsableCommand {
             // push makes the phone poll (the push is a hint, the poll the truth); others are not ours.
             let push = pushRelay.map { PushChannel(RelayInbox(baseURL: $0, token: RelayInbox.newToken(device: device))) }
             if let push {
-                do { try blocking { try await push.inbox.open() } } catch {
+                do { try await push.inbox.open() } catch {
                     throw UserError(message: "--push-relay \(push.inbox.baseURL): \(error)", code: ExitCodes.environment)
                 }
                 say("push-token", ["token": push.inbox.token])
             }
-            func registerPush() {
+            @Sendable func registerPush() async {
                 guard let push else { return }
                 let token = push.inbox.token
-                if let error = try? blocking({ await phone.registerPushToken(token) }) { say("push-register-failed", ["error": error]) }
+                if let error = await phone.registerPushToken(token) { say("push-register-failed", ["error": error]) }
                 else { say("push-registered", ["token": token]) }
             }
             if let code {
-                let outcome = try blocking { await phone.login(code: code) }
+                let outcome = await phone.login(code: code)
                 report(outcome, .login)
-                if phone.isLoggedIn { registerPush() }
+                if phone.isLoggedIn { await registerPush() }
             }
             let receiver = push.map { push in
-                Thread {
-                    while !Thread.current.isCancelled {
+                Task {
+                    while !Task.isCancelled {
                         let inbox = push.inbox
-                        guard let messages = try? blocking({ try await inbox.collect(wait: 20) }) else {
-                            Thread.sleep(forTimeInterval: 1); continue
+                        guard let messages = try? await inbox.collect(wait: 20) else {
+                            try? await Task.sleep(for: .seconds(1)); continue
                         }
                         for m in messages {
                             if m["t"] != nil { say("wakeup", m); continue }   // a mobile wake-up message
                             guard m[TrustPushNotifier.identifier] == "1" else { say("push-not-handled", m); continue }
                             let trigger = m["trigger"].flatMap(PollTrigger.init(rawValue:)) ?? .manual
                             say("push", ["trigger": trigger.rawValue])
-                            if let outcome = try? blocking({ await phone.poll(trigger: trigger) }) { report(outcome, trigger) }
+                            report(await phone.poll(trigger: trigger), trigger)
                         }
                     }
                 }
             }
-            let pushConsole = PhonePushConsole(device: device, channel: push, app: wakeupApp, say: say) { registerPush() }
-            receiver?.start()
+            let pushConsole = PhonePushConsole(device: device, channel: push, app: wakeupApp, say: say) { await registerPush() }
             defer { receiver?.cancel() }
             // The background schedule.
-            let scheduler = Thread {
-                while !Thread.current.isCancelled {
-                    Thread.sleep(forTimeInterval: 1)
+            let scheduler = Task {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(1))
                     if let due = phone.nextScheduledPoll, due <= Date() {
-                        if let outcome = try? blocking({ await phone.poll(trigger: .schedule) }) { report(outcome, .schedule) }
+                        report(await phone.poll(trigger: .schedule), .schedule)
                     }
                 }
             }
-            scheduler.start()
             defer { scheduler.cancel() }
 
             let approvalConsole = PhoneApprovalConsole(phone: phone, say: say)
-            while let line = readLine() {
+            for await line in standardInputLines() {
                 let words = line.split(separator: " ").map(String.init)
                 guard let verb = words.first else { continue }
-                if try approvalConsole.handle(words) { continue }
-                if pushConsole.handle(words) { continue }
+                if await approvalConsole.handle(words) { continue }
+                if await pushConsole.handle(words) { continue }
                 switch verb {
-                case "poll": report(try blocking { await phone.poll(trigger: .manual) }, .manual)
+                case "poll": report(await phone.poll(trigger: .manual), .manual)
                 case "offline": phone.setOnline(false); say("offline", [:])
                 case "online": phone.setOnline(true); say("online", [:])
                 case "login":
                     guard words.count == 2 else { say("usage: login CODE", [:]); continue }
                     let c = words[1]
-                    report(try blocking { await phone.login(code: c) }, .login)
-                    if phone.isLoggedIn { registerPush() }
+                    report(await phone.login(code: c), .login)
+                    if phone.isLoggedIn { await registerPush() }
                 case "show":
                     for k in phone.keys {
                         say("key", ["id": k.id, "iteration": String(k.iteration), "validUntil": RFC3339.format(k.validUntil),
@@ -246,7 +246,7 @@ struct PhoneCommand: ParsableCommand {
                                   "online": String(phone.isOnline), "loggedIn": String(phone.isLoggedIn),
                                   "nextPoll": phone.nextScheduledPoll.map(RFC3339.format) ?? "never", "lastError": phone.lastError ?? "-"])
                 case "tap":
-                    if let bleTap { say("tap", ["result": bleTap()]); continue }
+                    if let bleTap { say("tap", ["result": await onOwnThread("ble-tap", bleTap)]); continue }
                     if let field { _ = field(false); say("field", ["phone": field(true)]); continue }
                     say("tap: only with --transport ble or pn532 (on socket the lock connects)", [:])
                 case "insert", "remove":
@@ -261,19 +261,18 @@ struct PhoneCommand: ParsableCommand {
 }
 
 /// The last byte of the phone's UID on each entry into the field.
-private final class Counter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: UInt8 = 0
-    func next() -> UInt8 { lock.withLock { value &+= 1; return value } }
+private final class Counter: Sendable {
+    private let value = Mutex<UInt8>(0)
+    func next() -> UInt8 { value.withLock { $0 &+= 1; return $0 } }
 }
 
-struct ScenarioCommand: ParsableCommand {
+struct ScenarioCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scenario",
         abstract: "Run scenarios: trust service, phones and locks on one clock.",
         subcommands: [Run.self])
 
-    struct Run: ParsableCommand {
+    struct Run: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Run scenario files; exit 0 if all pass, 1 if one fails, 2 if one cannot be read, 3 if the environment fails.",
             discussion: """
@@ -302,7 +301,7 @@ struct ScenarioCommand: ParsableCommand {
             guard clock == "virtual" || clock == "system" else { throw ValidationError("--clock is virtual or system") }
         }
 
-        func run() throws {
+        func run() async throws {
             var scripts = [ScenarioScript]()
             for f in files {
                 let text = try KeyFiles.readText(f, what: "scenario")
@@ -313,11 +312,8 @@ struct ScenarioCommand: ParsableCommand {
             let tap: TapTransport = transport == "socket" ? SocketTap() : RadioTap(transport == "ble" ? .ble : .pn532)
             let runner = ScenarioRunner(transport: tap, clockMode: clock == "system" ? .system : .virtual)
             if verbose { runner.trace = { emitError($0) } }
-            let results = try blocking { () async -> [ScenarioResult] in
-                var out = [ScenarioResult]()
-                for s in scripts { out.append(await runner.run(s)) }
-                return out
-            }
+            var results = [ScenarioResult]()
+            for s in scripts { results.append(await runner.run(s)) }
             if let junit {
                 do { try Data(JUnitReport.xml(results).utf8).write(to: URL(fileURLWithPath: junit), options: .atomic) } catch {
                     throw UserError(message: "cannot write --junit \(junit): \(error.localizedDescription)", code: ExitCodes.environment)

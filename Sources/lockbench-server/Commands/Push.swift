@@ -7,7 +7,7 @@ import Push
 
 
 /// `lockbench push serve`: the push relay (APNs- and FCM-shaped) and the mobile wake-up service.
-struct PushCommand: ParsableCommand {
+struct PushCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "push",
         abstract: "A push relay shaped like APNs and FCM, with mobile wake-up subscriptions and fault injection.",
@@ -30,7 +30,7 @@ struct PushCommand: ParsableCommand {
         """,
         subcommands: [Serve.self])
 
-    struct Serve: ParsableCommand {
+    struct Serve: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Run the relay and the wake-up service until SIGINT or SIGTERM.",
             discussion: """
@@ -65,13 +65,13 @@ struct PushCommand: ParsableCommand {
             }
         }
 
-        func run() throws {
+        func run() async throws {
             let (host, port, apps) = (self.host, self.port, self.app)
             var faults = PushFaults()
             faults.dropPercent = drop; faults.delay = delay; faults.backgroundPerHour = throttle
             let lifetime = DurationText.parse(self.lifetime) ?? 30 * 86400
             do {
-                try blocking { [faults] in
+                do {
                     let relay = PushRelay(seed: UInt64.random(in: 0...UInt64.max))
                     relay.faults = faults
                     let wakeUp = WakeUpService(relay: relay, lifetime: lifetime)

@@ -10,14 +10,13 @@ import Metrics
 import ServiceLifecycle
 import TrustModel
 import TrustCore
-import TrustSQLite
 import TrustBackends
 import TrustHTTP
 import TrustPhone
 import Scenario
 
 /// `lockbench trust …`: the trust service that keeps short-lived keys current.
-struct TrustCommand: ParsableCommand {
+struct TrustCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "trust",
         abstract: "Run the trust service that issues short-lived keys to phones and keeps them current; manage grants, devices and credentials.",
@@ -55,21 +54,18 @@ struct TrustCommand: ParsableCommand {
         @Flag(help: "Print the result as JSON.")
         var json = false
 
-        func withService<T: Sendable>(_ body: @escaping @Sendable (TrustService) async throws -> T) throws -> T {
+        func withService<T: Sendable>(_ body: @Sendable (TrustService) async throws -> T) async throws -> T {
             let site = try TrustCommand.open(self.site)
             let clock = try TrustCommand.clock(now)
-            let db = self.db
-            return try TrustCommand.mapErrors {
-                try blocking {
-                    let service = try await site.service(database: db, clock: clock)
-                    do {
-                        let r = try await body(service)
-                        try await service.storage.close()
-                        return r
-                    } catch {
-                        try? await service.storage.close()
-                        throw error
-                    }
+            return try await TrustCommand.mapErrors {
+                let service = try await site.service(database: db, clock: clock)
+                do {
+                    let r = try await body(service)
+                    try await service.storage.close()
+                    return r
+                } catch {
+                    try? await service.storage.close()
+                    throw error
                 }
             }
         }
@@ -94,8 +90,8 @@ struct TrustCommand: ParsableCommand {
     }
 
     /// Service refusals become usage errors with the service's words; a damaged database an environment failure.
-    static func mapErrors<T>(_ body: () throws -> T) throws -> T {
-        do { return try body() } catch let e as TrustError {
+    static func mapErrors<T>(_ body: () async throws -> T) async throws -> T {
+        do { return try await body() } catch let e as TrustError {
             throw UserError(message: e.message, code: e.code == .notFound || e.code == .conflict || e.code == .final ? ExitCodes.negative : ExitCodes.usage)
         } catch let e as UserError { throw e } catch let e as TrustStorageError {
             throw UserError(message: "the database: \(e.description)", code: ExitCodes.environment)
@@ -116,7 +112,7 @@ struct TrustCommand: ParsableCommand {
         for a in change.affected { print("poll: \(a.device) (\(a.trigger.rawValue))") }
     }
 
-    struct Init: ParsableCommand {
+    struct Init: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Create a site: issuer key, token key, settings and database.",
             discussion: """
@@ -131,7 +127,7 @@ struct TrustCommand: ParsableCommand {
         @Option(help: ArgumentHelp("The database to create or migrate: sqlite:PATH or postgres://USER[:PASSWORD]@HOST[:PORT]/DB (default: sqlite:DIR/trust.sqlite).", valueName: "url"))
         var db: String?
 
-        func run() throws {
+        func run() async throws {
             var s = TrustSettings()
             for pair in settings {
                 let kv = pair.split(separator: "=", maxSplits: 1).map(String.init)
@@ -139,11 +135,11 @@ struct TrustCommand: ParsableCommand {
                 do { try s.set(kv[0], kv[1]) } catch { throw UserError(message: "--set: \(error.message)") }
             }
             // A database named by --db is created or migrated first: if it is unreachable, no half site is left behind.
-            if let db { try TrustCommand.mapErrors { try blocking { try await TrustSite.storage(db).close() } } }
+            if let db { try await TrustCommand.mapErrors { try await TrustSite.storage(db).close() } }
             let site: TrustSite
             do { site = try TrustSite.create(at: directory, settings: s) } catch { throw UserError(message: error.message) }
             if db == nil {
-                try TrustCommand.mapErrors { try blocking { try await SQLiteTrustStorage.open(path: site.databasePath).close() } }
+                try await TrustCommand.mapErrors { try await TrustSite.storage("sqlite:" + site.databasePath).close() }
             }
             print("site: \(directory)")
             print("issuer public key (list it in each lock's trustedIssuers): \(site.issuerPublicPath)")
@@ -151,7 +147,7 @@ struct TrustCommand: ParsableCommand {
         }
     }
 
-    struct Serve: ParsableCommand {
+    struct Serve: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Serve phones over HTTP: the token endpoint and the poll endpoint.",
             discussion: """
@@ -188,28 +184,26 @@ struct TrustCommand: ParsableCommand {
             if clock == "virtual" && now == nil { throw ValidationError("--clock virtual needs --now TIME") }
         }
 
-        func run() throws {
+        func run() async throws {
             let site = try TrustCommand.open(self.site)
             let clock = try TrustCommand.clock(now)
             let (db, host, port, pushRelay) = (self.db, self.host, self.port, self.pushRelay)
-            try TrustCommand.mapErrors {
-                try blocking {
-                    let registry = PrometheusCollectorRegistry()
-                    MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
-                    let service = try await site.service(database: db, clock: clock)
-                    // Push: every change announced on the store (any instance's or admin command's) goes
-                    // to the tokens registered with this instance (a phone registers through one instance).
-                    let notifier = pushRelay.map { TrustPushNotifier(relay: APNsHTTPSender(baseURL: $0), logger: serveLogger("lockbench.trust.push")) }
-                    let following = notifier.flatMap { n in (service.storage as? TrustChangeFeed).map { n.follow($0) } }
-                    let server = try await TrustServer.start(
-                        service: service, host: host, port: port, registry: registry,
-                        pushTokens: notifier.map { n in { device, token in n.register(device: device, token: token) } },
-                        logger: serveLogger("lockbench.trust"))
-                    try await serveUntilSignal("trust service", host: host, port: server.port) {
-                        following?.cancel()
-                        await server.stop()
-                        try await service.storage.close()
-                    }
+            try await TrustCommand.mapErrors {
+                let registry = PrometheusCollectorRegistry()
+                MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+                let service = try await site.service(database: db, clock: clock)
+                // Push: every change announced on the store (any instance's or admin command's) goes
+                // to the tokens registered with this instance (a phone registers through one instance).
+                let notifier = pushRelay.map { TrustPushNotifier(relay: APNsHTTPSender(baseURL: $0), logger: serveLogger("lockbench.trust.push")) }
+                let following = notifier.flatMap { n in (service.storage as? TrustChangeFeed).map { n.follow($0) } }
+                let server = try await TrustServer.start(
+                    service: service, host: host, port: port, registry: registry,
+                    pushTokens: notifier.map { n in { device, token in n.register(device: device, token: token) } },
+                    logger: serveLogger("lockbench.trust"))
+                try await serveUntilSignal("trust service", host: host, port: server.port) {
+                    following?.cancel()
+                    await server.stop()
+                    try await service.storage.close()
                 }
             }
         }
@@ -223,12 +217,12 @@ struct FixedClock: TrustClock {
     func now() -> Date { time }
 }
 
-struct DeviceCommand: ParsableCommand {
+struct DeviceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "device", abstract: "Register devices (phones) and their credential keys; issue login codes.",
         subcommands: [Add.self, Enroll.self, List.self])
 
-    struct Add: ParsableCommand {
+    struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Register a device with its credential key; prints its one-time login code.",
             discussion: "The phone exchanges the code at POST /v1/token (grant_type=authorization_code) for its first tokens: `lockbench phone run --code CODE`.")
@@ -240,10 +234,10 @@ struct DeviceCommand: ParsableCommand {
         @Option(name: .customLong("credential-key"), help: ArgumentHelp("The phone's credential key (PEM, public or private).", valueName: "file"))
         var credentialKey: String
 
-        func run() throws {
+        func run() async throws {
             let key = try KeyFiles.publicKey(credentialKey, what: "credential key")
             let (device, user) = (self.device, self.user)
-            let code = try site.withService { try await $0.addDevice(id: device, user: user, credentialKey: key) }
+            let code = try await site.withService { try await $0.addDevice(id: device, user: user, credentialKey: key) }
             if site.json { print(KeyFiles.json(["device": device, "user": user, "code": code])) } else {
                 print("device \(device) of \(user) registered")
                 print("login code: \(code)")
@@ -251,26 +245,26 @@ struct DeviceCommand: ParsableCommand {
         }
     }
 
-    struct Enroll: ParsableCommand {
+    struct Enroll: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "A new one-time login code for a device (re-authorization after its login expired).")
         @OptionGroup var site: TrustCommand.SiteOptions
         @Option(help: ArgumentHelp("The device id.", valueName: "id"))
         var device: String
-        func run() throws {
+        func run() async throws {
             let device = self.device
-            let code = try site.withService { try await $0.enroll(device: device) }
+            let code = try await site.withService { try await $0.enroll(device: device) }
             print(site.json ? KeyFiles.json(["device": device, "code": code]) : "login code: \(code)")
         }
     }
 
-    struct List: ParsableCommand {
+    struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List devices and their credential states.")
         @OptionGroup var site: TrustCommand.SiteOptions
         @Option(help: ArgumentHelp("Only this user's devices.", valueName: "user"))
         var user: String?
-        func run() throws {
+        func run() async throws {
             let user = self.user
-            let devices = try site.withService { try await $0.devices(user: user) }
+            let devices = try await site.withService { try await $0.devices(user: user) }
             if site.json {
                 print(KeyFiles.json(devices.map { ["device": $0.id, "user": $0.user, "credential": $0.credentialState.rawValue,
                                                    "keyHash": Hex.encode(Primitives.sha256($0.credentialKey))] }))
@@ -281,7 +275,7 @@ struct DeviceCommand: ParsableCommand {
     }
 }
 
-struct GrantCommand: ParsableCommand {
+struct GrantCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "grant", abstract: "Grant a user access to readers, modify or revoke grants.",
         discussion: """
@@ -312,54 +306,54 @@ struct GrantCommand: ParsableCommand {
         }
     }
 
-    struct Add: ParsableCommand {
+    struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Grant a user access to readers (optionally on schedules).")
         @OptionGroup var site: TrustCommand.SiteOptions
         @Option(help: ArgumentHelp("The grant id.", valueName: "id")) var grant: String
         @Option(help: ArgumentHelp("The user.", valueName: "user")) var user: String
         @OptionGroup var readers: Readers
-        func run() throws {
+        func run() async throws {
             let rules = try readers.rules(), (grant, user, schedules) = (self.grant, self.user, readers.schedule)
             guard !rules.isEmpty else { throw UserError(message: "name at least one --reader GROUP[:SUB] or --reader-identity FILE") }
-            let change = try site.withService { try await $0.addGrant(id: grant, user: user, readers: rules, schedules: schedules) }
+            let change = try await site.withService { try await $0.addGrant(id: grant, user: user, readers: rules, schedules: schedules) }
             TrustCommand.printChange("grant \(grant) issued to \(user)", change, json: site.json)
         }
     }
 
-    struct Modify: ParsableCommand {
+    struct Modify: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Change a grant's readers or schedules (its keys are re-issued, the old ones revoked).")
         @OptionGroup var site: TrustCommand.SiteOptions
         @Option(help: ArgumentHelp("The grant id.", valueName: "id")) var grant: String
         @OptionGroup var readers: Readers
         @Flag(name: .customLong("no-schedule"), help: "Remove every schedule (any time).") var noSchedule = false
-        func run() throws {
+        func run() async throws {
             let rules = try readers.rules(), grant = self.grant
             let schedules: [String]? = noSchedule ? [] : (readers.schedule.isEmpty ? nil : readers.schedule)
             guard !rules.isEmpty || schedules != nil else { throw UserError(message: "give new --reader/--reader-identity, --schedule or --no-schedule") }
-            let change = try site.withService { try await $0.modifyGrant(id: grant, readers: rules.isEmpty ? nil : rules, schedules: schedules) }
+            let change = try await site.withService { try await $0.modifyGrant(id: grant, readers: rules.isEmpty ? nil : rules, schedules: schedules) }
             TrustCommand.printChange("grant \(grant) modified", change, json: site.json)
         }
     }
 
-    struct Revoke: ParsableCommand {
+    struct Revoke: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Revoke a grant, with a reason (kept for the audit).")
         @OptionGroup var site: TrustCommand.SiteOptions
         @Option(help: ArgumentHelp("The grant id.", valueName: "id")) var grant: String
         @Option(help: ArgumentHelp("Why (e.g. \"left the company\").", valueName: "text")) var reason: String
-        func run() throws {
+        func run() async throws {
             let (grant, reason) = (self.grant, self.reason)
-            let change = try site.withService { try await $0.revokeGrant(id: grant, reason: reason) }
+            let change = try await site.withService { try await $0.revokeGrant(id: grant, reason: reason) }
             TrustCommand.printChange("grant \(grant) revoked", change, json: site.json)
         }
     }
 
-    struct List: ParsableCommand {
+    struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List grants.")
         @OptionGroup var site: TrustCommand.SiteOptions
         @Option(help: ArgumentHelp("Only this user's grants.", valueName: "user")) var user: String?
-        func run() throws {
+        func run() async throws {
             let user = self.user
-            let grants = try site.withService { try await $0.grants(user: user) }
+            let grants = try await site.withService { try await $0.grants(user: user) }
             if site.json { print(KeyFiles.json(grants.map(GrantJSON.init))) } else {
                 for g in grants {
                     print("\(g.id)\t\(g.user)\t\(g.state.rawValue)\t\(g.readers.joined(separator: ","))\t\(g.schedules.joined(separator: "; "))"
@@ -381,7 +375,7 @@ struct GrantCommand: ParsableCommand {
 }
 
 /// `trust credential suspend|resume|deactivate|delete` (Schlage guide credential states).
-struct CredentialStateCommand: ParsableCommand {
+struct CredentialStateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "credential",
         abstract: "Suspend, resume, deactivate (final) or delete a device's credential.",
@@ -398,31 +392,31 @@ struct CredentialStateCommand: ParsableCommand {
         @Option(help: ArgumentHelp("The device id.", valueName: "id")) var device: String
         @Option(help: ArgumentHelp("Why (kept with the change).", valueName: "text")) var reason: String?
 
-        func apply(_ target: CredentialState) throws {
+        func apply(_ target: CredentialState) async throws {
             let (device, reason) = (self.device, self.reason)
-            let change = try site.withService { try await $0.setCredential(device: device, to: target, reason: reason) }
+            let change = try await site.withService { try await $0.setCredential(device: device, to: target, reason: reason) }
             TrustCommand.printChange("credential of \(device): \(target.rawValue)", change, json: site.json)
         }
     }
 
-    struct Suspend: ParsableCommand {
+    struct Suspend: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Suspend a credential (revoked at locks until resumed).")
         @OptionGroup var options: Options
-        func run() throws { try options.apply(.suspended) }
+        func run() async throws { try await options.apply(.suspended) }
     }
-    struct Resume: ParsableCommand {
+    struct Resume: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Resume a suspended credential (refused after deactivation).")
         @OptionGroup var options: Options
-        func run() throws { try options.apply(.active) }
+        func run() async throws { try await options.apply(.active) }
     }
-    struct Deactivate: ParsableCommand {
+    struct Deactivate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Deactivate a credential: final, its logins end, it is revoked at every lock.")
         @OptionGroup var options: Options
-        func run() throws { try options.apply(.deactivated) }
+        func run() async throws { try await options.apply(.deactivated) }
     }
-    struct Delete: ParsableCommand {
+    struct Delete: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Delete a credential from its device (its keys are deleted at the next poll).")
         @OptionGroup var options: Options
-        func run() throws { try options.apply(.deleted) }
+        func run() async throws { try await options.apply(.deleted) }
     }
 }

@@ -24,13 +24,13 @@ struct PhoneApprovalConsole {
     let say: @Sendable (String, [String: String]) -> Void
 
     /// Handles `words` if it is one of these commands; false otherwise.
-    func handle(_ words: [String]) throws -> Bool {
+    func handle(_ words: [String]) async -> Bool {
         guard let verb = words.first else { return false }
         let phone = self.phone, say = self.say
         switch verb {
         case "fetch":
-            let r = try blocking { await phone.fetchApprovals() }
-            let unlocks = try blocking { await phone.fetchUnlocks() }
+            let r = await phone.fetchApprovals()
+            let unlocks = await phone.fetchUnlocks()
             switch r {
             case .success(let new): say("fetched", ["new": String(new.count), "pending": String(phone.approvals.inbox.count), "unlocks": String(unlocks)])
             case .failure(let e): say("fetch-failed", ["error": e.description])
@@ -45,9 +45,9 @@ struct PhoneApprovalConsole {
                 number = n
             }
             let chosen = number
-            report(try blocking { await phone.approve(chosen) })
+            report(await phone.approve(chosen))
         case "deny":
-            report(try blocking { await phone.deny() })
+            report(await phone.deny())
         case "request-unlock":
             guard words.count >= 3 else { say("usage: request-unlock USER LOCK [default|challenge|biometric] [TTL]", [:]); return true }
             let lock: String
@@ -62,14 +62,14 @@ struct PhoneApprovalConsole {
                 request.ttl = Int(d)
             }
             let r = request
-            switch try blocking({ await phone.requestUnlock(r) }) {
+            switch await phone.requestUnlock(r) {
             case .success(let v):
                 // The requester's side shows the challenge number (ForgeRock: "the code displayed in the browser").
                 say("requested", ["id": v.id, "type": v.pushType.rawValue, "expires": v.expiresAt, "show": v.challenge.map(String.init) ?? "-"])
             case .failure(let e): say("request-failed", ["error": e.description])
             }
         case "requests":
-            _ = try blocking { await phone.fetchUnlocks() }
+            _ = await phone.fetchUnlocks()
             for v in phone.approvals.requests {
                 say("request", ["id": v.id, "status": v.status.rawValue, "lock": v.lock, "unlockUntil": v.unlockValidUntil ?? "-"])
             }

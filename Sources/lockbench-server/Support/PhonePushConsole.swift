@@ -1,18 +1,21 @@
 import Foundation
+import Synchronization
 import NIOHTTP1
 import TrustPhone
 
 /// The phone's push channel in `phone run --push-relay`: the relay token in use (replaced by
 /// `rotate-push-token`) and the wake-up subscriptions it holds (carried over to a new token).
-final class PushChannel: @unchecked Sendable {
-    private let lock = NSLock()
-    private var _inbox: RelayInbox
-    private var _subscriptions: [String: String] = [:]   // path → mode
-    init(_ inbox: RelayInbox) { _inbox = inbox }
-    var inbox: RelayInbox { lock.withLock { _inbox } }
-    func swap(to new: RelayInbox) -> RelayInbox { lock.withLock { let old = _inbox; _inbox = new; return old } }
-    var subscriptions: [String: String] { lock.withLock { _subscriptions } }
-    func subscribed(_ path: String, _ mode: String?) { lock.withLock { _subscriptions[path] = mode } }
+final class PushChannel: Sendable {
+    private struct State {
+        var inbox: RelayInbox
+        var subscriptions: [String: String] = [:]   // path → mode
+    }
+    private let state: Mutex<State>
+    init(_ inbox: RelayInbox) { state = Mutex(State(inbox: inbox)) }
+    var inbox: RelayInbox { state.withLock { $0.inbox } }
+    func swap(to new: RelayInbox) -> RelayInbox { state.withLock { s in let old = s.inbox; s.inbox = new; return old } }
+    var subscriptions: [String: String] { state.withLock { $0.subscriptions } }
+    func subscribed(_ path: String, _ mode: String?) { state.withLock { $0.subscriptions[path] = mode } }
 }
 
 /// The push and mobile wake-up commands of `phone run --push-relay URL` (stdin), one per line:
@@ -31,10 +34,10 @@ struct PhonePushConsole {
     let app: String?
     let say: @Sendable (String, [String: String]) -> Void
     /// Registers the channel's current token with the trust service.
-    let register: () -> Void
+    let register: () async -> Void
 
     /// Handles `words` if it is one of these commands; false otherwise.
-    func handle(_ words: [String]) -> Bool {
+    func handle(_ words: [String]) async -> Bool {
         guard let verb = words.first, ["force-quit", "launch", "rotate-push-token", "subscribe", "unsubscribe"].contains(verb) else { return false }
         guard let channel else { say("\(verb): start the phone with --push-relay URL", [:]); return true }
         let say = self.say
@@ -42,22 +45,22 @@ struct PhonePushConsole {
             switch verb {
             case "force-quit", "launch":
                 let inbox = channel.inbox
-                try blocking { try await inbox.open(state: verb == "force-quit" ? "force-quit" : "foreground") }
+                try await inbox.open(state: verb == "force-quit" ? "force-quit" : "foreground")
                 say(verb == "force-quit" ? "force-quit" : "launched", [:])
             case "rotate-push-token":
                 // New before old (Tapkey updateRegistrationToken; the wake-up tutorial: subscribe
                 // the new id, then unsubscribe the old).
                 let new = RelayInbox(baseURL: channel.inbox.baseURL, token: RelayInbox.newToken(device: device))
-                try blocking { try await new.open() }
+                try await new.open()
                 let old = channel.swap(to: new)
-                register()
+                await register()
                 if let app {
                     for (path, mode) in channel.subscriptions {
-                        _ = try blocking { try await new.wakeUp(.PUT, app: app, path: path, mode: mode) }
-                        _ = try blocking { try await old.wakeUp(.DELETE, app: app, path: path) }
+                        _ = try await new.wakeUp(.PUT, app: app, path: path, mode: mode)
+                        _ = try await old.wakeUp(.DELETE, app: app, path: path)
                     }
                 }
-                try blocking { try await old.close() }
+                try await old.close()
                 say("push-token-rotated", ["old": old.token, "new": new.token])
             default:
                 guard let app else { say("\(verb): start the phone with --wakeup-app NAME (the relay's `push serve --app NAME`)", [:]); return true }
@@ -66,7 +69,7 @@ struct PhonePushConsole {
                 if let mode, !Self.modes.contains(mode) { say("\(verb): mode '\(mode)' is one of \(Self.modes.joined(separator: ", "))", [:]); return true }
                 let inbox = channel.inbox
                 let subscribe = verb == "subscribe"
-                let (status, body) = try blocking { try await inbox.wakeUp(subscribe ? .PUT : .DELETE, app: app, path: path, mode: mode) }
+                let (status, body) = try await inbox.wakeUp(subscribe ? .PUT : .DELETE, app: app, path: path, mode: mode)
                 if status == 204 {
                     channel.subscribed(path, subscribe ? (mode ?? "noData") : nil)
                     say(subscribe ? "subscribed" : "unsubscribed", ["path": path])

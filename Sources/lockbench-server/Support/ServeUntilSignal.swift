@@ -1,33 +1,19 @@
 import Foundation
 import LockRuntime
 import Logging
-
-/// Runs async work from a synchronous command and waits for it (the root command stays
-/// synchronous; the trust, phone and scenario commands are async inside).
-func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-    let box = ResultBox<T>()
-    let done = DispatchSemaphore(value: 0)
-    Task.detached {
-        do { box.result = .success(try await body()) } catch { box.result = .failure(error) }
-        done.signal()
-    }
-    done.wait()
-    return try box.result!.get()
-}
-
-private final class ResultBox<T>: @unchecked Sendable {
-    var result: Result<T, Error>?
-}
+import Synchronization
 
 /// The rest of a `serve` command once its server listens (`trust serve`, `push serve`): prints
 /// "NAME listening on http://HOST:PORT" (what scripts and tests wait for), waits for SIGINT or
 /// SIGTERM, stops the server gracefully and prints "stopped".
 func serveUntilSignal(_ name: String, host: String, port: Int, stop: () async throws -> Void) async throws {
     emitLine("\(name) listening on http://\(host):\(port)")
-    let signalled = DispatchSemaphore(value: 0)
-    let signals = StopSignals { _ in signalled.signal() }
+    // The first SIGINT or SIGTERM resumes the command; a second one finds nothing to resume.
+    let waiting = Mutex<CheckedContinuation<Void, Never>?>(nil)
+    var signals: StopSignals?
     await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-        DispatchQueue.global().async { signalled.wait(); c.resume() }
+        waiting.withLock { $0 = c }
+        signals = StopSignals { _ in waiting.withLock { $0.take() }?.resume() }
     }
     withExtendedLifetime(signals) {}
     try await stop()
