@@ -128,6 +128,8 @@ final class ReaderCertificateTests: XCTestCase {
         refused(wrap([DER.encode(0x85, [0x00, 0x04] + [UInt8](repeating: 1, count: 10)), sig]), .publicKey)
         refused(wrap([key, DER.encode(0x86, [0x01, 0x30, 0x00])]), .signature)
         refused(wrap([DER.encode(0x80, [UInt8](repeating: 1, count: 21)), key, sig]), .format)   // serial > 20
+        refused(wrap([DER.encode(0x80, [0x00, 0x05]), key, sig]), .format)                       // serial not minimal
+        refused(wrap([DER.encode(0x80, []), key, sig]), .format)                                 // serial empty
         refused(wrap([DER.encode(0x81, [UInt8](repeating: 0x41, count: 33)), key, sig]), .format) // issuer > 32
         refused(wrap([DER.encode(0x82, Array("2001010000Z".utf8)), key, sig]), .validity)        // 11 bytes
         refused(wrap([key, DER.encode(0x86, [0x00] + [UInt8](repeating: 0x30, count: 80))]), .signature)

@@ -92,7 +92,10 @@ public struct ReaderCertificate: Equatable, Sendable {
             guard n > last else { throw ReaderCertificateError(.format, String(format: "tag %02X out of order or repeated", f.tag)) }
             last = n
             switch n {
-            case 0: serialNumber = value
+            case 0:
+                // The X.509 INTEGER carries the magnitude: a leading 00 would not come back.
+                guard value.first != 0x00 else { throw ReaderCertificateError(.format, "[0] serial number starts with 00 (not minimal)") }
+                serialNumber = value
             case 1: issuer = value
             case 2: notBefore = value
             case 3: notAfter = value
