@@ -15,7 +15,9 @@ extension CredentialCatalogue {
     /// One transaction as the official cases' reader: `key` signs, the group key is the issuer's.
     static func asCertificateReader<T>(_ phone: CredentialUnderTest, _ label: String, key: P256.Signing.PrivateKey,
                                        sub: [UInt8] = OfficialReaderCertificates.subID, _ body: (ReaderProbe) throws -> T) throws -> T {
-        try phone.transaction(label, as: OfficialReaderCertificates.identity(key, sub: sub),
+        // Transcripts decode with the group key of the key derivation: the issuer's.
+        phone.recorder?.readerKey(group: OfficialReaderCertificates.groupID, publicKey: OfficialReaderCertificates.issuerPublicKey)
+        return try phone.transaction(label, as: OfficialReaderCertificates.identity(key, sub: sub),
                               groupKey: OfficialReaderCertificates.issuerPublicKey, body)
     }
 
