@@ -573,7 +573,8 @@ public final class CredentialSession: MessageResponder {
     /// a bad one is refused at AUTH1.
     private func loadCert(_ c: CommandAPDU) -> ([UInt8], StatusWord) {
         guard case .auth0Done(var a) = state else { return ([], .conditionsNotSatisfied) }
-        guard !c.data.isEmpty else { return ([], .wrongLength) }
+        // Bounded: a compressed certificate is at most `maxCompressed` bytes (chains stop there too).
+        guard !c.data.isEmpty, c.data.count <= ReaderCertificate.maxCompressed else { return ([], .wrongLength) }
         a.certificate = c.data
         state = .auth0Done(a)
         return ([], .success)

@@ -138,6 +138,11 @@ final class ReaderCertificateTransactionTests: XCTestCase {
         _ = p.respond(to: Auth0Command(flags: 0, policy: 1, version: ProtocolVersion.v1_0, readerEphemeralKey: Fixture.key(0x60).publicBytes,
                                        transactionID: [UInt8](repeating: 1, count: 16), readerID: Fixture.groupID + Fixture.subID).apdu.bytes)
         XCTAssertEqual(p.respond(to: CommandAPDU(cla: 0x80, ins: Instruction.loadCert, data: [], le: 256).bytes), [0x67, 0x00], "empty LOAD CERT")
+        // A chain longer than any certificate: each part 9000, the whole refused 6700.
+        let long = CommandAPDU(cla: 0x80, ins: Instruction.loadCert, data: [UInt8](repeating: 0x30, count: ReaderCertificate.maxCompressed + 1), le: 256)
+        let parts = CommandChainer.split(long)
+        for part in parts.dropLast() { XCTAssertEqual(p.respond(to: part.bytes), [0x90, 0x00]) }
+        XCTAssertEqual(p.respond(to: parts.last!.bytes), [0x67, 0x00], "LOAD CERT longer than \(ReaderCertificate.maxCompressed) bytes")
         XCTAssertEqual(p.respond(to: CommandAPDU(cla: 0x80, ins: Instruction.loadCert, data: [0x30, 0x00], le: 256).bytes), [0x90, 0x00],
                        "an undecodable certificate is still answered 9000 (refused at AUTH1)")
     }
