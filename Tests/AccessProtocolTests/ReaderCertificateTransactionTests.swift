@@ -181,4 +181,17 @@ final class ReaderCertificateTransactionTests: XCTestCase {
             XCTAssertEqual(o.granted, granted, "\(faults): \(o.decision)")
         }
     }
+
+    /// After a standard transaction with the certificate, the next tap runs FAST: no certificate
+    /// then, both sides deriving with the CA's key as the group key.
+    func testFastAfterACertificateTransaction() {
+        let reader = lock(.loadCert)
+        reader.configuration.useFast = true
+        let credential = phone()
+        let first = reader.runTransaction(over: InMemoryLink(credential), at: Fixture.time)
+        XCTAssertTrue(first.granted && !first.fast, "\(first.decision)")
+        let second = reader.runTransaction(over: InMemoryLink(credential), at: Fixture.time)
+        XCTAssertTrue(second.granted && second.fast, "\(second.decision) fast=\(second.fast)")
+        XCTAssertTrue(commands(second, "LOAD CERT").isEmpty)
+    }
 }
