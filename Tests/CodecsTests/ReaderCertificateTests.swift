@@ -89,6 +89,11 @@ final class ReaderCertificateTests: XCTestCase {
         XCTAssertThrowsError(try parsed.verify(issuerPublicKey: Primitives.point(of: ca), at: now.addingTimeInterval(-120))) {
             XCTAssertEqual(($0 as? ReaderCertificateError)?.code, .expired)
         }
+        // UTCTime's two-digit years: nothing past 2049 is issued (it would read as 19xx/20xx wrongly).
+        XCTAssertThrowsError(try ReaderCertificate.issue(subjectPublicKey: Primitives.point(of: reader), issuerKey: ca, notBefore: now,
+                                                         notAfter: now.addingTimeInterval(40 * 365 * 86_400))) {
+            XCTAssertEqual(($0 as? ReaderCertificateError)?.code, .validity)
+        }
     }
 
     /// The official corruptions: bytes [5] and [6] set to FF (INCORRECT_FORMAT, UD-NFC-AUTH1-1.1)

@@ -236,6 +236,11 @@ public struct ReaderCertificate: Equatable, Sendable {
     public static func issue(subjectPublicKey: [UInt8], issuerKey: P256.Signing.PrivateKey,
                              serialNumber: [UInt8] = defaultSerialNumber, issuer: String = "issuer", subject: String = "subject",
                              notBefore: Date, notAfter: Date) throws(ReaderCertificateError) -> ReaderCertificate {
+        // The rebuilt X.509 writes UTCTime, whose two-digit years stand for 1950–2049.
+        let range = date(Array("500101000000Z".utf8))!...date(Array("491231235959Z".utf8))!
+        guard range.contains(notBefore), range.contains(notAfter), notBefore <= notAfter else {
+            throw ReaderCertificateError(.validity, "validity \(notBefore)–\(notAfter): UTCTime carries 1950 to 2049, in order")
+        }
         var c = ReaderCertificate(serialNumber: serialNumber, issuer: Array(issuer.utf8), notBefore: utcTime(notBefore),
                                   notAfter: utcTime(notAfter), subject: Array(subject.utf8),
                                   subjectPublicKey: subjectPublicKey, signature: [])

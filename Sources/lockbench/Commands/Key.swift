@@ -146,7 +146,9 @@ struct KeyCommand: ParsableCommand {
         var force = false
 
         func validate() throws {
-            if let days, !(1...36500).contains(days) { throw ValidationError("--days must be 1 to 36500") }
+            if let days, !(1...36500).contains(days) || Date().addingTimeInterval(Double(days) * 86_400) > ReaderCertificate.date(Array("491231235959Z".utf8))! {
+                throw ValidationError("--days must be at least 1 and end before 2050 (the certificate's UTCTime carries 1950 to 2049)")
+            }
             if let serial, !(1...ReaderCertificate.maxSerialNumber).contains(Hex.decode(serial)?.count ?? 0) {
                 throw ValidationError("--serial must be 1 to \(ReaderCertificate.maxSerialNumber) bytes of hex")
             }
