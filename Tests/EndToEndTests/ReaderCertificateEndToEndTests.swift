@@ -101,7 +101,14 @@ final class ReaderCertificateEndToEndTests: XCTestCase {
         XCTAssertNotEqual(try lb(["key", "reader-cert", "door", "--issuer-ca", "reader-ca.key.pem", "--reader", "door.reader.json"], expect: nil).status, 0,
                           "an existing certificate is not overwritten without --force")
         try certificateLock("auth1", mode: "auth1")
-        try certificateLock("load", mode: "load-cert", chaining: "always")
+        try lb(["config", "create", "--reader-identity", "door.reader.json", "--issuer", "issuer.pub.pem", "--clock", "2026-03-02T09:00:00Z",
+                "--no-fast", "--max-lifetime", "14d", "--reader-certificate", "door.cert.der", "--reader-issuer-ca", "reader-ca.pub.pem",
+                "--certificate-mode", "load-cert", "--chain-certificate", "--out", "load.lock.json"])
+        // A certificate the named CA did not sign is refused when the configuration is written.
+        let refused = try lb(["config", "create", "--reader-identity", "door.reader.json", "--reader-certificate", "door.cert.der",
+                              "--reader-issuer-ca", "issuer.pub.pem", "--out", "bad.lock.json"], expect: nil)
+        XCTAssertNotEqual(refused.status, 0)
+        XCTAssertTrue(refused.stderr.contains("not signed by the CA"), refused.stderr)
 
         // The phone direction: LockBench's phone provisioned as the prompt says passes all six;
         // without --reader-certificates they are not applicable; skip-certificate-check fails the two negative ones.
