@@ -177,7 +177,7 @@ struct ConformanceCredential: ParsableCommand {
     @Option(name: .customLong("issuer"), parsing: .upToNextOption, help: ArgumentHelp("Public key (PEM) of the issuer of the phone's documents; repeatable. The official step-up cases verify each document's signature: without it they are not applicable.", valueName: "file"))
     var issuers: [String] = []
     @Flag(name: .customLong("reader-certificates"),
-          help: "The phone was provisioned as the official reader-certificate cases' operator prompt says (it trusts the reader issuer key 043928f3… for reader group 00113344667799AA00113344667799AA; LockBench's phone: --reader-issuer-ca 00113344667799AA00113344667799AA=FILE): run the cert.* checks, which play the official reader with its certificates.")
+          help: "The phone was provisioned as the official reader-certificate cases' operator prompt says (it trusts the reader issuer key 043928f3… for reader group 00113344667799AA00113344667799AA; LockBench's phone: its reader-issuer-ca option, 00113344667799AA00113344667799AA=FILE): run the cert.* checks, which play the official reader with its certificates.")
     var readerCertificates = false
     @Option(name: .customLong("element-id"), help: ArgumentHelp("The element identifier the step-up checks ask for in namespace aliro-a (the tool's th_access_element_id).", valueName: "id"))
     var elementID: String = DocType.accessElement

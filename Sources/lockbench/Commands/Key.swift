@@ -126,7 +126,11 @@ struct KeyCommand: ParsableCommand {
             commandName: "reader-cert",
             abstract: "Issue a reader certificate: a reader issuer CA signs a reader's public key.",
             discussion: """
-            Writes NAME.cert.der, the X.509 certificate in the Aliro compressed profile (one common name             each for issuer and subject, UTCTime validity, authority key id = SHA-1 of the CA key). The CA             is any P-256 key pair (`lockbench key issuer site/reader-ca`). Name the certificate in the             lock configuration ("reader": {"certificate": {"file": …, "issuerPublicKey": "reader-ca.pub.pem",             "mode": "auth1" or "load-cert"}}); phones then trust the CA for the lock's group             (`--reader-issuer-ca GROUP=reader-ca.pub.pem`, or `--trust-reader lock.json`).
+            Writes NAME.cert.der, the X.509 certificate in the Aliro compressed profile (one common name \
+            each for issuer and subject, UTCTime validity, authority key id = SHA-1 of the CA key). The CA \
+            is any P-256 key pair (`lockbench key issuer site/reader-ca`). Name the certificate in the \
+            lock configuration (`config create` with the certificate, or "reader": {"certificate": …}); \
+            phones then trust the CA for the lock's group (docs/protocol.md §6a).
             """)
         @Argument(help: ArgumentHelp("Path prefix of the file to write: NAME.cert.der.", valueName: "name"))
         var name: String
