@@ -21,6 +21,14 @@ extension CredentialCatalogue {
                               groupKey: OfficialReaderCertificates.issuerPublicKey, body)
     }
 
+    /// A standard AUTH0 with a random authentication policy (01 to 03), as the LOAD CERT cases send.
+    static func auth0RandomPolicy(_ p: ReaderProbe) throws {
+        let r = try p.send(p.makeAuth0(fast: false, policy: UInt8.random(in: 1...3)))
+        try ReaderProbe.expect(r, .success, "AUTH0 (§4)")
+        let answer = try p.acceptAuth0(r)
+        guard answer.cryptogram == nil else { throw CheckStop(.fail("9D cryptogram in a standard AUTH0 answer")) }
+    }
+
     /// The closing EXCHANGE `97 02 01 01` must be answered `00 02 00 00`.
     static func closes(_ p: ReaderProbe, _ what: String) throws -> Verdict {
         let reply = try p.exchange(officialClosing)
@@ -73,7 +81,7 @@ extension CredentialCatalogue {
                         applicable: needsReaderCertificates) { phone, _ in
             try asCertificateReader(phone, "cert.load-cert", key: OfficialReaderCertificates.olderReaderKey) { p in
                 try p.select()
-                try p.auth0(fast: false)
+                try auth0RandomPolicy(p)
                 try ReaderProbe.expect(try p.loadCert(OfficialReaderCertificates.certificate.compressed()), .success, "LOAD CERT")
                 try p.auth1()
                 return try closes(p, "LOAD CERT 9000; AUTH1 and EXCHANGE completed")
@@ -84,7 +92,7 @@ extension CredentialCatalogue {
                         applicable: needsReaderCertificates) { phone, _ in
             try asCertificateReader(phone, "cert.load-cert-chained", key: OfficialReaderCertificates.readerKey) { p in
                 try p.select()
-                try p.auth0(fast: false)
+                try auth0RandomPolicy(p)
                 try ReaderProbe.expect(try p.loadCert(OfficialReaderCertificates.chainingCertificate.compressed()), .success, "chained LOAD CERT")
                 try p.auth1()
                 return try closes(p, "chained LOAD CERT 9000; AUTH1 and EXCHANGE completed")
@@ -97,7 +105,7 @@ extension CredentialCatalogue {
             // written): only the certificate's signature is wrong.
             try asCertificateReader(phone, "cert.neg.load-cert-signature", key: OfficialReaderCertificates.olderReaderKey) { p in
                 try p.select()
-                try p.auth0(fast: false)
+                try auth0RandomPolicy(p)
                 try ReaderProbe.expect(try p.loadCert(OfficialReaderCertificates.incorrectSignatureCertificate.compressed()), .success, "LOAD CERT")
                 let r = try p.sendAuth1()
                 return r.status == .success ? .fail("AUTH1 after a certificate that does not verify was answered 9000 (No error status returned)")
@@ -112,7 +120,7 @@ extension CredentialCatalogue {
             // 9000 and refuses at AUTH1 (as INCORRECT_SIGNATURE requires): either is taken.
             try asCertificateReader(phone, "cert.neg.load-cert-format", key: OfficialReaderCertificates.readerKey) { p in
                 try p.select()
-                try p.auth0(fast: false)
+                try auth0RandomPolicy(p)
                 let load = try p.loadCert(OfficialReaderCertificates.incorrectFormat(OfficialReaderCertificates.incorrectSignatureCertificate))
                 guard load.status == .success else { return .pass("LOAD CERT refused \(load.status) (\(Names.status(load.status)))") }
                 let r = try p.sendAuth1()
