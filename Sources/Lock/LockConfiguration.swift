@@ -303,6 +303,10 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
     public func readerCertificate() throws(LockError) -> ReaderCertificatePresentation? {
         guard let c = reader.certificate else { return nil }
         let path = resolve(c.file), keyPath = resolve(c.issuerPublicKey)
+        // A certificate is at most `maxX509` bytes, as PEM about a third more: nothing larger is read.
+        if let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue, size > 16 * ReaderCertificate.maxX509 {
+            throw LockError(.invalidIdentity, "reader.certificate.file \(path) holds \(size) bytes; a reader certificate is at most \(ReaderCertificate.maxX509) (DER)")
+        }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw LockError(.invalidIdentity, "reader.certificate.file: cannot read \(path)")
         }

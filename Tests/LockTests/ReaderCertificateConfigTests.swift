@@ -59,6 +59,7 @@ final class ReaderCertificateConfigTests: XCTestCase {
         refused(try config(try temporaryDirectory("lockbench-cert").path, certificateBytes: [0x30, 0x03, 0x02, 0x01, 0x01]), "reader.certificate.file")
         refused(try config(try temporaryDirectory("lockbench-cert").path, caFile: "missing.pem"), "reader.certificate.issuerPublicKey: cannot read")
         refused(try config(try temporaryDirectory("lockbench-cert").path, mode: "in-exchange"), "mode")
+        refused(try config(try temporaryDirectory("lockbench-cert").path, certificateBytes: [UInt8](repeating: 0x30, count: 20_000)), "holds 20000 bytes")
         let dir = try temporaryDirectory("lockbench-cert").path
         let path = try config(dir)
         try FileManager.default.removeItem(atPath: dir + "/reader.cert.der")
