@@ -11,6 +11,9 @@ let argumentParser: Target.Dependency = .product(name: "ArgumentParser", package
 // --- Trust (keys that stay current): the server stack, kept together so merges stay clean. ---
 let hummingbird: Target.Dependency = .product(name: "Hummingbird", package: "hummingbird")
 let hummingbirdTesting: Target.Dependency = .product(name: "HummingbirdTesting", package: "hummingbird")
+let hummingbirdTLS: Target.Dependency = .product(name: "HummingbirdTLS", package: "hummingbird")
+let hummingbirdCore: Target.Dependency = .product(name: "HummingbirdCore", package: "hummingbird")
+let nioSSL: Target.Dependency = .product(name: "NIOSSL", package: "swift-nio-ssl")
 let sqliteNIO: Target.Dependency = .product(name: "SQLiteNIO", package: "sqlite-nio")
 let postgresNIO: Target.Dependency = .product(name: "PostgresNIO", package: "postgres-nio")
 let nioPosix: Target.Dependency = .product(name: "NIOPosix", package: "swift-nio")
@@ -44,6 +47,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.2"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.36.0"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -60,7 +64,7 @@ let package = Package(
         // Firmware certification tables, version ordering, verdicts, audits. The shipped tables
         // are firmware-tables/*.csv, compiled in at build time by the EmbedFirmwareTables plugin.
         .target(name: "Certification", dependencies: ["ByteCore"], swiftSettings: swift6, plugins: ["EmbedFirmwareTables"]),
-        .executableTarget(name: "embed-firmware-tables", path: "Sources/embed-firmware-tables"),
+        .executableTarget(name: "embed-firmware-tables", path: "Sources/embed-firmware-tables", swiftSettings: swift6),
         .plugin(name: "EmbedFirmwareTables", capability: .buildTool(), dependencies: ["embed-firmware-tables"]),
         // Documents, trust, policy, and the grant/deny decision.
         .target(name: "OfflineUnlock", dependencies: ["ByteCore", "Codecs", crypto], swiftSettings: swift6),
@@ -93,13 +97,13 @@ let package = Package(
         // changes, errors, the storage seam), the service core (documents, tokens, approvals), one
         // module per storage backend, where backends are chosen, and the HTTP API. ---
         .target(name: "TrustModel", dependencies: ["Codecs", "OfflineUnlock"], swiftSettings: swift6),
-        .target(name: "TrustCore", dependencies: ["TrustModel", "ByteCore", "Codecs", "OfflineUnlock", crypto, jwtKit], swiftSettings: swift6),
+        .target(name: "TrustCore", dependencies: ["TrustModel", "ByteCore", "Codecs", "OfflineUnlock", "Lock", crypto, jwtKit], swiftSettings: swift6),
         // sqlite-nio's C module (its `sqlite3_*` for the direct reader) is not a product of that package.
         .target(name: "TrustSQLite", dependencies: ["TrustModel", sqliteNIO, nioCore, nioPosix, logging], swiftSettings: swift6),
         .target(name: "TrustPostgres", dependencies: ["TrustModel", postgresNIO, nioCore, nioPosix, logging], swiftSettings: swift6),
         .target(name: "TrustBackends", dependencies: ["TrustModel", "TrustCore", "TrustSQLite", "TrustPostgres"], swiftSettings: swift6),
         // A Hummingbird router served in the background: the trust API and the push relay.
-        .target(name: "HTTPServing", dependencies: [hummingbird, serviceLifecycle, logging, nioCore], swiftSettings: swift6),
+        .target(name: "HTTPServing", dependencies: [hummingbird, hummingbirdCore, hummingbirdTLS, nioSSL, serviceLifecycle, logging, nioCore], swiftSettings: swift6),
         .target(name: "TrustHTTP", dependencies: ["TrustModel", "TrustCore", "HTTPServing", "ByteCore", hummingbird, logging, metrics, prometheus, nioCore], swiftSettings: swift6),
         // The push relay (APNs- and FCM-shaped) and mobile wake-up subscriptions: no storage
         // backend, no token signing.
@@ -111,7 +115,7 @@ let package = Package(
         .target(name: "Scenario", dependencies: ["Push",
             "ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", "Lock", "LockRuntime", "TrustModel", "TrustCore", "TrustBackends", "TrustHTTP", "TrustPhone", crypto,
             "BLE", "VirtualPN532", "SocketTransport",
-        ]),
+        ], swiftSettings: swift6),
         // --- end Trust ---
         // What both command-line products share: running a command with LockBench's exit codes.
         .target(name: "CommandLineSupport", dependencies: ["LockRuntime", argumentParser], swiftSettings: swift6),
@@ -126,8 +130,8 @@ let package = Package(
             "CommandLineSupport",
             "LockRuntime", "ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", argumentParser,
             "BLE", "NFC", "SocketTransport", "VirtualPN532",
-            "TrustModel", "TrustCore", "TrustBackends", "TrustHTTP", "TrustPhone", "Scenario", "Push", serviceLifecycle, logging, metrics, prometheus, nioHTTP1,
-        ]),
+            "TrustModel", "TrustCore", "TrustBackends", "TrustHTTP", "HTTPServing", "TrustPhone", "Scenario", "Push", serviceLifecycle, logging, metrics, prometheus, nioHTTP1,
+        ], swiftSettings: swift6),
         .executableTarget(name: "lockbench-bench", dependencies: [
             "LockRuntime", "Certification", "AccessProtocol", "OfflineUnlock", "Codecs", "ReaderSeam", "PCSC", "VirtualPN532", "LockBenchTestDoubles", crypto, argumentParser,
             "ByteCore", "Lock", "NFC", "BLE",
@@ -160,7 +164,7 @@ let package = Package(
         // --- Trust ---
         .testTarget(name: "TrustTests", dependencies: [
             "lockbench", "lockbench-server", "TrustModel", "TrustCore", "TrustSQLite", "TrustPostgres", "TrustBackends", "TrustHTTP", "TrustPhone", "Scenario", "Push", "OfflineUnlock", "Lock", "LockRuntime", "ByteCore", "Codecs", "LockBenchTestSupport", crypto,
-            hummingbird, hummingbirdTesting, jwtKit, sqliteNIO, asyncHTTPClient, metrics, prometheus, nioCore, nioHTTP1,
+            hummingbird, hummingbirdTesting, jwtKit, sqliteNIO, asyncHTTPClient, metrics, prometheus, nioCore, nioHTTP1, nioSSL, "HTTPServing",
         ], exclude: ["python"]),
         // --- end Trust ---
         // Whole-program tests: run the built `lockbench` binary (and its server side) as a user would.

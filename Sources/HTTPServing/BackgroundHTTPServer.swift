@@ -1,5 +1,8 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
+import NIOSSL
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -10,19 +13,31 @@ import ServiceLifecycle
 public struct BackgroundHTTPServer: Sendable {
     /// The port it listens on (the one the system chose when asked for 0).
     public let port: Int
+    /// True when it serves HTTPS.
+    public let secure: Bool
     private let group: ServiceGroup
     private let task: Task<Void, Error>
     private let ticker: Task<Void, Never>?
 
     /// Starts listening on `host:port` (0: a free port) and returns once it accepts connections;
     /// nil when it could not listen there (the caller says why in its own words). While it runs,
-    /// `tick` is called every `interval` seconds.
+    /// `tick` is called every `interval` seconds. With `tls` it serves HTTPS. A connection that
+    /// sends no complete request for `idleTimeout` is closed (a peer holding sockets open does not
+    /// hold them for ever).
     public static func start<Context: RequestContext>(router: Router<Context>, host: String, port: Int, serverName: String,
                              logger: Logger, every interval: TimeInterval = 0,
-                             tick: (@Sendable () async -> Void)? = nil) async -> BackgroundHTTPServer?
+                             tick: (@Sendable () async -> Void)? = nil, tls: TLSConfiguration? = nil,
+                             idleTimeout: TimeAmount = .seconds(30)) async throws(HTTPServingError) -> BackgroundHTTPServer?
     where Context.Source == ApplicationRequestContextSource {
         let (stream, continuation) = AsyncStream<Int>.makeStream()
-        let app = Application(router: router,
+        let http1 = HTTPServerBuilder.http1(configuration: .init(idleTimeout: idleTimeout))
+        let server: HTTPServerBuilder
+        if let tls {
+            do { server = try .tls(http1, tlsConfiguration: tls) } catch { throw HTTPServingError("TLS: \(error)") }
+        } else {
+            server = http1
+        }
+        let app = Application(router: router, server: server,
                               configuration: .init(address: .hostname(host, port: port), serverName: serverName),
                               onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0); continuation.finish() },
                               logger: logger)
@@ -45,14 +60,14 @@ public struct BackgroundHTTPServer: Sendable {
                 }
             }
         }
-        return BackgroundHTTPServer(port: bound, group: group, task: task, ticker: ticker)
+        return BackgroundHTTPServer(port: bound, secure: tls != nil, group: group, task: task, ticker: ticker)
     }
 
-    private init(port: Int, group: ServiceGroup, task: Task<Void, Error>, ticker: Task<Void, Never>?) {
-        self.port = port; self.group = group; self.task = task; self.ticker = ticker
+    private init(port: Int, secure: Bool, group: ServiceGroup, task: Task<Void, Error>, ticker: Task<Void, Never>?) {
+        self.port = port; self.secure = secure; self.group = group; self.task = task; self.ticker = ticker
     }
 
-    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    public var baseURL: String { "\(secure ? "https" : "http")://127.0.0.1:\(port)" }
 
     /// Stops accepting, lets requests in flight finish, and returns when the server has stopped.
     public func stop() async {

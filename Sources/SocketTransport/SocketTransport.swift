@@ -71,12 +71,12 @@ public final class SocketTransceiver: APDUTransceiver {
 /// The credential side of the socket transport: listens (port 5000 by default), and for each
 /// connection resets the responder and answers every command APDU until the lock closes.
 /// One transaction per connection.
-public final class SocketCredentialServer {
+public final class SocketCredentialServer: Sendable {
     public let listener: TCPSocket
     public let framing: SocketFraming
     public let quietMilliseconds: Int32
     /// How long to wait for the next command on an open connection.
-    public var idleTimeoutMilliseconds: Int32 = 30_000
+    public let idleTimeoutMilliseconds: Int32 = 30_000
 
     public static let defaultPort: UInt16 = 5000
 

@@ -1,4 +1,5 @@
 import Crypto
+import Lock
 import Foundation
 import TrustModel
 
@@ -31,9 +32,11 @@ public struct TrustSite: Sendable {
         do {
             try fm.createDirectory(atPath: directory, withIntermediateDirectories: true)
             let issuer = P256.Signing.PrivateKey(), token = P256.Signing.PrivateKey()
-            try write(issuer.pemRepresentation, directory + "/" + issuerKeyFile, private: true)
-            try write(issuer.publicKey.pemRepresentation, directory + "/" + issuerPublicFile, private: false)
-            try write(token.pemRepresentation, directory + "/" + tokenKeyFile, private: true)
+            // The lock side's key writer: mode 0600 from the first byte (a new file opened O_EXCL,
+            // fsynced, renamed into place), so no one else can read a key at any moment.
+            try PrivateKeyFile.write(issuer, to: directory + "/" + issuerKeyFile)
+            try Data(issuer.publicKey.pemRepresentation.utf8).write(to: URL(fileURLWithPath: directory + "/" + issuerPublicFile), options: .atomic)
+            try PrivateKeyFile.write(token, to: directory + "/" + tokenKeyFile)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             try encoder.encode(settings).write(to: URL(fileURLWithPath: directory + "/" + settingsFile), options: .atomic)
@@ -54,22 +57,23 @@ public struct TrustSite: Sendable {
             }
             return s
         }
-        let issuer: P256.Signing.PrivateKey, token: P256.Signing.PrivateKey
-        do { issuer = try P256.Signing.PrivateKey(pemRepresentation: try read(issuerKeyFile)) } catch let e as TrustError { throw e } catch {
-            throw TrustError(.invalidRequest, "\(directory)/\(issuerKeyFile) is not a P-256 private key (PEM PKCS#8)")
+        // The lock side's key checks: readable by the owner only, and a P-256 key (not secp256k1,
+        // not explicit curve parameters).
+        func key(_ name: String) throws(TrustError) -> P256.Signing.PrivateKey {
+            _ = try read(name)
+            do throws(LockError) { return try PrivateKeyFile.load(directory + "/" + name) } catch {
+                throw TrustError(.invalidRequest, error.reason)
+            }
         }
-        do { token = try P256.Signing.PrivateKey(pemRepresentation: try read(tokenKeyFile)) } catch let e as TrustError { throw e } catch {
-            throw TrustError(.invalidRequest, "\(directory)/\(tokenKeyFile) is not a P-256 private key (PEM PKCS#8)")
-        }
+        let issuer = try key(issuerKeyFile), token = try key(tokenKeyFile)
         let settings: TrustSettings
         do { settings = try JSONDecoder().decode(TrustSettings.self, from: Data(try read(settingsFile).utf8)) } catch let e as TrustError { throw e } catch {
             throw TrustError(.invalidRequest, "\(directory)/\(settingsFile): \(error)")
         }
+        do { try settings.validate() } catch {
+            throw TrustError(.invalidRequest, "\(directory)/\(settingsFile): \(error.message); fix it or set it with `lockbench trust init --set`")
+        }
         return TrustSite(directory: directory, issuerKey: issuer, tokenKey: token, settings: settings)
     }
 
-    private static func write(_ text: String, _ path: String, private isPrivate: Bool) throws {
-        try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
-        if isPrivate { try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path) }
-    }
 }

@@ -20,7 +20,7 @@ public enum TrustAPI {
 
     /// `pushTokens`: where `PUT /v1/push-token` hands a device's push token (Tapkey
     /// `updateRegistrationToken`); without it the route answers 501 (this server does not push).
-    public static func router(service: TrustService, registry: PrometheusCollectorRegistry? = nil,
+    public static func router(service: TrustService, registry: PrometheusCollectorRegistry? = nil, metricsToken: String? = nil,
                               pushTokens: PushTokenRegistration? = nil) -> Router<TrustRequestContext> {
         let router = Router(context: TrustRequestContext.self)
         // Every route that needs a device goes through the one bearer check.
@@ -112,7 +112,11 @@ public enum TrustAPI {
         router.get("/healthz") { _, _ -> String in "ok\n" }
 
         if let registry {
-            router.get("/metrics") { _, _ -> Response in
+            router.get("/metrics") { request, _ -> Response in
+                if let metricsToken, request.headers[.authorization] != "Bearer " + metricsToken {
+                    return Response(status: .unauthorized, headers: [.wwwAuthenticate: "Bearer realm=\"metrics\""],
+                                    body: jsonBody(["error": "invalid_token", "error_description": "/metrics needs the token given to trust serve --metrics-token"]))
+                }
                 var out = [UInt8]()
                 registry.emit(into: &out)
                 return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"], body: .init(byteBuffer: ByteBuffer(bytes: out)))

@@ -4,6 +4,7 @@ import HTTPServing
 import Foundation
 import Hummingbird
 import Logging
+import NIOCore
 import Prometheus
 
 /// The trust service on HTTP: Hummingbird in a swift-service-lifecycle group, started in the
@@ -15,13 +16,17 @@ public final class TrustServer: Sendable {
     public var port: Int { server.port }
 
     /// Starts listening on `host:port` (0: a free port) and returns once it accepts connections.
+    /// With `tls`, HTTPS. `metricsToken`: `/metrics` answers only `Authorization: Bearer TOKEN`
+    /// (otherwise it answers anyone, and the caller decides whether that is wise: see `trust serve`).
     public static func start(service: TrustService, host: String = "127.0.0.1", port: Int = 0,
-                             registry: PrometheusCollectorRegistry? = nil, pushTokens: PushTokenRegistration? = nil,
+                             registry: PrometheusCollectorRegistry? = nil, metricsToken: String? = nil,
+                             pushTokens: PushTokenRegistration? = nil, tls: TLSFiles? = nil, idleTimeout: TimeAmount = .seconds(30),
                              logger: Logger? = nil) async throws -> TrustServer {
-        guard let server = await BackgroundHTTPServer.start(
-            router: TrustAPI.router(service: service, registry: registry, pushTokens: pushTokens), host: host, port: port,
+        guard let server = try await BackgroundHTTPServer.start(
+            router: TrustAPI.router(service: service, registry: registry, metricsToken: metricsToken, pushTokens: pushTokens),
+            host: host, port: port,
             serverName: "lockbench-trust", logger: BackgroundHTTPServer.logger(logger, label: "lockbench.trust"),
-            every: 600, tick: { _ = try? await service.purgeApprovals() }) else {
+            every: 600, tick: { _ = try? await service.purgeApprovals() }, tls: try tls?.configuration(), idleTimeout: idleTimeout) else {
             throw TrustError(.invalidRequest, "the trust service could not listen on \(host):\(port)")
         }
         return TrustServer(server: server)

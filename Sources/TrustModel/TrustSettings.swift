@@ -47,8 +47,30 @@ public struct TrustSettings: Codable, Equatable, Sendable {
         default:
             throw TrustError(.invalidRequest, "unknown setting \"\(name)\"; one of \(Self.names.joined(separator: ", "))")
         }
-        guard keyLifetime > 0, accessTokenLifetime > 0, refreshLifetime > 0 else {
+        try validate()
+    }
+
+    /// The longest any duration may be: ten years (a document valid longer is not short-lived,
+    /// and dates past it overflow the encodings that carry them).
+    public static let maxDuration: TimeInterval = 10 * 365 * 86400
+
+    /// The ranges `set` applies, for settings read whole (`site.json`): every duration finite,
+    /// 0…ten years, the three lifetimes above 0, issuer and audience 1…256 bytes.
+    public func validate() throws(TrustError) {
+        let durations: [(String, TimeInterval)] = [
+            ("key-lifetime", keyLifetime), ("poll-interval", pollInterval), ("access-token-lifetime", accessTokenLifetime),
+            ("refresh-lifetime", refreshLifetime), ("refresh-grace", refreshGrace), ("revocation-lifetime", revocationLifetime),
+            ("enrollment-lifetime", enrollmentLifetime),
+        ]
+        for (name, value) in durations where !(value.isFinite && value >= 0 && value <= Self.maxDuration) {
+            throw TrustError(.invalidRequest, "\(name) is \(value) s: it must be 0…\(Int(Self.maxDuration)) s (ten years)")
+        }
+        for (name, value) in [("key-lifetime", keyLifetime), ("access-token-lifetime", accessTokenLifetime),
+                              ("refresh-lifetime", refreshLifetime)] where value <= 0 {
             throw TrustError(.invalidRequest, "\(name) must be longer than 0")
+        }
+        for (name, value) in [("issuer", issuer), ("audience", audience)] where value.isEmpty || value.utf8.count > 256 {
+            throw TrustError(.invalidRequest, "\(name) must be 1…256 bytes")
         }
     }
 

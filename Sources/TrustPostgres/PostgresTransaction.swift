@@ -271,7 +271,8 @@ struct PostgresTransaction: TrustTransaction {
             UNION ALL SELECT 's', NULL, NULL, NULL, NULL, NULL, NULL, value, NULL, NULL, NULL, NULL, NULL, NULL
                    FROM change_sequence WHERE one = 1
             """, [.text(device), .text(family ?? "")])
-        var state = PollState(device: nil, keys: [], grants: [], list: nil, familyRevoked: false, sequence: 0)
+        // A named family with no row is treated as revoked (a token naming a login that does not exist).
+        var state = PollState(device: nil, keys: [], grants: [], list: nil, familyRevoked: family != nil, sequence: 0)
         for r in rows {
             let row = PGRow(r)
             switch try row.text("t") {

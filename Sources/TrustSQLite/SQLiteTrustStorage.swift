@@ -209,7 +209,8 @@ public final class SQLiteTrustStorage: TrustStorage, TrustChangeFeed, Sendable {
             ?? { let r = direct[start % direct.count]; r.lock.lock(); return r }()
         defer { reader.lock.unlock() }
         return try SQLiteTransaction.pollState(try reader.rows(SQLiteTransaction.pollStateSQL,
-                                                               SQLiteTransaction.pollStateBinds(device: device, family: family)))
+                                                               SQLiteTransaction.pollStateBinds(device: device, family: family)),
+                                               familyNamed: family != nil)
     }
 
     private func reader() -> (SQLiteConnection, AsyncMutex) {
@@ -581,7 +582,7 @@ struct SQLiteTransaction: TrustTransaction {
     /// in generic columns c1…c10 — the device, its keys, its user's grants, the revocation list,
     /// the family's revocation and the change sequence.
     func pollState(device: String, family: String?) async throws -> PollState {
-        try Self.pollState(try await q(Self.pollStateSQL, Self.pollStateBinds(device: device, family: family)))
+        try Self.pollState(try await q(Self.pollStateSQL, Self.pollStateBinds(device: device, family: family)), familyNamed: family != nil)
     }
 
     static let pollStateSQL = """
@@ -599,9 +600,11 @@ struct SQLiteTransaction: TrustTransaction {
     static func pollStateBinds(device: String, family: String?) -> [SQLiteData] { [.text(device), family.map { .text($0) } ?? .null] }
 
     /// The rows of `pollStateSQL` (through sqlite-nio or `SQLiteDirectReader`) as a `PollState`.
-    static func pollState<R: SQLiteColumns>(_ rows: [R]) throws -> PollState {
+    /// A named family with no row is treated as revoked: a token naming a login that does not exist
+    /// logged in nobody.
+    static func pollState<R: SQLiteColumns>(_ rows: [R], familyNamed: Bool) throws -> PollState {
         let c = (1...10).map { "c\($0)" }
-        var state = PollState(device: nil, keys: [], grants: [], list: nil, familyRevoked: false, sequence: 0)
+        var state = PollState(device: nil, keys: [], grants: [], list: nil, familyRevoked: familyNamed, sequence: 0)
         for r in rows {
             switch r.column("t")?.string {
             case "d": state.device = try Self.device(r, c)

@@ -66,6 +66,44 @@ final class ApprovalTests: XCTestCase {
         XCTAssertNil(ApprovalView(answered, as: .approver, now: p.f.service.now()).unlockDocument)
     }
 
+    /// Issue 22 §1.2: an approval grants no more than the approver holds when answering. A grant
+    /// revoked while the request waits leaves nothing to give (403, the request stays pending).
+    func testAnApproverWhoseGrantWasRevokedCannotApprove() async throws {
+        let p = try await parties(); defer { Task { await p.f.close() } }
+        let r = try await request(p)
+        _ = try await p.f.service.revokeGrant(id: "ga", reason: "left")
+        await XCTAssertTrustError(.forbidden) {
+            try await p.f.service.answerApproval(id: r.id, device: "alice-phone", .accept(challengeResponse: nil, authentication: .tap))
+        }
+        let (after, _) = try await p.f.service.approval(id: r.id, device: "bob-phone")
+        XCTAssertEqual(after.status, .pending)
+        XCTAssertNil(after.unlockDocument)
+        // A grant on another door covers nothing here either.
+        _ = try await p.f.service.addGrant(id: "gb", user: "alice", readers: [String(repeating: "ab", count: 16)])
+        await XCTAssertTrustError(.forbidden) {
+            try await p.f.service.answerApproval(id: r.id, device: "alice-phone", .accept(challengeResponse: nil, authentication: .tap))
+        }
+    }
+
+    /// The unlock command carries the approver's schedule at that door: the lock refuses it when
+    /// the approver could not have opened it herself.
+    func testTheUnlockCommandIsBoundedByTheApproversSchedule() async throws {
+        let p = try await parties(); defer { Task { await p.f.close() } }
+        _ = try await p.f.service.modifyGrant(id: "ga", readers: nil, schedules: ["mon-fri 08:00-18:00"])
+        let r = try await request(p)
+        let answered = try await p.f.service.answerApproval(id: r.id, device: "alice-phone", .accept(challengeResponse: nil, authentication: .tap))
+        let doc = try AccessDocument(parsing: try XCTUnwrap(answered.unlockDocument))
+        XCTAssertEqual(doc.access.schedules, [try WeeklySchedule(parsing: "mon-fri 08:00-18:00")])
+        let saturdayNoon = try XCTUnwrap(RFC3339.parse("2026-03-07T12:00:00Z")), mondayNoon = try XCTUnwrap(RFC3339.parse("2026-03-02T12:00:00Z"))
+        XCTAssertFalse(doc.access.schedules.contains { $0.contains(saturdayNoon, utcOffsetMinutes: 0) })
+        XCTAssertTrue(doc.access.schedules.contains { $0.contains(mondayNoon, utcOffsetMinutes: 0) })
+        // A second, unscheduled grant on the door lifts the bound, as it would for her own key.
+        _ = try await p.f.service.addGrant(id: "gc", user: "alice", readers: [p.f.group])
+        let r2 = try await request(p)
+        let free = try await p.f.service.answerApproval(id: r2.id, device: "alice-phone", .accept(challengeResponse: nil, authentication: .tap))
+        XCTAssertEqual(try AccessDocument(parsing: try XCTUnwrap(free.unlockDocument)).access.schedules, [])
+    }
+
     func testChallengeRightWrongAndMissingNumber() async throws {
         let p = try await parties(); defer { Task { await p.f.close() } }
         let r = try await request(p, .challenge)

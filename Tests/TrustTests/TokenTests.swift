@@ -218,3 +218,90 @@ final class TokenTests: XCTestCase {
         _ = try await f.service.refresh(token: live[0])
     }
 }
+
+/// Issue 22 §1.3 and §1.6: logins end with the credential; a token naming a login that never
+/// existed, or carrying a `crit` header, is refused.
+final class TokenRefusalTests: XCTestCase {
+    func testDeactivationEndsTheLoginYetTheLastAccessTokenStillLearnsTheKeysAreGone() async throws {
+        let f = try await TrustFixture.make(); defer { Task { await f.close() } }
+        let t = try await f.login("p1", user: "alice")
+        _ = try await f.service.addGrant(id: "g1", user: "alice", readers: [f.group])
+        let fam = try await f.service.authorize(bearer: t.access_token).fam
+        let first = try await f.service.poll(device: "p1", since: nil, family: fam)
+        XCTAssertEqual(first?.keys.filter { !$0.document.isEmpty }.count, 1)
+        _ = try await f.service.setCredential(device: "p1", to: .deactivated, reason: "lost")
+        // The refresh is refused: the login ended with the credential.
+        await XCTAssertTrustError(.invalidGrant) { try await f.service.refresh(token: t.refresh_token) }
+        // The access token still in hand polls once more and hears that its key is gone.
+        let after = try await f.service.poll(device: "p1", since: first.flatMap { Int64($0.cursor) }, family: fam)
+        XCTAssertEqual(after?.deleted.count, 1, "the deactivated phone learns that its key was withdrawn")
+        // Suspension is reversible: its logins go on.
+        let u = try await f.login("p2", user: "bob")
+        _ = try await f.service.setCredential(device: "p2", to: .suspended)
+        _ = try await f.service.refresh(token: u.refresh_token)
+    }
+
+    /// Issue 22 §2.5: an access token issued a minute before the login's 30-day end ends with it,
+    /// not 15 minutes later.
+    func testAnAccessTokenNeverOutlivesItsLogin() async throws {
+        let f = try await TrustFixture.make(); defer { Task { await f.close() } }
+        let t = try await f.login("p1", user: "alice")
+        f.clock.advance(f.service.settings.refreshLifetime - 60)
+        let last = try await f.service.refresh(token: t.refresh_token)
+        XCTAssertEqual(last.expires_in, 60)
+        XCTAssertEqual(last.refresh_token_expires_in, 60)
+        let claims = try await f.service.authorize(bearer: last.access_token)
+        XCTAssertLessThanOrEqual(claims.exp.value.timeIntervalSince(f.clock.now()), 60)
+        f.clock.advance(60 + f.service.tokens.leeway + 1)
+        await XCTAssertTrustError(.invalidToken) { try await f.service.authorize(bearer: last.access_token) }
+    }
+
+    func testATokenNamingALoginThatNeverExistedIsRefusedEverywhere() async throws {
+        let f = try await TrustFixture.make(); defer { Task { await f.close() } }
+        _ = try await f.login("p1", user: "alice")
+        // Signed with the service's own key, for a real device, but naming no login.
+        let forged = try await f.service.tokens.accessToken(device: "p1", family: "no-such-login", now: f.clock.now())
+        await XCTAssertTrustError(.invalidToken) { try await f.service.authorize(bearer: forged) }
+        await XCTAssertTrustError(.invalidToken) { _ = try await f.service.poll(device: "p1", since: nil, family: "no-such-login") }
+    }
+
+    func testACritHeaderIsRefused() async throws {
+        let f = try await TrustFixture.make(); defer { Task { await f.close() } }
+        let t = try await f.login("p1", user: "alice")
+        let claims = try await f.service.authorize(bearer: t.access_token)
+        var header = JWTHeader()
+        header.typ = "at+jwt"
+        header.crit = ["exp"]
+        let critical = try await f.service.tokens.keys.sign(claims, header: header)
+        do { _ = try await f.service.authorize(bearer: critical); XCTFail("a crit header was accepted") } catch let e as TrustError {
+            XCTAssertEqual(e.code, .invalidToken)
+            XCTAssertTrue(e.message.contains("RFC 7515 §4.1.11"), e.message)
+        }
+        // The same claims without crit pass: the refusal is the header's.
+        var plain = JWTHeader(); plain.typ = "at+jwt"
+        _ = try await f.service.authorize(bearer: try await f.service.tokens.keys.sign(claims, header: plain))
+    }
+}
+
+/// Issue 22 §1.6: `site.json` is read with the ranges `trust settings` applies.
+final class SiteSettingsTests: XCTestCase {
+    func testOutOfRangeSettingsInSiteJSONAreRefusedNamingTheFileAndTheSetting() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("lockbench-site-\(UUID().uuidString.prefix(8))").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        _ = try TrustSite.create(at: dir)
+        let path = dir + "/" + TrustSite.settingsFile
+        let original = try String(contentsOfFile: path, encoding: .utf8)
+        for (field, value, named) in [("keyLifetime", "1e300", "key-lifetime"), ("keyLifetime", "-3600", "key-lifetime"),
+                                      ("keyLifetime", "0", "key-lifetime"), ("refreshGrace", "-1", "refresh-grace"),
+                                      ("pollInterval", "1e10", "poll-interval"), ("accessTokenLifetime", "0", "access-token-lifetime")] {
+            let edited = original.replacingOccurrences(of: #""\#(field)" : [0-9.e+-]+"#, with: "\"\(field)\" : \(value)", options: .regularExpression)
+            XCTAssertNotEqual(edited, original, field)
+            try edited.write(toFile: path, atomically: true, encoding: .utf8)
+            do { _ = try TrustSite.open(dir); XCTFail("\(field) = \(value) was accepted") } catch {
+                XCTAssertTrue(error.message.contains(named) && error.message.contains("site.json"), error.message)
+            }
+        }
+        try original.write(toFile: path, atomically: true, encoding: .utf8)
+        XCTAssertEqual(try TrustSite.open(dir).settings, TrustSettings())
+    }
+}

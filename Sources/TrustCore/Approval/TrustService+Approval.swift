@@ -152,8 +152,14 @@ extension TrustService {
                 }
                 r.authentication = how
                 if r.status == .pending {
+                    // An approval grants no more than the approver holds when answering, at that
+                    // door: their active grants covering it now, with those grants' schedules
+                    // (which the lock enforces at the tap, in its own zone).
+                    guard let schedules = try await Self.authority(of: r.approver, over: try ReaderRule(parsing: r.lock), tx: tx) else {
+                        throw TrustError(.forbidden, "\(r.approver) no longer holds an active grant on \(r.lock): an approval can give no more than its approver holds")
+                    }
                     r.status = .approved
-                    try await self.issueUnlock(&r, tx: tx, now: now)
+                    try await self.issueUnlock(&r, schedules: schedules, tx: tx, now: now)
                 }
             }
             try await tx.putApproval(r)
@@ -206,12 +212,22 @@ extension TrustService {
     }
 
     /// Signs the unlock command: an access document for the requester's credential, this reader only.
-    func issueUnlock(_ r: inout ApprovalRecord, tx: any TrustTransaction, now: Date) async throws {
+    /// What `user` may open at `rule` now: nil when no active grant covers it; else the schedules
+    /// that bound it (empty: at any time, when one covering grant has no schedule).
+    static func authority(of user: String, over rule: ReaderRule, tx: any TrustTransaction) async throws -> [String]? {
+        let covering = try await tx.grants(user: user).filter { g in g.state == .active && g.readers.contains { covers($0, rule) } }
+        if covering.isEmpty { return nil }
+        if covering.contains(where: { $0.schedules.isEmpty }) { return [] }
+        return Array(Set(covering.flatMap(\.schedules))).sorted()
+    }
+
+    func issueUnlock(_ r: inout ApprovalRecord, schedules: [String], tx: any TrustTransaction, now: Date) async throws {
         guard let d = try await tx.device(r.requester), d.credentialState.holdsKeys else {
             throw TrustError(.forbidden, "the requester \(r.requester) no longer has an active credential")
         }
         let until = now.addingTimeInterval(ApprovalRules.unlockLifetime)
-        let access = try AccessData(id: Primitives.randomBytes(8), readers: [try ReaderRule(parsing: r.lock)])
+        let access = try AccessData(id: Primitives.randomBytes(8), readers: [try ReaderRule(parsing: r.lock)],
+                                    schedules: try schedules.map { try WeeklySchedule(parsing: $0) })
         let doc = try AccessDocument.issue(access: access, credentialPublicKey: d.credentialKey,
                                            validity: .init(signed: now, validFrom: now, validUntil: until), issuerKey: issuerKey)
         r.unlockDocument = doc.encoded()

@@ -63,10 +63,12 @@ public final class TokenAuthority: Sendable {
         Hex.encode(Array(Primitives.sha256(Array(key.x963Representation)).prefix(8)))
     }
 
-    public func accessToken(device: String, family: String, now: Date) async throws -> String {
+    /// An access token for `device`'s login `family`, valid `accessTokenLifetime` and never past
+    /// `loginEnds` (a token issued just before the login's end ends with it).
+    public func accessToken(device: String, family: String, now: Date, loginEnds: Date = .distantFuture) async throws -> String {
         let claims = AccessClaims(iss: .init(value: settings.issuer), aud: .init(value: [settings.audience]), sub: .init(value: device),
                                   iat: .init(value: now), nbf: .init(value: now),
-                                  exp: .init(value: now.addingTimeInterval(settings.accessTokenLifetime)),
+                                  exp: .init(value: min(now.addingTimeInterval(settings.accessTokenLifetime), loginEnds)),
                                   jti: .init(value: Base64URL.random(16)), fam: family)
         var header = JWTHeader()
         header.typ = Self.type
@@ -84,6 +86,11 @@ public final class TokenAuthority: Sendable {
         }
         guard header["alg"] as? String == "ES256" else {
             throw TrustError(.invalidToken, "alg \"\(header["alg"] ?? "absent")\" refused: ES256 only (RFC 8725 §3.1)")
+        }
+        // RFC 7515 §4.1.11: a recipient that does not understand every extension `crit` lists
+        // must reject the token; this one understands none.
+        guard header["crit"] == nil else {
+            throw TrustError(.invalidToken, "crit header refused: no JWS extension is understood here (RFC 7515 §4.1.11)")
         }
         guard header["typ"] as? String == Self.type else {
             throw TrustError(.invalidToken, "typ \"\(header["typ"] ?? "absent")\" refused: access tokens are typ \(Self.type) (RFC 8725 §3.11)")

@@ -75,7 +75,9 @@ extension TrustService {
         guard now < family.createdAt.addingTimeInterval(lifetime) else {
             throw TrustError(.tokenExpired, "the login of \(RFC3339.format(family.createdAt)) reached its \(Int(lifetime / 86400))-day limit; authorize again")
         }
-        try checkDevice(view.devices[t.device], t.device, login: false)
+        // A refresh is a login going on: a deactivated or deleted credential's logins end here, while
+        // its last access token still lets the phone poll once and learn that its keys are gone.
+        try checkDevice(view.devices[t.device], t.device, login: true)
         var presented = t
         switch t.state {
         case .active:
@@ -110,8 +112,9 @@ extension TrustService {
     /// The device and family behind a bearer token, or why not.
     public func authorize(bearer token: String) async throws -> AccessClaims {
         let claims = try await tokens.verify(token, now: now())
-        let revoked = try await storage.read { tx in try await tx.family(claims.fam)?.revokedAt != nil }
-        if revoked { throw TrustError(.invalidToken, "the token's login was revoked") }
+        let fam = claims.fam
+        let revoked = try await storage.read { tx in try await tx.family(fam).map { $0.revokedAt != nil } ?? true }
+        if revoked { throw TrustError(.invalidToken, "the token's login was revoked or never existed") }
         return claims
     }
 
@@ -129,9 +132,11 @@ extension TrustService {
     }
 
     func response(device: String, family: String, refresh: String, familyCreated: Date, now: Date) async throws -> TokenResponse {
-        TokenResponse(access_token: try await tokens.accessToken(device: device, family: family, now: now), token_type: "Bearer",
-                      expires_in: Int(settings.accessTokenLifetime), refresh_token: refresh,
-                      refresh_token_expires_in: max(0, Int(familyCreated.addingTimeInterval(settings.refreshLifetime).timeIntervalSince(now))))
+        let loginEnds = familyCreated.addingTimeInterval(settings.refreshLifetime)
+        let access = try await tokens.accessToken(device: device, family: family, now: now, loginEnds: loginEnds)
+        return TokenResponse(access_token: access, token_type: "Bearer",
+                             expires_in: Int(min(settings.accessTokenLifetime, max(0, loginEnds.timeIntervalSince(now)))), refresh_token: refresh,
+                             refresh_token_expires_in: max(0, Int(loginEnds.timeIntervalSince(now))))
     }
 }
 

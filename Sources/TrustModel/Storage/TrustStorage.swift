@@ -98,7 +98,7 @@ public struct PollState: Sendable {
     public var keys: [KeyRecord]
     public var grants: [GrantRecord]
     public var list: RevocationListRecord?
-    /// True when `family` was named and is revoked.
+    /// True when `family` was named and is revoked or does not exist.
     public var familyRevoked: Bool
     public var sequence: Int64
     public init(device: DeviceRecord?, keys: [KeyRecord], grants: [GrantRecord], list: RevocationListRecord?,
@@ -134,7 +134,8 @@ extension TrustStorage {
 
 extension TrustTransaction {
     public func pollState(device id: String, family: String?) async throws -> PollState {
-        let familyRevoked = if let family { try await self.family(family)?.revokedAt != nil } else { false }
+        // A named family with no row counts as revoked: a token naming a login that does not exist.
+        let familyRevoked = if let family { try await self.family(family).map { $0.revokedAt != nil } ?? true } else { false }
         let d = try await device(id)
         let grants = if let d { try await grants(user: d.user) } else { [GrantRecord]() }
         return PollState(device: d, keys: try await keys(device: id), grants: grants,

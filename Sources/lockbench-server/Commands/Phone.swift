@@ -209,7 +209,9 @@ struct PhoneCommand: AsyncParsableCommand {
                     }
                 }
             }
-            let pushConsole = PhonePushConsole(device: device, channel: push, app: wakeupApp, say: say) { await registerPush() }
+            let pushConsole = PhonePushConsole(device: device, channel: push, app: wakeupApp, say: say,
+                                               register: { await registerPush() },
+                                               poll: { if phone.isLoggedIn { report(await phone.poll(trigger: .manual), .manual) } })
             defer { receiver?.cancel() }
             // The background schedule.
             let scheduler = Task {

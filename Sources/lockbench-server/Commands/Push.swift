@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import LockRuntime
 import OfflineUnlock
+import HTTPServing
 import Push
 
 
@@ -52,6 +53,7 @@ struct PushCommand: AsyncParsableCommand {
         var throttle: Int?
         @Option(help: ArgumentHelp("How long a wake-up subscription lives unless repeated, like 30d or 1h.", valueName: "duration"))
         var lifetime: String = "30d"
+        @OptionGroup var tls: TLSOptions
 
         func validate() throws {
             guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535") }
@@ -76,12 +78,16 @@ struct PushCommand: AsyncParsableCommand {
                     relay.faults = faults
                     let wakeUp = WakeUpService(relay: relay, lifetime: lifetime)
                     for a in apps { try wakeUp.createApplication(a) }
-                    let server = try await PushServer.start(relay: relay, wakeUp: wakeUp, host: host, port: port, logger: serveLogger("lockbench.push"))
-                    try await serveUntilSignal("push relay", host: host, port: server.port) { await server.stop() }
+                    tls.warnIfExposed(host: host, what: "the push relay")
+                    let server = try await PushServer.start(relay: relay, wakeUp: wakeUp, host: host, port: port, tls: tls.files,
+                                                            logger: serveLogger("lockbench.push"))
+                    try await serveUntilSignal("push relay", host: host, port: server.port, secure: tls.files != nil) { await server.stop() }
                 }
             } catch let e as PushRefusal {
                 throw UserError(message: "\(e.description); pick another --port, or 0 for any free one", code: ExitCodes.environment)
             } catch let e as WakeUpError {
+                throw UserError(message: e.description, code: ExitCodes.usage)
+            } catch let e as HTTPServingError {
                 throw UserError(message: e.description, code: ExitCodes.usage)
             }
         }

@@ -12,6 +12,7 @@ import TrustModel
 import TrustCore
 import TrustBackends
 import TrustHTTP
+import HTTPServing
 import TrustPhone
 import Scenario
 
@@ -93,7 +94,9 @@ struct TrustCommand: AsyncParsableCommand {
     static func mapErrors<T>(_ body: () async throws -> T) async throws -> T {
         do { return try await body() } catch let e as TrustError {
             throw UserError(message: e.message, code: e.code == .notFound || e.code == .conflict || e.code == .final ? ExitCodes.negative : ExitCodes.usage)
-        } catch let e as UserError { throw e } catch let e as TrustStorageError {
+        } catch let e as UserError { throw e } catch let e as HTTPServingError {
+            throw UserError(message: e.description, code: ExitCodes.usage)
+        } catch let e as TrustStorageError {
             throw UserError(message: "the database: \(e.description)", code: ExitCodes.environment)
         } catch {
             throw UserError(message: "\(error)", code: ExitCodes.environment)
@@ -172,9 +175,17 @@ struct TrustCommand: AsyncParsableCommand {
             "Push to phones through this relay (APNs-shaped POST /3/device/TOKEN: `lockbench push serve`'s URL) whenever their keys are created, changed or revoked — through this server, another instance on the same database, or the admin commands. Phones register their tokens at PUT /v1/push-token.",
             valueName: "url"))
         var pushRelay: String?
+        @Option(name: .customLong("metrics-token"), help: ArgumentHelp(
+            "Answer GET /metrics only with Authorization: Bearer TOKEN. Without it, /metrics is served only when listening on loopback.",
+            valueName: "token"))
+        var metricsToken: String?
+        @OptionGroup var tls: TLSOptions
 
         func validate() throws {
             guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535") }
+            if let metricsToken, metricsToken.utf8.count < 16 || !metricsToken.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) {
+                throw ValidationError("--metrics-token must be 16 or more printable characters (no spaces)")
+            }
             if let relay = pushRelay {
                 guard let u = URL(string: relay), ["http", "https"].contains(u.scheme ?? ""), u.host != nil else {
                     throw ValidationError("--push-relay '\(relay)' is not an http(s) URL; e.g. --push-relay http://127.0.0.1:8490")
@@ -187,7 +198,11 @@ struct TrustCommand: AsyncParsableCommand {
         func run() async throws {
             let site = try TrustCommand.open(self.site)
             let clock = try TrustCommand.clock(now)
-            let (db, host, port, pushRelay) = (self.db, self.host, self.port, self.pushRelay)
+            let (db, host, port, pushRelay, metricsToken, tlsFiles) = (self.db, self.host, self.port, self.pushRelay, self.metricsToken, tls.files)
+            tls.warnIfExposed(host: host, what: "the trust service")
+            // Metrics say who polls how often: beyond loopback they need a token.
+            let serveMetrics = metricsToken != nil || isLoopback(host)
+            if !serveMetrics { emitError("warning: /metrics is not served on \(host) without --metrics-token") }
             try await TrustCommand.mapErrors {
                 let registry = PrometheusCollectorRegistry()
                 MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
@@ -197,10 +212,10 @@ struct TrustCommand: AsyncParsableCommand {
                 let notifier = pushRelay.map { TrustPushNotifier(relay: APNsHTTPSender(baseURL: $0), logger: serveLogger("lockbench.trust.push")) }
                 let following = notifier.flatMap { n in (service.storage as? TrustChangeFeed).map { n.follow($0) } }
                 let server = try await TrustServer.start(
-                    service: service, host: host, port: port, registry: registry,
-                    pushTokens: notifier.map { n in { device, token in n.register(device: device, token: token) } },
-                    logger: serveLogger("lockbench.trust"))
-                try await serveUntilSignal("trust service", host: host, port: server.port) {
+                    service: service, host: host, port: port, registry: serveMetrics ? registry : nil, metricsToken: metricsToken,
+                    pushTokens: notifier.map { n in { @Sendable device, token in n.register(device: device, token: token) } },
+                    tls: tlsFiles, logger: serveLogger("lockbench.trust"))
+                try await serveUntilSignal("trust service", host: host, port: server.port, secure: tlsFiles != nil) {
                     following?.cancel()
                     await server.stop()
                     try await service.storage.close()

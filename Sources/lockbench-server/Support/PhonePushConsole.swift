@@ -21,7 +21,7 @@ final class PushChannel: Sendable {
 /// The push and mobile wake-up commands of `phone run --push-relay URL` (stdin), one per line:
 ///
 ///     force-quit                     the user force-quits the app: the OS discards background pushes
-///     launch                         the app runs again (foreground)
+///     launch                         the app runs again (foreground) and polls
 ///     rotate-push-token              a new token: opened at the relay and registered with the trust
 ///                                    service, subscriptions moved to it, then the old one dropped
 ///     subscribe PATH [MODE]          mobile wake-up subscription (noData, value, childEvent) in --wakeup-app
@@ -35,6 +35,9 @@ struct PhonePushConsole {
     let say: @Sendable (String, [String: String]) -> Void
     /// Registers the channel's current token with the trust service.
     let register: () async -> Void
+    /// Polls the trust service now and reports it (opening the app polls, as the scenario
+    /// language's `open` does: pushes discarded while it was force-quit are not lost).
+    let poll: () async -> Void
 
     /// Handles `words` if it is one of these commands; false otherwise.
     func handle(_ words: [String]) async -> Bool {
@@ -47,6 +50,7 @@ struct PhonePushConsole {
                 let inbox = channel.inbox
                 try await inbox.open(state: verb == "force-quit" ? "force-quit" : "foreground")
                 say(verb == "force-quit" ? "force-quit" : "launched", [:])
+                if verb == "launch" { await poll() }
             case "rotate-push-token":
                 // New before old (Tapkey updateRegistrationToken; the wake-up tutorial: subscribe
                 // the new id, then unsubscribe the old).

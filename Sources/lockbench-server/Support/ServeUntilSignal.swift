@@ -6,8 +6,8 @@ import Synchronization
 /// The rest of a `serve` command once its server listens (`trust serve`, `push serve`): prints
 /// "NAME listening on http://HOST:PORT" (what scripts and tests wait for), waits for SIGINT or
 /// SIGTERM, stops the server gracefully and prints "stopped".
-func serveUntilSignal(_ name: String, host: String, port: Int, stop: () async throws -> Void) async throws {
-    emitLine("\(name) listening on http://\(host):\(port)")
+func serveUntilSignal(_ name: String, host: String, port: Int, secure: Bool = false, stop: () async throws -> Void) async throws {
+    emitLine("\(name) listening on \(secure ? "https" : "http")://\(host):\(port)")
     // The first SIGINT or SIGTERM resumes the command; a second one finds nothing to resume.
     let waiting = Mutex<CheckedContinuation<Void, Never>?>(nil)
     var signals: StopSignals?
