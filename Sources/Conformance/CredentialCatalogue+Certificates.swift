@@ -1,5 +1,4 @@
 import AccessProtocol
-import ByteCore
 import Codecs
 import Crypto
 

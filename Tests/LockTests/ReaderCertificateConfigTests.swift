@@ -4,8 +4,6 @@ import Crypto
 import Foundation
 import LockBenchTestSupport
 @testable import Lock
-import OfflineUnlock
-
 import XCTest
 
 /// `reader.certificate` in the lock configuration: what loads, and each refusal naming the field.
