@@ -17,8 +17,11 @@ public struct ReaderFaults: OptionSet, Sendable, Hashable {
     /// catches it: the phone's second round gets no AUTH1).
     public static let fastRKE = ReaderFaults(rawValue: 1 << 3)
 
+    /// Send no reader certificate although one is configured (the rdr.cert.* checks catch it).
+    public static let omitCertificate = ReaderFaults(rawValue: 1 << 4)
+
     public static let names: [(String, ReaderFaults)] = [
         ("accept-bad-device-signature", .acceptBadDeviceSignature), ("omit-le", .omitLe), ("ignore-rke", .ignoreRKE),
-        ("fast-rke", .fastRKE),
+        ("fast-rke", .fastRKE), ("omit-certificate", .omitCertificate),
     ]
 }

@@ -28,28 +28,11 @@ struct ECPrivateKeyDER {
 
     struct Refusal: Error { var reason: String }
 
-    /// A DER element: tag, content bounds.
-    struct Element { var tag: UInt8; var content: ArraySlice<UInt8> }
+    typealias Element = DER.Element
 
-    /// Reads the elements of `bytes` in sequence (definite lengths up to 4 bytes; no high tags).
+    /// Reads the elements of `bytes` in sequence (the shared DER reader).
     static func elements(_ bytes: ArraySlice<UInt8>) throws(Refusal) -> [Element] {
-        var out = [Element](), i = bytes.startIndex
-        while i < bytes.endIndex {
-            guard bytes.endIndex - i >= 2 else { throw Refusal(reason: "truncated DER") }
-            let tag = bytes[i]
-            guard tag & 0x1F != 0x1F else { throw Refusal(reason: "unexpected DER tag") }
-            var length = Int(bytes[i + 1]), at = i + 2
-            if length & 0x80 != 0 {
-                let n = length & 0x7F
-                guard (1...4).contains(n), bytes.endIndex - at >= n else { throw Refusal(reason: "bad DER length") }
-                length = bytes[at..<(at + n)].reduce(0) { $0 << 8 | Int($1) }
-                at += n
-            }
-            guard bytes.endIndex - at >= length else { throw Refusal(reason: "truncated DER") }
-            out.append(Element(tag: tag, content: bytes[at..<(at + length)]))
-            i = at + length
-        }
-        return out
+        do { return try DER.elements(bytes) } catch { throw Refusal(reason: error.reason) }
     }
 
     /// The single SEQUENCE `bytes` must be, as its elements.
