@@ -4,17 +4,25 @@ import Crypto
 import Foundation
 import OfflineUnlock
 
-/// A reader the credential trusts: its group id and group public key (LockBench: the reader's
-/// own signing key).
+/// A reader group the credential trusts: its group id and group public key — the reader's own
+/// signing key, or a reader issuer CA's key (`issuerCA`) whose certificates name the readers' keys.
+/// As the official phone does, a reader of a trusted group may present a certificate (LOAD CERT or
+/// AUTH1 `90`); it must verify under a key trusted for the group (CAs first), AUTH1 is then checked
+/// with its subject key, and that group key is the key derivation's "reader group key". A group
+/// may be trusted both ways (a reader key for readers without a certificate, a CA for those with one).
 public struct TrustedReader: Equatable, Sendable {
     /// 16 bytes.
     public var groupID: [UInt8]
     /// 65 bytes `04‖X‖Y`.
     public var publicKey: [UInt8]
+    /// The key is a reader issuer CA: a reader of this group must present a certificate it signed
+    /// (the CA key itself signs no AUTH1).
+    public var issuerCA: Bool
 
-    public init(groupID: [UInt8], publicKey: [UInt8]) {
+    public init(groupID: [UInt8], publicKey: [UInt8], issuerCA: Bool = false) {
         self.groupID = groupID
         self.publicKey = publicKey
+        self.issuerCA = issuerCA
     }
 }
 
@@ -70,6 +78,11 @@ public struct CredentialFaults: OptionSet, Sendable, Hashable {
     /// and BLERKE_UD_STEPUP_PHASE wait for it).
     public static let noRKERequest = CredentialFaults(rawValue: 1 << 19)
 
+    /// Check no reader certificate: one that decodes is taken as it is (AUTH1 checked with its
+    /// subject key, whoever signed it), one that does not is ignored (AUTH1 checked with the group
+    /// key, even a CA's). The negative certificate cases expect a refusal instead.
+    public static let skipCertificateCheck = CredentialFaults(rawValue: 1 << 20)
+
     public static let names: [(String, CredentialFaults)] = [
         ("wrong-signature", .wrongSignature), ("corrupt-ciphertext", .corruptCiphertext),
         ("replay-ephemeral", .replayEphemeralKey), ("malformed-auth0", .malformedAuth0),
@@ -79,7 +92,7 @@ public struct CredentialFaults: OptionSet, Sendable, Hashable {
         ("legacy-exchange-status", .legacyExchangeStatus), ("ignore-p1p2", .ignoreP1P2), ("ignore-le", .ignoreLe),
         ("commit-atomic-writes", .commitAtomicWrites), ("fci-other-aid", .fciOtherAID),
         ("empty-device-response", .emptyDeviceResponse), ("accept-unlisted-version", .acceptUnlistedVersion),
-        ("refuse-select-on-ble", .refuseSelectOnBLE), ("no-rke-request", .noRKERequest),
+        ("refuse-select-on-ble", .refuseSelectOnBLE), ("no-rke-request", .noRKERequest), ("skip-certificate-check", .skipCertificateCheck),
     ]
 
     /// The unknown tag the extra-tag faults add (the public test harness's `UNKNOWN_TAG`).
@@ -124,6 +137,8 @@ public struct CredentialConfiguration {
     public var mailbox: Mailbox?
     /// Whose behaviour to copy where the public facts leave a choice (`PhoneProfile.apply` sets it).
     public var profile: PhoneProfile = .lockbench
+    /// The time reader certificates are checked at.
+    public var now: @Sendable () -> Date = { Date() }
 
     public init(signingKey: P256.Signing.PrivateKey, trustedReaders: [TrustedReader], accessDocuments: [[UInt8]] = [],
                 revocationDocuments: [[UInt8]] = [], versions: [UInt16] = [ProtocolVersion.v1_0], interface: RadioInterface = .nfc, strictLe: Bool = true,
@@ -231,6 +246,30 @@ public final class CredentialSession: MessageResponder {
         /// What AUTH1 needs that AUTH0 already fixed, computed while the reader prepares AUTH1
         /// (`answerSent`), for this context.
         var ahead: (context: TranscriptContext, work: Auth1Work)?
+        /// The compressed reader certificate LOAD CERT brought (checked at AUTH1); nil: none sent.
+        var certificate: [UInt8]?
+    }
+
+    /// Who signed AUTH1 and the group key of the key derivation, from the entries trusted for the
+    /// reader's group. With a certificate (AUTH1 `90`, else LOAD CERT): the first entry — CAs first —
+    /// it decodes and verifies under (the official phone's `set_cert_and_verify`; validity too, see
+    /// `ReaderCertificate.verify`) gives the group key, and its subject key must have signed. Without
+    /// one: the first entry that is not a CA. nil: refuse.
+    private func readerKeys(_ readerID: [UInt8], certificate: [UInt8]?) -> (signer: [UInt8], groupKey: [UInt8])? {
+        let group = Array(readerID.prefix(16))
+        let entries = configuration.trustedReaders.filter { $0.groupID == group }
+        let plain = entries.first { !$0.issuerCA }
+        guard let certificate else { return plain.map { ($0.publicKey, $0.publicKey) } }
+        guard let cert = try? ReaderCertificate(parsingCompressed: certificate) else {
+            // Skipping the check, an undecodable certificate is as none.
+            return configuration.faults.contains(.skipCertificateCheck) ? (entries.first ?? plain).map { ($0.publicKey, $0.publicKey) } : nil
+        }
+        let byCAFirst = entries.filter(\.issuerCA) + entries.filter { !$0.issuerCA }
+        if configuration.faults.contains(.skipCertificateCheck), let first = byCAFirst.first { return (cert.subjectPublicKey, first.publicKey) }
+        for entry in byCAFirst where (try? cert.verify(issuerPublicKey: entry.publicKey, at: configuration.now())) != nil {
+            return (cert.subjectPublicKey, entry.publicKey)
+        }
+        return nil
     }
 
     /// K, the volatile keys and the device signature over the transcript: all fixed once AUTH0
@@ -471,6 +510,7 @@ public final class CredentialSession: MessageResponder {
     private static let handlers: [UInt8: Handler] = [
         Instruction.select: Handler(cla: 0x00, p1p2: nil, needsLe: true) { $0.select($1) },
         Instruction.auth0: Handler(cla: 0x80, needsLe: true) { $0.auth0($1) },
+        Instruction.loadCert: Handler(cla: 0x80, needsLe: true) { $0.loadCert($1) },
         Instruction.auth1: Handler(cla: 0x80, needsLe: true) { $0.auth1($1) },
         Instruction.exchange: Handler(cla: 0x80, needsLe: true) { $0.exchange($1) },
         Instruction.controlFlow: Handler(cla: 0x80, needsLe: nil) { $0.controlFlow($1) },
@@ -575,18 +615,33 @@ public final class CredentialSession: MessageResponder {
         return (answer, .success)
     }
 
+    /// LOAD CERT `80 D1 00 00 Lc <compressed certificate> 00` between AUTH0 and AUTH1 (chained
+    /// when long). Answered 9000 whatever the certificate, as the official phone does
+    /// (NFC_UD_NEG_STANDARD_CERT_IN_LOAD_CERT_WITH_CHAINING_INCORRECT_SIGNATURE requires the 9000);
+    /// a bad one is refused at AUTH1.
+    private func loadCert(_ c: CommandAPDU) -> ([UInt8], StatusWord) {
+        guard case .auth0Done(var a) = state else { return ([], .conditionsNotSatisfied) }
+        // Bounded: a compressed certificate is at most `maxCompressed` bytes (chains stop there too).
+        guard !c.data.isEmpty, c.data.count <= ReaderCertificate.maxCompressed else { return ([], .wrongLength) }
+        a.certificate = c.data
+        state = .auth0Done(a)
+        return ([], .success)
+    }
+
     private func auth1(_ c: CommandAPDU) -> ([UInt8], StatusWord) {
         guard case .auth0Done(let a) = state else { return ([], .conditionsNotSatisfied) }
         let cmd: Auth1Command
         do { cmd = try Auth1Command(parsing: c.data) } catch { return ([], .incorrectData) }
         var ctx = a.context
-        guard let reader = trustedReader(ctx.readerID) else {
+        // An untrusted group, or a certificate that does not decode or verify, is refused 6982
+        // (the official phone: 6400 for decoding, 6982 for verification; the cases take any error).
+        guard let (signerKey, groupKey) = readerKeys(ctx.readerID, certificate: cmd.certificate ?? a.certificate) else {
             state = .done
             return ([], .securityStatusNotSatisfied)
         }
-        ctx.readerGroupKey = reader.publicKey
+        ctx.readerGroupKey = groupKey
         if !configuration.faults.contains(.skipReaderCheck),
-           !Primitives.verifyRaw(signature: cmd.signature, message: ctx.signedData(reader: true), publicKey: reader.publicKey) {
+           !Primitives.verifyRaw(signature: cmd.signature, message: ctx.signedData(reader: true), publicKey: signerKey) {
             state = .done
             return ([], .securityStatusNotSatisfied)
         }

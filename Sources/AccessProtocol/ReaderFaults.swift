@@ -11,7 +11,7 @@ public struct ReaderFaults: OptionSet, Sendable, Hashable {
     /// The lock's engine, not the session: take an issuer certificate's key (x5chain) without
     /// checking that a trusted issuer CA signed it or that it is valid (the negative issuer
     /// certificate cases whose certificate parses catch it; `LockConfiguration.faults`).
-    public static let skipIssuerCertificateChecks = ReaderFaults(rawValue: 1 << 4)
+    public static let skipIssuerCertificateChecks = ReaderFaults(rawValue: 1 << 5)
 
     /// Complete an RKE transaction (`02 06`) at the completed notification, ignoring the
     /// phone's RKE request (the ble.rdr RKE checks catch it: no "reader status changed").
@@ -21,8 +21,12 @@ public struct ReaderFaults: OptionSet, Sendable, Hashable {
     /// catches it: the phone's second round gets no AUTH1).
     public static let fastRKE = ReaderFaults(rawValue: 1 << 3)
 
+    /// Send no reader certificate although one is configured (the rdr.cert.* checks catch it).
+    public static let omitCertificate = ReaderFaults(rawValue: 1 << 4)
+
     public static let names: [(String, ReaderFaults)] = [
         ("accept-bad-device-signature", .acceptBadDeviceSignature), ("omit-le", .omitLe), ("ignore-rke", .ignoreRKE),
-        ("fast-rke", .fastRKE), ("skip-issuer-certificate-checks", .skipIssuerCertificateChecks),
+        ("fast-rke", .fastRKE), ("omit-certificate", .omitCertificate),
+        ("skip-issuer-certificate-checks", .skipIssuerCertificateChecks),
     ]
 }

@@ -74,6 +74,9 @@ public struct ReaderConfiguration {
     /// Step up at every tap whose phone announces a document, not only when the decider wants
     /// documents (lock configuration `"protocol": {"stepUpEveryTap": true}`).
     public var stepUpEveryTap = false
+    /// The reader certificate shown to phones in standard transactions; nil: none (the phone
+    /// trusts the reader's own key).
+    public var certificate: ReaderCertificatePresentation? = nil
 
     public init(identity: ReaderIdentity, supportedVersions: [UInt16] = [ProtocolVersion.v1_0],
                 interface: RadioInterface = .nfc, policy: UInt8 = 0x01, useFast: Bool = true,
@@ -232,6 +235,7 @@ public struct ReaderSession {
         case start
         case select
         case auth0(TranscriptContextPartial)
+        case loadCert(TranscriptContext)
         case auth1(TranscriptContext)
         case stepUpSelect
         case envelope
@@ -491,6 +495,9 @@ public struct ReaderSession {
             return selected(response)
         case .auth0(let partial):
             return auth0Answered(response, partial)
+        case .loadCert(let ctx):
+            guard response.status == .success else { return fail(.malformedInput, "LOAD CERT answered \(response.status)") }
+            return sendAuth1(ctx)
         case .auth1(let ctx):
             return auth1Answered(response, ctx)
         case .stepUpSelect:
@@ -596,7 +603,9 @@ public struct ReaderSession {
         if replayGuard.contains(answer.deviceEphemeralKey) {
             return fail(.replay, "AUTH0 response repeats a device ephemeral key seen in an earlier transaction")
         }
-        let ctx = TranscriptContext(readerGroupKey: configuration.identity.publicKey, readerID: configuration.identity.readerID,
+        // With a certificate the group key phones trust is the issuer CA's (ALIRO-FACTS "Keys").
+        let groupKey = shownCertificate?.issuerPublicKey ?? configuration.identity.publicKey
+        let ctx = TranscriptContext(readerGroupKey: groupKey, readerID: configuration.identity.readerID,
                                     interfaceByte: configuration.interfaceByte, version: p.version,
                                     readerEphemeralKey: p.readerEphemeralPublic, transactionID: p.transactionID,
                                     flags: p.flags, policy: policy, fciProprietary: p.fci,
@@ -633,9 +642,29 @@ public struct ReaderSession {
             let k = KeySchedule.sharedK(z: z, transactionID: transactionID)
             return (k, KeySchedule.volatileKeys(k: k, context: ctx))
         }
+        if let presentation = shownCertificate, presentation.mode == .loadCert {
+            step = .loadCert(ctx)
+            let command = presentation.loadCertCommand
+            return send(command, "LOAD CERT", chunk: presentation.chunk(for: command, default: configuration.commandChunk))
+        }
+        return sendAuth1(ctx)
+    }
+
+    /// The certificate the reader sends (none under the omit-certificate fault).
+    private var shownCertificate: ReaderCertificatePresentation? {
+        configuration.faults.contains(.omitCertificate) ? nil : configuration.certificate
+    }
+
+    /// AUTH1 over the transcript, with the certificate in `90` when it goes there.
+    private mutating func sendAuth1(_ ctx: TranscriptContext) -> ReaderAction {
         step = .auth1(ctx)
         let signature = signer(ctx.signedData(reader: true))
-        return send(Auth1Command(flags: Auth1Command.flagReturnPublicKey, signature: signature).apdu, "AUTH1")
+        guard let presentation = shownCertificate, presentation.mode == .auth1 else {
+            return send(Auth1Command(flags: Auth1Command.flagReturnPublicKey, signature: signature).apdu, "AUTH1")
+        }
+        let command = Auth1Command(flags: Auth1Command.flagReturnPublicKey, signature: signature,
+                                   certificate: presentation.certificate.compressed()).apdu
+        return send(command, "AUTH1", chunk: presentation.chunk(for: command, default: configuration.commandChunk))
     }
 
     private var sharedK: [UInt8] = []
@@ -867,9 +896,9 @@ public struct ReaderSession {
 
     // MARK: - Link layer
 
-    private mutating func send(_ command: CommandAPDU, _ label: String) -> ReaderAction {
+    private mutating func send(_ command: CommandAPDU, _ label: String, chunk: Int? = nil) -> ReaderAction {
         currentLabel = label
-        var parts = CommandChainer.split(command, chunk: configuration.commandChunk)
+        var parts = CommandChainer.split(command, chunk: chunk ?? configuration.commandChunk)
         let first = parts.removeFirst()
         pendingParts = parts
         return transmitPart(first)

@@ -25,6 +25,12 @@ public final class CredentialUnderTest {
 
     /// One transaction on a fresh connection.
     public func transaction<T>(_ label: String, _ body: (ReaderProbe) throws -> T) throws -> T {
+        try transaction(label, as: identity, groupKey: nil, body)
+    }
+
+    /// One transaction as another reader (the official cases' own reader key material), with
+    /// `groupKey` the reader group key of the key derivation.
+    public func transaction<T>(_ label: String, as identity: ReaderIdentity, groupKey: [UInt8]?, _ body: (ReaderProbe) throws -> T) throws -> T {
         recorder?.begin(["check": label, "interface": interface.rawValue])
         let opened: (link: APDUTransceiver, close: () -> Void)
         do { opened = try open() } catch {
@@ -32,7 +38,7 @@ public final class CredentialUnderTest {
         }
         defer { opened.close() }
         let link = recorder.map { RecordingLink(opened.link, recorder: $0) as APDUTransceiver } ?? opened.link
-        return try body(ReaderProbe(link: link, identity: identity, interfaceByte: interface == .ble ? 0xC3 : 0x5E, recorder: recorder))
+        return try body(ReaderProbe(link: link, identity: identity, groupKey: groupKey, interfaceByte: interface == .ble ? 0xC3 : 0x5E, recorder: recorder))
     }
 }
 
@@ -45,6 +51,9 @@ public struct CredentialProfile: Sendable {
     public var problem: String?
     /// Issuer public keys (65 bytes) the phone's documents should verify under (`--issuer`).
     public var issuerKeys: [[UInt8]] = []
+    /// The phone was provisioned as the reader-certificate cases' operator prompt says
+    /// (`--reader-certificates`): it trusts the official reader issuer key for the official group.
+    public var readerCertificates = false
 
     public init(fci: SelectResponse? = nil, signaling: UInt16? = nil, credentialKey: [UInt8]? = nil, problem: String? = nil) {
         self.fci = fci
@@ -101,7 +110,7 @@ public enum CredentialCatalogue {
     }
 
     /// Every check, in the order they run. Without a common version only `select.fci` runs.
-    public static let all: [CredentialCheck] = (first + official).map { check in
+    public static let all: [CredentialCheck] = (first + official + certificates).map { check in
         guard check.id != "select.fci" else { return check }
         var gated = check
         gated.applicable = { profile in profile.noCommonVersion ?? check.applicable(profile) }

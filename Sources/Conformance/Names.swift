@@ -27,6 +27,11 @@ public enum Names {
         return chained ? base + " (chained part)" : base
     }
 
+    /// `command(_:)` for a whole command (a chain assembled may hold more than one APDU's data).
+    public static func command(_ c: CommandAPDU) -> String {
+        command([c.cla, c.ins, c.p1, c.p2, UInt8(truncatingIfNeeded: min(c.data.count, 255))] + c.data.prefix(9))
+    }
+
     /// ISO 7816-4 words for a status word, with LockBench's meaning where it has one (§11).
     public static func status(_ sw: StatusWord) -> String {
         switch sw.rawValue {

@@ -23,7 +23,7 @@ public struct ObservedTransaction: Sendable {
     public var readerStatus: UInt16?
     public var controlFlow: ControlFlow?
     /// The INS of each whole command, named.
-    public var names: [String] { commands.map { Names.command($0.bytes) } }
+    public var names: [String] { commands.map { Names.command($0) } }
     public func first(_ ins: UInt8) -> CommandAPDU? { commands.first { $0.ins == ins } }
     public func all(_ ins: UInt8) -> [CommandAPDU] { commands.filter { $0.ins == ins } }
     /// The answer status to the whole command at `index` in `commands`.
@@ -207,10 +207,10 @@ public enum ReaderCatalogue {
     /// and — in every case but the FAST one's second tap — a standard AUTH0 ("either fast
     /// transaction was requested or handling auth0 failed"). nil when all hold.
     static func officialCommandProblems(_ t: ObservedTransaction, standard: Bool = true) -> String? {
-        let needLe: Set<UInt8> = [Instruction.select, Instruction.auth0, Instruction.auth1, Instruction.exchange]
+        let needLe: Set<UInt8> = [Instruction.select, Instruction.auth0, Instruction.loadCert, Instruction.auth1, Instruction.exchange]
         for c in t.commands {
             if c.ins == Instruction.controlFlow, let le = c.le { return "CONTROL FLOW carries Le \(le); the official phone refuses it" }
-            if needLe.contains(c.ins), c.le != 256 { return "\(Names.command(c.bytes)) has Le \(c.le.map(String.init) ?? "absent"), not 00; the official phone refuses it" }
+            if needLe.contains(c.ins), c.le != 256 { return "\(Names.command(c)) has Le \(c.le.map(String.init) ?? "absent"), not 00; the official phone refuses it" }
         }
         if standard, let a = t.first(Instruction.auth0), let auth0 = try? Auth0Command(parsing: a.data), auth0.flags & Auth0Command.flagFast != 0 {
             return "AUTH0 asks for FAST (flags \(Hex.encode([auth0.flags]))); the official case requires a standard AUTH0 here (a reader that has met no phone, or one set for standard transactions)"
@@ -237,12 +237,54 @@ public enum ReaderCatalogue {
             : .fail("CONTROL FLOW after \(what)", expected: expected.encoded(), actual: c.encoded())
     }
 
+    /// The reader-certificate cases need the reader provisioned with a certificate and the phone
+    /// trusting its CA for the reader's group (their operator prompt): not applicable otherwise.
+    static func presentCertificateCase(_ reader: ReaderUnderTest, _ label: String) throws -> ObservedTransaction? {
+        guard reader.base.trustedReaders.contains(where: \.issuerCA) else { return nil }
+        return try reader.present(reader.phone(), label)
+    }
+
+    static let noIssuerCA = Verdict.notApplicable("the phone trusts no reader issuer CA: provision the lock with a reader certificate "
+        + "(`lockbench key reader-cert`, \"reader\": {\"certificate\": …}) and trust its CA for the lock's group (--trust-reader lock.json, or --reader-issuer-ca GROUP=FILE)")
+
+    /// The verdict of the four NFC_RDR_STANDARD_CERT_* cases: the certificate arrives where the
+    /// case says (AUTH1 `90`, or LOAD CERT right after AUTH0), chained or not as it says, and the
+    /// phone accepted it (`hasattr(session, "cert")`: LOAD CERT and AUTH1 answered 9000 — the phone
+    /// verifies the certificate under the group's CA and AUTH1 under its subject key); an EXCHANGE
+    /// after AUTH1 decrypts.
+    static func certificateVerdict(_ t: ObservedTransaction, loadCert: Bool, chained: Bool) -> Verdict {
+        guard let i0 = t.commands.firstIndex(where: { $0.ins == Instruction.auth0 }) else { return .fail("no AUTH0 (saw \(t.summary))") }
+        guard let i1 = t.commands.firstIndex(where: { $0.ins == Instruction.auth1 }) else { return .fail("no AUTH1 (saw \(t.summary))") }
+        let ins = loadCert ? Instruction.loadCert : Instruction.auth1
+        let what = loadCert ? "LOAD CERT" : "AUTH1"
+        if loadCert {
+            guard i0 + 1 < t.commands.count, t.commands[i0 + 1].ins == Instruction.loadCert else {
+                return .fail("the command after AUTH0 is not LOAD CERT (saw \(t.summary))")
+            }
+            guard t.answers[i0 + 1] == .success else { return .fail("the phone refused LOAD CERT (\(t.answers[i0 + 1]))", actual: t.answers[i0 + 1].bytes) }
+        } else {
+            guard (try? Auth1Command(parsing: t.commands[i1].data))?.certificate != nil else { return .fail("Certificate was not passed in AUTH1 (no 90)") }
+        }
+        // The parts on the wire: a chain is more than one, all but the last with CLA bit 10.
+        let parts = t.exchanges.filter { $0.command.count >= 2 && $0.command[1] == ins }.map(\.command)
+        if chained && parts.count < 2 { return .fail("\(what) was sent without chaining (one APDU of \(parts.first?.count ?? 0) bytes)") }
+        if !chained && parts.count > 1 { return .fail("\(what) was sent with chaining (\(parts.count) parts)") }
+        guard t.answers[i1] == .success else {
+            return .fail("the phone refused AUTH1 (\(t.answers[i1])): the certificate does not verify under the group's CA, or AUTH1 is not signed by the key it names",
+                         actual: t.answers[i1].bytes)
+        }
+        if i1 + 1 < t.commands.count, t.commands[i1 + 1].ins == Instruction.exchange, t.answers[i1 + 1] != .success {
+            return .fail("the EXCHANGE after AUTH1 does not decrypt (\(t.answers[i1 + 1]))")
+        }
+        return .pass("certificate in \(what)\(chained ? ", chained in \(parts.count) parts" : ", one APDU"); \(t.summary)")
+    }
+
     /// Le on every command that takes one, none on CONTROL FLOW (§2).
     static func leProblems(_ t: ObservedTransaction) -> String? {
         let needLe: Set<UInt8> = [Instruction.select, Instruction.auth0, Instruction.auth1, Instruction.exchange, Instruction.envelope]
         for c in t.commands {
             if c.ins == Instruction.controlFlow, let le = c.le { return "CONTROL FLOW carries Le \(le)" }
-            if needLe.contains(c.ins), c.le == nil { return "\(Names.command(c.bytes)) has no Le" }
+            if needLe.contains(c.ins), c.le == nil { return "\(Names.command(c)) has no Le" }
         }
         return nil
     }
@@ -278,6 +320,31 @@ public enum ReaderCatalogue {
                 guard t.commands.count > i + 1 else { return .fail("nothing after AUTH1 (saw \(t.summary))") }
                 return .pass(t.summary)
             }
+        },
+        ReaderCheck("rdr.cert.auth1", official: "NFC_RDR_STANDARD_CERT_IN_AUTH1_NO_CHAINING", section: "§6",
+                    title: "a standard AUTH0, then AUTH1 carrying the reader certificate in 90 in one APDU; the certificate verifies; EXCHANGE decrypts") { reader, _ in
+            guard let t = try presentCertificateCase(reader, "rdr.cert.auth1") else { return noIssuerCA }
+            return official(t) { certificateVerdict(t, loadCert: false, chained: false) }
+        },
+        ReaderCheck("rdr.cert.auth1-chained", official: "NFC_RDR_STANDARD_CERT_IN_AUTH1_WITH_CHAINING", section: "§2, §6",
+                    title: "AUTH1 asking for the credential public key, carrying the reader certificate in 90, command-chained; EXCHANGE decrypts") { reader, _ in
+            guard let t = try presentCertificateCase(reader, "rdr.cert.auth1-chained") else { return noIssuerCA }
+            return official(t) {
+                if let a = t.first(Instruction.auth1), let cmd = try? Auth1Command(parsing: a.data), cmd.flags & Auth1Command.flagReturnPublicKey == 0 {
+                    return .fail("AUTH1 flags \(Hex.encode([cmd.flags])): the case requires the credential public key (bit 0 set)")
+                }
+                return certificateVerdict(t, loadCert: false, chained: true)
+            }
+        },
+        ReaderCheck("rdr.cert.load-cert", official: "NFC_RDR_STANDARD_CERT_IN_LOAD_CERT_NO_CHAINING", section: "§6",
+                    title: "right after a standard AUTH0, LOAD CERT in one APDU; the certificate verifies; AUTH1, then EXCHANGE decrypts") { reader, _ in
+            guard let t = try presentCertificateCase(reader, "rdr.cert.load-cert") else { return noIssuerCA }
+            return official(t) { certificateVerdict(t, loadCert: true, chained: false) }
+        },
+        ReaderCheck("rdr.cert.load-cert-chained", official: "NFC_RDR_STANDARD_CERT_IN_LOAD_CERT_WITH_CHAINING", section: "§2, §6",
+                    title: "right after a standard AUTH0, LOAD CERT command-chained; the certificate verifies; AUTH1, then EXCHANGE decrypts") { reader, _ in
+            guard let t = try presentCertificateCase(reader, "rdr.cert.load-cert-chained") else { return noIssuerCA }
+            return official(t) { certificateVerdict(t, loadCert: true, chained: true) }
         },
         ReaderCheck("rdr.auth0-fields", advisory: true, section: "§4",
                     title: "AUTH0: 41 42 5C 87 4C 4D in order, lengths right, a version the phone listed, a fresh P-256 key") { reader, _ in
@@ -513,7 +580,7 @@ public enum ReaderCatalogue {
             return .fail("the phone refused AUTH1 (\(t.answers[a1]): the reader signature does not verify)", actual: t.answers[a1].bytes)
         }
         if let other = t.commands[(a1 + 1)...].first(where: { $0.ins != Instruction.exchange }) {
-            return .fail("Unexpected command \(Names.command(other.bytes)) after AUTH1: the case allows only EXCHANGE (saw \(t.summary))")
+            return .fail("Unexpected command \(Names.command(other)) after AUTH1: the case allows only EXCHANGE (saw \(t.summary))")
         }
         guard let s = t.readerStatus else { return .fail("no EXCHANGE carrying 97 after AUTH1 (saw \(t.summary))") }
         guard s == ReaderStatus.secured else {

@@ -12,6 +12,9 @@ public typealias LinkOpener = () throws -> (link: APDUTransceiver, close: () -> 
 public final class ReaderProbe {
     public let link: APDUTransceiver
     public let identity: ReaderIdentity
+    /// The reader group key of the key derivation: the reader's own key, or the reader issuer CA's
+    /// when the reader presents a certificate.
+    public let groupKey: [UInt8]
     public let interfaceByte: UInt8
     let recorder: TranscriptRecorder?
     /// Versions LockBench speaks, most preferred first.
@@ -33,9 +36,10 @@ public final class ReaderProbe {
     public private(set) var bleSK: [UInt8]?
     private var ephemeral: P256.KeyAgreement.PrivateKey?
 
-    public init(link: APDUTransceiver, identity: ReaderIdentity, interfaceByte: UInt8 = 0x5E, recorder: TranscriptRecorder?) {
+    public init(link: APDUTransceiver, identity: ReaderIdentity, groupKey: [UInt8]? = nil, interfaceByte: UInt8 = 0x5E, recorder: TranscriptRecorder?) {
         self.link = link
         self.identity = identity
+        self.groupKey = groupKey ?? identity.publicKey
         self.interfaceByte = interfaceByte
         self.recorder = recorder
     }
@@ -174,7 +178,7 @@ public final class ReaderProbe {
         }
         auth0Answer = answer
         guard let cmd = auth0, let fci, let eph = ephemeral else { throw CheckStop(.fail("AUTH0 before SELECT")) }
-        let ctx = TranscriptContext(readerGroupKey: identity.publicKey, readerID: cmd.readerID, interfaceByte: interfaceByte,
+        let ctx = TranscriptContext(readerGroupKey: groupKey, readerID: cmd.readerID, interfaceByte: interfaceByte,
                                     version: cmd.version, readerEphemeralKey: cmd.readerEphemeralKey,
                                     transactionID: cmd.transactionID, flags: cmd.flags, policy: cmd.policy,
                                     fciProprietary: fci.proprietaryTLV, deviceEphemeralKey: answer.deviceEphemeralKey)
@@ -189,20 +193,44 @@ public final class ReaderProbe {
         return answer
     }
 
-    /// AUTH1 (§6) signed by `signer` (default: the reader identity over the right transcript).
+    /// AUTH1 (§6) signed by `signer` (default: the reader identity over the right transcript),
+    /// with a compressed reader certificate in `90` when given (then sent as the official reader
+    /// chains: `officialChain`).
     public func sendAuth1(returnPublicKey: Bool = true, signature: [UInt8]? = nil, signingKey: P256.Signing.PrivateKey? = nil,
-                          extra: [UInt8] = []) throws -> ResponseAPDU {
+                          extra: [UInt8] = [], certificate: [UInt8]? = nil) throws -> ResponseAPDU {
         guard let ctx = context else { throw CheckStop(.fail("AUTH1 before AUTH0")) }
         let sig = signature ?? Primitives.sign(ctx.signedData(reader: true), with: signingKey ?? identity.signingKey)
-        var apdu = Auth1Command(flags: returnPublicKey ? Auth1Command.flagReturnPublicKey : 0, signature: sig).apdu
+        var apdu = Auth1Command(flags: returnPublicKey ? Auth1Command.flagReturnPublicKey : 0, signature: sig, certificate: certificate).apdu
         apdu.data += extra
-        return try send(apdu)
+        return certificate == nil ? try send(apdu) : try officialChain(apdu, "AUTH1")
+    }
+
+    /// LOAD CERT `80 D1 00 00 Lc <compressed certificate> 00`, chained as the official reader
+    /// chains (`officialChain`): the answer to the last part.
+    public func loadCert(_ compressed: [UInt8]) throws -> ResponseAPDU {
+        try officialChain(CommandAPDU(cla: 0x80, ins: Instruction.loadCert, data: compressed, le: 256), "LOAD CERT")
+    }
+
+    /// `command` in parts of at most 255 data bytes, every part with the command's Le (the
+    /// official reader's `create_command`); each part but the last must be answered 9000.
+    func officialChain(_ command: CommandAPDU, _ what: String) throws -> ResponseAPDU {
+        var parts = CommandChainer.split(command)
+        for i in parts.indices { parts[i].le = command.le }
+        for part in parts.dropLast() {
+            let r = try transmit(part.bytes)
+            guard r.status == .success else {
+                throw CheckStop(.fail("a chained part of \(what) was answered \(r.status) (\(Names.status(r.status))); each part must be answered 9000",
+                                      expected: [0x90, 0x00], actual: r.status.bytes))
+            }
+        }
+        return try follow(try transmit(parts[parts.count - 1].bytes)).response
     }
 
     /// AUTH1 that must succeed: opens the answer under ExpeditedSKDevice, counter 1.
     @discardableResult
-    public func auth1(returnPublicKey: Bool = true, extra: [UInt8] = []) throws -> [TLV] {
-        let r = try sendAuth1(returnPublicKey: returnPublicKey, extra: extra)
+    public func auth1(returnPublicKey: Bool = true, extra: [UInt8] = [], certificate: [UInt8]? = nil,
+                      signingKey: P256.Signing.PrivateKey? = nil) throws -> [TLV] {
+        let r = try sendAuth1(returnPublicKey: returnPublicKey, signingKey: signingKey, extra: extra, certificate: certificate)
         try Self.expect(r, .success, "AUTH1 (§6)")
         guard let keys else { throw CheckStop(.fail("AUTH1 without keys")) }
         var channel = SecureChannel(role: .reader, readerKey: keys.expeditedSKReader, deviceKey: keys.expeditedSKDevice)

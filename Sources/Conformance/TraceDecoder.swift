@@ -131,6 +131,9 @@ struct SessionState {
             auth0 = try? Auth0Command(parsing: data)
         case Instruction.auth1:
             lines += tlvLines(data, .auth1Command)
+            if let certificate = (try? Auth1Command(parsing: data))?.certificate { lines += Self.certificateLines(certificate) }
+        case Instruction.loadCert:
+            lines += Self.certificateLines(data)
         case Instruction.controlFlow:
             lines += tlvLines(data, .controlFlow)
             if let cf = try? ControlFlow(parsing: data) {
@@ -359,6 +362,15 @@ struct SessionState {
         default:
             return hex
         }
+    }
+
+    /// A compressed reader certificate (docs/protocol.md §6a) in words, or why it does not decode.
+    static func certificateLines(_ bytes: [UInt8]) -> [String] {
+        let c: ReaderCertificate
+        do { c = try ReaderCertificate(parsingCompressed: bytes) } catch { return ["reader certificate does not decode: \(error)"] }
+        func text(_ b: [UInt8]) -> String { String(decoding: b, as: UTF8.self) }
+        return ["reader certificate: serial \(c.serialNumber.hex), issuer \"\(text(c.issuer))\", subject \"\(text(c.subject))\", "
+                + "valid \(text(c.notBefore))–\(text(c.notAfter)), key \(c.subjectPublicKey.hex.prefix(18))…"]
     }
 
     /// CBOR diagnostic notation (RFC 8949 §8), bounded in depth and byte-string length.

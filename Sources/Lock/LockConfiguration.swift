@@ -32,8 +32,31 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
         public var groupID: String
         /// 16-byte reader sub id, 32 hex digits.
         public var subID: String
-        public init(signingKey: String, groupID: String, subID: String) {
-            self.signingKey = signingKey; self.groupID = groupID; self.subID = subID
+        /// The reader certificate shown to phones (`lockbench key reader-cert`); absent: none.
+        public var certificate: Certificate?
+        public init(signingKey: String, groupID: String, subID: String, certificate: Certificate? = nil) {
+            self.signingKey = signingKey; self.groupID = groupID; self.subID = subID; self.certificate = certificate
+        }
+    }
+
+    /// `"certificate": {"file": "reader.cert.der", "issuerPublicKey": "ca.pub.pem", "mode": "auth1",
+    /// "chaining": "auto"}`: an X.509 reader certificate (DER or PEM) a reader issuer CA signed over
+    /// the reader key, the CA's public key (phones trust it as the group key), whether it goes in
+    /// AUTH1 `90` or by LOAD CERT, and whether the command is always chained or only when long.
+    public struct Certificate: Codable, Equatable, Sendable {
+        public enum Chaining: String, Codable, Sendable, CaseIterable {
+            /// Only when the command is longer than one APDU.
+            case auto
+            /// Always (split in two when it would fit one).
+            case always
+        }
+        public var file: String
+        public var issuerPublicKey: String
+        public var mode: ReaderCertificatePresentation.Mode
+        public var chaining: Chaining?
+
+        public init(file: String, issuerPublicKey: String, mode: ReaderCertificatePresentation.Mode, chaining: Chaining? = nil) {
+            self.file = file; self.issuerPublicKey = issuerPublicKey; self.mode = mode; self.chaining = chaining
         }
     }
     /// How the reader meets credentials built differently (docs/protocol.md "Optional elements").
@@ -226,6 +249,7 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
         do throws(DurationText.Refusal) { try config.policy.validate() } catch { throw LockError(.invalidConfiguration, "\(path): \(error.message)") }
         _ = try config.readerIdentity()
         _ = try config.readerSigningKey()
+        _ = try config.readerCertificate()
         _ = try config.trustStore()
         _ = try config.initialClock()
         try config.checkFiles(path: path)
@@ -287,6 +311,46 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
         do throws(LockError) { return try PrivateKeyFile.load(resolve(reader.signingKey)) } catch {
             throw LockError(error.code, "reader.signingKey: \(error.reason)")
         }
+    }
+
+    /// The reader certificate as the reader presents it; nil when none is configured. Refused
+    /// unless it is a certificate over this reader's key that verifies under the named CA.
+    public func readerCertificate() throws(LockError) -> ReaderCertificatePresentation? {
+        guard let c = reader.certificate else { return nil }
+        let path = resolve(c.file), keyPath = resolve(c.issuerPublicKey)
+        // A certificate is at most `maxX509` bytes, as PEM about a third more: nothing larger is read.
+        if let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue, size > 16 * ReaderCertificate.maxX509 {
+            throw LockError(.invalidIdentity, "reader.certificate.file \(path) holds \(size) bytes; a reader certificate is at most \(ReaderCertificate.maxX509) (DER)")
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw LockError(.invalidIdentity, "reader.certificate.file: cannot read \(path)")
+        }
+        guard let caData = FileManager.default.contents(atPath: keyPath), let caPEM = String(data: caData, encoding: .utf8) else {
+            throw LockError(.invalidIdentity, "reader.certificate.issuerPublicKey: cannot read \(keyPath)")
+        }
+        let issuer: [UInt8]
+        do { issuer = try Primitives.publicKey(spkiPEM: caPEM) } catch {
+            throw LockError(.invalidIdentity, "reader.certificate.issuerPublicKey \(keyPath): \(error.reason)")
+        }
+        let certificate: ReaderCertificate
+        do { certificate = try ReaderCertificate(parsingX509: Self.certificateDER(Array(data))) } catch {
+            throw LockError(.invalidIdentity, "reader.certificate.file \(path): \(error.reason)")
+        }
+        guard certificate.subjectPublicKey == Primitives.point(of: try readerSigningKey()) else {
+            throw LockError(.invalidIdentity, "reader.certificate.file \(path): the certificate names another key than reader.signingKey")
+        }
+        guard certificate.isSigned(by: issuer) else {
+            throw LockError(.invalidIdentity, "reader.certificate.file \(path): not signed by the CA in \(keyPath)")
+        }
+        return ReaderCertificatePresentation(certificate: certificate, issuerPublicKey: issuer, mode: c.mode,
+                                             alwaysChain: c.chaining == .always)
+    }
+
+    /// DER as found, or the first `CERTIFICATE` block of a PEM file.
+    static func certificateDER(_ bytes: [UInt8]) -> [UInt8] {
+        guard let text = String(bytes: bytes, encoding: .utf8), text.contains("-----BEGIN CERTIFICATE-----") else { return bytes }
+        let body = text.components(separatedBy: "-----BEGIN CERTIFICATE-----")[1].components(separatedBy: "-----END CERTIFICATE-----")[0]
+        return Data(base64Encoded: body.filter { !$0.isWhitespace }).map { Array($0) } ?? bytes
     }
 
     public func trustStore() throws(LockError) -> TrustStore {

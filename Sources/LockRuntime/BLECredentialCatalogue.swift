@@ -9,8 +9,9 @@ import OfflineUnlock
 
 public typealias BLECredentialCheck = ConformanceCheck<BLEPhoneUnderTest, Void>
 
-/// The official ble_user_device cases that need neither UWB, reader certificates nor a tool
-/// that works as stored, each with its pass criteria (docs/conformance-ble.md): `conformance
+/// The official ble_user_device cases that need neither UWB nor a tool that works as stored (the
+/// reader-certificate ones once the phone is provisioned for them, the RKE ones with `--rke`), each
+/// with its pass criteria (docs/conformance-ble.md): `conformance
 /// credential --ble` runs these. LockBench plays the tool's reader — the lock advertising, the
 /// phone under test connecting once per transaction (`BLEPhoneUnderTest`, `BLELockStep`).
 public enum BLECredentialCatalogue {
@@ -63,6 +64,47 @@ public enum BLECredentialCatalogue {
             return .fail("the cryptogram has no \(name) (\(String(tag, radix: 16, uppercase: true)))", actual: plain)
         }
         return nil
+    }
+
+    /// The certificate a `ud_ble_auth1_*` case sends: the valid one, bytes 5 and 6 set to FF, or
+    /// one whose signature does not verify under the issuer key.
+    enum CaseCertificate { case valid, corrupted, invalid }
+
+    /// The ids of the `ud_ble_auth1_*` checks (not applicable without `--reader-certificates`).
+    public static let certificateCases: Set<String> = Set((1...4).flatMap { n in (0...2).map { "ble.ud.auth1-\(n).\($0)" } })
+
+    /// `ud_ble_auth1_*` (docs/conformance-ble.md): as the tool's reader — key `0457a25c…`, group
+    /// `00113344…AA`, the phone trusting the issuer key `043928f3…` for it — initiate, standard AUTH0
+    /// (01), the certificate by LOAD CERT (answered 9000) or in AUTH1 `90`, AUTH1 asking for the key
+    /// slot or the public key. A valid certificate: AUTH1 opens (with `4E` or `5A`); another: AUTH1
+    /// answered an error status word.
+    static func certificateCase(_ phone: BLEPhoneUnderTest, _ id: String, loadCert: Bool, keySlot: Bool, _ which: CaseCertificate) throws -> Verdict {
+        guard phone.readerCertificates else { return .notApplicable(OfficialReaderCertificates.prompt) }
+        let bytes: [UInt8]
+        switch which {
+        case .valid: bytes = OfficialReaderCertificates.certificate.compressed()
+        case .corrupted: bytes = OfficialReaderCertificates.incorrectFormat(OfficialReaderCertificates.certificate)
+        case .invalid: bytes = OfficialReaderCertificates.incorrectSignatureCertificate.compressed()
+        }
+        let s = try phone.connection(id, as: OfficialReaderCertificates.identity(OfficialReaderCertificates.olderReaderKey),
+                                     groupKey: OfficialReaderCertificates.issuerPublicKey)
+        defer { s.close() }
+        try s.initiate()
+        try s.auth0()
+        if loadCert { try ReaderProbe.expect(try s.probe.loadCert(bytes), .success, "LOAD CERT") }
+        let inAUTH1 = loadCert ? nil : bytes
+        guard which == .valid else {
+            let r = try s.probe.sendAuth1(returnPublicKey: !keySlot, certificate: inAUTH1)
+            return r.status == .success ? .fail("AUTH1 after \(which == .corrupted ? "a corrupted" : "an unverifiable") certificate was answered 9000 (No error status returned)")
+                : .pass("AUTH1 refused \(r.status) (\(Names.status(r.status)))")
+        }
+        let tlvs = try s.probe.auth1(returnPublicKey: !keySlot, certificate: inAUTH1)
+        if keySlot {
+            guard tlvs.first(Tag.Auth1.credentialKey) == nil, tlvs.first(Tag.Auth1.keySlot)?.value.count == 8 else {
+                return .fail("AUTH1 flags 00 asked for the key slot: the answer must carry 4E (8 bytes) and no 5A")
+            }
+        }
+        return .pass("certificate \(loadCert ? "by LOAD CERT" : "in AUTH1 90") accepted; AUTH1 answered \(keySlot ? "4E" : "5A")")
     }
 
     /// `B2`, the response vendor extension the AUTH0 cases refuse.
@@ -321,6 +363,54 @@ public enum BLECredentialCatalogue {
             try s.exchange(ursk: true, step: "EXCHANGE with 98")
             try s.completed(.sendToEachConnected, .secured)
             return .pass("AUTH0 answered 2 s after the initiate (Busy between); AUTH1, EXCHANGE, completed")
+        },
+        BLECredentialCheck("ble.ud.auth1-1.0", official: "UD-BLE-AUTH1-1.0", section: "ble.md, protocol.md §6a",
+                           title: "AUTH1 with 90 (key slot); valid certificate: AUTH1 opens") { phone, _ in
+            try certificateCase(phone, "ble.ud.auth1-1.0", loadCert: false, keySlot: true, .valid)
+        },
+        BLECredentialCheck("ble.ud.auth1-1.1", official: "UD-BLE-AUTH1-1.1", section: "ble.md, protocol.md §6a",
+                           title: "AUTH1 with 90 (key slot); certificate with bytes 5, 6 FF: AUTH1 refused") { phone, _ in
+            try certificateCase(phone, "ble.ud.auth1-1.1", loadCert: false, keySlot: true, .corrupted)
+        },
+        BLECredentialCheck("ble.ud.auth1-1.2", official: "UD-BLE-AUTH1-1.2", section: "ble.md, protocol.md §6a",
+                           title: "AUTH1 with 90 (key slot); certificate that does not verify: AUTH1 refused") { phone, _ in
+            try certificateCase(phone, "ble.ud.auth1-1.2", loadCert: false, keySlot: true, .invalid)
+        },
+        BLECredentialCheck("ble.ud.auth1-2.0", official: "UD-BLE-AUTH1-2.0", section: "ble.md, protocol.md §6a",
+                           title: "LOAD CERT, then AUTH1 (key slot); valid certificate: AUTH1 opens") { phone, _ in
+            try certificateCase(phone, "ble.ud.auth1-2.0", loadCert: true, keySlot: true, .valid)
+        },
+        BLECredentialCheck("ble.ud.auth1-2.1", official: "UD-BLE-AUTH1-2.1", section: "ble.md, protocol.md §6a",
+                           title: "LOAD CERT, then AUTH1 (key slot); certificate with bytes 5, 6 FF: AUTH1 refused") { phone, _ in
+            try certificateCase(phone, "ble.ud.auth1-2.1", loadCert: true, keySlot: true, .corrupted)
+        },
+        BLECredentialCheck("ble.ud.auth1-2.2", official: "UD-BLE-AUTH1-2.2", section: "ble.md, protocol.md §6a",
+                           title: "LOAD CERT, then AUTH1 (key slot); certificate that does not verify: AUTH1 refused") { phone, _ in
+            try certificateCase(phone, "ble.ud.auth1-2.2", loadCert: true, keySlot: true, .invalid)
+        },
+        BLECredentialCheck("ble.ud.auth1-3.0", official: "UD-BLE-AUTH1-3.0", section: "ble.md, protocol.md §6a",
+                           title: "AUTH1 with 90 (public key); valid certificate: AUTH1 opens") { phone, _ in
+            try certificateCase(phone, "ble.ud.auth1-3.0", loadCert: false, keySlot: false, .valid)
+        },
+        BLECredentialCheck("ble.ud.auth1-3.1", official: "UD-BLE-AUTH1-3.1", section: "ble.md, protocol.md §6a",
+                           title: "AUTH1 with 90 (public key); certificate with bytes 5, 6 FF: AUTH1 refused") { phone, _ in
+            try certificateCase(phone, "ble.ud.auth1-3.1", loadCert: false, keySlot: false, .corrupted)
+        },
+        BLECredentialCheck("ble.ud.auth1-3.2", official: "UD-BLE-AUTH1-3.2", section: "ble.md, protocol.md §6a",
+                           title: "AUTH1 with 90 (public key); certificate that does not verify: AUTH1 refused") { phone, _ in
+            try certificateCase(phone, "ble.ud.auth1-3.2", loadCert: false, keySlot: false, .invalid)
+        },
+        BLECredentialCheck("ble.ud.auth1-4.0", official: "UD-BLE-AUTH1-4.0", section: "ble.md, protocol.md §6a",
+                           title: "LOAD CERT, then AUTH1 (public key); valid certificate: AUTH1 opens") { phone, _ in
+            try certificateCase(phone, "ble.ud.auth1-4.0", loadCert: true, keySlot: false, .valid)
+        },
+        BLECredentialCheck("ble.ud.auth1-4.1", official: "UD-BLE-AUTH1-4.1", section: "ble.md, protocol.md §6a",
+                           title: "LOAD CERT, then AUTH1 (public key); certificate with bytes 5, 6 FF: AUTH1 refused") { phone, _ in
+            try certificateCase(phone, "ble.ud.auth1-4.1", loadCert: true, keySlot: false, .corrupted)
+        },
+        BLECredentialCheck("ble.ud.auth1-4.2", official: "UD-BLE-AUTH1-4.2", section: "ble.md, protocol.md §6a",
+                           title: "LOAD CERT, then AUTH1 (public key); certificate that does not verify: AUTH1 refused") { phone, _ in
+            try certificateCase(phone, "ble.ud.auth1-4.2", loadCert: true, keySlot: false, .invalid)
         },
         BLECredentialCheck("ble.ud.ud-descriptor-tag", official: "BLEUWB_UD_UD_DESCRIPTOR_TAG", section: "ble.md",
                            title: "AUTH0 (policy 02), AUTH1, EXCHANGE, EXCHANGE with 98, completed") { phone, _ in

@@ -21,6 +21,8 @@ public final class BLEPhoneUnderTest {
     public var issuerKeys: [[UInt8]] = []
     /// The element the step-up's DeviceRequest asks for (`--element-id`).
     public var elementID = DocType.accessElement
+    /// The phone was provisioned as the reader-certificate cases' prompt says (`--reader-certificates`).
+    public var readerCertificates = false
     /// When a check last ended a link: a channel of a link made before then belongs to a phone
     /// being let go (its disconnection may not have completed yet) and is not used.
     private var lastEnded = Date.distantPast
@@ -54,7 +56,7 @@ public final class BLEPhoneUnderTest {
     public func stop() { lock.stop() }
 
     /// The next phone's channel, opened after this call or at most `freshness` before it.
-    func connection(_ label: String) throws -> BLELockStep {
+    func connection(_ label: String, as reader: ReaderIdentity? = nil, groupKey: [UInt8]? = nil) throws -> BLELockStep {
         let asked = Date()
         let deadline = Date(timeIntervalSinceNow: timeout)
         while true {
@@ -68,7 +70,7 @@ public final class BLEPhoneUnderTest {
                 continue
             }
             recorder?.begin(["check": label, "interface": RadioInterface.ble.rawValue])
-            return BLELockStep(card, phone: self)
+            return BLELockStep(card, phone: self, as: reader, groupKey: groupKey)
         }
     }
 
@@ -109,11 +111,12 @@ final class BLELockStep {
     let probe: ReaderProbe
     let phone: BLEPhoneUnderTest
 
-    init(_ card: BLEReaderSession, phone: BLEPhoneUnderTest) {
+    /// `reader`: play another reader than the lock's (the certificate cases' official key material).
+    init(_ card: BLEReaderSession, phone: BLEPhoneUnderTest, as reader: ReaderIdentity? = nil, groupKey: [UInt8]? = nil) {
         self.card = card
         self.phone = phone
         let link: APDUTransceiver = phone.recorder.map { RecordingLink(card, recorder: $0) } ?? card
-        probe = ReaderProbe(link: link, identity: phone.identity, interfaceByte: 0xC3, recorder: phone.recorder)
+        probe = ReaderProbe(link: link, identity: reader ?? phone.identity, groupKey: groupKey, interfaceByte: 0xC3, recorder: phone.recorder)
     }
 
     /// `wait_for_initiate_access_protocol_notification`: the phone's first frame must be `02 05`

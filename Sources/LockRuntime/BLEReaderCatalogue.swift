@@ -55,7 +55,10 @@ final class BLEPhoneStep {
     /// Answers `command` with the credential (`00 01`).
     @discardableResult
     func answer(_ command: CommandAPDU) throws -> [UInt8] {
-        let r = credential.respond(to: command.bytes)
+        guard let bytes = try? command.encoded() else {
+            throw CheckStop(.fail("\(Names.command(command)) carries \(command.data.count) data bytes: more than a short APDU holds"))
+        }
+        let r = credential.respond(to: bytes)
         try channel?.send(AliroFrame.response(r).encoded())
         return r
     }
@@ -85,7 +88,7 @@ public enum BLEReaderCatalogue {
     /// The AUTH0 checks of `rd_ble_auth0_*` step 4 (and step 3: standard or FAST), nil when met.
     static func auth0Rule(_ c: CommandAPDU, fast: Bool, policy: UInt8, vendor: Bool) -> Verdict? {
         guard c.ins == Instruction.auth0 else {
-            return .fail("the reader's first command after the initiate is \(Names.command(c.bytes)), not AUTH0 (UnexpectedCommandError)", expected: [0x80, 0x80], actual: Array(c.bytes.prefix(2)))
+            return .fail("the reader's first command after the initiate is \(Names.command(c)), not AUTH0 (UnexpectedCommandError)", expected: [0x80, 0x80], actual: [c.cla, c.ins])
         }
         let a: Auth0Command
         do { a = try Auth0Command(parsing: c.data) } catch { return .fail("AUTH0 data does not parse: \(error)", actual: c.data) }
@@ -129,10 +132,10 @@ public enum BLEReaderCatalogue {
         try step.answer(auth0)
         var c = try step.command("step 4, AUTH1")
         if c.ins == Instruction.loadCert { try step.answer(c); c = try step.command("step 6, AUTH1") }
-        guard c.ins == Instruction.auth1 else { return .fail("step 4: expected AUTH1 or LOAD CERT, got \(Names.command(c.bytes))", actual: Array(c.bytes.prefix(2))) }
+        guard c.ins == Instruction.auth1 else { return .fail("step 4: expected AUTH1 or LOAD CERT, got \(Names.command(c))", actual: [c.cla, c.ins]) }
         try step.answer(c)
         let e = try step.command("step 8, EXCHANGE")
-        guard e.ins == Instruction.exchange else { return .fail("step 8: expected EXCHANGE, got \(Names.command(e.bytes))", actual: Array(e.bytes.prefix(2))) }
+        guard e.ins == Instruction.exchange else { return .fail("step 8: expected EXCHANGE, got \(Names.command(e))", actual: [e.cla, e.ins]) }
         try step.answer(e)
         if let s = step.credential.lastReaderStatus {
             return .fail("EXCHANGE command has reader status tag while using BLE (97 \(Hex.encode(s.bigEndianBytes)))", actual: s.bigEndianBytes)
@@ -189,14 +192,14 @@ public enum BLEReaderCatalogue {
             defer { step.close() }
             try step.initiate()
             let a = try step.command("step 2, AUTH0")
-            guard a.ins == Instruction.auth0 else { return .fail("step 2: expected AUTH0, got \(Names.command(a.bytes))", actual: Array(a.bytes.prefix(2))) }
+            guard a.ins == Instruction.auth0 else { return .fail("step 2: expected AUTH0, got \(Names.command(a))", actual: [a.cla, a.ins]) }
             try step.answer(a)
             var c = try step.command("step 4, AUTH1")
             if c.ins == Instruction.loadCert { try step.answer(c); c = try step.command("step 6, AUTH1") }
-            guard c.ins == Instruction.auth1 else { return .fail("expected AUTH1, got \(Names.command(c.bytes))", actual: Array(c.bytes.prefix(2))) }
+            guard c.ins == Instruction.auth1 else { return .fail("expected AUTH1, got \(Names.command(c))", actual: [c.cla, c.ins]) }
             try step.answer(c)
             let e = try step.command("step 8, EXCHANGE")
-            guard e.ins == Instruction.exchange else { return .fail("expected EXCHANGE, got \(Names.command(e.bytes))", actual: Array(e.bytes.prefix(2))) }
+            guard e.ins == Instruction.exchange else { return .fail("expected EXCHANGE, got \(Names.command(e))", actual: [e.cla, e.ins]) }
             let r = try step.answer(e)
             if let s = step.credential.lastReaderStatus { return .fail("EXCHANGE command has reader status tag while using BLE", actual: s.bigEndianBytes) }
             guard r.suffix(2) == [0x90, 0x00] else { return .fail("the EXCHANGE did not open under the expedited keys", actual: Array(r.suffix(2))) }
@@ -280,7 +283,7 @@ public enum BLEReaderCatalogue {
             defer { step.close() }
             try step.initiate()
             let c = try step.command("step 3, AUTH0")
-            guard c.ins == Instruction.auth0 else { return .fail("step 3: expected AUTH0, got \(Names.command(c.bytes))", actual: Array(c.bytes.prefix(2))) }
+            guard c.ins == Instruction.auth0 else { return .fail("step 3: expected AUTH0, got \(Names.command(c))", actual: [c.cla, c.ins]) }
             Thread.sleep(forTimeInterval: 3)
             let f = try step.next()
             guard f.type == AliroFrame.Kind.notification, f.id == AliroFrame.ID.event,

@@ -39,10 +39,12 @@ public final class LockService: @unchecked Sendable {
         let identity = AccessProtocol.ReaderIdentity(signingKey: lock.readerSigningKey, groupID: ids.groupID, subID: ids.subID)
         let versions = configuration.policy.supportedProtocolVersions.sorted(by: >)
         let options = configuration.protocol
-        reader = LockReader(configuration: ReaderConfiguration(identity: identity, supportedVersions: versions,
-                                                               policy: options.policy.rawValue, useFast: options.fast,
-                                                               stepUpSelect: options.stepUpSelect, stepUpExchange: options.stepUpExchange,
-                                                               mailbox: options.mailbox.map(\.operation)),
+        var readerConfiguration = ReaderConfiguration(identity: identity, supportedVersions: versions,
+                                                      policy: options.policy.rawValue, useFast: options.fast,
+                                                      stepUpSelect: options.stepUpSelect, stepUpExchange: options.stepUpExchange,
+                                                      mailbox: options.mailbox.map(\.operation))
+        readerConfiguration.certificate = try configuration.readerCertificate()
+        reader = LockReader(configuration: readerConfiguration,
                             decider: lock.engine, fastCache: saved.fast, replayGuard: saved.replay)
         // The engine answers the reader's step-up question; the lock answers `decide` (it
         // decides, acts and records through `apply`): the engine is never asked around the lock.

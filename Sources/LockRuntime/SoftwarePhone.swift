@@ -68,8 +68,7 @@ public enum SoftwarePhone {
         }
         if let config = try? LockConfiguration.load(path: path) {
             do {
-                return TrustedReader(groupID: try config.readerIdentity().groupID,
-                                     publicKey: Primitives.point(of: try config.readerSigningKey()))
+                return try trustedReader(config)
             } catch {
                 throw UserError(message: "\(path): \(error.description)")
             }
@@ -110,12 +109,22 @@ public enum SoftwarePhone {
     }
 }
 
-extension LockService {
-    /// This lock's reader as a phone trusts it: its group id and public key.
-    public var trustedReader: TrustedReader {
-        get throws {
-            TrustedReader(groupID: try configuration.readerIdentity().groupID, publicKey: Primitives.point(of: lock.readerSigningKey))
+extension SoftwarePhone {
+    /// A lock's reader as a phone trusts it: its group id and public key, or — when the lock shows
+    /// a reader certificate — the group id and the certificate's issuer CA.
+    public static func trustedReader(_ config: LockConfiguration) throws(LockError) -> TrustedReader {
+        let group = try config.readerIdentity().groupID
+        if let presentation = try config.readerCertificate() {
+            return TrustedReader(groupID: group, publicKey: presentation.issuerPublicKey, issuerCA: true)
         }
+        return TrustedReader(groupID: group, publicKey: Primitives.point(of: try config.readerSigningKey()))
+    }
+}
+
+extension LockService {
+    /// This lock's reader as a phone trusts it (`SoftwarePhone.trustedReader`).
+    public var trustedReader: TrustedReader {
+        get throws { try SoftwarePhone.trustedReader(configuration) }
     }
 
     /// A software phone (key and documents from files) that trusts this lock's reader: the

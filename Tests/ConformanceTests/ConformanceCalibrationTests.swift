@@ -25,7 +25,10 @@ final class ConformanceCalibrationTests: XCTestCase {
         let revocation = TestFixtures.revocationDocument(serial: 1, entries: [], issued: TestFixtures.monday,
                                                          expiry: TestFixtures.monday.addingTimeInterval(3600), issuer: issuer)
         var c = CredentialConfiguration(signingKey: key,
-                                        trustedReaders: [TrustedReader(groupID: identity.groupID, publicKey: identity.publicKey)],
+                                        trustedReaders: [TrustedReader(groupID: identity.groupID, publicKey: identity.publicKey),
+                                                         // Provisioned as the reader-certificate cases' prompt says.
+                                                         TrustedReader(groupID: OfficialReaderCertificates.groupID,
+                                                                       publicKey: OfficialReaderCertificates.issuerPublicKey, issuerCA: true)],
                                         accessDocuments: [access], revocationDocuments: [revocation], versions: versions, faults: faults,
                                         mailbox: try Mailbox([UInt8](repeating: 7, count: 0x12C)))
         profile.apply(to: &c)
@@ -34,7 +37,8 @@ final class ConformanceCalibrationTests: XCTestCase {
 
     func run(_ session: CredentialSession) -> ConformanceReport {
         let subject = CredentialUnderTest(open: { (InMemoryLink(session), {}) }, identity: identity)
-        let profile = CredentialProfile.discover(subject, issuerKeys: [issuer.publicBytes])
+        var profile = CredentialProfile.discover(subject, issuerKeys: [issuer.publicBytes])
+        profile.readerCertificates = true
         return ConformanceReport(direction: "credential", transport: "memory", results: CredentialCatalogue.all.map { $0.evaluate(subject, profile) })
     }
 
@@ -88,6 +92,29 @@ final class ConformanceCalibrationTests: XCTestCase {
         }
     }
 
+    /// Without `--reader-certificates` (the phone was not provisioned as the prompt says) the
+    /// certificate cases are not applicable, and say what to provision.
+    func testTheCertificateCasesNeedTheProvisioning() throws {
+        let session = try phone()
+        let subject = CredentialUnderTest(open: { (InMemoryLink(session), {}) }, identity: identity)
+        let profile = CredentialProfile.discover(subject)
+        for check in CredentialCatalogue.all where check.id.hasPrefix("cert.") {
+            let r = check.evaluate(subject, profile)
+            XCTAssertEqual(r.status, .notApplicable, check.id)
+            XCTAssertTrue(r.reason.lowercased().contains("00113344667799aa00113344667799aa") && r.reason.contains("--reader-certificates"), r.reason)
+        }
+    }
+
+    /// A phone trusting another key for the official group refuses every certificate: the positive
+    /// cases fail, the negative ones still see their refusal.
+    func testAPhoneTrustingAnotherKeyForTheGroupFailsThePositiveCertificateCases() throws {
+        var c = try phone().configuration
+        c.trustedReaders[1].publicKey = TestFixtures.key(0x3A).publicBytes
+        let r = run(CredentialSession(configuration: c))
+        XCTAssertEqual(failures(r).official, ["cert.auth1", "cert.auth1-chained", "cert.load-cert", "cert.load-cert-chained"],
+                       r.lines().joined(separator: "\n"))
+    }
+
     /// A phone whose documents another issuer signed fails the official step-up cases.
     func testADocumentOfAnotherIssuerFailsTheStepUpCases() throws {
         let session = try phone()
@@ -115,7 +142,8 @@ final class ConformanceCalibrationTests: XCTestCase {
     func testEachKnobFailsExactlyTheOfficialCasesItBreaks() throws {
         let closingExactly: Set<String> = ["auth0.extra-tag", "auth1.extra-tag", "auth1.standard", "fast.cached-key", "exchange.status",
                                            "mailbox.read", "auth0.response-chaining", "exchange.extra-tag", "mailbox.write-request",
-                                           "stepup.ad", "stepup.basic", "stepup.ad-rd", "stepup.rd"]
+                                           "stepup.ad", "stepup.basic", "stepup.ad-rd", "stepup.rd",
+                                           "cert.auth1", "cert.auth1-chained", "cert.load-cert", "cert.load-cert-chained"]
         let expected: [(CredentialFaults, Set<String>)] = [
             (.legacyExchangeStatus, closingExactly),
             (.ignoreP1P2, ["auth0.wrong-p1p2", "auth1.wrong-p1p2"]),
@@ -124,6 +152,7 @@ final class ConformanceCalibrationTests: XCTestCase {
             (.skipReaderCheck, ["auth1.bad-reader-signature"]),
             (.wrongSignature, ["auth1.standard"]),
             (.replayEphemeralKey, ["fast.consecutive-decoys"]),
+            (.skipCertificateCheck, ["cert.neg.load-cert-signature", "cert.neg.load-cert-format"]),
         ]
         for (fault, checks) in expected {
             XCTAssertEqual(failures(run(try phone(faults: fault))).official, checks, "fault \(fault)")

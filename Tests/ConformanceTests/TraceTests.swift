@@ -118,3 +118,21 @@ final class TraceTests: XCTestCase {
         XCTAssertTrue(out.contains("not a response APDU"), out)
     }
 }
+
+/// A LOAD CERT and an AUTH1 carrying `90` decode to the certificate's fields; a corrupted one says why not.
+final class CertificateTraceTests: XCTestCase {
+    func testLoadCertAndAUTH1CertificatesAreDecoded() throws {
+        let good = OfficialReaderCertificates.chainingCertificate.compressed()
+        let bad = OfficialReaderCertificates.incorrectFormat(OfficialReaderCertificates.certificate)
+        var lines = ["@session 1"]
+        for part in CommandChainer.split(CommandAPDU(cla: 0x80, ins: Instruction.loadCert, data: good, le: 256)) {
+            lines += ["> \(part.bytes.hex)", "< 9000"]
+        }
+        let auth1 = Auth1Command(flags: 0, signature: [UInt8](repeating: 1, count: 64), certificate: bad).apdu
+        for part in CommandChainer.split(auth1) { lines += ["> \(part.bytes.hex)", "< 9000"] }
+        let out = TraceDecoder().render(try Transcript(parsing: lines.joined(separator: "\n") + "\n"))
+        XCTAssertTrue(out.contains("reader certificate: serial 0104513ad4f33e92f21aa45b0001004b35602245, issuer \"aliro-test-very-longnamed-issuer\""), out)
+        XCTAssertTrue(out.contains("valid 240101000000Z–400101000000Z, key 043928f322019d4757"), out)
+        XCTAssertTrue(out.contains("reader certificate does not decode: certificate.profile"), out)
+    }
+}

@@ -414,14 +414,16 @@ final class ConformanceEndToEndTests: XCTestCase {
                                       "ble.ud.auth0-1.2", "ble.ud.auth0-1.3", "ble.ud.auth0-2.0", "ble.ud.auth0-2.1", "ble.ud.fsttxn-1.0",
                                       "ble.ud.neg-failed-l2cap", "ble.ud.uwb-neg-failed-l2cap", "ble.ud.neg-timeout-before-auth0",
                                       "ble.ud.timeout-extension", "ble.ud.ud-descriptor-tag"]
+    /// The ud_ble_auth1_* cases: not applicable until the phone is provisioned for them.
+    static let bleCertificateChecks = (1...4).flatMap { n in (0...2).map { "ble.ud.auth1-\(n).\($0)" } }
 
     /// `conformance credential --ble` (LockBench the lock, on fresh Bumble controllers) against
     /// `ble phone --keep-going` with `phoneFlags`; the statuses of its `--json` report.
-    private func bleCredentialRun(_ phoneFlags: [String], only: [String] = [], btsnoop: String? = nil) throws -> [String: String] {
+    private func bleCredentialRun(_ phoneFlags: [String], only: [String] = [], btsnoop: String? = nil, conformanceFlags: [String] = []) throws -> [String: String] {
         let controllers = try bumbleControllers()
         let phone = try start(["ble", "phone", "--ble", controllers.spec(1), "--count", "200", "--keep-going"] + phoneFiles + phoneFlags)
         defer { phone.terminate(); phone.waitUntilExit() }
-        let r = try lb(["conformance", "credential", "--reader-identity", "door.reader.json", "--ble", controllers.spec(0), "--json"]
+        let r = try lb(["conformance", "credential", "--reader-identity", "door.reader.json", "--ble", controllers.spec(0), "--json"] + conformanceFlags
                        + (btsnoop.map { ["--btsnoop", $0] } ?? []) + (only.isEmpty ? [] : ["--only"] + only), expect: nil)
         return try statuses(r.stdout)
     }
@@ -430,8 +432,9 @@ final class ConformanceEndToEndTests: XCTestCase {
     /// each phone fault fails exactly the cases it breaks (the others run alongside as controls).
     func testTheOfficialBLEUserDeviceCasesAgainstLockBenchsPhone() throws {
         let clean = try bleCredentialRun([], btsnoop: "credential.btsnoop")
-        XCTAssertEqual(Set(clean.keys), Set(Self.bleUserDeviceChecks))
+        XCTAssertEqual(Set(clean.keys), Set(Self.bleUserDeviceChecks + Self.bleCertificateChecks))
         for id in Self.bleUserDeviceChecks { XCTAssertEqual(clean[id], "pass", "\(id): \(clean)") }
+        for id in Self.bleCertificateChecks { XCTAssertEqual(clean[id], "not_applicable", "\(id): \(clean)") }
         let trace = try lb(["trace", "credential.btsnoop", "--reader-key", "door.reader.json"])
         for expected in ["APDUs on access channels", "SELECT  00A40400", "AUTH0  80800000", "86 device ephemeral public key"] {
             XCTAssertTrue(trace.stdout.contains(expected), "trace of the btsnoop capture lacks \(expected): \(trace.stdout.prefix(1500))")
@@ -497,6 +500,21 @@ final class ConformanceEndToEndTests: XCTestCase {
             XCTAssertEqual(Set(s.filter { $0.value == "fail" }.keys), failing, "phone \(flags): \(r.stdout.prefix(4000))")
             XCTAssertEqual(Set(s.filter { $0.value == "pass" }.keys), Set(phoneSide).subtracting(failing), "phone \(flags): \(r.stdout.prefix(4000))")
         }
+    }
+
+    /// The ud_ble_auth1_* cases against LockBench's phone trusting the official reader issuer key;
+    /// skip-certificate-check fails exactly the ones whose certificate does not verify (x.2: the
+    /// corrupted ones, x.1, are ignored by the fault and then fail AUTH1's signature anyway).
+    func testTheBLECertificateCasesAgainstLockBenchsPhone() throws {
+        try "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEOSjzIgGdR1eJO95qD+XhPj5Te5yg\n9UnAvS9A95BgJSoKTykRkhV6lctusgJ1lCjADNg0mYxdDqsZLuiHPF007g==\n-----END PUBLIC KEY-----\n"
+            .write(to: dir.appendingPathComponent("official-ca.pub.pem"), atomically: true, encoding: .utf8)
+        let provisioned = ["--reader-issuer-ca", "00113344667799AA00113344667799AA=official-ca.pub.pem"]
+        let clean = try bleCredentialRun(provisioned, only: Self.bleCertificateChecks, conformanceFlags: ["--reader-certificates"])
+        XCTAssertEqual(clean, Dictionary(uniqueKeysWithValues: Self.bleCertificateChecks.map { ($0, "pass") }))
+        let faulty = try bleCredentialRun(provisioned + ["--fault", "skip-certificate-check"], only: Self.bleCertificateChecks,
+                                          conformanceFlags: ["--reader-certificates"])
+        XCTAssertEqual(Set(faulty.filter { $0.value == "fail" }.keys), ["ble.ud.auth1-1.2", "ble.ud.auth1-2.2", "ble.ud.auth1-3.2", "ble.ud.auth1-4.2"],
+                       "\(faulty.sorted { $0.key < $1.key })")
     }
 
     /// The reader direction (the credential direction and its capture: the test above).

@@ -254,6 +254,41 @@ final class PostgresTests: XCTestCase {
 
     /// A site made with the CLI on a fresh PostgreSQL database: a reader, alice's phone (its login
     /// code), grant g1 on the reader's group.
+    /// Issue 22 §2.1: `trust serve` pushes an approval request to the approver's phone and the
+    /// answer to the requester's, each its own process: bob asks, alice's phone is woken and fetches
+    /// it without being told to; alice approves, bob's phone is woken and holds the unlock command.
+    func testApprovalRequestsAndAnswersArePushedBetweenSeparateProcesses() throws {
+        let (url, dir, aliceCode) = try cliSite()
+        let bobCode = LockBenchProcess.loginCode(in: try LockBenchProcess.runEach([
+            "key credential site/bob-phone",
+            "trust device add --site site --db \(url) --device bob-phone --user bob --credential-key site/bob-phone.pub.pem",
+        ], in: dir))
+        let relay = try serve(["push", "serve", "--port", "0"], in: dir)
+        let trust = try serve(["trust", "serve", "--site", "site", "--db", url, "--port", "0", "--push-relay", relay], in: dir)
+        func phone(_ device: String, _ code: String) throws -> InteractiveProcess {
+            let p = try InteractiveProcess(["phone", "run", "--trust", trust, "--device", device, "--key", "site/\(device).key.pem", "--code", code,
+                                            "--trust-reader", "site/front-door.reader.json", "--transport", "socket", "--port", "0",
+                                            "--push-relay", relay], currentDirectory: dir)
+            addTeardownBlock { p.terminate() }
+            _ = try p.waitForLine(containing: "push-registered", timeout: 30)
+            return p
+        }
+        let alice = try phone("alice-phone", aliceCode), bob = try phone("bob-phone", bobCode)
+        bob.send("request-unlock alice site/front-door.reader.json")
+        _ = try bob.waitForLine(containing: "requested", timeout: 15)
+        // Alice typed nothing: the push woke her phone, which fetched the request.
+        let woken = try alice.waitForLine(containing: "approval=", timeout: 15)
+        XCTAssertTrue(woken.contains("requester=bob-phone"), woken)
+        let fetched = try alice.waitForLine(containing: "fetched", timeout: 15)
+        XCTAssertTrue(fetched.contains("new=1"), fetched)
+        alice.send("approve")
+        _ = try alice.waitForLine(containing: "approved", timeout: 15)
+        // Bob typed nothing either: the answer's push brought the unlock command.
+        _ = try bob.waitForLine(containing: "approval=", timeout: 15)
+        let got = try bob.waitForLine(containing: "fetched", timeout: 15)
+        XCTAssertTrue(got.contains("unlocks=1"), got)
+    }
+
     func cliSite() throws -> (url: String, dir: URL, code: String) {
         let url = try ThrowawayPostgres.database()
         let dir = try LockBenchProcess.temporaryDirectory(self)

@@ -28,14 +28,11 @@ struct ECPrivateKeyDER {
 
     struct Refusal: Error { var reason: String }
 
-    /// A DER element: tag, content bounds.
-    struct Element { var tag: UInt8; var content: ArraySlice<UInt8> }
+    typealias Element = DER.Element
 
-    /// Reads the elements of `bytes` in sequence (the shared bounded reader, `DER`).
+    /// Reads the elements of `bytes` in sequence (the shared DER reader).
     static func elements(_ bytes: ArraySlice<UInt8>) throws(Refusal) -> [Element] {
-        do { return try DER.elements(bytes).map { Element(tag: $0.tag, content: $0.content) } } catch {
-            throw Refusal(reason: error.reason)
-        }
+        do { return try DER.elements(bytes) } catch { throw Refusal(reason: error.reason) }
     }
 
     /// The single SEQUENCE `bytes` must be, as its elements.

@@ -43,24 +43,24 @@ public struct IssuerCertificate: Equatable, Sendable {
 
     public init(parsing der: [UInt8]) throws(X509Error) {
         guard der.count <= Self.maxLength else { throw X509Error(.malformed, "an issuer certificate of \(der.count) bytes; LockBench reads at most \(Self.maxLength)") }
-        let top = try DER.single(der[...], tag: DER.Tag.sequence, "Certificate")
-        let parts = try DER.children(top)
+        let top = try Self.single(der[...], tag: Tag.sequence, "Certificate")
+        let parts = try Self.children(top)
         guard parts.count == 3 else { throw X509Error(.unexpectedStructure, "byte \(top.offset): Certificate has \(parts.count) fields, not 3 (tbsCertificate, signatureAlgorithm, signatureValue)") }
-        let tbs = try DER.expect(parts[0], tag: DER.Tag.sequence, "tbsCertificate")
+        let tbs = try Self.expect(parts[0], tag: Tag.sequence, "tbsCertificate")
         try Self.checkAlgorithm(parts[1], "signatureAlgorithm")
-        signature = try Self.bitString(try DER.expect(parts[2], tag: DER.Tag.bitString, "signatureValue"), "signatureValue")
+        signature = try Self.bitString(try Self.expect(parts[2], tag: Tag.bitString, "signatureValue"), "signatureValue")
 
-        var fields = try DER.children(tbs)[...]
+        var fields = try Self.children(tbs)[...]
         if fields.first?.tag == 0xA0 { fields = fields.dropFirst() }  // version [0]
         guard fields.count >= 6 else { throw X509Error(.unexpectedStructure, "byte \(tbs.offset): tbsCertificate has \(fields.count) fields after the version, at least 6 expected") }
         let f = Array(fields)
-        serialNumber = Array(try DER.expect(f[0], tag: DER.Tag.integer, "serialNumber").content)
+        serialNumber = Array(try Self.expect(f[0], tag: Tag.integer, "serialNumber").content)
         try Self.checkAlgorithm(f[1], "tbsCertificate signature")
         guard Array(f[1].encoded) == Array(parts[1].encoded) else {
             throw X509Error(.unexpectedStructure, "byte \(f[1].offset): the tbsCertificate signature algorithm differs from signatureAlgorithm (RFC 5280 §4.1.1.2)")
         }
         issuerName = try Self.name(f[2], "issuer")
-        let validity = try DER.children(try DER.expect(f[3], tag: DER.Tag.sequence, "validity"))
+        let validity = try Self.children(try Self.expect(f[3], tag: Tag.sequence, "validity"))
         guard validity.count == 2 else { throw X509Error(.unexpectedStructure, "byte \(f[3].offset): validity has \(validity.count) times, not 2") }
         notBefore = try Self.time(validity[0], "notBefore")
         notAfter = try Self.time(validity[1], "notAfter")
@@ -82,30 +82,56 @@ public struct IssuerCertificate: Equatable, Sendable {
 
     // MARK: Reading the fields
 
-    static func checkAlgorithm(_ e: DERElement, _ what: String) throws(X509Error) {
-        let parts = try DER.children(try DER.expect(e, tag: DER.Tag.sequence, what))
+    /// The DER tags a certificate uses.
+    enum Tag {
+        static let integer: UInt8 = 0x02, bitString: UInt8 = 0x03, oid: UInt8 = 0x06, utf8String: UInt8 = 0x0C
+        static let utcTime: UInt8 = 0x17, generalizedTime: UInt8 = 0x18, sequence: UInt8 = 0x30, set: UInt8 = 0x31
+    }
+
+    /// The shared DER reader (`DER`), its refusals as `X509Error`s naming the byte.
+    static func elements(_ bytes: ArraySlice<UInt8>) throws(X509Error) -> [DER.Element] {
+        do { return try DER.elements(bytes) } catch { throw X509Error(.malformed, "byte \(error.offset): \(error.reason)") }
+    }
+
+    static func children(_ e: DER.Element) throws(X509Error) -> [DER.Element] { try elements(e.content) }
+
+    static func single(_ bytes: ArraySlice<UInt8>, tag: UInt8, _ what: String) throws(X509Error) -> DER.Element {
+        let all = try elements(bytes)
+        guard all.count == 1 else { throw X509Error(.malformed, "\(what): \(all.count) DER elements where one is expected") }
+        return try expect(all[0], tag: tag, what)
+    }
+
+    static func expect(_ e: DER.Element, tag: UInt8, _ what: String) throws(X509Error) -> DER.Element {
+        guard e.tag == tag else {
+            throw X509Error(.unexpectedStructure, "byte \(e.offset): \(what) has tag \(Hex.encode([e.tag])), expected \(Hex.encode([tag]))")
+        }
+        return e
+    }
+
+    static func checkAlgorithm(_ e: DER.Element, _ what: String) throws(X509Error) {
+        let parts = try Self.children(try Self.expect(e, tag: Tag.sequence, what))
         // ecdsa-with-SHA256 has absent parameters (RFC 5758 §3.2).
-        guard parts.count == 1, parts[0].tag == DER.Tag.oid, Array(parts[0].content) == ecdsaWithSHA256 else {
+        guard parts.count == 1, parts[0].tag == Tag.oid, Array(parts[0].content) == ecdsaWithSHA256 else {
             throw X509Error(.unsupportedAlgorithm, "byte \(e.offset): \(what) is not ecdsa-with-SHA256 (1.2.840.10045.4.3.2, no parameters)")
         }
     }
 
     /// The bits of a BIT STRING with no unused bits.
-    static func bitString(_ e: DERElement, _ what: String) throws(X509Error) -> [UInt8] {
+    static func bitString(_ e: DER.Element, _ what: String) throws(X509Error) -> [UInt8] {
         guard let unused = e.content.first else { throw X509Error(.malformed, "byte \(e.offset): \(what) is a BIT STRING without its unused-bits byte") }
         guard unused == 0 else { throw X509Error(.malformed, "byte \(e.offset): \(what) has \(unused) unused bits; a key or signature uses whole bytes") }
         return Array(e.content.dropFirst())
     }
 
-    static func subjectPublicKey(_ e: DERElement) throws(X509Error) -> [UInt8] {
-        let spki = try DER.children(try DER.expect(e, tag: DER.Tag.sequence, "subjectPublicKeyInfo"))
+    static func subjectPublicKey(_ e: DER.Element) throws(X509Error) -> [UInt8] {
+        let spki = try Self.children(try Self.expect(e, tag: Tag.sequence, "subjectPublicKeyInfo"))
         guard spki.count == 2 else { throw X509Error(.unexpectedStructure, "byte \(e.offset): subjectPublicKeyInfo has \(spki.count) fields, not 2") }
-        let algorithm = try DER.children(try DER.expect(spki[0], tag: DER.Tag.sequence, "subjectPublicKeyInfo algorithm"))
-        guard algorithm.count == 2, algorithm[0].tag == DER.Tag.oid, Array(algorithm[0].content) == idECPublicKey,
-              algorithm[1].tag == DER.Tag.oid, Array(algorithm[1].content) == prime256v1 else {
+        let algorithm = try Self.children(try Self.expect(spki[0], tag: Tag.sequence, "subjectPublicKeyInfo algorithm"))
+        guard algorithm.count == 2, algorithm[0].tag == Tag.oid, Array(algorithm[0].content) == idECPublicKey,
+              algorithm[1].tag == Tag.oid, Array(algorithm[1].content) == prime256v1 else {
             throw X509Error(.unsupportedAlgorithm, "byte \(spki[0].offset): the subject key is not id-ecPublicKey on the named curve prime256v1")
         }
-        let bits = try DER.expect(spki[1], tag: DER.Tag.bitString, "subjectPublicKey")
+        let bits = try Self.expect(spki[1], tag: Tag.bitString, "subjectPublicKey")
         let point = try bitString(bits, "subjectPublicKey")
         guard point.count == Primitives.publicKeyLength, point.first == 0x04 else {
             throw X509Error(.invalidPublicKey, "byte \(bits.offset): subjectPublicKey holds \(point.count) byte(s); a P-256 key is the 65-byte point 04‖X‖Y")
@@ -117,12 +143,12 @@ public struct IssuerCertificate: Equatable, Sendable {
     }
 
     /// The Name's commonName when it has one, else its DER in hex (only for the words of refusals).
-    static func name(_ e: DERElement, _ what: String) throws(X509Error) -> String {
-        let rdns = try DER.children(try DER.expect(e, tag: DER.Tag.sequence, what))
+    static func name(_ e: DER.Element, _ what: String) throws(X509Error) -> String {
+        let rdns = try Self.children(try Self.expect(e, tag: Tag.sequence, what))
         for rdn in rdns {
-            for attribute in try DER.children(try DER.expect(rdn, tag: DER.Tag.set, "\(what) RelativeDistinguishedName")) {
-                let pair = try DER.children(try DER.expect(attribute, tag: DER.Tag.sequence, "\(what) attribute"))
-                if pair.count == 2, pair[0].tag == DER.Tag.oid, Array(pair[0].content) == commonName {
+            for attribute in try Self.children(try Self.expect(rdn, tag: Tag.set, "\(what) RelativeDistinguishedName")) {
+                let pair = try Self.children(try Self.expect(attribute, tag: Tag.sequence, "\(what) attribute"))
+                if pair.count == 2, pair[0].tag == Tag.oid, Array(pair[0].content) == commonName {
                     return String(decoding: pair[1].content, as: UTF8.self)
                 }
             }
@@ -131,12 +157,12 @@ public struct IssuerCertificate: Equatable, Sendable {
     }
 
     /// UTCTime `YYMMDDHHMMSSZ` (years 1950–2049) or GeneralizedTime `YYYYMMDDHHMMSSZ` (RFC 5280 §4.1.2.5).
-    static func time(_ e: DERElement, _ what: String) throws(X509Error) -> Date {
+    static func time(_ e: DER.Element, _ what: String) throws(X509Error) -> Date {
         let text = Array(e.content)
         let digits: Int
         switch e.tag {
-        case DER.Tag.utcTime: digits = 12
-        case DER.Tag.generalizedTime: digits = 14
+        case Tag.utcTime: digits = 12
+        case Tag.generalizedTime: digits = 14
         default: throw X509Error(.invalidTime, "byte \(e.offset): \(what) is neither UTCTime nor GeneralizedTime (tag \(Hex.encode([e.tag])))")
         }
         guard text.count == digits + 1, text.last == UInt8(ascii: "Z"), text.dropLast().allSatisfy({ (0x30...0x39).contains($0) }) else {
@@ -179,21 +205,21 @@ public struct IssuerCertificate: Equatable, Sendable {
                              issuerName: String = "LockBench Issuer CA", subjectName: String = "LockBench Issuer",
                              notBefore: Date, notAfter: Date) throws(PrimitiveError) -> [UInt8] {
         _ = try Primitives.signingPublicKey(subjectPublicKey)
-        let algorithm = DER.sequence([DER.encode(DER.Tag.oid, ecdsaWithSHA256)])
-        let spki = DER.sequence([DER.sequence([DER.encode(DER.Tag.oid, idECPublicKey), DER.encode(DER.Tag.oid, prime256v1)]),
-                                 DER.encode(DER.Tag.bitString, [0] + subjectPublicKey)])
+        let algorithm = DER.sequence([DER.encode(Tag.oid, ecdsaWithSHA256)])
+        let spki = DER.sequence([DER.sequence([DER.encode(Tag.oid, idECPublicKey), DER.encode(Tag.oid, prime256v1)]),
+                                 DER.encode(Tag.bitString, [0] + subjectPublicKey)])
         let tbs = DER.sequence([
             DER.encode(0xA0, DER.unsignedInteger([2])),  // v3
             DER.unsignedInteger(serialNumber), algorithm, name(issuerName),
             DER.sequence([encodeTime(notBefore), encodeTime(notAfter)]), name(subjectName), spki,
         ])
         let signature = (try? caKey.signature(for: tbs).derRepresentation).map(Array.init) ?? []
-        return DER.sequence([tbs, algorithm, DER.encode(DER.Tag.bitString, [0] + signature)])
+        return DER.sequence([tbs, algorithm, DER.encode(Tag.bitString, [0] + signature)])
     }
 
     static func name(_ commonNameValue: String) -> [UInt8] {
-        DER.sequence([DER.encode(DER.Tag.set, DER.sequence([DER.encode(DER.Tag.oid, commonName),
-                                                           DER.encode(DER.Tag.utf8String, Array(commonNameValue.utf8))]))])
+        DER.sequence([DER.encode(Tag.set, DER.sequence([DER.encode(Tag.oid, commonName),
+                                                           DER.encode(Tag.utf8String, Array(commonNameValue.utf8))]))])
     }
 
     /// UTCTime through 2049, GeneralizedTime after (RFC 5280 §4.1.2.5); whole seconds, UTC.
@@ -204,8 +230,8 @@ public struct IssuerCertificate: Equatable, Sendable {
         let (y, m, d) = civil(fromDays: days)
         func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
         let clock = two(m) + two(d) + two(secs / 3600) + two(secs % 3600 / 60) + two(secs % 60) + "Z"
-        if (1950...2049).contains(y) { return DER.encode(DER.Tag.utcTime, Array((two(y % 100) + clock).utf8)) }
-        return DER.encode(DER.Tag.generalizedTime, Array((String(format: "%04d", y) + clock).utf8))
+        if (1950...2049).contains(y) { return DER.encode(Tag.utcTime, Array((two(y % 100) + clock).utf8)) }
+        return DER.encode(Tag.generalizedTime, Array((String(format: "%04d", y) + clock).utf8))
     }
 
     /// The inverse of `daysFromCivil` (H. Hinnant's civil_from_days).

@@ -192,6 +192,7 @@ struct PhoneCommand: AsyncParsableCommand {
                 report(outcome, .login)
                 if phone.isLoggedIn { await registerPush() }
             }
+            let approvalConsole = PhoneApprovalConsole(phone: phone, say: say)
             let receiver = push.map { push in
                 Task {
                     while !Task.isCancelled {
@@ -201,6 +202,12 @@ struct PhoneCommand: AsyncParsableCommand {
                         }
                         for m in messages {
                             if m["t"] != nil { say("wakeup", m); continue }   // a mobile wake-up message
+                            if let id = m[ApprovalPush.identifier] {
+                                // A request to answer, or the answer to ours: the push is a hint, the fetch the truth.
+                                say("push", ["approval": id, "requester": m["requester"] ?? "-", "type": m["pushType"] ?? "-"])
+                                _ = await approvalConsole.handle(["fetch"])
+                                continue
+                            }
                             guard m[TrustPushNotifier.identifier] == "1" else { say("push-not-handled", m); continue }
                             let trigger = m["trigger"].flatMap(PollTrigger.init(rawValue:)) ?? .manual
                             say("push", ["trigger": trigger.rawValue])
@@ -224,7 +231,6 @@ struct PhoneCommand: AsyncParsableCommand {
             }
             defer { scheduler.cancel() }
 
-            let approvalConsole = PhoneApprovalConsole(phone: phone, say: say)
             for await line in standardInputLines() {
                 let words = line.split(separator: " ").map(String.init)
                 guard let verb = words.first else { continue }

@@ -79,6 +79,23 @@ struct ConfigCommand: ParsableCommand {
         var noFast = false
         @Flag(name: .customLong("step-up-every-tap"), help: ArgumentHelp("Step up (fetch the phone's documents) at every tap that announces one, even when the lock holds the phone's verified document (the official NFC_RDR_STEPUP_AD_SAME_DOC_TWICE expects a reader set this way). Written as \"protocol\": {\"stepUpEveryTap\": true}."))
         var stepUpEveryTap = false
+        @Option(name: .customLong("reader-certificate"), help: ArgumentHelp("A reader certificate for phones (`lockbench key reader-cert`); with --reader-issuer-ca. Written as \"reader\": {\"certificate\": …} (docs/lock-config.md).", valueName: "file"))
+        var readerCertificate: String?
+        @Option(name: .customLong("reader-issuer-ca"), help: ArgumentHelp("With --reader-certificate: the public key (PEM) of the CA that signed it.", valueName: "file"))
+        var readerIssuerCA: String?
+        @Option(name: .customLong("certificate-mode"), help: ArgumentHelp("With --reader-certificate: send it in AUTH1 (auth1, the default) or by LOAD CERT (load-cert).", valueName: "auth1|load-cert"))
+        var certificateMode: String = ReaderCertificatePresentation.Mode.auth1.rawValue
+        @Flag(name: .customLong("chain-certificate"), help: "With --reader-certificate: always send it command-chained (else only when longer than one APDU).")
+        var chainCertificate = false
+
+        func validate() throws {
+            guard (readerCertificate == nil) == (readerIssuerCA == nil) else {
+                throw ValidationError("--reader-certificate and --reader-issuer-ca go together")
+            }
+            guard ReaderCertificatePresentation.Mode(rawValue: certificateMode) != nil else {
+                throw ValidationError("--certificate-mode must be auth1 or load-cert, got '\(certificateMode)'")
+            }
+        }
 
         func run() throws {
             let (identity, identityDir) = try ReaderIdentityFile.load(readerIdentity)
@@ -102,7 +119,12 @@ struct ConfigCommand: ParsableCommand {
             let name = ((out as NSString).lastPathComponent as NSString).deletingPathExtension
             let config = LockConfiguration(
                 model: model, firmware: firmware,
-                reader: .init(signingKey: relative(identityDir + "/" + identity.signingKey), groupID: identity.groupID, subID: identity.subID),
+                reader: .init(signingKey: relative(identityDir + "/" + identity.signingKey), groupID: identity.groupID, subID: identity.subID,
+                              certificate: readerCertificate.map { file in
+                                  LockConfiguration.Certificate(file: relative(file), issuerPublicKey: relative(readerIssuerCA ?? ""),
+                                                                mode: ReaderCertificatePresentation.Mode(rawValue: certificateMode) ?? .auth1,
+                                                                chaining: chainCertificate ? .always : nil)
+                              }),
                 trustedIssuers: issuer.map(relative), policy: policy,
                 stateDirectory: stateDir.map(relative) ?? (name.hasSuffix(".lock") ? String(name.dropLast(5)) : name) + ".state",
                 clock: clock, protocol: LockConfiguration.ProtocolOptions(fast: !noFast, stepUpEveryTap: stepUpEveryTap))

@@ -176,6 +176,9 @@ struct ConformanceCredential: ParsableCommand {
     var btsnoop: String?
     @Option(name: .customLong("issuer"), parsing: .upToNextOption, help: ArgumentHelp("Public key (PEM) of the issuer of the phone's documents; repeatable. The official step-up cases verify each document's signature: without it they are not applicable.", valueName: "file"))
     var issuers: [String] = []
+    @Flag(name: .customLong("reader-certificates"),
+          help: "The phone was provisioned as the official reader-certificate cases' operator prompt says (it trusts the reader issuer key 043928f3… for reader group 00113344667799AA00113344667799AA; LockBench's phone: its reader-issuer-ca option, 00113344667799AA00113344667799AA=FILE): run the cert.* checks, which play the official reader with its certificates.")
+    var readerCertificates = false
     @Option(name: .customLong("element-id"), help: ArgumentHelp("The element identifier the step-up checks ask for in namespace aliro-a (the tool's th_access_element_id).", valueName: "id"))
     var elementID: String = DocType.accessElement
     @Option(help: ArgumentHelp("With --ble: seconds to wait for the phone in each step of a check.", valueName: "seconds"))
@@ -221,7 +224,8 @@ struct ConformanceCredential: ParsableCommand {
         defer { cleanup() }
         let issuerKeys = try issuers.map { try KeyFiles.publicKey($0, what: "issuer key") }
         let phone = CredentialUnderTest(open: opener, identity: identity, interface: interface, recorder: recorder, elementID: elementID)
-        let profile = CredentialProfile.discover(phone, issuerKeys: issuerKeys)
+        var profile = CredentialProfile.discover(phone, issuerKeys: issuerKeys)
+        profile.readerCertificates = readerCertificates
         if profile.fci == nil, let problem = profile.problem, problem.hasPrefix("could not reach") {
             throw UserError(message: "\(transport): \(problem)", code: ExitCodes.environment)
         }
@@ -236,13 +240,15 @@ extension ConformanceCredential {
         let phone: BLEPhoneUnderTest
         do {
             phone = try BLEPhoneUnderTest(ble: ble, identity: identity, btsnoop: btsnoop, timeout: TimeInterval(timeout), recorder: recorder)
+            phone.readerCertificates = readerCertificates
         } catch {
             throw UserError(message: "cannot start BLE on \(ble): \(error)", code: ExitCodes.environment)
         }
         defer { phone.stop() }
         phone.issuerKeys = try issuers.map { try KeyFiles.publicKey($0, what: "issuer key") }
         phone.elementID = elementID
-        let needed = checks.map(\.transactions).reduce(0, +)
+        // The certificate cases need no connection until the phone is provisioned for them.
+        let needed = checks.filter { readerCertificates || !BLECredentialCatalogue.certificateCases.contains($0.id) }.map(\.transactions).reduce(0, +)
         if output.effectiveFormat == "text" {
             emitLine("advertising as a lock on \(ble); connect the phone (once per check): \(checks.count) checks need at least \(needed) connections")
         }

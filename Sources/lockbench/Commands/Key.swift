@@ -26,7 +26,7 @@ struct KeyCommand: ParsableCommand {
               --out site/issuer.cert.pem
           lockbench doc issue --issuer-key site/issuer.key.pem --issuer-cert site/issuer.cert.pem …
         """,
-        subcommands: [Issuer.self, IssuerCA.self, IssuerCert.self, Reader.self, Credential.self, Show.self]
+        subcommands: [Issuer.self, IssuerCA.self, IssuerCert.self, Reader.self, ReaderCert.self, Credential.self, Show.self]
     )
 
     struct Output: ParsableArguments {
@@ -168,6 +168,73 @@ struct KeyCommand: ParsableCommand {
             created.groupID = identity.groupID
             created.subID = identity.subID
             KeyCommand.report(created, json: output.json)
+        }
+    }
+
+    struct ReaderCert: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "reader-cert",
+            abstract: "Issue a reader certificate: a reader issuer CA signs a reader's public key.",
+            discussion: """
+            Writes NAME.cert.der, the X.509 certificate in the Aliro compressed profile (one common name \
+            each for issuer and subject, UTCTime validity, authority key id = SHA-1 of the CA key). The CA \
+            is any P-256 key pair (`lockbench key issuer site/reader-ca`). Name the certificate in the \
+            lock configuration (`config create` with the certificate, or "reader": {"certificate": …}); \
+            phones then trust the CA for the lock's group (docs/protocol.md §6a).
+            """)
+        @Argument(help: ArgumentHelp("Path prefix of the file to write: NAME.cert.der.", valueName: "name"))
+        var name: String
+        @Option(name: .customLong("issuer-ca"), help: ArgumentHelp("The reader issuer CA's private key (PEM).", valueName: "ca.key.pem"))
+        var issuerCA: String
+        @Option(name: .customLong("reader"), help: ArgumentHelp("The reader's public key (PEM), or its private key, or its NAME.reader.json.", valueName: "file"))
+        var reader: String
+        @Option(help: ArgumentHelp("Days the certificate is valid from now (default: the compressed profile's default validity, 2020-01-01 to 2049-01-01, which the compressed form leaves out).", valueName: "days"))
+        var days: Int?
+        @Option(help: ArgumentHelp("Serial number, up to 20 bytes of hex (default 01, which the compressed form leaves out).", valueName: "hex"))
+        var serial: String?
+        @Option(help: ArgumentHelp("Issuer common name, at most 32 bytes (default \"issuer\", which the compressed form leaves out).", valueName: "name"))
+        var issuerName = "issuer"
+        @Option(help: ArgumentHelp("Subject common name, at most 32 bytes (default \"subject\").", valueName: "name"))
+        var subjectName = "subject"
+        @Flag(help: "Overwrite an existing file.")
+        var force = false
+
+        func validate() throws {
+            if let days, !(1...36500).contains(days) || Date().addingTimeInterval(Double(days) * 86_400) > ReaderCertificate.date(Array("491231235959Z".utf8))! {
+                throw ValidationError("--days must be at least 1 and end before 2050 (the certificate's UTCTime carries 1950 to 2049)")
+            }
+            if let serial, !(1...ReaderCertificate.maxSerialNumber).contains(Hex.decode(serial)?.count ?? 0) {
+                throw ValidationError("--serial must be 1 to \(ReaderCertificate.maxSerialNumber) bytes of hex")
+            }
+            guard issuerName.utf8.count <= ReaderCertificate.maxName, subjectName.utf8.count <= ReaderCertificate.maxName else {
+                throw ValidationError("--issuer-name and --subject-name are at most \(ReaderCertificate.maxName) bytes")
+            }
+        }
+
+        func run() throws {
+            let ca = try KeyFiles.privateKey(issuerCA, what: "reader issuer CA key")
+            let subject: [UInt8]
+            if let (identity, dir) = try? ReaderIdentityFile.load(reader) {
+                let path = identity.publicKey.hasPrefix("/") ? identity.publicKey : dir + "/" + identity.publicKey
+                subject = try KeyFiles.publicKey(path, what: "reader public key")
+            } else if let key = try? KeyFiles.privateKey(reader, what: "reader key") {
+                subject = Primitives.point(of: key)
+            } else {
+                subject = try KeyFiles.publicKey(reader, what: "reader key")
+            }
+            // Defaults the compressed form leaves out keep AUTH1 with the certificate in one APDU
+            // (NFC_RDR_STANDARD_CERT_IN_AUTH1_NO_CHAINING).
+            let now = Date()
+            let validity = days.map { (now, now.addingTimeInterval(Double($0) * 86_400)) }
+                ?? (ReaderCertificate.date(ReaderCertificate.defaultNotBefore)!, ReaderCertificate.date(ReaderCertificate.defaultNotAfter)!)
+            let cert = try ReaderCertificate.issue(subjectPublicKey: subject, issuerKey: ca,
+                                                   serialNumber: serial.flatMap(Hex.decode) ?? ReaderCertificate.defaultSerialNumber,
+                                                   issuer: issuerName, subject: subjectName, notBefore: validity.0, notAfter: validity.1)
+            let der = cert.x509(issuerPublicKey: Primitives.point(of: ca))
+            let path = name + ".cert.der"
+            try KeyFiles.write(Data(der), to: path, force: force)
+            print("reader certificate: \(path) (\(der.count) bytes; compressed \(cert.compressed().count) bytes)")
+            print("subject key \(subject.hex.prefix(16))…, issuer CA \(Primitives.point(of: ca).hex.prefix(16))…, valid until \(String(decoding: cert.notAfter, as: UTF8.self))")
         }
     }
 

@@ -23,6 +23,10 @@ struct PhoneOptions: ParsableArguments {
             help: ArgumentHelp("The reader the phone trusts: a reader identity (NAME.reader.json), a lock configuration, or the reader's public key PEM with --reader-group; repeatable.", valueName: "file"))
     var trustReader: [String] = []
 
+    @Option(name: .customLong("reader-issuer-ca"),
+            help: ArgumentHelp("Trust a reader issuer CA for a reader group: GROUP=PEM, the group id (32 hex digits) and the CA's public key PEM. Readers of that group must present a certificate the CA signed (LOAD CERT or AUTH1 90); repeatable.", valueName: "group=ca.pub.pem"))
+    var readerIssuerCA: [String] = []
+
     @Option(name: .customLong("reader-group"), help: ArgumentHelp("With a reader key PEM: the reader's group id, 32 hex digits.", valueName: "hex"))
     var readerGroup: String?
 
@@ -56,13 +60,19 @@ struct PhoneOptions: ParsableArguments {
             throw ValidationError("--profile must be 'lockbench' or 'reference', got '\(profile)'")
         }
         guard key != nil else {
-            if !documents.isEmpty || !trustReader.isEmpty || readerGroup != nil || !faults.isEmpty || mailbox != nil
+            if !documents.isEmpty || !trustReader.isEmpty || !readerIssuerCA.isEmpty || readerGroup != nil || !faults.isEmpty || mailbox != nil
                 || profile != PhoneProfile.lockbench.rawValue || stepUpSelect != StepUpSelectPolicy.optional.rawValue || signedTimes {
                 throw ValidationError("--document, --trust-reader, --reader-group, --fault, --mailbox, --profile, --signed-times and --step-up-select describe a phone: give its --key too")
             }
             return
         }
-        guard !trustReader.isEmpty else {
+        for entry in readerIssuerCA {
+            let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2, Hex.decode(parts[0])?.count == 16, !parts[1].isEmpty else {
+                throw ValidationError("--reader-issuer-ca takes GROUP=PEM: 32 hex digits, '=', the CA's public key file; got '\(entry)'")
+            }
+        }
+        guard !trustReader.isEmpty || !readerIssuerCA.isEmpty else {
             throw ValidationError("the phone must trust the lock's reader: --trust-reader NAME.reader.json (or the lock.json, or the reader's key PEM with --reader-group HEX)")
         }
         if let readerGroup, Hex.decode(readerGroup)?.count != 16 {
@@ -76,6 +86,11 @@ struct PhoneOptions: ParsableArguments {
     /// Every reader the phone trusts.
     func trustedReaders() throws -> [TrustedReader] {
         try trustReader.map { path in try SoftwarePhone.trustedReader(path, group: readerGroup) }
+            + readerIssuerCA.map { entry in
+                let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
+                return TrustedReader(groupID: Hex.decode(parts[0]) ?? [], publicKey: try KeyFiles.publicKey(parts[1], what: "reader issuer CA key"),
+                                     issuerCA: true)
+            }
     }
 
     var faultSet: CredentialFaults {
