@@ -5,7 +5,7 @@ import Foundation
 import OfflineUnlock
 
 /// The lock's identity on the radio: a P-256 signing key and its 32-byte reader id.
-public struct ReaderIdentity {
+public struct ReaderSigningIdentity {
     public var signingKey: P256.Signing.PrivateKey {
         didSet { publicKey = signingKey.publicBytes }
     }
@@ -53,7 +53,7 @@ public enum StepUpExchangeChannel: String, Sendable, Codable, CaseIterable {
 
 /// How a reader runs transactions.
 public struct ReaderConfiguration {
-    public var identity: ReaderIdentity
+    public var identity: ReaderSigningIdentity
     /// Versions the reader speaks, most preferred first.
     public var supportedVersions: [UInt16]
     public var interface: RadioInterface
@@ -78,7 +78,7 @@ public struct ReaderConfiguration {
     /// trusts the reader's own key).
     public var certificate: ReaderCertificatePresentation? = nil
 
-    public init(identity: ReaderIdentity, supportedVersions: [UInt16] = [ProtocolVersion.v1_0],
+    public init(identity: ReaderSigningIdentity, supportedVersions: [UInt16] = [ProtocolVersion.v1_0],
                 interface: RadioInterface = .nfc, policy: UInt8 = 0x01, useFast: Bool = true,
                 commandChunk: Int = CommandAPDU.maxShortData, grantStatus: UInt16 = ReaderStatus.unsecured,
                 stepUpSelect: StepUpSelectMode = .whenAsked, stepUpExchange: StepUpExchangeChannel = .stepUp,

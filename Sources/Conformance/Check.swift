@@ -11,16 +11,16 @@ public enum CheckStatus: String, Codable, Sendable {
 }
 
 /// A check's conclusion with its reason; on a byte mismatch, the bytes expected and seen.
-public struct Verdict: Equatable, Sendable {
+public struct CheckVerdict: Equatable, Sendable {
     public var status: CheckStatus
     public var reason: String
     public var expected: [UInt8]?
     public var actual: [UInt8]?
 
-    public static func pass(_ reason: String) -> Verdict { Verdict(status: .pass, reason: reason) }
-    public static func notApplicable(_ reason: String) -> Verdict { Verdict(status: .notApplicable, reason: reason) }
-    public static func fail(_ reason: String, expected: [UInt8]? = nil, actual: [UInt8]? = nil) -> Verdict {
-        Verdict(status: .fail, reason: reason, expected: expected, actual: actual)
+    public static func pass(_ reason: String) -> CheckVerdict { CheckVerdict(status: .pass, reason: reason) }
+    public static func notApplicable(_ reason: String) -> CheckVerdict { CheckVerdict(status: .notApplicable, reason: reason) }
+    public static func fail(_ reason: String, expected: [UInt8]? = nil, actual: [UInt8]? = nil) -> CheckVerdict {
+        CheckVerdict(status: .fail, reason: reason, expected: expected, actual: actual)
     }
 
     /// Index of the first byte where `expected` and `actual` differ (the shorter one's length
@@ -33,8 +33,8 @@ public struct Verdict: Equatable, Sendable {
 
 /// Thrown inside a check's run to end it with a verdict (a step that could not go on).
 public struct CheckStop: Error {
-    public var verdict: Verdict
-    public init(_ verdict: Verdict) { self.verdict = verdict }
+    public var verdict: CheckVerdict
+    public init(_ verdict: CheckVerdict) { self.verdict = verdict }
 }
 
 /// One behaviour of docs/protocol.md, run against a device LockBench did not build.
@@ -57,11 +57,11 @@ public struct ConformanceCheck<Subject, Profile> {
     public var section: String
     public var title: String
     public var applicable: (Profile) -> String?
-    public var run: (Subject, Profile) throws -> Verdict
+    public var run: (Subject, Profile) throws -> CheckVerdict
 
     public init(_ id: String, official: String? = nil, advisory: Bool = false, transactions: Int = 1, section: String, title: String,
                 applicable: @escaping (Profile) -> String? = { _ in nil },
-                run: @escaping (Subject, Profile) throws -> Verdict) {
+                run: @escaping (Subject, Profile) throws -> CheckVerdict) {
         self.id = id
         self.officialCase = official
         self.advisory = advisory
@@ -76,7 +76,7 @@ public struct ConformanceCheck<Subject, Profile> {
     public func evaluate(_ subject: Subject, _ profile: Profile) -> CheckResult {
         let clock = { DispatchTime.now().uptimeNanoseconds }
         let started = clock()
-        let verdict: Verdict
+        let verdict: CheckVerdict
         if let why = applicable(profile) {
             verdict = .notApplicable(why)
         } else {
@@ -93,7 +93,7 @@ public struct ConformanceCheck<Subject, Profile> {
     /// This check's line in a report before it ran (or when the run ended first).
     public var notRun: CheckResult {
         CheckResult(id: id, officialCase: officialCase, section: section, title: title,
-                    verdict: Verdict(status: .notRun, reason: "not run"), seconds: 0, advisory: advisory)
+                    verdict: CheckVerdict(status: .notRun, reason: "not run"), seconds: 0, advisory: advisory)
     }
 }
 
@@ -113,7 +113,7 @@ public struct CheckResult: Codable, Equatable, Sendable {
     /// A rule of LockBench's own, not an official case's (see `ConformanceCheck.advisory`).
     public var advisory: Bool
 
-    public init(id: String, officialCase: String?, section: String, title: String, verdict: Verdict, seconds: Double, advisory: Bool = false) {
+    public init(id: String, officialCase: String?, section: String, title: String, verdict: CheckVerdict, seconds: Double, advisory: Bool = false) {
         self.id = id
         self.advisory = advisory
         self.officialCase = officialCase

@@ -29,7 +29,7 @@ extension CredentialCatalogue {
     }
 
     /// The closing EXCHANGE `97 02 01 01` must be answered `00 02 00 00`.
-    static func closes(_ p: ReaderProbe, _ what: String) throws -> Verdict {
+    static func closes(_ p: ReaderProbe, _ what: String) throws -> CheckVerdict {
         let reply = try p.exchange(officialClosing)
         guard reply == ExchangeResponsePlaintext.success else {
             return .fail("EXCHANGE 97 02 01 01 answer plaintext", expected: ExchangeResponsePlaintext.success, actual: reply)
@@ -39,7 +39,7 @@ extension CredentialCatalogue {
 
     /// AUTH1 asking for the key slot must answer `4E` (the slot of the phone's key when discovery
     /// learnt it) and no `5A`.
-    static func keySlotAnswer(_ tlvs: [TLV], _ profile: CredentialProfile) -> Verdict? {
+    static func keySlotAnswer(_ tlvs: [TLV], _ profile: CredentialProfile) -> CheckVerdict? {
         guard tlvs.first(Tag.Auth1.credentialKey) == nil else { return .fail("AUTH1 flags 00 asked for the key slot; the answer carries 5A") }
         guard let slot = tlvs.first(Tag.Auth1.keySlot)?.value else { return .fail("AUTH1 flags 00: no 4E key slot in the answer") }
         if let key = profile.credentialKey, slot != KeySchedule.keySlot(key) {

@@ -237,7 +237,7 @@ extension CredentialCatalogue {
 
     /// The official "any status word but 9000" rule (`InvalidStatusError` expected): `command` sent
     /// as one APDU, response chaining followed.
-    static func anyErrorStatus(_ p: ReaderProbe, _ command: CommandAPDU, _ what: String) throws -> Verdict {
+    static func anyErrorStatus(_ p: ReaderProbe, _ command: CommandAPDU, _ what: String) throws -> CheckVerdict {
         let r = try p.follow(try p.transmit(command.bytes)).response
         return r.status == .success ? .fail("\(what) was answered 9000 (No error status returned)", actual: r.status.bytes)
             : .pass("refused \(r.status) (\(Names.status(r.status)))")

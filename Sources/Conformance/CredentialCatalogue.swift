@@ -7,13 +7,13 @@ import Crypto
 /// identity the phone was told to trust.
 public final class CredentialUnderTest {
     public let open: LinkOpener
-    public let identity: ReaderIdentity
+    public let identity: ReaderSigningIdentity
     public let interface: RadioInterface
     public let recorder: TranscriptRecorder?
     /// The element identifier the step-up checks ask for (the tool's `th_access_element_id`).
     public let elementID: String
 
-    public init(open: @escaping LinkOpener, identity: ReaderIdentity, interface: RadioInterface = .nfc, recorder: TranscriptRecorder? = nil,
+    public init(open: @escaping LinkOpener, identity: ReaderSigningIdentity, interface: RadioInterface = .nfc, recorder: TranscriptRecorder? = nil,
                 elementID: String = DocType.accessElement) {
         self.open = open
         self.elementID = elementID
@@ -30,7 +30,7 @@ public final class CredentialUnderTest {
 
     /// One transaction as another reader (the official cases' own reader key material), with
     /// `groupKey` the reader group key of the key derivation.
-    public func transaction<T>(_ label: String, as identity: ReaderIdentity, groupKey: [UInt8]?, _ body: (ReaderProbe) throws -> T) throws -> T {
+    public func transaction<T>(_ label: String, as identity: ReaderSigningIdentity, groupKey: [UInt8]?, _ body: (ReaderProbe) throws -> T) throws -> T {
         recorder?.begin(["check": label, "interface": interface.rawValue])
         let opened: (link: APDUTransceiver, close: () -> Void)
         do { opened = try open() } catch {
@@ -490,7 +490,7 @@ public enum CredentialCatalogue {
     ]
 
     /// The official cases' closing EXCHANGE `97 02 01 01`, answered exactly `00 02 00 00`.
-    static func officialClose(_ p: ReaderProbe, _ pass: String) throws -> Verdict {
+    static func officialClose(_ p: ReaderProbe, _ pass: String) throws -> CheckVerdict {
         let reply = try p.exchange(officialClosing)
         return reply == ExchangeResponsePlaintext.success ? .pass(pass)
             : .fail("EXCHANGE 97 02 01 01 answer plaintext (the official reader requires 00 02 00 00)", expected: ExchangeResponsePlaintext.success, actual: reply)
@@ -504,7 +504,7 @@ public enum CredentialCatalogue {
     }
 
     /// ENVELOPE and the DeviceResponse's structure (§9), then a closing EXCHANGE on either channel.
-    static func envelopeVerdict(_ p: ReaderProbe, _ profile: CredentialProfile) throws -> Verdict {
+    static func envelopeVerdict(_ p: ReaderProbe, _ profile: CredentialProfile) throws -> CheckVerdict {
         let (r, response) = try p.envelope()
         try ReaderProbe.expect(r, .success, "ENVELOPE")
         guard let response else { return .fail("no DeviceResponse") }

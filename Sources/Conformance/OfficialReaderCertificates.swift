@@ -55,8 +55,8 @@ public enum OfficialReaderCertificates {
     }
 
     /// The reader of the cases: one of the two official keys, the official group, and `sub`.
-    public static func identity(_ key: P256.Signing.PrivateKey, sub: [UInt8] = subID) -> ReaderIdentity {
-        ReaderIdentity(signingKey: key, groupID: groupID, subID: sub)
+    public static func identity(_ key: P256.Signing.PrivateKey, sub: [UInt8] = subID) -> ReaderSigningIdentity {
+        ReaderSigningIdentity(signingKey: key, groupID: groupID, subID: sub)
     }
 
     /// What the operator prompt asks of the phone, for "not applicable" reasons and help texts.

@@ -185,7 +185,7 @@ public typealias ReaderCheck = ConformanceCheck<ReaderUnderTest, Void>
 public enum ReaderCatalogue {
     /// Fails unless the reader told the phone it refused: an EXCHANGE with a failure status or a
     /// CONTROL FLOW, as `official` expects.
-    static func refused(_ t: ObservedTransaction, expectExchange: Bool, _ what: String) -> Verdict {
+    static func refused(_ t: ObservedTransaction, expectExchange: Bool, _ what: String) -> CheckVerdict {
         if let s = t.readerStatus {
             if !Names.isFailureStatus(s) {
                 return .fail("\(what): the reader accepted it (EXCHANGE status \(Hex.encode([UInt8(s >> 8), UInt8(s & 0xFF)])) \(Names.readerStatus(s)))")
@@ -219,14 +219,14 @@ public enum ReaderCatalogue {
     }
 
     /// The official verdict after `officialCommandProblems`.
-    static func official(_ t: ObservedTransaction, standard: Bool = true, _ verdict: () -> Verdict) -> Verdict {
+    static func official(_ t: ObservedTransaction, standard: Bool = true, _ verdict: () -> CheckVerdict) -> CheckVerdict {
         if let problem = officialCommandProblems(t, standard: standard) { return .fail(problem) }
         return verdict()
     }
 
     /// The command after the first `ins` must be exactly CONTROL FLOW `41 01 00 42 01 S2` (an
     /// optional 43 allowed), with no other command in between.
-    static func nextIsControlFlow(_ t: ObservedTransaction, after ins: UInt8, s2: UInt8, _ what: String) -> Verdict {
+    static func nextIsControlFlow(_ t: ObservedTransaction, after ins: UInt8, s2: UInt8, _ what: String) -> CheckVerdict {
         guard let i = t.commands.firstIndex(where: { $0.ins == ins }) else { return .fail("no \(Names.command([0x80, ins])) (saw \(t.summary))") }
         guard i + 1 < t.commands.count, t.commands[i + 1].ins == Instruction.controlFlow else {
             return .fail("after \(what) the next command is not CONTROL FLOW (saw \(t.summary))")
@@ -244,7 +244,7 @@ public enum ReaderCatalogue {
         return try reader.present(reader.phone(), label)
     }
 
-    static let noIssuerCA = Verdict.notApplicable("the phone trusts no reader issuer CA: provision the lock with a reader certificate "
+    static let noIssuerCA = CheckVerdict.notApplicable("the phone trusts no reader issuer CA: provision the lock with a reader certificate "
         + "(`lockbench key reader-cert`, \"reader\": {\"certificate\": …}) and trust its CA for the lock's group (--trust-reader lock.json, or --reader-issuer-ca GROUP=FILE)")
 
     /// The verdict of the four NFC_RDR_STANDARD_CERT_* cases: the certificate arrives where the
@@ -252,7 +252,7 @@ public enum ReaderCatalogue {
     /// phone accepted it (`hasattr(session, "cert")`: LOAD CERT and AUTH1 answered 9000 — the phone
     /// verifies the certificate under the group's CA and AUTH1 under its subject key); an EXCHANGE
     /// after AUTH1 decrypts.
-    static func certificateVerdict(_ t: ObservedTransaction, loadCert: Bool, chained: Bool) -> Verdict {
+    static func certificateVerdict(_ t: ObservedTransaction, loadCert: Bool, chained: Bool) -> CheckVerdict {
         guard let i0 = t.commands.firstIndex(where: { $0.ins == Instruction.auth0 }) else { return .fail("no AUTH0 (saw \(t.summary))") }
         guard let i1 = t.commands.firstIndex(where: { $0.ins == Instruction.auth1 }) else { return .fail("no AUTH1 (saw \(t.summary))") }
         let ins = loadCert ? Instruction.loadCert : Instruction.auth1
@@ -574,7 +574,7 @@ public enum ReaderCatalogue {
     /// NFC_RDR_EXCHANGE_MAILBOX: after AUTH1 (whose reader signature the phone accepted) every
     /// command is EXCHANGE ("Unexpected command" otherwise) until one carries 97, which must be
     /// exactly 0100 (reader state secured); mailbox operations are optional.
-    static func exchangeMailboxVerdict(_ t: ObservedTransaction) -> Verdict {
+    static func exchangeMailboxVerdict(_ t: ObservedTransaction) -> CheckVerdict {
         guard let a1 = t.commands.firstIndex(where: { $0.ins == Instruction.auth1 }) else { return .fail("no AUTH1 (saw \(t.summary))") }
         guard t.answers[a1] == .success else {
             return .fail("the phone refused AUTH1 (\(t.answers[a1]): the reader signature does not verify)", actual: t.answers[a1].bytes)
@@ -617,7 +617,7 @@ public enum ReaderCatalogue {
 
     /// A FAST tap of the official cases: AUTH0 asks FAST, only EXCHANGEs follow (no AUTH1), and
     /// the last `97` is a success (`ReaderStatus.is_success`: high byte 01).
-    static func fastVerdict(_ t: ObservedTransaction) -> Verdict {
+    static func fastVerdict(_ t: ObservedTransaction) -> CheckVerdict {
         if let problem = officialCommandProblems(t, standard: false) { return .fail(problem) }
         guard let a = t.first(Instruction.auth0), let auth0 = try? Auth0Command(parsing: a.data), auth0.flags & Auth0Command.flagFast != 0 else {
             return .fail("AUTH0 does not ask for FAST although the reader holds the phone's Kpersistent (saw \(t.summary))")
@@ -636,7 +636,7 @@ public enum ReaderCatalogue {
     /// 5E bit 2 asks) the next command is ENVELOPE, its DeviceRequest names the phone's access
     /// element in aliro-a, and the next is EXCHANGE on the step-up channel whose 97 has high byte
     /// 01 (a grant) or 00 (a refusal).
-    static func stepUpVerdict(_ t: ObservedTransaction, _ phone: ObservingPhone, grant: Bool, elementCheck: Bool = true) -> Verdict {
+    static func stepUpVerdict(_ t: ObservedTransaction, _ phone: ObservingPhone, grant: Bool, elementCheck: Bool = true) -> CheckVerdict {
         guard let a1 = t.commands.firstIndex(where: { $0.ins == Instruction.auth1 }) else { return .fail("no AUTH1 (saw \(t.summary))") }
         var next = a1 + 1
         if phone.session.configuration.stepUpSelect == .required {

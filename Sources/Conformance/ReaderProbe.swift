@@ -11,7 +11,7 @@ public typealias LinkOpener = () throws -> (link: APDUTransceiver, close: () -> 
 /// anywhere (drop Le, sign wrongly, replay a counter).
 public final class ReaderProbe {
     public let link: APDUTransceiver
-    public let identity: ReaderIdentity
+    public let identity: ReaderSigningIdentity
     /// The reader group key of the key derivation: the reader's own key, or the reader issuer CA's
     /// when the reader presents a certificate.
     public let groupKey: [UInt8]
@@ -36,7 +36,7 @@ public final class ReaderProbe {
     public private(set) var bleSK: [UInt8]?
     private var ephemeral: P256.KeyAgreement.PrivateKey?
 
-    public init(link: APDUTransceiver, identity: ReaderIdentity, groupKey: [UInt8]? = nil, interfaceByte: UInt8 = 0x5E, recorder: TranscriptRecorder?) {
+    public init(link: APDUTransceiver, identity: ReaderSigningIdentity, groupKey: [UInt8]? = nil, interfaceByte: UInt8 = 0x5E, recorder: TranscriptRecorder?) {
         self.link = link
         self.identity = identity
         self.groupKey = groupKey ?? identity.publicKey

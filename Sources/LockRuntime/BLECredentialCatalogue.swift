@@ -24,7 +24,7 @@ public enum BLECredentialCatalogue {
     static let leaveWithin: TimeInterval = 3
 
     /// `ud_ble_auth0_10` / `_30`: initiate, standard AUTH0 (policy 01): 9000, a valid `86`, no `9D`.
-    static func standardAUTH0(_ phone: BLEPhoneUnderTest, _ id: String) throws -> Verdict {
+    static func standardAUTH0(_ phone: BLEPhoneUnderTest, _ id: String) throws -> CheckVerdict {
         let s = try phone.connection(id)
         defer { s.close() }
         try s.initiate()
@@ -57,7 +57,7 @@ public enum BLECredentialCatalogue {
 
     /// `ud_ble_auth0_20` / `_21`: the opened cryptogram carries the signaling bitmap and both
     /// signed timestamps.
-    static func threeFields(_ plain: [UInt8]) -> Verdict? {
+    static func threeFields(_ plain: [UInt8]) -> CheckVerdict? {
         guard let fields = try? TLV.parseFields(plain) else { return .fail("the cryptogram plaintext is not BER-TLV", actual: plain) }
         for (tag, name) in [(Tag.Auth1.signaling, "signaling bitmap"), (Tag.Auth1.credentialTimestamp, "credential signed timestamp"),
                             (Tag.Auth1.revocationTimestamp, "revocation signed timestamp")] where fields.first(tag) == nil {
@@ -78,7 +78,7 @@ public enum BLECredentialCatalogue {
     /// (01), the certificate by LOAD CERT (answered 9000) or in AUTH1 `90`, AUTH1 asking for the key
     /// slot or the public key. A valid certificate: AUTH1 opens (with `4E` or `5A`); another: AUTH1
     /// answered an error status word.
-    static func certificateCase(_ phone: BLEPhoneUnderTest, _ id: String, loadCert: Bool, keySlot: Bool, _ which: CaseCertificate) throws -> Verdict {
+    static func certificateCase(_ phone: BLEPhoneUnderTest, _ id: String, loadCert: Bool, keySlot: Bool, _ which: CaseCertificate) throws -> CheckVerdict {
         guard phone.readerCertificates else { return .notApplicable(OfficialReaderCertificates.prompt) }
         let bytes: [UInt8]
         switch which {
@@ -177,7 +177,7 @@ public enum BLECredentialCatalogue {
 
     /// `blerke_ud_info_tag` / `_ud_descriptor_tag`: `transaction_initiation(rke=True)`, AUTH0
     /// policy 02 and AUTH1 (`expedited_transaction_standard`), the completed notification.
-    static func rkeOpening(_ phone: BLEPhoneUnderTest, _ id: String) throws -> Verdict {
+    static func rkeOpening(_ phone: BLEPhoneUnderTest, _ id: String) throws -> CheckVerdict {
         let s = try phone.connection(id)
         defer { s.close() }
         try s.initiate(ids: rkeInitiate)

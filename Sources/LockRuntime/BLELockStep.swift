@@ -11,7 +11,7 @@ import Foundation
 /// transaction is kept for the run's FAST checks (the tool's reader keeps it across cases).
 public final class BLEPhoneUnderTest {
     public let lock: BLELock
-    public let identity: ReaderIdentity
+    public let identity: ReaderSigningIdentity
     /// Every wait on the phone under test is bounded by this.
     public let timeout: TimeInterval
     let recorder: TranscriptRecorder?
@@ -30,7 +30,7 @@ public final class BLEPhoneUnderTest {
     /// opened it may be about to give up waiting for AUTH0.
     static let freshness: TimeInterval = 1
 
-    public init(lock: BLELock, identity: ReaderIdentity, timeout: TimeInterval, recorder: TranscriptRecorder? = nil) {
+    public init(lock: BLELock, identity: ReaderSigningIdentity, timeout: TimeInterval, recorder: TranscriptRecorder? = nil) {
         self.lock = lock
         self.identity = identity
         self.timeout = timeout
@@ -40,7 +40,7 @@ public final class BLEPhoneUnderTest {
 
     /// LockBench as the lock on BLE, advertising the reader identity's group and sub id, started
     /// and advertising.
-    public convenience init(ble transport: String, identity: ReaderIdentity, btsnoop: String? = nil, timeout: TimeInterval,
+    public convenience init(ble transport: String, identity: ReaderSigningIdentity, btsnoop: String? = nil, timeout: TimeInterval,
                             recorder: TranscriptRecorder? = nil) throws {
         var config = BLELock.Configuration(transport: try TransportSpec(parsing: transport))
         config.btsnoop = btsnoop
@@ -56,7 +56,7 @@ public final class BLEPhoneUnderTest {
     public func stop() { lock.stop() }
 
     /// The next phone's channel, opened after this call or at most `freshness` before it.
-    func connection(_ label: String, as reader: ReaderIdentity? = nil, groupKey: [UInt8]? = nil) throws -> BLELockStep {
+    func connection(_ label: String, as reader: ReaderSigningIdentity? = nil, groupKey: [UInt8]? = nil) throws -> BLELockStep {
         let asked = Date()
         let deadline = Date(timeIntervalSinceNow: timeout)
         while true {
@@ -112,7 +112,7 @@ final class BLELockStep {
     let phone: BLEPhoneUnderTest
 
     /// `reader`: play another reader than the lock's (the certificate cases' official key material).
-    init(_ card: BLEReaderSession, phone: BLEPhoneUnderTest, as reader: ReaderIdentity? = nil, groupKey: [UInt8]? = nil) {
+    init(_ card: BLEReaderSession, phone: BLEPhoneUnderTest, as reader: ReaderSigningIdentity? = nil, groupKey: [UInt8]? = nil) {
         self.card = card
         self.phone = phone
         let link: APDUTransceiver = phone.recorder.map { RecordingLink(card, recorder: $0) } ?? card

@@ -86,7 +86,7 @@ public enum BLEReaderCatalogue {
     }
 
     /// The AUTH0 checks of `rd_ble_auth0_*` step 4 (and step 3: standard or FAST), nil when met.
-    static func auth0Rule(_ c: CommandAPDU, fast: Bool, policy: UInt8, vendor: Bool) -> Verdict? {
+    static func auth0Rule(_ c: CommandAPDU, fast: Bool, policy: UInt8, vendor: Bool) -> CheckVerdict? {
         guard c.ins == Instruction.auth0 else {
             return .fail("the reader's first command after the initiate is \(Names.command(c)), not AUTH0 (UnexpectedCommandError)", expected: [0x80, 0x80], actual: [c.cla, c.ins])
         }
@@ -122,7 +122,7 @@ public enum BLEReaderCatalogue {
 
     /// Steps 1–12 of `rd_ble_auth0_11` / `rd_ble_fsttxn_10`: a standard transaction ending with
     /// the completed notification, which must open under BleSKReader. nil when met.
-    static func standardPart(_ step: BLEPhoneStep, checkAUTH0: (CommandAPDU) -> Verdict?) throws -> Verdict? {
+    static func standardPart(_ step: BLEPhoneStep, checkAUTH0: (CommandAPDU) -> CheckVerdict?) throws -> CheckVerdict? {
         try step.initiate()
         let auth0 = try step.command("step 2, AUTH0")
         if let a = try? Auth0Command(parsing: auth0.data), a.flags & Auth0Command.flagFast != 0 {
@@ -397,7 +397,7 @@ public enum BLEReaderCatalogue {
     }
 
     /// The pass rule of step 10: the status is one of `accepted`.
-    static func statusRule(_ status: AccessProtocolCompleted.ReaderStatusInformation, _ accepted: [AccessProtocolCompleted.ReaderStatusInformation]) -> Verdict {
+    static func statusRule(_ status: AccessProtocolCompleted.ReaderStatusInformation, _ accepted: [AccessProtocolCompleted.ReaderStatusInformation]) -> CheckVerdict {
         accepted.contains(status) ? .pass("Reader Status Changed: \(status.name) (\(Hex.encode([status.rawValue])))")
             : .fail("Wrong reader status information: \(status.name), the case accepts \(accepted.map(\.name).joined(separator: ", "))",
                     expected: accepted.map(\.rawValue), actual: [status.rawValue])
@@ -422,7 +422,7 @@ public enum BLEReaderCatalogue {
                     title: "ten RKE transactions by one phone: each standard (AUTH1 after AUTH0, never FAST), RKE unsecure: unsecured, jammed, started unsecure or unknown") { reader, _ in
             let cred = credential(reader)
             for round in 1...10 {
-                var verdict: Verdict
+                var verdict: CheckVerdict
                 do { verdict = statusRule(try remoteTransaction(reader, cred, action: .unsecure), [.unsecured, .jammed, .startedUnsecure, .unknown]) } catch let stop as CheckStop {
                     verdict = stop.verdict
                 }
@@ -436,7 +436,7 @@ public enum BLEReaderCatalogue {
     ]
 
     /// `blerke_rdr_neg_failed_spsm_l2cap`: the read SPSM with its low byte + 1 (FF → 80).
-    static func wrongSPSM(_ reader: ReaderUnderTest) throws -> Verdict {
+    static func wrongSPSM(_ reader: ReaderUnderTest) throws -> CheckVerdict {
         let step = try BLEPhoneStep(try phone(reader), credential: credential(reader), versionWrite: [0x01, 0x00, 0x01, 0x03], timeout: reader.timeout)
         defer { step.close() }
         let psm = step.session.psm

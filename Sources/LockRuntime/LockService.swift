@@ -36,7 +36,7 @@ public final class LockService: @unchecked Sendable {
         // The snapshot's reader memory, then what the journal says the reader learnt after it.
         for learning in lock.recoveredReaderLearning { learning.apply(to: &saved.fast, &saved.replay) }
         let ids = try configuration.readerIdentity()
-        let identity = AccessProtocol.ReaderIdentity(signingKey: lock.readerSigningKey, groupID: ids.groupID, subID: ids.subID)
+        let identity = AccessProtocol.ReaderSigningIdentity(signingKey: lock.readerSigningKey, groupID: ids.groupID, subID: ids.subID)
         let versions = configuration.policy.supportedProtocolVersions.sorted(by: >)
         let options = configuration.protocol
         var readerConfiguration = ReaderConfiguration(identity: identity, supportedVersions: versions,

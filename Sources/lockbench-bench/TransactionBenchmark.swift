@@ -50,7 +50,7 @@ enum TransactionBenchmark {
                                     trust: try! TrustStore(issuerPublicKeys: [issuerKey.publicBytes]))
             return OfflineUnlockEngine(core: core, state: state, now: { now })
         }
-        let identity = AccessProtocol.ReaderIdentity(signingKey: readerKey, groupID: group, subID: sub)
+        let identity = AccessProtocol.ReaderSigningIdentity(signingKey: readerKey, groupID: group, subID: sub)
         let credential = CredentialSession(configuration: CredentialConfiguration(
             signingKey: credentialKey, trustedReaders: [TrustedReader(groupID: group, publicKey: readerKey.publicBytes)],
             accessDocuments: [doc]))

@@ -20,7 +20,7 @@ enum Fixture {
     /// A Monday, 09:00 UTC.
     static let time = TestFixtures.monday
 
-    static var identity: AccessProtocol.ReaderIdentity { .init(signingKey: readerKey, groupID: groupID, subID: subID) }
+    static var identity: AccessProtocol.ReaderSigningIdentity { .init(signingKey: readerKey, groupID: groupID, subID: subID) }
 
     static func readerConfiguration(versions: [UInt16] = [ProtocolVersion.v1_0]) -> ReaderConfiguration {
         ReaderConfiguration(identity: identity, supportedVersions: versions)

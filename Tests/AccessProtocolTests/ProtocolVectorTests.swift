@@ -129,7 +129,7 @@ final class ProtocolVectorTests: XCTestCase {
 
     static func generate(_ inputs: Inputs) throws -> String {
         let recorder = RecordedSigner(inputs.signatures)
-        let identity = AccessProtocol.ReaderIdentity(signingKey: inputs.readerKey, groupID: inputs.groupID, subID: inputs.subID)
+        let identity = AccessProtocol.ReaderSigningIdentity(signingKey: inputs.readerKey, groupID: inputs.groupID, subID: inputs.subID)
         let trusted = TrustedReader(groupID: inputs.groupID, publicKey: inputs.readerKey.publicBytes)
         let keyHex = Hex.encode(inputs.credentialKey.publicBytes)
         func engine(cached: Bool) -> OfflineUnlockEngine {

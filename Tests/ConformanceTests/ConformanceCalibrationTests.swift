@@ -12,7 +12,7 @@ import XCTest
 /// The corpus is the table "Calibration" of docs/conformance.md.
 final class ConformanceCalibrationTests: XCTestCase {
     let readerKey = P256.Signing.PrivateKey()
-    lazy var identity = ReaderIdentity(signingKey: readerKey, groupID: [UInt8](repeating: 0xA1, count: 16), subID: [UInt8](repeating: 0xB1, count: 16))
+    lazy var identity = ReaderSigningIdentity(signingKey: readerKey, groupID: [UInt8](repeating: 0xA1, count: 16), subID: [UInt8](repeating: 0xB1, count: 16))
 
     let issuer = TestFixtures.key(0x1F)
 

@@ -11,7 +11,7 @@ import XCTest
 /// check that names it and by no other.
 final class CredentialCatalogueTests: XCTestCase {
     let readerKey = P256.Signing.PrivateKey()
-    lazy var identity = ReaderIdentity(signingKey: readerKey, groupID: [UInt8](repeating: 0xA1, count: 16), subID: [UInt8](repeating: 0xB1, count: 16))
+    lazy var identity = ReaderSigningIdentity(signingKey: readerKey, groupID: [UInt8](repeating: 0xA1, count: 16), subID: [UInt8](repeating: 0xB1, count: 16))
 
     func phone(faults: CredentialFaults = [], tweak: (inout CredentialConfiguration) -> Void = { _ in }) -> CredentialSession {
         var c = CredentialConfiguration(signingKey: P256.Signing.PrivateKey(),

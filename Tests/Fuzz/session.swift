@@ -17,7 +17,7 @@ import OfflineUnlock
 
 private let t0 = Date(timeIntervalSince1970: 1_772_442_000)
 private let groupID = [UInt8](repeating: 0xA1, count: 16), subID = [UInt8](repeating: 0xB1, count: 16)
-private let identity = ReaderIdentity(signingKey: try! P256.Signing.PrivateKey(rawRepresentation: [UInt8](repeating: 0x22, count: 32)),
+private let identity = ReaderSigningIdentity(signingKey: try! P256.Signing.PrivateKey(rawRepresentation: [UInt8](repeating: 0x22, count: 32)),
                                       groupID: groupID, subID: subID)
 private let issuerKey = try! P256.Signing.PrivateKey(rawRepresentation: [UInt8](repeating: 0x11, count: 32))
 private let trust = try! TrustStore(issuerPublicKeys: [Array(issuerKey.publicKey.x963Representation)])

@@ -235,7 +235,7 @@ struct ConformanceCredential: ParsableCommand {
 
 extension ConformanceCredential {
     /// Over BLE the official ble_user_device cases (docs/conformance-ble.md), LockBench the lock.
-    func runBLE(_ ble: String, identity: ReaderIdentity, recorder: TranscriptRecorder?) throws {
+    func runBLE(_ ble: String, identity: ReaderSigningIdentity, recorder: TranscriptRecorder?) throws {
         let checks = try output.selected(rke ? BLECredentialCatalogue.remoteKeylessEntry : BLECredentialCatalogue.all)
         let phone: BLEPhoneUnderTest
         do {
@@ -395,10 +395,10 @@ struct ConformanceList: ParsableCommand {
 
 extension ReaderIdentityFile {
     /// The signing identity a reader identity file describes.
-    static func identity(_ path: String) throws -> ReaderIdentity {
+    static func identity(_ path: String) throws -> ReaderSigningIdentity {
         let (file, dir) = try load(path)
         let keyPath = file.signingKey.hasPrefix("/") ? file.signingKey : dir + "/" + file.signingKey
-        return ReaderIdentity(signingKey: try KeyFiles.privateKey(keyPath, what: "reader signing key"),
+        return ReaderSigningIdentity(signingKey: try KeyFiles.privateKey(keyPath, what: "reader signing key"),
                               groupID: try KeyFiles.id16(file.groupID, flag: "\(path) groupID"),
                               subID: try KeyFiles.id16(file.subID, flag: "\(path) subID"))
     }
