@@ -134,6 +134,10 @@ final class ConformanceEndToEndTests: XCTestCase {
         XCTAssertGreaterThan(entries.filter { $0["direction"] as? String == "credential" }.count, 25)
         XCTAssertGreaterThan(entries.filter { $0["direction"] as? String == "reader" }.count, 12)
         XCTAssertTrue(entries.contains { $0["officialCase"] as? String == "NFC_RDR_NEG_AUTH1_WRONG_UD_SIGNATURE" })
+        // The BLE catalogues too, RKE included.
+        XCTAssertTrue(entries.contains { $0["direction"] as? String == "ble-reader" && $0["officialCase"] as? String == "BLERKE_RDR_SECURE" })
+        XCTAssertTrue(entries.contains { $0["direction"] as? String == "ble-credential" && $0["officialCase"] as? String == "BLERKE_UD_INFO_TAG" })
+        XCTAssertTrue(entries.allSatisfy { $0["advisory"] is Bool })
     }
 
     // MARK: - Socket

@@ -380,15 +380,25 @@ struct ConformanceList: ParsableCommand {
     var json = false
 
     struct Entry: Encodable {
-        var direction: String, id: String, officialCase: String?, section: String, title: String
+        var direction: String, id: String, officialCase: String?, section: String, title: String, advisory: Bool
+    }
+
+    /// Every catalogue: NFC or socket (`credential`, `reader`) and BLE (`ble-credential` with
+    /// `conformance credential --ble`, its RKE checks with `--rke`; `ble-reader` with `conformance reader --ble`).
+    static func entries() -> [Entry] {
+        func rows<S, P>(_ direction: String, _ checks: [ConformanceCheck<S, P>]) -> [Entry] {
+            checks.map { Entry(direction: direction, id: $0.id, officialCase: $0.officialCase, section: $0.section, title: $0.title, advisory: $0.advisory) }
+        }
+        return rows("credential", CredentialCatalogue.all) + rows("reader", ReaderCatalogue.all)
+            + rows("ble-credential", BLECredentialCatalogue.all + BLECredentialCatalogue.remoteKeylessEntry)
+            + rows("ble-reader", BLEReaderCatalogue.all)
     }
 
     func run() throws {
-        let entries = CredentialCatalogue.all.map { Entry(direction: "credential", id: $0.id, officialCase: $0.officialCase, section: $0.section, title: $0.title) }
-            + ReaderCatalogue.all.map { Entry(direction: "reader", id: $0.id, officialCase: $0.officialCase, section: $0.section, title: $0.title) }
+        let entries = Self.entries()
         if json { print(KeyFiles.json(entries)); return }
         for e in entries {
-            emitLine("\(e.direction.padding(toLength: 10, withPad: " ", startingAt: 0)) \(e.id.padding(toLength: 34, withPad: " ", startingAt: 0)) \((e.officialCase ?? "-").padding(toLength: 56, withPad: " ", startingAt: 0)) \(e.section)  \(e.title)")
+            emitLine("\(e.direction.padding(toLength: 14, withPad: " ", startingAt: 0)) \(e.id.padding(toLength: 40, withPad: " ", startingAt: 0)) \((e.officialCase ?? "-").padding(toLength: 56, withPad: " ", startingAt: 0)) \(e.section)  \(e.title)\(e.advisory ? " (advisory)" : "")")
         }
     }
 }
