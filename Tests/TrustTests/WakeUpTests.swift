@@ -204,3 +204,31 @@ final class WakeUpTests: XCTestCase {
         XCTAssertEqual(s.subscriptions(app: app).first?.mode, .childEvent)
     }
 }
+
+/// Issue 22 §1.5 (memory): an application's data, and all applications' together, are bounded; a
+/// write past either bound is refused `storage_full` (HTTP 507) and changes nothing; deleting data
+/// makes room again.
+final class WakeUpDataBoundTests: XCTestCase {
+    func testDataWritesAreBoundedPerApplicationAndInTotal() async throws {
+        let relay = PushRelay(clock: ManualClock(Date(timeIntervalSince1970: 1_772_438_400)))
+        let s = WakeUpService(relay: relay, maxAppDataBytes: 1_000, maxTotalDataBytes: 1_500)
+        try s.createApplication("a"); try s.createApplication("b")
+        func blob(_ n: Int) throws -> WakeUpValue { try WakeUpValue(parsing: "\"" + String(repeating: "x", count: n) + "\"") }
+        func refused(_ app: String, _ path: String, _ n: Int, mentioning text: String) async throws {
+            let value = try blob(n), at = try WakeUpPath(parsing: path)
+            do { try await s.write(app: app, path: at, value: value); XCTFail("\(app)\(path) \(n) bytes accepted") } catch let error as WakeUpError {
+                XCTAssertEqual(error.code, .storageFull); XCTAssertEqual(error.code.httpStatus, 507)
+                XCTAssertTrue(error.message.contains(text), error.message)
+            }
+        }
+        try await s.write(app: "a", path: try WakeUpPath(parsing: "/one"), value: try blob(600))
+        try await refused("a", "/two", 600, mentioning: "a holds")
+        XCTAssertNil(try s.read(app: "a", path: try WakeUpPath(parsing: "/two"), token: nil), "a refused write changes nothing")
+        try await s.write(app: "b", path: try WakeUpPath(parsing: "/one"), value: try blob(600))
+        try await refused("b", "/two", 300, mentioning: "the relay holds")
+        // Replacing a node counts the difference; deleting it frees its bytes.
+        try await s.write(app: "a", path: try WakeUpPath(parsing: "/one"), value: try blob(300))
+        try await s.write(app: "a", path: try WakeUpPath(parsing: "/one"), value: nil)
+        try await s.write(app: "a", path: try WakeUpPath(parsing: "/two"), value: try blob(800))
+    }
+}

@@ -27,12 +27,15 @@ public struct WakeUpError: Error, Sendable, Equatable, CustomStringConvertible {
         /// 400: a path over 2048 bytes, a missing `id`, an unknown mode, a body that is not JSON.
         case badRequest = "bad_request"
         case pathTooLong = "path_too_long"
+        /// 507: the application's data, or all applications' together, would pass the relay's bound.
+        case storageFull = "storage_full"
 
         public var httpStatus: Int {
             switch self {
             case .namespaceDoesNotExist: return 404
             case .disabled, .permissionDenied, .tooBig: return 403
             case .badRequest, .pathTooLong: return 400
+            case .storageFull: return 507
             }
         }
     }

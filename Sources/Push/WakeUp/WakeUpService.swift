@@ -23,6 +23,9 @@ public final class WakeUpService: Sendable {
     struct Namespace {
         var enabled = true
         var data: WakeUpValue?
+        /// Bytes the data holds, kept as writes change it (counted on the written node, so a
+        /// write costs its own size, never the tree's).
+        var dataBytes = 0
         /// Auth token ("" = no token) → paths it may read (the node and everything under it).
         var readers: [String: [WakeUpPath]] = ["": [WakeUpPath(segments: [])]]
         var subscriptions: [Key: Subscription] = [:]
@@ -38,8 +41,15 @@ public final class WakeUpService: Sendable {
     /// Subscriptions across all applications, at most.
     public let maxSubscriptions: Int
 
-    public init(relay: PushRelay, lifetime: TimeInterval = 30 * 86400, maxNodeBytes: Int = 1 << 20, maxSubscriptions: Int = 1_000_000) {
+    /// The data one application may hold, and all of them together: a writer cannot grow the
+    /// relay's memory without bound (`storage_full`, HTTP 507).
+    public let maxAppDataBytes: Int
+    public let maxTotalDataBytes: Int
+
+    public init(relay: PushRelay, lifetime: TimeInterval = 30 * 86400, maxNodeBytes: Int = 1 << 20, maxSubscriptions: Int = 1_000_000,
+                maxAppDataBytes: Int = 16 << 20, maxTotalDataBytes: Int = 64 << 20) {
         self.relay = relay; self.lifetime = lifetime; self.maxNodeBytes = maxNodeBytes; self.maxSubscriptions = maxSubscriptions
+        self.maxAppDataBytes = maxAppDataBytes; self.maxTotalDataBytes = maxTotalDataBytes
     }
 
     private func locked<T, E: Error>(_ body: (inout State) throws(E) -> T) throws(E) -> T { try state.withLock { (s: inout State) throws(E) -> T in try body(&s) } }
@@ -150,6 +160,20 @@ public final class WakeUpService: Sendable {
         try locked { (s: inout State) throws(WakeUpError) in
             guard var ns = s.namespaces[app] else { throw WakeUpError(.namespaceDoesNotExist, "no application \"\(app)\"") }
             let old = ns.data
+            // The change in size is the written node's: its new encoding (and its path) against the old.
+            let replaced = old?.child(at: path.segments[...])
+            let delta = (value.map { $0.encoded().utf8.count + path.description.utf8.count } ?? 0)
+                - (replaced.map { $0.encoded().utf8.count + path.description.utf8.count } ?? 0)
+            if delta > 0 {
+                let total = s.namespaces.values.reduce(0) { $0 + $1.dataBytes }
+                guard ns.dataBytes + delta <= maxAppDataBytes else {
+                    throw WakeUpError(.storageFull, "\(app) holds \(ns.dataBytes) bytes of data; this write would take it past \(maxAppDataBytes)")
+                }
+                guard total + delta <= maxTotalDataBytes else {
+                    throw WakeUpError(.storageFull, "the relay holds \(total) bytes of data; this write would take it past \(maxTotalDataBytes)")
+                }
+            }
+            ns.dataBytes = max(0, ns.dataBytes + delta)
             ns.data = (ns.data ?? .object([:])).setting(value, at: path.segments[...])
             for s in ns.subscriptions.values where ns.enabled && (path.isWithin(s.key.path) || s.key.path.isWithin(path)) {
                 let before = old?.child(at: s.key.path.segments[...]), after = ns.data?.child(at: s.key.path.segments[...])
