@@ -9,12 +9,21 @@ import NIOHTTP1
 public final class RelayInbox: Sendable {
     public let baseURL: String
     public let token: String
+    /// The phone's own secret for its inbox: the relay keeps its hash at the first open and wants it
+    /// for every later use of the inbox (the token itself is known to everyone who pushes).
+    public let secret: String
     private let http: HTTPClient
 
-    public init(baseURL: String, token: String, http: HTTPClient = .shared) {
+    public init(baseURL: String, token: String, secret: String = RelayInbox.newSecret(), http: HTTPClient = .shared) {
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
         self.token = token
+        self.secret = secret
         self.http = http
+    }
+
+    /// 32 random bytes, hex.
+    public static func newSecret() -> String {
+        (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
     }
 
     /// A fresh token for a device: what APNs/FCM hand an app (printable, unique per install).
@@ -66,6 +75,8 @@ public final class RelayInbox: Sendable {
     }
 
     private func send(_ request: HTTPClientRequest, timeout: TimeAmount) async throws(TrustClientError) -> (Int, Data) {
-        try await TrustClient.send(request, http: http, timeout: timeout, naming: baseURL)
+        var request = request
+        request.headers.replaceOrAdd(name: "Authorization", value: "Bearer " + secret)
+        return try await TrustClient.send(request, http: http, timeout: timeout, naming: baseURL)
     }
 }

@@ -8,7 +8,7 @@ import XCTest
 final class ReadmePushTests: XCTestCase {
     func testThePushCommandsRunAsWritten() throws {
         let lines = try ReadmeBlock(after: "### Push and mobile wake-up").lines
-        XCTAssertEqual(lines.count, 8, "\(lines)")
+        XCTAssertEqual(lines.count, 9, "\(lines)")
         let port = String(ReadmeBlock.freePort())
         var server: InteractiveProcess?
         defer { server?.terminate() }

@@ -98,7 +98,8 @@ extension ChangeFeedCases {
         XCTAssertEqual(before.keys.map(\.grant), ["g1"])
 
         // The phone's token: opened at the relay, registered with the last instance only.
-        let opened = try await call("POST", relayURL + "/lockbench/devices/tok-p1")
+        let inboxSecret = "tok-p1-secret-0123456789"
+        let opened = try await call("POST", relayURL + "/lockbench/devices/tok-p1", bearer: inboxSecret)
         XCTAssertEqual(opened.0, 204)
         let tokenURL = "http://127.0.0.1:\(last)/v1/push-token"
         let registered = try await call("PUT", tokenURL, bearer: login.access_token, body: #"{"token":"tok-p1"}"#)
@@ -111,11 +112,11 @@ extension ChangeFeedCases {
         // The revocation, by the admin command line against the same store.
         let revoke = try LockBenchProcess.run(["trust", "grant", "revoke", "--site", dir] + dbArguments + ["--grant", "g1", "--reason", "left"])
         XCTAssertEqual(revoke.status, 0, revoke.stderr)
-        let (status, inbox) = try await call("GET", relayURL + "/lockbench/devices/tok-p1/inbox?wait=10")
+        let (status, inbox) = try await call("GET", relayURL + "/lockbench/devices/tok-p1/inbox?wait=10", bearer: inboxSecret)
         XCTAssertEqual(status, 200)
         XCTAssertTrue(inbox.contains(#""lockbench-trust":"1""#) && inbox.contains(#""device":"p1""#), inbox)
         XCTAssertEqual(inbox.components(separatedBy: "lockbench-trust").count - 1, 1, "one push, from the last instance: \(inbox)")
-        let (_, more) = try await call("GET", relayURL + "/lockbench/devices/tok-p1/inbox?wait=1")
+        let (_, more) = try await call("GET", relayURL + "/lockbench/devices/tok-p1/inbox?wait=1", bearer: inboxSecret)
         XCTAssertEqual(more, "[]", "no second push (the other instances hold no token for p1)")
         // The push is a hint; the poll it triggers carries the change.
         let afterPoll = try await phone.keys(accessToken: login.access_token, since: before.cursor)

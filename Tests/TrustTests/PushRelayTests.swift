@@ -13,6 +13,8 @@ import XCTest
 
 /// The relay's rules and faults, in process and over its APNs- and FCM-shaped HTTP doors.
 final class PushRelayTests: XCTestCase {
+    static let secret = "phone-secret-0123456789abcdef"
+
     final class Box: @unchecked Sendable {
         let lock = NSLock()
         var got: [[String: String]] = []
@@ -128,7 +130,7 @@ final class PushRelayTests: XCTestCase {
         let server = try await PushServer.start(relay: relay, wakeUp: WakeUpService(relay: relay))
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         do {
-            try server.inboxes.open("phone-1")
+            try server.inboxes.open("phone-1", secret: Self.secret)
             func post(_ path: String, _ body: String, _ headers: [(String, String)] = []) async throws -> (Int, String, HTTPClientResponse) {
                 var r = HTTPClientRequest(url: server.baseURL + path)
                 r.method = .POST
@@ -156,11 +158,16 @@ final class PushRelayTests: XCTestCase {
             XCTAssertEqual(status, 400); XCTAssertTrue(body.contains("INVALID_ARGUMENT"), body)
 
             // The phone's inbox has the two accepted messages.
-            let inbox = try await http.execute(HTTPClientRequest(url: server.baseURL + "/lockbench/devices/phone-1/inbox?wait=1"), timeout: .seconds(30))
+            // Only the phone that opened the inbox reads it (issue 22 §1.5).
+            let stranger = try await http.execute(HTTPClientRequest(url: server.baseURL + "/lockbench/devices/phone-1/inbox?wait=0"), timeout: .seconds(30))
+            XCTAssertEqual(stranger.status.code, 403)
+            var owner = HTTPClientRequest(url: server.baseURL + "/lockbench/devices/phone-1/inbox?wait=1")
+            owner.headers.add(name: "Authorization", value: "Bearer " + Self.secret)
+            let inbox = try await http.execute(owner, timeout: .seconds(30))
             let inboxBody = String(buffer: try await inbox.body.collect(upTo: 1 << 20))
             XCTAssertEqual(inboxBody, #"[{"k":"v"},{"k":"v"}]"#)
 
-            server.inboxes.close("phone-1")
+            XCTAssertTrue(server.inboxes.close("phone-1", secret: Self.secret))
             (status, body, _) = try await post("/3/device/phone-1", #"{"aps":{}}"#)
             XCTAssertEqual(status, 410); XCTAssertTrue(body.contains("Unregistered") && body.contains("timestamp"), body)
             (status, body, _) = try await post("/v1/projects/demo/messages:send", #"{"message":{"token":"phone-1","data":{}}}"#)
@@ -178,15 +185,16 @@ final class PushRelayTests: XCTestCase {
         try wakeUp.createApplication("demo")
         let server = try await PushServer.start(relay: relay, wakeUp: wakeUp)
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
-        func call(_ method: HTTPMethod, _ path: String, _ body: String? = nil) async throws -> (Int, String) {
+        func call(_ method: HTTPMethod, _ path: String, _ body: String? = nil, secret: String? = PushRelayTests.secret) async throws -> (Int, String) {
             var r = HTTPClientRequest(url: server.baseURL + path)
             r.method = method
+            if let secret { r.headers.add(name: "Authorization", value: "Bearer " + secret) }
             if let body { r.body = .bytes(ByteBuffer(string: body)) }
             let response = try await http.execute(r, timeout: .seconds(30))
             return (Int(response.status.code), String(buffer: try await response.body.collect(upTo: 1 << 20)))
         }
         do {
-            try server.inboxes.open("dev1")
+            try server.inboxes.open("dev1", secret: Self.secret)
             var (s, b) = try await call(.PUT, "/base/demo/.wakeup/doors/front?id=dev1&mode=value")
             XCTAssertEqual(s, 204, b)
             (s, b) = try await call(.PUT, "/base/demo/.wakeup/doors/front?id=dev1&mode=value")
@@ -204,11 +212,18 @@ final class PushRelayTests: XCTestCase {
             XCTAssertEqual(s, 403); XCTAssertTrue(b.contains(#""status":"too_big""#), b)
             (s, b) = try await call(.PUT, "/base/demo/doors/front", #"{"state":"open"}"#)
             XCTAssertEqual(s, 204)
-            let inbox = try await http.execute(HTTPClientRequest(url: server.baseURL + "/lockbench/devices/dev1/inbox?wait=1"), timeout: .seconds(30))
+            var owner = HTTPClientRequest(url: server.baseURL + "/lockbench/devices/dev1/inbox?wait=1")
+            owner.headers.add(name: "Authorization", value: "Bearer " + Self.secret)
+            let inbox = try await http.execute(owner, timeout: .seconds(30))
             let got = String(buffer: try await inbox.body.collect(upTo: 1 << 20))
             XCTAssertTrue(got.contains(#""t":"value""#) && got.contains(#""sp":"/doors/front""#) && got.contains(#""s":"OK""#), got)
             (s, b) = try await call(.GET, "/base/demo/doors")
             XCTAssertEqual(b, #"{"front":{"state":"open"}}"#)
+            // Someone else cannot remove dev1's subscription (issue 22 §1.5).
+            (s, b) = try await call(.DELETE, "/base/demo/.wakeup/doors/front?id=dev1", secret: nil)
+            XCTAssertEqual(s, 403, b)
+            (s, b) = try await call(.DELETE, "/base/demo/.wakeup/doors/front?id=dev1", secret: "another-secret-0123456789")
+            XCTAssertEqual(s, 403, b)
             (s, b) = try await call(.DELETE, "/base/demo/.wakeup/doors/front?id=dev1")
             XCTAssertEqual(s, 204)
             XCTAssertEqual(wakeUp.subscriptions(app: "demo").count, 0)
@@ -235,7 +250,7 @@ final class PushRelayTests: XCTestCase {
         let relay = PushRelay()
         let server = try await PushServer.start(relay: relay, wakeUp: WakeUpService(relay: relay))
         do {
-            try server.inboxes.open("tok:1")
+            try server.inboxes.open("tok:1", secret: Self.secret)
             let sender = APNsHTTPSender(baseURL: server.baseURL + "/")
             let id = try await sender.send(PushMessage(token: "tok:1", data: ["k": "v"], collapseID: "c1"))
             XCTAssertFalse(id.isEmpty)
@@ -245,10 +260,10 @@ final class PushRelayTests: XCTestCase {
 
             do { _ = try await sender.send(PushMessage(token: "never-seen", data: ["k": "v"])); XCTFail("an unknown token was accepted") }
             catch { XCTAssertEqual(error, .badDeviceToken) }
-            server.inboxes.close("tok:1")
+            XCTAssertTrue(server.inboxes.close("tok:1", secret: Self.secret))
             do { _ = try await sender.send(PushMessage(token: "tok:1", data: ["k": "v"])); XCTFail("a retired token was accepted") }
             catch { guard case .unregistered = error else { return XCTFail("\(error)") } }
-            try server.inboxes.open("tok:2")
+            try server.inboxes.open("tok:2", secret: Self.secret)
             do { _ = try await sender.send(PushMessage(token: "tok:2", data: ["k": String(repeating: "x", count: 5000)])); XCTFail("5,000 bytes were accepted") }
             catch { guard case .payloadTooLarge = error else { return XCTFail("\(error)") } }
         } catch {

@@ -91,15 +91,20 @@ public enum PushAPI {
             guard let state = PushAppState(rawValue: text) else {
                 return fcmError(.invalidArgument("state '\(text)' is not one of \(PushAppState.allCases.map(\.rawValue).joined(separator: ", "))"))
             }
-            do { try inboxes.open(token, state: state) } catch { return fcmError(refusal(error)) }
+            do { try inboxes.open(token, state: state, secret: bearer(request) ?? "") } catch { return fcmError(refusal(error)) }
             return Response(status: .noContent)
         }
-        router.delete("/lockbench/devices/:token") { _, context -> Response in
-            inboxes.close(context.parameters.get("token") ?? "")
+        router.delete("/lockbench/devices/:token") { request, context -> Response in
+            let token = context.parameters.get("token") ?? ""
+            // Retiring what is not there is done already; what is there only by its owner.
+            if inboxes.isInbox(token), !inboxes.close(token, secret: bearer(request)) { return notOwner(token) }
             return Response(status: .noContent)
         }
         router.get("/lockbench/devices/:token/inbox") { request, context -> Response in
             let token = context.parameters.get("token") ?? ""
+            // A retired token answers as APNs and FCM do (410/404); a live one only to its owner.
+            guard inboxes.isInbox(token) else { return fcmError(.unregistered(since: Date())) }
+            guard inboxes.owns(token, secret: bearer(request)) else { return notOwner(token) }
             let wait = min(30, max(0, Double(request.uri.queryParameters["wait"].map(String.init) ?? "0") ?? 0))
             guard let messages = await inboxes.collect(token, wait: wait) else {
                 return fcmError(.unregistered(since: Date()))
@@ -111,14 +116,25 @@ public enum PushAPI {
         // Wake-up subscriptions and the data tree.
         for method in [HTTPRequest.Method.put, .delete, .get] {
             router.on("/base/**", method: method) { request, _ -> Response in
-                await wakeUpRequest(request, method: method, wakeUp: wakeUp)
+                await wakeUpRequest(request, method: method, wakeUp: wakeUp, inboxes: inboxes)
             }
         }
         router.get("/healthz") { _, _ -> String in "ok\n" }
         return router
     }
 
-    static func wakeUpRequest(_ request: Request, method: HTTPRequest.Method, wakeUp: WakeUpService) async -> Response {
+    /// The phone's inbox secret (`Authorization: Bearer SECRET`).
+    static func bearer(_ request: Request) -> String? {
+        guard let h = request.headers[.authorization], h.lowercased().hasPrefix("bearer ") else { return nil }
+        return String(h.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces)
+    }
+
+    /// 403 for a caller without the inbox's secret.
+    static func notOwner(_ token: String) -> Response {
+        fcmError(.forbidden("the inbox of this token needs the secret it was opened with (Authorization: Bearer SECRET)"))
+    }
+
+    static func wakeUpRequest(_ request: Request, method: HTTPRequest.Method, wakeUp: WakeUpService, inboxes: PushInboxes) async -> Response {
         let raw = request.uri.path.dropFirst("/base/".count)
         let parts = raw.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
         let app = String(parts[0])
@@ -132,6 +148,10 @@ public enum PushAPI {
             if rest == ".wakeup" || rest.hasPrefix(".wakeup/") {
                 let path = try WakeUpPath(parsing: String(rest.dropFirst(".wakeup".count)))
                 guard let device, !device.isEmpty else { throw WakeUpError(.badRequest, "id (the FCM device id) is mandatory") }
+                // A phone with an inbox here subscribes and unsubscribes only itself.
+                if inboxes.isInbox(device), !inboxes.owns(device, secret: bearer(request)) {
+                    throw WakeUpError(.permissionDenied, "id names a phone of this relay: its inbox secret is needed (Authorization: Bearer SECRET)")
+                }
                 switch method {
                 case .put:
                     let mode = try WakeUpMode(parsing: query["mode"].map(String.init))

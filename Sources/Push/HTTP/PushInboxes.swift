@@ -1,12 +1,19 @@
+import Crypto
 import Foundation
 import Synchronization
 
 /// The phones that reach the relay over HTTP (`phone run`): each token has an inbox the phone
 /// long-polls; the relay delivers into it. At most 100 messages wait per inbox, 10,000 inboxes.
+///
+/// A token is public (anyone who pushes knows it), so an inbox is its opener's: the phone opens it
+/// with a secret of its own (`Authorization: Bearer SECRET`), and reading, draining, changing the
+/// app state, retiring it and its wake-up subscriptions all need that secret again.
 public final class PushInboxes: Sendable {
     private struct State {
         var boxes: [String: [[String: String]]] = [:]
         var states: [String: PushAppState] = [:]
+        /// SHA-256 of each inbox's secret.
+        var secrets: [String: [UInt8]] = [:]
     }
     private let state = Mutex(State())
 
@@ -16,12 +23,35 @@ public final class PushInboxes: Sendable {
 
     private func locked<T, E: Error>(_ body: (inout State) throws(E) -> T) throws(E) -> T { try state.withLock { (s: inout State) throws(E) -> T in try body(&s) } }
 
-    /// Registers the token with the relay (again: only the app state changes).
-    public func open(_ token: String, state: PushAppState = .background) throws(PushRefusal) {
+    /// A phone's inbox secret, as `Authorization: Bearer SECRET` carries it: 16…256 printable bytes.
+    public static func isValidSecret(_ secret: String) -> Bool {
+        (16...256).contains(secret.utf8.count) && secret.utf8.allSatisfy { (0x21...0x7E).contains($0) }
+    }
+
+    static func digest(_ secret: String) -> [UInt8] { Array(SHA256.hash(data: Array(secret.utf8))) }
+
+    /// Whether `secret` is the one `token`'s inbox was opened with (false when there is no such inbox).
+    public func owns(_ token: String, secret: String?) -> Bool {
+        guard let secret else { return false }
+        let d = Self.digest(secret)
+        return locked { s in s.secrets[token] == d }
+    }
+
+    /// Whether `token` is an inbox of this relay (its wake-up subscriptions then need its secret).
+    public func isInbox(_ token: String) -> Bool { locked { s in s.boxes[token] != nil } }
+
+    /// Registers the token with the relay, owned by `secret` (again, with the same secret: only the
+    /// app state changes; with another: refused).
+    public func open(_ token: String, state: PushAppState = .background, secret: String) throws(PushRefusal) {
+        guard Self.isValidSecret(secret) else {
+            throw .invalidArgument("open an inbox with Authorization: Bearer SECRET, 16…256 printable bytes of the phone's own")
+        }
+        let d = Self.digest(secret)
         let known = try locked { (s: inout State) throws(PushRefusal) -> Bool in
+            if let held = s.secrets[token], held != d { throw .forbidden("the inbox of this token was opened with another secret") }
             if s.boxes[token] == nil && s.boxes.count >= 10_000 { throw .invalidArgument("the relay holds 10,000 phone inboxes already") }
             let known = s.boxes[token] != nil
-            if !known { s.boxes[token] = [] }
+            if !known { s.boxes[token] = []; s.secrets[token] = d }
             s.states[token] = state
             return known
         }
@@ -31,14 +61,18 @@ public final class PushInboxes: Sendable {
                 self?.put(token, data) ?? false
             })
         } catch {
-            locked { s in s.boxes[token] = nil; s.states[token] = nil }
+            locked { s in s.boxes[token] = nil; s.states[token] = nil; s.secrets[token] = nil }
             throw error
         }
     }
 
-    public func close(_ token: String) {
-        locked { s in s.boxes[token] = nil; s.states[token] = nil }
+    /// Retires the token; only its owner may. False when `secret` is not the inbox's.
+    @discardableResult
+    public func close(_ token: String, secret: String?) -> Bool {
+        guard owns(token, secret: secret) else { return false }
+        locked { s in s.boxes[token] = nil; s.states[token] = nil; s.secrets[token] = nil }
         relay.unregister(token: token)
+        return true
     }
 
     func state(_ token: String) -> PushAppState { locked { s in s.states[token] ?? .background } }

@@ -74,6 +74,8 @@ public enum PushRefusal: Error, Sendable, Equatable, CustomStringConvertible {
     case unregistered(since: Date)
     /// FCM: a data value that is not a string, or a body that is not a message.
     case invalidArgument(String)
+    /// The caller is not the one the resource belongs to (an inbox opened with another secret).
+    case forbidden(String)
 
     public var description: String {
         switch self {
@@ -82,7 +84,7 @@ public enum PushRefusal: Error, Sendable, Equatable, CustomStringConvertible {
         case .badExpiration: return "the expiration / ttl is not a non-negative number of seconds"
         case .badDeviceToken: return "the device token is empty, longer than \(PushRules.maxTokenBytes) bytes, or not printable ASCII, or was never registered"
         case .unregistered: return "the device token is no longer registered (app removed or token rotated)"
-        case .invalidArgument(let m): return m
+        case .invalidArgument(let m), .forbidden(let m): return m
         }
     }
 
@@ -95,6 +97,7 @@ public enum PushRefusal: Error, Sendable, Equatable, CustomStringConvertible {
         case .badDeviceToken: return (400, "BadDeviceToken")
         case .unregistered: return (410, "Unregistered")
         case .invalidArgument: return (400, "BadMessageId")
+        case .forbidden: return (403, "Forbidden")
         }
     }
 
@@ -103,6 +106,7 @@ public enum PushRefusal: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .unregistered: return (404, "UNREGISTERED")
         case .badDeviceToken: return (400, "INVALID_ARGUMENT")
+        case .forbidden: return (403, "PERMISSION_DENIED")
         default: return (400, "INVALID_ARGUMENT")
         }
     }

@@ -20,7 +20,8 @@ struct PushCommand: AsyncParsableCommand {
         at most 64 bytes, and a retired token answers APNs 410 Unregistered or FCM 404 UNREGISTERED.
 
         Phones register a token with POST /lockbench/devices/TOKEN and collect their pushes with GET \
-        /lockbench/devices/TOKEN/inbox?wait=SECONDS. Faults make the relay behave like a bad day: \
+        /lockbench/devices/TOKEN/inbox?wait=SECONDS, each with Authorization: Bearer SECRET, a secret of \
+        the phone's own set at the first POST: only it reads, retires or subscribes for that token. Faults make the relay behave like a bad day: \
         --drop loses a percentage of messages, --delay holds every message back, --throttle limits \
         background pushes per hour to an app in the background.
 
