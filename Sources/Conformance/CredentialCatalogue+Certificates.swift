@@ -29,6 +29,16 @@ extension CredentialCatalogue {
     }
 
     /// The closing EXCHANGE `97 02 01 01` must be answered `00 02 00 00`.
+    /// SELECT, AUTH0 (random policy), LOAD CERT of `certificate` answered 9000, AUTH1 (5A), and the
+    /// close: the LOAD CERT cases that must succeed.
+    static func loadCertThenAuth1(_ p: ReaderProbe, _ certificate: ReaderCertificate, _ what: String) throws -> CheckVerdict {
+        try p.select()
+        try auth0RandomPolicy(p)
+        try ReaderProbe.expect(try p.loadCert(certificate.compressed()), .success, what)
+        try p.auth1()
+        return try closes(p, "\(what) 9000; AUTH1 and EXCHANGE completed")
+    }
+
     static func closes(_ p: ReaderProbe, _ what: String) throws -> CheckVerdict {
         let reply = try p.exchange(officialClosing)
         guard reply == ExchangeResponsePlaintext.success else {
@@ -79,22 +89,14 @@ extension CredentialCatalogue {
                         title: "LOAD CERT (one APDU) answered 9000, then AUTH1 (5A) succeeds; EXCHANGE 00 02 00 00",
                         applicable: needsReaderCertificates) { phone, _ in
             try asCertificateReader(phone, "cert.load-cert", key: OfficialReaderCertificates.olderReaderKey) { p in
-                try p.select()
-                try auth0RandomPolicy(p)
-                try ReaderProbe.expect(try p.loadCert(OfficialReaderCertificates.certificate.compressed()), .success, "LOAD CERT")
-                try p.auth1()
-                return try closes(p, "LOAD CERT 9000; AUTH1 and EXCHANGE completed")
+                try loadCertThenAuth1(p, OfficialReaderCertificates.certificate, "LOAD CERT")
             }
         },
         CredentialCheck("cert.load-cert-chained", official: "NFC_UD_STANDARD_CERT_IN_LOAD_CERT_WITH_CHAINING", section: "§2, §6",
                         title: "LOAD CERT of the long certificate, command-chained, each part 9000; then AUTH1 (5A) succeeds; EXCHANGE 00 02 00 00",
                         applicable: needsReaderCertificates) { phone, _ in
             try asCertificateReader(phone, "cert.load-cert-chained", key: OfficialReaderCertificates.readerKey) { p in
-                try p.select()
-                try auth0RandomPolicy(p)
-                try ReaderProbe.expect(try p.loadCert(OfficialReaderCertificates.chainingCertificate.compressed()), .success, "chained LOAD CERT")
-                try p.auth1()
-                return try closes(p, "chained LOAD CERT 9000; AUTH1 and EXCHANGE completed")
+                try loadCertThenAuth1(p, OfficialReaderCertificates.chainingCertificate, "chained LOAD CERT")
             }
         },
         CredentialCheck("cert.neg.load-cert-signature", official: "NFC_UD_NEG_STANDARD_CERT_IN_LOAD_CERT_WITH_CHAINING_INCORRECT_SIGNATURE", section: "§6",

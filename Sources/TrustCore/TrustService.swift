@@ -4,6 +4,7 @@ import Crypto
 import Foundation
 import TrustModel
 import OfflineUnlock
+import Synchronization
 
 /// The trust service: grants, devices and credentials in, access and revocation documents out,
 /// exactly the documents `lockbench doc issue|revoke` write and the lock reads. All state lives in
@@ -18,6 +19,9 @@ public final class TrustService: Sendable {
     let rotations: Coalescer<Rotation, Rotated>
     /// Concurrent polls' signed keys, stored together by compare-and-swap (`poll`).
     let keyWrites: Coalescer<KeyWrite, [KeyRecord]?>
+    /// Whether this instance has looked for a pre-row approval index (`migrateLegacyIndex`): once
+    /// is enough on the write path; the purge timer looks every time.
+    let legacyApprovalIndexChecked = Atomic(false)
 
     public init(storage: any TrustStorage, issuerKey: P256.Signing.PrivateKey, tokenKey: P256.Signing.PrivateKey,
                 settings: TrustSettings = TrustSettings(), clock: any TrustClock = SystemClock()) async throws {

@@ -182,7 +182,7 @@ extension TrustService {
     /// creates or answers a request, so storage holds only the requests of the last retention period
     /// plus those still pending; each write touches a bounded number of rows, however many are stored.
     func indexApproval(_ r: ApprovalRecord, was old: ApprovalRecord?, tx: any TrustTransaction, now: Date) async throws {
-        try await Self.migrateLegacyIndex(tx)
+        if !legacyApprovalIndexChecked.exchange(true, ordering: .relaxed) { try await Self.migrateLegacyIndex(tx) }
         try await tx.indexApproval(r, was: old)
         _ = try await Self.purge(tx: tx, now: now)
     }
