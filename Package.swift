@@ -71,7 +71,7 @@ let package = Package(
         // APDU state machines (reader and credential side), key schedule, secure channel.
         .target(name: "AccessProtocol", dependencies: ["ByteCore", "Codecs", "OfflineUnlock", crypto], swiftSettings: swift6),
         // Conformance checks against phones and readers LockBench did not build, transcripts, trace.
-        .target(name: "Conformance", dependencies: ["ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", crypto]),
+        .target(name: "Conformance", dependencies: ["ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", crypto], swiftSettings: swift6),
         // The lock: state, trusted clock, persisted state, audit log.
         .target(name: "Lock", dependencies: ["ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", crypto], swiftSettings: swift6),
         // System libraries.
@@ -92,7 +92,7 @@ let package = Package(
         .target(name: "LockRuntime", dependencies: [
             "ByteCore", "Codecs", "Certification", "OfflineUnlock", "AccessProtocol", "Lock",
             "ReaderSeam", "NFC", "VirtualPN532", "PCSC", "BLE", "SocketTransport", "Conformance", crypto,
-        ]),
+        ], swiftSettings: swift6),
         // --- Trust: the service that keeps short-lived keys current, in layers: the model (records,
         // changes, errors, the storage seam), the service core (documents, tokens, approvals), one
         // module per storage backend, where backends are chosen, and the HTTP API. ---
@@ -123,7 +123,7 @@ let package = Package(
             "CommandLineSupport",
             "LockRuntime", "Certification", "ReaderSeam", "NFC", "PCSC", "BLE", "SocketTransport", "Conformance", argumentParser,
             "ByteCore", "Codecs", "AccessProtocol", "OfflineUnlock", "Lock", "VirtualPN532", crypto,
-        ]),
+        ], swiftSettings: swift6),
         // The server side (`lockbench trust|phone|scenario|push|fleet` runs it): the HTTP and
         // database stack stays out of the lock binary.
         .executableTarget(name: "lockbench-server", dependencies: [

@@ -42,7 +42,7 @@ public struct CheckStop: Error {
 /// `Subject` is what the check drives: a link factory for a phone under test, or a phone harness
 /// facing a reader under test. `applicable` answers nil when the check applies to what the
 /// device announced, or the reason it does not.
-public struct ConformanceCheck<Subject, Profile> {
+public struct ConformanceCheck<Subject, Profile>: Sendable {
     /// Stable LockBench id, e.g. `auth1.bad-reader-signature`.
     public var id: String
     /// The Aliro Certification Tool case (test plan 0.7.5.1a) this check matches, when one does;
@@ -56,12 +56,12 @@ public struct ConformanceCheck<Subject, Profile> {
     /// The docs/protocol.md section it checks, e.g. `§6`.
     public var section: String
     public var title: String
-    public var applicable: (Profile) -> String?
-    public var run: (Subject, Profile) throws -> CheckVerdict
+    public var applicable: @Sendable (Profile) -> String?
+    public var run: @Sendable (Subject, Profile) throws -> CheckVerdict
 
     public init(_ id: String, official: String? = nil, advisory: Bool = false, transactions: Int = 1, section: String, title: String,
-                applicable: @escaping (Profile) -> String? = { _ in nil },
-                run: @escaping (Subject, Profile) throws -> CheckVerdict) {
+                applicable: @escaping @Sendable (Profile) -> String? = { _ in nil },
+                run: @escaping @Sendable (Subject, Profile) throws -> CheckVerdict) {
         self.id = id
         self.officialCase = official
         self.advisory = advisory

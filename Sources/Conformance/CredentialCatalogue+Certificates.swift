@@ -7,7 +7,7 @@ import Crypto
 /// commit). They need the phone provisioned as the cases' operator prompt says
 /// (`OfficialReaderCertificates.prompt`); without `--reader-certificates` they are not applicable.
 extension CredentialCatalogue {
-    static let needsReaderCertificates: (CredentialProfile) -> String? = { p in
+    static let needsReaderCertificates: @Sendable (CredentialProfile) -> String? = { p in
         p.readerCertificates ? needsAuth1(p) : OfficialReaderCertificates.prompt
     }
 

@@ -105,7 +105,7 @@ public enum CredentialCatalogue {
     /// The unknown tag the public test harness adds (`AA 03 010203`).
     static let unknownTag: [UInt8] = [0xAA, 0x03, 0x01, 0x02, 0x03]
 
-    static let needsAuth1: (CredentialProfile) -> String? = { p in
+    static let needsAuth1: @Sendable (CredentialProfile) -> String? = { p in
         p.signaling == nil && p.credentialKey == nil ? "the discovery transaction did not complete AUTH1: \(p.problem ?? "?")" : nil
     }
 

@@ -278,7 +278,7 @@ public final class ReaderProbe {
         return plain
     }
 
-    public enum Channel: String { case expedited, stepUp = "step-up" }
+    public enum Channel: String, Sendable { case expedited, stepUp = "step-up" }
 
     /// EXCHANGE (§10) on a channel; `counter` forces the reader counter (replays, gaps).
     public func sendExchange(_ plaintext: [UInt8], on which: Channel = .expedited, counter: UInt32? = nil, chunk: Int = CommandAPDU.maxShortData) throws -> (ResponseAPDU, [UInt8]) {

@@ -67,7 +67,7 @@ extension LockBenchBench {
 
         func decisions(_ path: String) throws {
             let lock: EmulatedLock
-            do { lock = try EmulatedLock(configuration: try LockConfiguration.load(path: path)) } catch let error as LockError {
+            do throws(LockError) { lock = try EmulatedLock(configuration: try LockConfiguration.load(path: path)) } catch {
                 throw fail(error.description)
             }
             lock.snapshotInterval = max(1, snapshotEvery)

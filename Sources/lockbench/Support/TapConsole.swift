@@ -4,16 +4,18 @@ import Codecs
 import Foundation
 import LockRuntime
 import OfflineUnlock
-import VirtualPN532
+@preconcurrency import VirtualPN532
 
 /// The stdin console of `lock run`: taps software phones on the lock's own virtual reader, and
 /// moves the running lock's clock (the state directory belongs to this process while it runs).
-struct TapConsole {
+/// Sendable: it is handed to the thread reading stdin; its reader (VirtualPN532, not yet in Swift 6) is
+/// used from that thread only.
+struct TapConsole: Sendable {
     static let usage = "tap KEY.pem DOC.cbor…, remove, status, clock show|set TIME|advance DURATION|power-loss, quit"
     let service: LockService
     let reader: VirtualReader?
-    let say: (String) -> Void
-    let quit: () -> Void
+    let say: @Sendable (String) -> Void
+    let quit: @Sendable () -> Void
 
     func handle(_ line: String) {
         let words = line.split(separator: " ").map(String.init)
