@@ -15,16 +15,19 @@ extension PushRelay: PushSending {}
 /// A push sender that posts each message to `BASE/3/device/{token}` as a background APNs push
 /// (`apns-push-type: background`, the data beside `aps`), and reads the answer as APNs words it:
 /// 200 with `apns-id`; 410 = the token is dead; 413 = too large; anything else a refusal naming
-/// the status and reason. The relay is never waited on for more than `timeout`.
+/// the status and reason. The relay is never waited on for more than `timeout`. With a provider
+/// key, every push carries `authorization: bearer PROVIDER-TOKEN` (`ProviderToken`).
 public final class APNsHTTPSender: PushSending {
     public let baseURL: String
     private let http: HTTPClient
     private let timeout: TimeAmount
+    private let provider: ProviderTokenSigner?
 
-    public init(baseURL: String, http: HTTPClient = .shared, timeout: TimeAmount = .seconds(5)) {
+    public init(baseURL: String, http: HTTPClient = .shared, timeout: TimeAmount = .seconds(5), provider: ProviderTokenSigner? = nil) {
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
         self.http = http
         self.timeout = timeout
+        self.provider = provider
     }
 
     /// A token as one path segment: RFC 3986 `pchar` stays as it is (the relay matches the raw
@@ -41,6 +44,7 @@ public final class APNsHTTPSender: PushSending {
         var request = HTTPClientRequest(url: baseURL + "/3/device/" + token)
         request.method = .POST
         request.headers.add(name: "content-type", value: "application/json")
+        if let provider { request.headers.add(name: "authorization", value: "bearer " + (try provider.token())) }
         request.headers.add(name: "apns-push-type", value: message.background ? "background" : "alert")
         if let id = message.collapseID { request.headers.add(name: "apns-collapse-id", value: id) }
         if message.timeToLive == 0 { request.headers.add(name: "apns-expiration", value: "0") }
@@ -60,6 +64,10 @@ public final class APNsHTTPSender: PushSending {
         case 410: throw .unregistered(since: Date())
         case 413: throw .payloadTooLarge(message.payloadBytes)
         case 400 where reason == "BadDeviceToken": throw .badDeviceToken
+        case 403 where reason == "MissingProviderToken": throw .missingProviderToken
+        case 403 where reason == "ExpiredProviderToken": throw .expiredProviderToken
+        case 403 where reason == "InvalidProviderToken": throw .invalidProviderToken("the relay at \(baseURL) does not accept this sender's provider key")
+        case 429: throw .inboxFull("the relay at \(baseURL) answered 429 \(reason): the phone's inbox is full")
         default: throw .invalidArgument("the push relay at \(baseURL) answered \(status) \(reason)")
         }
     }

@@ -3,6 +3,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import Lock
 import LockBenchTestSupport
 import Push
 import TrustPhone
@@ -66,20 +67,31 @@ extension ChangeFeedCases {
     /// process. The phone logs in at the first server and registers its push token with the last;
     /// its grant revoked by the command line reaches the relay as one push, from the last (the
     /// others hold no token for it), and the phone's next poll carries the revocation.
-    static func trustServePushesAChangeTheAdminCommandLineMade(db: String?, instances: Int, in test: XCTestCase) async throws {
+    /// With `providerKey`, the relay verifies senders (`push serve --provider-key`) and the
+    /// servers sign their pushes (`trust serve --push-provider-key`); an unsigned push is refused.
+    static func trustServePushesAChangeTheAdminCommandLineMade(db: String?, instances: Int, providerKey: Bool = false,
+                                                               in test: XCTestCase) async throws {
         let dir = try LockBenchProcess.temporaryDirectory(test).path + "/site"
         let site = try TrustSite.create(at: dir, settings: TrustSettings())
         let admin = try await site.service(database: db)
         let code = try await admin.addDevice(id: "p1", user: "alice", credentialKey: Array(P256.Signing.PrivateKey().publicKey.x963Representation))
         _ = try await admin.addGrant(id: "g1", user: "alice", readers: ["a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"])
         try await admin.storage.close()
-        let (relay, relayPort) = try CrashTests.start(["push", "serve", "--port", "0"])
+        var relayArguments = [String](), signing = [String]()
+        if providerKey {
+            let key = P256.Signing.PrivateKey()
+            try PrivateKeyFile.write(key, to: dir + "/push-provider.key.pem")
+            try Data(key.publicKey.pemRepresentation.utf8).write(to: URL(fileURLWithPath: dir + "/push-provider.pub.pem"))
+            relayArguments = ["--provider-key", dir + "/push-provider.pub.pem"]
+            signing = ["--push-provider-key", dir + "/push-provider.key.pem"]
+        }
+        let (relay, relayPort) = try CrashTests.start(["push", "serve", "--port", "0"] + relayArguments)
         defer { relay.terminate(); relay.waitUntilExit() }
         let relayURL = "http://127.0.0.1:\(relayPort)"
         let dbArguments = db.map { ["--db", $0] } ?? []
         var servers: [(Process, Int)] = []
         defer { for (p, _) in servers { p.terminate(); p.waitUntilExit() } }
-        for _ in 0..<instances { servers.append(try CrashTests.serve(dir, dbArguments + ["--push-relay", relayURL])) }
+        for _ in 0..<instances { servers.append(try CrashTests.serve(dir, dbArguments + ["--push-relay", relayURL] + signing)) }
         let (first, last) = (servers[0].1, servers[instances - 1].1)
 
         func call(_ method: String, _ url: String, bearer: String? = nil, body: String? = nil) async throws -> (Int, String) {
@@ -122,6 +134,17 @@ extension ChangeFeedCases {
         let afterPoll = try await phone.keys(accessToken: login.access_token, since: before.cursor)
         let after = try XCTUnwrap(afterPoll)
         XCTAssertEqual(after.deleted, before.keys.map(\.id), "the revoked grant's key comes back deleted")
+        if providerKey {
+            // The relay took the servers' pushes, and refuses one nobody signed.
+            let (status, body) = try await call("POST", relayURL + "/3/device/tok-p1", body: #"{"aps":{"content-available":1}}"#)
+            XCTAssertEqual(status, 403, body)
+            XCTAssertTrue(body.contains("MissingProviderToken"), body)
+            let (forged, forgedBody) = try await call("POST", relayURL + "/3/device/tok-p1",
+                                                      bearer: try ProviderToken.sign(key: P256.Signing.PrivateKey(), issuer: "x", issuedAt: Date()),
+                                                      body: #"{"aps":{"content-available":1}}"#)
+            XCTAssertEqual(forged, 403, forgedBody)
+            XCTAssertTrue(forgedBody.contains("InvalidProviderToken"), forgedBody)
+        }
     }
 }
 
@@ -181,5 +204,11 @@ final class SQLiteChangeFeedTests: XCTestCase {
     /// relay and the admin command line each a process (`ChangeFeedCases`).
     func testTrustServePushesAChangeTheAdminCommandLineMade() async throws {
         try await ChangeFeedCases.trustServePushesAChangeTheAdminCommandLineMade(db: nil, instances: 1, in: self)
+    }
+
+    /// The same with the relay verifying senders (issue 22 §1.5): `trust serve
+    /// --push-provider-key` signs, `push serve --provider-key` verifies every push.
+    func testTrustServeSignsItsPushesForARelayThatVerifiesSenders() async throws {
+        try await ChangeFeedCases.trustServePushesAChangeTheAdminCommandLineMade(db: nil, instances: 1, providerKey: true, in: self)
     }
 }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Hummingbird
 import NIOCore
@@ -11,15 +12,27 @@ import NIOCore
 ///   GET|PUT|DELETE /base/{app}/{path}            the data tree (the explicit read, and writes that wake devices)
 ///   POST /lockbench/devices/{token}              a phone registers a token (its inbox); DELETE retires it
 ///   GET  /lockbench/devices/{token}/inbox?wait=S  the phone collects its pushes (long poll, ≤ 30 s)
+///
+/// With a provider key (`push serve --provider-key`), every push and every data write needs a
+/// provider token signed with its private half (`ProviderToken`), verified on every request.
 public enum PushAPI {
     /// Request bodies larger than this are not read (the payload rule is checked on what was read).
     public static let maxBody = 64 * 1024
 
-    public static func router(relay: PushRelay, wakeUp: WakeUpService, inboxes: PushInboxes) -> Router<BasicRequestContext> {
+    public static func router(relay: PushRelay, wakeUp: WakeUpService, inboxes: PushInboxes,
+                              providerKey: P256.Signing.PublicKey? = nil) -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
+        /// The sender's refusal, or nil when the relay verifies no one or the token holds.
+        @Sendable func unverifiedSender(_ request: Request) -> PushRefusal? {
+            guard let providerKey else { return nil }
+            do throws(PushRefusal) { try ProviderToken.verify(request.headers[.authorization], key: providerKey, now: relay.clock.now()) }
+            catch { return error }
+            return nil
+        }
 
         router.post("/3/device/:token") { request, context -> Response in
             let token = context.parameters.get("token") ?? ""
+            if let refusal = unverifiedSender(request) { return apnsError(refusal) }
             let body: ByteBuffer
             do { body = try await request.body.collect(upTo: maxBody) } catch { return apnsError(.payloadTooLarge(maxBody + 1)) }
             guard let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any] else {
@@ -47,6 +60,7 @@ public enum PushAPI {
 
         router.post("/v1/projects/:project/messages:send") { request, context -> Response in
             let project = context.parameters.get("project") ?? ""
+            if let refusal = unverifiedSender(request) { return fcmError(refusal) }
             let body: ByteBuffer
             do { body = try await request.body.collect(upTo: maxBody) } catch { return fcmError(.invalidArgument("the request is larger than \(maxBody) bytes")) }
             guard let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any],
@@ -116,7 +130,7 @@ public enum PushAPI {
         // Wake-up subscriptions and the data tree.
         for method in [HTTPRequest.Method.put, .delete, .get] {
             router.on("/base/**", method: method) { request, _ -> Response in
-                await wakeUpRequest(request, method: method, wakeUp: wakeUp, inboxes: inboxes)
+                await wakeUpRequest(request, method: method, wakeUp: wakeUp, inboxes: inboxes, verifySender: unverifiedSender)
             }
         }
         router.get("/healthz") { _, _ -> String in "ok\n" }
@@ -134,7 +148,8 @@ public enum PushAPI {
         fcmError(.forbidden("the inbox of this token needs the secret it was opened with (Authorization: Bearer SECRET)"))
     }
 
-    static func wakeUpRequest(_ request: Request, method: HTTPRequest.Method, wakeUp: WakeUpService, inboxes: PushInboxes) async -> Response {
+    static func wakeUpRequest(_ request: Request, method: HTTPRequest.Method, wakeUp: WakeUpService, inboxes: PushInboxes,
+                              verifySender: @Sendable (Request) -> PushRefusal? = { _ in nil }) async -> Response {
         let raw = request.uri.path.dropFirst("/base/".count)
         let parts = raw.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
         let app = String(parts[0])
@@ -164,6 +179,10 @@ public enum PushAPI {
                 return Response(status: .noContent)
             }
             let path = try WakeUpPath(parsing: rest)
+            // A data write wakes devices: it is a push, from a verified sender.
+            if method != .get, let refusal = verifySender(request) {
+                throw WakeUpError(.permissionDenied, refusal.description)
+            }
             switch method {
             case .get:
                 let value = try wakeUp.read(app: app, path: path, token: token)

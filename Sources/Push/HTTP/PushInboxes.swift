@@ -3,7 +3,10 @@ import Foundation
 import Synchronization
 
 /// The phones that reach the relay over HTTP (`phone run`): each token has an inbox the phone
-/// long-polls; the relay delivers into it. At most 100 messages wait per inbox, 10,000 inboxes.
+/// long-polls; the relay delivers into it. At most 100 messages wait per inbox, 10,000 inboxes,
+/// and their data is bounded per inbox and in total (`maxInboxBytes`, `maxTotalBytes`): a push
+/// past either is refused when it is sent (APNs 429 TooManyRequests, FCM 429 QUOTA_EXCEEDED),
+/// until the phone collects what waits.
 ///
 /// A token is public (anyone who pushes knows it), so an inbox is its opener's: the phone opens it
 /// with a secret of its own (`Authorization: Bearer SECRET`), and reading, draining, changing the
@@ -14,12 +17,39 @@ public final class PushInboxes: Sendable {
         var states: [String: PushAppState] = [:]
         /// SHA-256 of each inbox's secret.
         var secrets: [String: [UInt8]] = [:]
+        /// Bytes of data waiting per inbox, and in all of them.
+        var bytes: [String: Int] = [:]
+        var totalBytes = 0
     }
     private let state = Mutex(State())
 
     public let relay: PushRelay
+    public let maxInboxBytes: Int
+    public let maxTotalBytes: Int
 
-    public init(relay: PushRelay) { self.relay = relay }
+    /// Defaults: 256 KiB per inbox (64 full-size pushes), 64 MiB in all.
+    public init(relay: PushRelay, maxInboxBytes: Int = 256 * 1024, maxTotalBytes: Int = 64 << 20) {
+        self.relay = relay; self.maxInboxBytes = maxInboxBytes; self.maxTotalBytes = maxTotalBytes
+    }
+
+    /// The size a message takes in an inbox: its data as compact JSON.
+    static func size(_ data: [String: String]) -> Int { PushRules.compactJSON(data).utf8.count }
+
+    /// Why a message of `bytes` may not join `token`'s inbox now, or nil.
+    public func refusal(_ token: String, bytes: Int) -> PushRefusal? {
+        locked { s in Self.refusal(token, bytes: bytes, in: s, maxInbox: maxInboxBytes, maxTotal: maxTotalBytes) }
+    }
+
+    private static func refusal(_ token: String, bytes: Int, in s: State, maxInbox: Int, maxTotal: Int) -> PushRefusal? {
+        let held = s.bytes[token] ?? 0
+        if held + bytes > maxInbox {
+            return .inboxFull("the inbox of this token holds \(held) bytes not yet collected; \(bytes) more would pass its \(maxInbox)")
+        }
+        if s.totalBytes + bytes > maxTotal {
+            return .inboxFull("the relay's inboxes hold \(s.totalBytes) bytes not yet collected; \(bytes) more would pass their \(maxTotal)")
+        }
+        return nil
+    }
 
     private func locked<T, E: Error>(_ body: (inout State) throws(E) -> T) throws(E) -> T { try state.withLock { (s: inout State) throws(E) -> T in try body(&s) } }
 
@@ -57,11 +87,12 @@ public final class PushInboxes: Sendable {
         }
         if known { return }
         do {
-            try relay.register(token: token, device: PushDevice(appState: { [weak self] in self?.state(token) ?? .background }) { [weak self] token, data in
+            try relay.register(token: token, device: PushDevice(appState: { [weak self] in self?.state(token) ?? .background },
+                                                                admit: { [weak self] bytes in self?.refusal(token, bytes: bytes) }) { [weak self] token, data in
                 self?.put(token, data) ?? false
             })
         } catch {
-            locked { s in s.boxes[token] = nil; s.states[token] = nil; s.secrets[token] = nil }
+            locked { s in Self.remove(token, from: &s) }
             throw error
         }
     }
@@ -70,18 +101,34 @@ public final class PushInboxes: Sendable {
     @discardableResult
     public func close(_ token: String, secret: String?) -> Bool {
         guard owns(token, secret: secret) else { return false }
-        locked { s in s.boxes[token] = nil; s.states[token] = nil; s.secrets[token] = nil }
+        locked { s in Self.remove(token, from: &s) }
         relay.unregister(token: token)
         return true
     }
 
+    private static func remove(_ token: String, from s: inout State) {
+        s.totalBytes -= s.bytes[token] ?? 0
+        s.boxes[token] = nil; s.states[token] = nil; s.secrets[token] = nil; s.bytes[token] = nil
+    }
+
     func state(_ token: String) -> PushAppState { locked { s in s.states[token] ?? .background } }
 
+    /// Bytes waiting in `token`'s inbox, and in all inboxes.
+    public func heldBytes(_ token: String) -> (inbox: Int, total: Int) { locked { s in (s.bytes[token] ?? 0, s.totalBytes) } }
+
+    /// Queues a delivered message; false (not handled) when there is no such inbox or it would
+    /// pass a bound (a message delayed past the check at sending).
     func put(_ token: String, _ data: [String: String]) -> Bool {
-        locked { s in
-            guard s.boxes[token] != nil else { return false }
+        let size = Self.size(data)
+        return locked { s in
+            guard s.boxes[token] != nil,
+                  Self.refusal(token, bytes: size, in: s, maxInbox: maxInboxBytes, maxTotal: maxTotalBytes) == nil else { return false }
             s.boxes[token]!.append(data)
-            if s.boxes[token]!.count > 100 { s.boxes[token]!.removeFirst() }
+            s.bytes[token, default: 0] += size; s.totalBytes += size
+            if s.boxes[token]!.count > 100 {
+                let gone = Self.size(s.boxes[token]!.removeFirst())
+                s.bytes[token]! -= gone; s.totalBytes -= gone
+            }
             return true
         }
     }
@@ -93,6 +140,7 @@ public final class PushInboxes: Sendable {
             let taken = locked { (s: inout State)  -> [[String: String]]? in
                 guard let box = s.boxes[token] else { return nil }
                 s.boxes[token] = []
+                s.totalBytes -= s.bytes[token] ?? 0; s.bytes[token] = 0
                 return box
             }
             guard let taken else { return nil }

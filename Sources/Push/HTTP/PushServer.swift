@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Logging
 import HTTPServing
@@ -12,10 +13,11 @@ public final class PushServer: Sendable {
     public var port: Int { server.port }
 
     public static func start(relay: PushRelay, wakeUp: WakeUpService, host: String = "127.0.0.1", port: Int = 0,
-                             tls: TLSFiles? = nil, logger: Logger? = nil) async throws -> PushServer {
-        let inboxes = PushInboxes(relay: relay)
+                             tls: TLSFiles? = nil, providerKey: P256.Signing.PublicKey? = nil,
+                             inboxes: PushInboxes? = nil, logger: Logger? = nil) async throws -> PushServer {
+        let inboxes = inboxes ?? PushInboxes(relay: relay)
         guard let server = try await BackgroundHTTPServer.start(
-            router: PushAPI.router(relay: relay, wakeUp: wakeUp, inboxes: inboxes), host: host, port: port,
+            router: PushAPI.router(relay: relay, wakeUp: wakeUp, inboxes: inboxes, providerKey: providerKey), host: host, port: port,
             serverName: "lockbench-push", logger: BackgroundHTTPServer.logger(logger, label: "lockbench.push"),
             every: 0.1, tick: { await relay.deliverDue(); await wakeUp.expire() }, tls: try tls?.configuration()) else {
             throw PushRefusal.invalidArgument("the push relay could not listen on \(host):\(port)")

@@ -76,6 +76,14 @@ public enum PushRefusal: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidArgument(String)
     /// The caller is not the one the resource belongs to (an inbox opened with another secret).
     case forbidden(String)
+    /// The relay verifies senders (`push serve --provider-key`) and the push carried no token.
+    case missingProviderToken
+    /// The provider token is malformed, signed by another key, or not ES256.
+    case invalidProviderToken(String)
+    /// The provider token is more than an hour old.
+    case expiredProviderToken
+    /// The phone's inbox, or the relay's inboxes together, hold as many bytes as they may.
+    case inboxFull(String)
 
     public var description: String {
         switch self {
@@ -84,7 +92,10 @@ public enum PushRefusal: Error, Sendable, Equatable, CustomStringConvertible {
         case .badExpiration: return "the expiration / ttl is not a non-negative number of seconds"
         case .badDeviceToken: return "the device token is empty, longer than \(PushRules.maxTokenBytes) bytes, or not printable ASCII, or was never registered"
         case .unregistered: return "the device token is no longer registered (app removed or token rotated)"
-        case .invalidArgument(let m), .forbidden(let m): return m
+        case .invalidArgument(let m), .forbidden(let m), .inboxFull(let m): return m
+        case .missingProviderToken: return "this relay verifies senders: send Authorization: bearer PROVIDER-TOKEN (an ES256 token signed with the relay's provider key)"
+        case .invalidProviderToken(let m): return "the provider token is refused: \(m)"
+        case .expiredProviderToken: return "the provider token is more than \(Int(ProviderToken.lifetime)) s old; sign a new one"
         }
     }
 
@@ -98,6 +109,10 @@ public enum PushRefusal: Error, Sendable, Equatable, CustomStringConvertible {
         case .unregistered: return (410, "Unregistered")
         case .invalidArgument: return (400, "BadMessageId")
         case .forbidden: return (403, "Forbidden")
+        case .missingProviderToken: return (403, "MissingProviderToken")
+        case .invalidProviderToken: return (403, "InvalidProviderToken")
+        case .expiredProviderToken: return (403, "ExpiredProviderToken")
+        case .inboxFull: return (429, "TooManyRequests")
         }
     }
 
@@ -107,6 +122,8 @@ public enum PushRefusal: Error, Sendable, Equatable, CustomStringConvertible {
         case .unregistered: return (404, "UNREGISTERED")
         case .badDeviceToken: return (400, "INVALID_ARGUMENT")
         case .forbidden: return (403, "PERMISSION_DENIED")
+        case .missingProviderToken, .invalidProviderToken, .expiredProviderToken: return (401, "UNAUTHENTICATED")
+        case .inboxFull: return (429, "QUOTA_EXCEEDED")
         default: return (400, "INVALID_ARGUMENT")
         }
     }

@@ -15,9 +15,13 @@ public struct PushDevice: Sendable {
     public var isReachable: @Sendable () -> Bool
     public var appState: @Sendable () -> PushAppState
     public var deliver: @Sendable (_ token: String, _ data: [String: String]) async -> Bool
+    /// Why a message whose data is this many bytes (compact JSON) may not be queued for the device
+    /// now (its inbox is full), or nil.
+    public var admit: @Sendable (_ bytes: Int) -> PushRefusal?
     public init(isReachable: @escaping @Sendable () -> Bool = { true }, appState: @escaping @Sendable () -> PushAppState = { .background },
+                admit: @escaping @Sendable (_ bytes: Int) -> PushRefusal? = { _ in nil },
                 deliver: @escaping @Sendable (_ token: String, _ data: [String: String]) async -> Bool) {
-        self.isReachable = isReachable; self.appState = appState; self.deliver = deliver
+        self.isReachable = isReachable; self.appState = appState; self.admit = admit; self.deliver = deliver
     }
 }
 
@@ -119,9 +123,11 @@ public final class PushRelay: Sendable {
     public func send(_ message: PushMessage) async throws(PushRefusal) -> String {
         if let r = PushRules.check(message) { throw r }
         let now = clock.now()
+        let size = PushRules.compactJSON(message.data).utf8.count
         let id = try locked { (s: inout State) throws(PushRefusal) -> String in
             if let since = s.dead[message.token] { throw .unregistered(since: since) }
-            guard s.devices[message.token] != nil else { throw .badDeviceToken }
+            guard let device = s.devices[message.token] else { throw .badDeviceToken }
+            if let full = device.admit(size) { throw full }
             s.counter += 1
             let id = String(format: "%08X-0000-4000-8000-%012lX", UInt32(truncatingIfNeeded: s.rng.next()), s.counter)
             Self.append(PushRecord(id: id, at: now, token: message.token, fate: .queued, data: message.data), to: &s)

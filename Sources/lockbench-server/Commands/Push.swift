@@ -1,4 +1,5 @@
 import ArgumentParser
+import Crypto
 import Foundation
 import Logging
 import LockRuntime
@@ -29,6 +30,14 @@ struct PushCommand: AsyncParsableCommand {
         answers 204, or 404 namespace_does_not_exist, or 403 disabled, permission_denied or too_big. \
         Writing data with PUT /base/APP/PATH (a JSON body) wakes every device subscribed to that path or \
         above it; GET /base/APP/PATH is the explicit read a phone makes after a message without its data.
+
+        Senders are authenticated as APNs does with --provider-key PUB.pem: every push and every data \
+        write then needs Authorization: bearer TOKEN, an ES256 token ({"alg":"ES256","kid":K}.{"iss":…,"iat":…}) \
+        signed with the private half and at most an hour old, verified on every request (403 \
+        MissingProviderToken, InvalidProviderToken or ExpiredProviderToken; FCM 401 UNAUTHENTICATED). \
+        `trust serve --push-provider-key KEY.pem` signs them. The inboxes' waiting data is bounded, \
+        256 KiB per phone and 64 MiB in all: a push past either is refused (APNs 429 TooManyRequests, \
+        FCM 429 QUOTA_EXCEEDED) until the phone collects.
         """,
         subcommands: [Serve.self])
 
@@ -54,6 +63,10 @@ struct PushCommand: AsyncParsableCommand {
         var throttle: Int?
         @Option(help: ArgumentHelp("How long a wake-up subscription lives unless repeated, like 30d or 1h.", valueName: "duration"))
         var lifetime: String = "30d"
+        @Option(name: .customLong("provider-key"), help: ArgumentHelp(
+            "Accept pushes and data writes only with a provider token signed by this key's private half (a P-256 public key PEM, e.g. NAME.pub.pem from `lockbench key issuer NAME`).",
+            valueName: "file"))
+        var providerKey: String?
         @OptionGroup var tls: TLSOptions
 
         func validate() throws {
@@ -73,6 +86,12 @@ struct PushCommand: AsyncParsableCommand {
             var faults = PushFaults()
             faults.dropPercent = drop; faults.delay = delay; faults.backgroundPerHour = throttle
             let lifetime = DurationText.parse(self.lifetime) ?? 30 * 86400
+            let provider = try providerKey.map { path in
+                try P256.Signing.PublicKey(x963Representation: KeyFiles.publicKey(path, what: "--provider-key"))
+            }
+            if provider == nil && !isLoopback(host) {
+                emitError("warning: without --provider-key anyone who reaches \(host) can push to the phones and write wake-up data")
+            }
             do {
                 do {
                     let relay = PushRelay(seed: UInt64.random(in: 0...UInt64.max))
@@ -81,7 +100,7 @@ struct PushCommand: AsyncParsableCommand {
                     for a in apps { try wakeUp.createApplication(a) }
                     tls.warnIfExposed(host: host, what: "the push relay")
                     let server = try await PushServer.start(relay: relay, wakeUp: wakeUp, host: host, port: port, tls: tls.files,
-                                                            logger: serveLogger("lockbench.push"))
+                                                            providerKey: provider, logger: serveLogger("lockbench.push"))
                     try await serveUntilSignal("push relay", host: host, port: server.port, secure: tls.files != nil) { await server.stop() }
                 }
             } catch let e as PushRefusal {

@@ -175,6 +175,10 @@ struct TrustCommand: AsyncParsableCommand {
             "Push to phones through this relay (APNs-shaped POST /3/device/TOKEN: `lockbench push serve`'s URL) whenever their keys are created, changed or revoked — through this server, another instance on the same database, or the admin commands. Phones register their tokens at PUT /v1/push-token.",
             valueName: "url"))
         var pushRelay: String?
+        @Option(name: .customLong("push-provider-key"), help: ArgumentHelp(
+            "Sign every push to --push-relay with a provider token made with this P-256 private key (owner-only PEM; the relay's `push serve --provider-key` holds its public half).",
+            valueName: "file"))
+        var pushProviderKey: String?
         @Option(name: .customLong("metrics-token"), help: ArgumentHelp(
             "Answer GET /metrics only with Authorization: Bearer TOKEN. Without it, /metrics is served only when listening on loopback.",
             valueName: "token"))
@@ -191,6 +195,7 @@ struct TrustCommand: AsyncParsableCommand {
                     throw ValidationError("--push-relay '\(relay)' is not an http(s) URL; e.g. --push-relay http://127.0.0.1:8490")
                 }
             }
+            if pushProviderKey != nil && pushRelay == nil { throw ValidationError("--push-provider-key signs pushes to --push-relay: give both") }
             guard clock == "system" || clock == "virtual" else { throw ValidationError("--clock is system or virtual") }
             if clock == "virtual" && now == nil { throw ValidationError("--clock virtual needs --now TIME") }
         }
@@ -199,6 +204,7 @@ struct TrustCommand: AsyncParsableCommand {
             let site = try TrustCommand.open(self.site)
             let clock = try TrustCommand.clock(now)
             let (db, host, port, pushRelay, metricsToken, tlsFiles) = (self.db, self.host, self.port, self.pushRelay, self.metricsToken, tls.files)
+            let provider = try pushProviderKey.map { ProviderTokenSigner(key: try KeyFiles.privateKey($0, what: "--push-provider-key")) }
             tls.warnIfExposed(host: host, what: "the trust service")
             // Metrics say who polls how often: beyond loopback they need a token.
             let serveMetrics = metricsToken != nil || isLoopback(host)
@@ -209,7 +215,7 @@ struct TrustCommand: AsyncParsableCommand {
                 let service = try await site.service(database: db, clock: clock)
                 // Push: every change announced on the store (any instance's or admin command's) goes
                 // to the tokens registered with this instance (a phone registers through one instance).
-                let notifier = pushRelay.map { TrustPushNotifier(relay: APNsHTTPSender(baseURL: $0), logger: serveLogger("lockbench.trust.push"),
+                let notifier = pushRelay.map { TrustPushNotifier(relay: APNsHTTPSender(baseURL: $0, provider: provider), logger: serveLogger("lockbench.trust.push"),
                                                                  storage: service.storage) }
                 // Phones registered before a restart are pushed to again at once, not only after their next login.
                 if let notifier { try await notifier.restore() }
