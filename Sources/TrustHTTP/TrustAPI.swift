@@ -12,6 +12,7 @@ import Prometheus
 ///
 ///   POST /v1/token            grant_type=authorization_code&code=… | grant_type=refresh_token&refresh_token=…
 ///   GET  /v1/keys?since=N     Authorization: Bearer <access token>   → 200 JSON, or 204 when nothing changed
+///   POST /v1/revoke           token=…[&token_type_hint=refresh_token|access_token]: logout (RFC 7009)
 ///   GET  /v1/revocations      the latest revocation document (CBOR), for anyone to carry
 ///   GET  /healthz, GET /metrics (Prometheus text)
 public enum TrustAPI {
@@ -64,6 +65,25 @@ public enum TrustAPI {
                 refused.increment()
                 return oauthError(e)
             }
+        }
+
+        // RFC 7009 §2.2: 200 whether or not the token named a live login (nothing to learn from it).
+        router.post("/v1/revoke") { request, _ -> Response in
+            let buffer: ByteBuffer
+            do { buffer = try await request.body.collect(upTo: maxBody) } catch {
+                return Response(status: .contentTooLarge, body: jsonBody(["error": "invalid_request", "error_description": "the body is larger than \(maxBody) bytes"]))
+            }
+            guard (request.headers[.contentType] ?? "").lowercased().hasPrefix("application/x-www-form-urlencoded") else {
+                return oauthError(.init(.invalidRequest, "the revocation endpoint takes application/x-www-form-urlencoded (RFC 7009 §2.1)"))
+            }
+            guard let form = FormBody(parsing: String(buffer: buffer)) else {
+                return oauthError(.init(.invalidRequest, "the body is not a well-formed form (duplicate or undecodable parameter)"))
+            }
+            guard let token = form["token"], !token.isEmpty else { return oauthError(.init(.invalidRequest, "token is missing (RFC 7009 §2.1)")) }
+            do { try await service.revoke(token: token, hint: form["token_type_hint"]) } catch {
+                return Response(status: .serviceUnavailable, body: jsonBody(["error": "temporarily_unavailable", "error_description": "the revocation could not be stored"]))
+            }
+            return Response(status: .ok, headers: [.cacheControl: "no-store"])
         }
 
         polling.get("/v1/keys") { request, context -> Response in
