@@ -62,6 +62,19 @@ public final class TrustClient: Sendable {
         throw .oauth(code: e["error"] ?? "http_\(status)", description: e["error_description"] ?? "")
     }
 
+    /// `POST /v1/revoke` (RFC 7009): ends the login behind `token`.
+    public func revoke(_ token: String, hint: String) async throws(TrustClientError) {
+        var request = HTTPClientRequest(url: baseURL + "/v1/revoke")
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        request.body = .bytes(ByteBuffer(string: Self.form([("token", token), ("token_type_hint", hint)])))
+        let (status, body) = try await send(request)
+        guard status == 200 else {
+            let e = (try? JSONDecoder().decode([String: String].self, from: body)) ?? [:]
+            throw .oauth(code: e["error"] ?? "http_\(status)", description: e["error_description"] ?? "")
+        }
+    }
+
     /// `GET /v1/keys?since=` with the access token; nil on 204 (nothing changed).
     public func keys(accessToken: String, since: String?) async throws(TrustClientError) -> PollResult? {
         var url = baseURL + "/v1/keys"

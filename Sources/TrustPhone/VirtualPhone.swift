@@ -162,6 +162,15 @@ public final class VirtualPhone: Sendable {
         return await poll(trigger: .login)
     }
 
+    /// Logs out: the service revokes the login (RFC 7009), then the phone forgets its tokens and
+    /// keys. Returns the error's text, or nil; on an error the phone keeps its login.
+    public func logout() async -> String? {
+        guard let t = locked({ s in s.tokens }) else { return "not logged in" }
+        do { try await client.revoke(t.refresh, hint: "refresh_token") } catch { return error.description }
+        locked { s in s.tokens = nil; s._keys = [:]; s.cursor = nil; s.scheduleBase = nil }
+        return nil
+    }
+
     func store(_ r: TokenResponse) {
         let now = clock.now()
         locked { s in s.tokens = Tokens(access: r.access_token, accessExpires: now.addingTimeInterval(TimeInterval(r.expires_in)), refresh: r.refresh_token) }

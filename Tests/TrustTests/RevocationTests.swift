@@ -6,6 +6,7 @@ import NIOCore
 @testable import TrustModel
 @testable import TrustCore
 @testable import TrustHTTP
+import TrustPhone
 import XCTest
 
 /// Logout by token revocation (RFC 7009, `POST /v1/revoke`; issue 22 §3): the login behind a
@@ -66,5 +67,27 @@ final class RevocationTests: XCTestCase {
             (status, _) = try await post(String(repeating: "a", count: 9000))
             XCTAssertEqual(status, 413)
         }
+    }
+
+    /// `phone run`'s `logout`: the phone asks the service to revoke its login over HTTP, forgets
+    /// its tokens and keys, and its old refresh token is refused by the service afterwards.
+    func testThePhoneLogsOut() async throws {
+        let f = try await TrustFixture.make(); defer { Task { await f.close() } }
+        let server = try await TrustServer.start(service: f.service)
+        let client = TrustClient(baseURL: server.baseURL)
+        defer { Task { await client.shutdown(); await server.stop() } }
+        let phone = VirtualPhone(id: "p1", client: client, clock: f.clock)
+        let code = try await f.service.addDevice(id: "p1", user: "alice", credentialKey: phone.publicKey)
+        _ = try await f.service.addGrant(id: "g1", user: "alice", readers: [f.group])
+        _ = await phone.login(code: code)
+        XCTAssertTrue(phone.isLoggedIn)
+        XCTAssertEqual(phone.keys.count, 1)
+        let noError = await phone.logout()
+        XCTAssertNil(noError)
+        XCTAssertFalse(phone.isLoggedIn)
+        XCTAssertTrue(phone.keys.isEmpty, "a logged-out phone holds no keys")
+        let again = await phone.logout()
+        XCTAssertEqual(again, "not logged in")
+        if case .failed = await phone.poll(trigger: .manual) {} else { XCTFail("a logged-out phone polled") }
     }
 }

@@ -42,7 +42,8 @@ struct PhoneCommand: AsyncParsableCommand {
             `insert` or `tap` brings it back), or ble (each `tap` command connects to the lock on \
             --ble and runs one transaction).
 
-            Commands (stdin, one per line): poll, offline, online, show, login CODE, tap (ble, pn532), \
+            Commands (stdin, one per line): poll, offline, online, show, login CODE, logout (the service \
+            revokes the login, RFC 7009; the phone forgets its tokens and keys), tap (ble, pn532), \
             insert and remove (pn532), quit.
 
             Push approval (ForgeRock): `request-unlock USER LOCK [default|challenge|biometric] [TTL]` asks \
@@ -245,6 +246,8 @@ struct PhoneCommand: AsyncParsableCommand {
                     let c = words[1]
                     report(await phone.login(code: c), .login)
                     if phone.isLoggedIn { await registerPush() }
+                case "logout":
+                    if let error = await phone.logout() { say("logout-failed", ["error": error]) } else { say("logged-out", [:]) }
                 case "show":
                     for k in phone.keys {
                         say("key", ["id": k.id, "iteration": String(k.iteration), "validUntil": RFC3339.format(k.validUntil),
@@ -261,7 +264,7 @@ struct PhoneCommand: AsyncParsableCommand {
                     guard let field else { say("\(verb): only with --transport pn532", [:]); continue }
                     say("field", ["phone": field(verb == "insert")])
                 case "quit", "exit": return
-                default: say("unknown command '\(verb)': poll, offline, online, show, login CODE, tap, insert, remove, quit, \(PhoneApprovalConsole.verbs), \(PhonePushConsole.verbs)", [:])
+                default: say("unknown command '\(verb)': poll, offline, online, show, login CODE, logout, tap, insert, remove, quit, \(PhoneApprovalConsole.verbs), \(PhonePushConsole.verbs)", [:])
                 }
             }
         }
