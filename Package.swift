@@ -107,7 +107,7 @@ let package = Package(
         .target(name: "TrustHTTP", dependencies: ["TrustModel", "TrustCore", "HTTPServing", "ByteCore", hummingbird, logging, metrics, prometheus, nioCore], swiftSettings: swift6),
         // The push relay (APNs- and FCM-shaped) and mobile wake-up subscriptions: no storage
         // backend, no token signing.
-        .target(name: "Push", dependencies: ["ByteCore", "Codecs", "TrustModel", "HTTPServing", crypto, hummingbird, nioCore, logging, asyncHTTPClient], swiftSettings: swift6),
+        .target(name: "Push", dependencies: ["ByteCore", "Codecs", "TrustModel", "HTTPServing", crypto, hummingbird, nioCore, logging, metrics, asyncHTTPClient], swiftSettings: swift6),
         .target(name: "TrustPhone", dependencies: ["Push",
             "ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", "TrustModel", crypto,
             asyncHTTPClient, nioCore, nioHTTP1,

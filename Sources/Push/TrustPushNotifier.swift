@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Logging
+import Metrics
 import TrustModel
 
 /// The trust service's side of push (Tapkey: "Tapkey will notify clients when Mobile Keys have
@@ -32,6 +33,13 @@ public final class TrustPushNotifier: Sendable {
     }
 
     static let settingPrefix = "push-tokens."
+
+    /// Counts what became of a push for the operator's metrics: `lockbench_trust_pushes_sent_total`,
+    /// `lockbench_trust_push_failures_total{reason}` (`PushRefusal.metricReason`).
+    static func count(_ failure: PushRefusal?) {
+        if let failure { Counter(label: "lockbench_trust_push_failures_total", dimensions: [("reason", failure.metricReason)]).increment() }
+        else { Counter(label: "lockbench_trust_pushes_sent_total").increment() }
+    }
 
     /// Registers a token and answers only once it is stored (`PUT /v1/push-token`): a restart of
     /// the service does not forget the phone until its next login.
@@ -111,7 +119,9 @@ public final class TrustPushNotifier: Sendable {
                 do {
                     _ = try await relay.send(PushMessage(token: token, data: data))
                     queued += 1
+                    Self.count(nil)
                 } catch {
+                    Self.count(error)
                     if case .unregistered = error { unregister(device: device, token: token) }
                     logger?.warning("push to \(device) refused: \(error)")
                 }
@@ -130,7 +140,9 @@ public final class TrustPushNotifier: Sendable {
                     _ = try await relay.send(PushMessage(token: token, data: Self.data(device: a.device, trigger: a.trigger),
                                                      collapseID: "trust-\(a.device)".utf8.count <= PushRules.maxCollapseIDBytes ? "trust-\(a.device)" : nil))
                     queued += 1
+                    Self.count(nil)
                 } catch {
+                    Self.count(error)
                     if case .unregistered = error {
                         unregister(device: a.device, token: token)
                         do { try await persist(a.device) } catch { logger?.warning("forgetting a dead push token of \(a.device): \(error)") }

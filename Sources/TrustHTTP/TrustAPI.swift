@@ -24,6 +24,7 @@ public enum TrustAPI {
     public static func router(service: TrustService, registry: PrometheusCollectorRegistry? = nil, metricsToken: String? = nil,
                               pushTokens: PushTokenRegistration? = nil, devicePush: DevicePush? = nil) -> Router<TrustRequestContext> {
         let router = Router(context: TrustRequestContext.self)
+        router.add(middleware: WriteLatency())
         // Every route that needs a device goes through the one bearer check.
         let authenticated = router.group().add(middleware: BearerAuthentication(service: service))
         let polling = router.group().add(middleware: BearerAuthentication(service: service, login: .checkedByHandler))
@@ -31,6 +32,7 @@ public enum TrustAPI {
         let unchanged = Counter(label: "lockbench_trust_polls_unchanged_total")
         let refreshes = Counter(label: "lockbench_trust_token_requests_total")
         let refused = Counter(label: "lockbench_trust_token_refusals_total")
+        let pendingApprovals = Gauge(label: "lockbench_trust_approvals_pending")
 
         router.post("/v1/token") { request, _ -> Response in
             refreshes.increment()
@@ -63,6 +65,9 @@ public enum TrustAPI {
                 }
             } catch let e as TrustError {
                 refused.increment()
+                if form["grant_type"] == "refresh_token" {
+                    Counter(label: "lockbench_trust_refresh_failures_total", dimensions: [("reason", e.code.rawValue)]).increment()
+                }
                 return oauthError(e)
             }
         }
@@ -139,6 +144,8 @@ public enum TrustAPI {
                     return Response(status: .unauthorized, headers: [.wwwAuthenticate: "Bearer realm=\"metrics\""],
                                     body: jsonBody(["error": "invalid_token", "error_description": "/metrics needs the token given to trust serve --metrics-token"]))
                 }
+                // Counted at the scrape, site-wide (every instance's requests).
+                if let n = try? await service.pendingApprovalCount() { pendingApprovals.record(n) }
                 var out = [UInt8]()
                 registry.emit(into: &out)
                 return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"], body: .init(byteBuffer: ByteBuffer(bytes: out)))

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import Metrics
 import Prometheus
+import Push
 import NIOCore
 @testable import TrustModel
 @testable import TrustCore
@@ -242,6 +243,30 @@ final class MetricsTests: XCTestCase {
                 XCTAssertTrue(text.contains("lockbench_trust_token_requests_total 1"), text)
                 XCTAssertTrue(text.contains("lockbench_trust_token_refusals_total 1"), text)
             }
+            // What operators page on (issue 22 §3): refresh failures by reason, write latency,
+            // approvals pending site-wide, pushes sent and failed by reason.
+            _ = try await f.login("alice-phone", user: "alice")
+            _ = try await f.login("bob-phone", user: "bob")
+            _ = try await f.service.addGrant(id: "ga", user: "alice", readers: [f.group])
+            _ = try await f.service.requestApproval(ApprovalRequest(approver: "alice", lock: f.group), requester: "bob-phone")
+            let relay = PushRelay(clock: f.clock)
+            try relay.register(token: "live", device: PushDevice { _, _ in true })
+            let notifier = TrustPushNotifier(relay: relay)
+            notifier.register(device: "alice-phone", token: "live")
+            notifier.register(device: "alice-phone", token: "never-registered")
+            await notifier.notify([("alice-phone", .manual)])
+            func metrics() async throws -> String {
+                try await client.execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }
+            }
+            var text = try await metrics()
+            XCTAssertTrue(text.contains(#"lockbench_trust_refresh_failures_total{reason="invalid_grant"} 1"#), text)
+            XCTAssertTrue(text.contains("lockbench_trust_write_seconds_count 1"), "the one POST: \(text)")
+            XCTAssertTrue(text.contains("lockbench_trust_approvals_pending 1"), text)
+            XCTAssertTrue(text.contains("lockbench_trust_pushes_sent_total 1"), text)
+            XCTAssertTrue(text.contains(#"lockbench_trust_push_failures_total{reason="bad_device_token"} 1"#), text)
+            f.clock.advance(ApprovalRules.defaultTTL + 1)
+            text = try await metrics()
+            XCTAssertTrue(text.contains("lockbench_trust_approvals_pending 0"), "expired: \(text)")
         }
     }
 }

@@ -99,6 +99,23 @@ public enum PushRefusal: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The reason as a metric label (`lockbench_trust_push_failures_total{reason=…}`).
+    public var metricReason: String {
+        switch self {
+        case .payloadTooLarge: return "payload_too_large"
+        case .badCollapseID: return "bad_collapse_id"
+        case .badExpiration: return "bad_expiration"
+        case .badDeviceToken: return "bad_device_token"
+        case .unregistered: return "unregistered"
+        case .invalidArgument: return "refused"
+        case .forbidden: return "forbidden"
+        case .missingProviderToken: return "missing_provider_token"
+        case .invalidProviderToken: return "invalid_provider_token"
+        case .expiredProviderToken: return "expired_provider_token"
+        case .inboxFull: return "inbox_full"
+        }
+    }
+
     /// APNs: HTTP status and `reason`.
     public var apns: (status: Int, reason: String) {
         switch self {

@@ -187,6 +187,14 @@ extension TrustService {
         _ = try await Self.purge(tx: tx, now: now)
     }
 
+    /// How many requests wait for an answer, site-wide (`lockbench_trust_approvals_pending`): the
+    /// entries of the settle index that settle after now (an unanswered request settles when it
+    /// expires; an answered one settled when it was answered). Reads at most `limit` index rows.
+    public func pendingApprovalCount(limit: Int = 100_000) async throws -> Int {
+        let now = now().timeIntervalSince1970
+        return try await storage.read { tx in try await tx.oldestSettled(limit: limit).filter { $0.settles > now }.count }
+    }
+
     /// Deletes the requests settled more than `ApprovalRules.retention` before `now`; returns how
     /// many it deleted. `trust serve` calls it on a timer too, so a quiet site is purged as well.
     @discardableResult
