@@ -12,6 +12,7 @@ import Prometheus
 ///
 ///   POST /v1/token            grant_type=authorization_code&code=… | grant_type=refresh_token&refresh_token=…
 ///   GET  /v1/keys?since=N     Authorization: Bearer <access token>   → 200 JSON, or 204 when nothing changed
+///   POST /v1/device_authorization  client_id=…: re-authorization by a user code (RFC 8628; TrustAPI+DeviceAuthorization)
 ///   POST /v1/revoke           token=…[&token_type_hint=refresh_token|access_token]: logout (RFC 7009)
 ///   GET  /v1/revocations      the latest revocation document (CBOR), for anyone to carry
 ///   GET  /healthz, GET /metrics (Prometheus text)
@@ -58,10 +59,13 @@ public enum TrustAPI {
                 case "authorization_code":
                     guard let code = form["code"], !code.isEmpty else { throw TrustError(.invalidRequest, "code is missing") }
                     return json(try await service.exchange(code: code), headers: [.cacheControl: "no-store", .init("Pragma")!: "no-cache"])
+                case .some(DeviceAuthorizationResponse.grantType):
+                    guard let code = form["device_code"], !code.isEmpty else { throw TrustError(.invalidRequest, "device_code is missing") }
+                    return json(try await service.exchange(deviceCode: code), headers: [.cacheControl: "no-store", .init("Pragma")!: "no-cache"])
                 case nil:
                     throw TrustError(.invalidRequest, "grant_type is missing")
                 case let other?:
-                    throw TrustError(.unsupportedGrantType, "grant_type \"\(other.prefix(64))\" is not supported; use refresh_token or authorization_code")
+                    throw TrustError(.unsupportedGrantType, "grant_type \"\(other.prefix(64))\" is not supported; use refresh_token, authorization_code or \(DeviceAuthorizationResponse.grantType)")
                 }
             } catch let e as TrustError {
                 refused.increment()
@@ -135,6 +139,7 @@ public enum TrustAPI {
         }
 
         addApprovalRoutes(to: authenticated, service: service, devicePush: devicePush)
+        addDeviceAuthorizationRoutes(to: router, authenticated: authenticated, service: service)
 
         router.get("/healthz") { _, _ -> String in "ok\n" }
 

@@ -98,6 +98,12 @@ public struct TrustError: Error, CustomStringConvertible, Equatable, Sendable {
         case challengeResponseRequired = "challenge_response_required"
         case biometricRequired = "biometric_required"
         case tooManyPending = "too_many_pending"
+        // The device authorization grant (RFC 8628 §3.5) and its client check (RFC 6749 §5.2).
+        case authorizationPending = "authorization_pending"
+        case slowDown = "slow_down"
+        case accessDenied = "access_denied"
+        case expiredToken = "expired_token"
+        case invalidClient = "invalid_client"
     }
     public var code: Code
     public var message: String
