@@ -62,6 +62,23 @@ public final class TrustClient: Sendable {
         throw .oauth(code: e["error"] ?? "http_\(status)", description: e["error_description"] ?? "")
     }
 
+    /// `POST /v1/device_authorization` (RFC 8628 §3.1): a code pair for this device.
+    public func deviceAuthorization(device: String) async throws(TrustClientError) -> DeviceAuthorizationResponse {
+        var request = HTTPClientRequest(url: baseURL + "/v1/device_authorization")
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        request.body = .bytes(ByteBuffer(string: Self.form([("client_id", device)])))
+        let (status, body) = try await send(request)
+        if status == 200 {
+            guard let r = try? JSONDecoder().decode(DeviceAuthorizationResponse.self, from: body) else {
+                throw .protocolError("the device authorization answer is not RFC 8628 JSON")
+            }
+            return r
+        }
+        let e = (try? JSONDecoder().decode([String: String].self, from: body)) ?? [:]
+        throw .oauth(code: e["error"] ?? "http_\(status)", description: e["error_description"] ?? "")
+    }
+
     /// `POST /v1/revoke` (RFC 7009): ends the login behind `token`.
     public func revoke(_ token: String, hint: String) async throws(TrustClientError) {
         var request = HTTPClientRequest(url: baseURL + "/v1/revoke")

@@ -162,6 +162,38 @@ public final class VirtualPhone: Sendable {
         return await poll(trigger: .login)
     }
 
+    /// Logs in again without an administrator (RFC 8628): asks for a code pair, hands it to `show`
+    /// (the user approves the user code elsewhere), polls the token endpoint every `interval`
+    /// seconds (5 more after each `slow_down`) until approved, denied or expired, then polls for
+    /// keys (trigger `login`). Never waits past the code's `expires_in` (at most 10 minutes).
+    public func authorizeWithUserCode(show: @Sendable (DeviceAuthorizationResponse) -> Void) async -> PollOutcome {
+        let pair: DeviceAuthorizationResponse
+        do { pair = try await client.deviceAuthorization(device: id) } catch {
+            record(.pollFailed, .login, error.description)
+            return .failed(error.description)
+        }
+        show(pair)
+        let deadline = Date().addingTimeInterval(TimeInterval(min(max(pair.expires_in, 1), 600)))
+        var interval = min(max(pair.interval, 1), 60)
+        while Date() < deadline {
+            try? await Task.sleep(nanoseconds: UInt64(interval) * 1_000_000_000)
+            do {
+                let r = try await client.token([("grant_type", DeviceAuthorizationResponse.grantType), ("device_code", pair.device_code)])
+                store(r)
+                locked { s in s.scheduleBase = clock.now(); s.cursor = nil; s._lastError = nil }
+                record(.loggedIn)
+                return await poll(trigger: .login)
+            } catch {
+                guard case .oauth(let code, _) = error, code == "authorization_pending" || code == "slow_down" else {
+                    record(.pollFailed, .login, error.description)
+                    return .failed(error.description)
+                }
+                if code == "slow_down" { interval += 5 }
+            }
+        }
+        return .failed("expired_token: the user code was not approved in time")
+    }
+
     /// Logs out: the service revokes the login (RFC 7009), then the phone forgets its tokens and
     /// keys. Returns the error's text, or nil; on an error the phone keeps its login.
     public func logout() async -> String? {

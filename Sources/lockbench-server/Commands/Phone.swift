@@ -31,9 +31,12 @@ struct PhoneCommand: AsyncParsableCommand {
             The phone logs in with its one-time code (`trust device add` printed it), polls at once (the \
             "after login" trigger), then every --poll-every (8h by default, Tapkey's background fetch; 0 \
             = never, as an app without background fetch), and on the `poll` command. Expired access \
-            tokens are refreshed silently; when the login itself expires (30 days) the phone says \
-            "re-authorize" and waits for `login CODE` (or, with --no-auto-recover, fails with \
-            token_expired).
+            tokens are refreshed silently; when the login itself ends (30 days, a logout, a revoked \
+            login) the phone re-authorizes without an administrator (RFC 8628): it prints "authorize" \
+            with a user code and polls until the user approves it with `lockbench trust device \
+            approve-code --code CODE` or from another enrolled phone of theirs (`login CODE` with a \
+            code from `trust device enroll` works too); with --no-auto-recover it fails with \
+            token_expired instead.
 
             It serves the lock on one transport: socket (listens on --port, as `credential serve`; \
             `lockbench lock transact` or a lock connects), pn532 (a virtual PN532 on a pty, or at \
@@ -169,10 +172,6 @@ struct PhoneCommand: AsyncParsableCommand {
                 case .failed(let why): say("poll-failed", ["trigger": trigger.rawValue, "error": why])
                 }
             }
-            phone.reauthorize = { _ in
-                say("reauthorize", ["hint": "run `lockbench trust device enroll --device \(phone.id)` and type: login CODE"])
-                return nil
-            }
             // Push: a token at the relay, registered with the service after each login; every trust
             // push makes the phone poll (the push is a hint, the poll the truth); others are not ours.
             let push = pushRelay.map { PushChannel(RelayInbox(baseURL: $0, token: RelayInbox.newToken(device: device))) }
@@ -187,6 +186,24 @@ struct PhoneCommand: AsyncParsableCommand {
                 let token = push.inbox.token
                 if let error = await phone.registerPushToken(token) { say("push-register-failed", ["error": error]) }
                 else { say("push-registered", ["token": token]) }
+            }
+            // A login that ended: the user re-authorizes without an administrator (RFC 8628) — the
+            // phone shows a user code and keeps polling the service in the background until it is
+            // approved (`trust device approve-code`, or another phone of the user); `login CODE` still
+            // works. With --no-auto-recover nothing of this runs: the poll fails with token_expired.
+            let authorizing = Flag()
+            phone.reauthorize = { _ in
+                guard authorizing.claim() else { return nil }
+                Task {
+                    let outcome = await phone.authorizeWithUserCode { pair in
+                        say("authorize", ["user_code": pair.user_code, "verification_uri": pair.verification_uri, "expires_in": String(pair.expires_in),
+                                          "hint": "approve with `lockbench trust device approve-code --code \(pair.user_code)` or from another phone of this user; or type: login CODE"])
+                    }
+                    authorizing.release()
+                    report(outcome, .login)
+                    if phone.isLoggedIn { await registerPush() }
+                }
+                return nil
             }
             if let code {
                 let outcome = await phone.login(code: code)
@@ -269,6 +286,14 @@ struct PhoneCommand: AsyncParsableCommand {
             }
         }
     }
+}
+
+/// One device authorization at a time.
+private final class Flag: Sendable {
+    private let value = Mutex(false)
+    /// True when it was free (and is now taken).
+    func claim() -> Bool { value.withLock { was in defer { was = true }; return !was } }
+    func release() { value.withLock { $0 = false } }
 }
 
 /// The last byte of the phone's UID on each entry into the field.

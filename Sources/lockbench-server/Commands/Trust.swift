@@ -245,7 +245,7 @@ struct FixedClock: TrustClock {
 struct DeviceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "device", abstract: "Register devices (phones) and their credential keys; issue login codes.",
-        subcommands: [Add.self, Enroll.self, List.self])
+        subcommands: [Add.self, Enroll.self, ApproveCode.self, List.self])
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -279,6 +279,28 @@ struct DeviceCommand: AsyncParsableCommand {
             let device = self.device
             let code = try await site.withService { try await $0.enroll(device: device) }
             print(site.json ? KeyFiles.json(["device": device, "code": code]) : "login code: \(code)")
+        }
+    }
+
+    struct ApproveCode: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "approve-code",
+            abstract: "Approve (or --deny) the user code a phone shows to log in again (RFC 8628).",
+            discussion: """
+            A registered phone whose login ended (`phone run` prints "authorize … user_code=BCDF-GHJK") asks \
+            the service for a code pair at POST /v1/device_authorization and polls until the user \
+            approves. Approve here, or from another enrolled phone of the same user (POST \
+            /v1/device_authorization/approve with its bearer token). Codes live 10 minutes.
+            """)
+        @OptionGroup var site: TrustCommand.SiteOptions
+        @Option(help: ArgumentHelp("The user code the phone shows, e.g. BCDF-GHJK.", valueName: "code"))
+        var code: String
+        @Flag(help: "Refuse instead: the phone's poll answers access_denied.")
+        var deny = false
+        func run() async throws {
+            let (code, deny) = (self.code, self.deny)
+            let device = try await site.withService { try await $0.answerDeviceAuthorization(userCode: code, approve: !deny) }
+            print(site.json ? KeyFiles.json(["device": device, "answer": deny ? "denied" : "approved"]) : "\(deny ? "denied" : "approved"): \(device)")
         }
     }
 
