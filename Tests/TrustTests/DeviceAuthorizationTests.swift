@@ -130,7 +130,7 @@ final class DeviceAuthorizationTests: XCTestCase {
             "trust grant add --site site --grant g1 --user alice --reader-identity site/front-door.reader.json --whole-group",
         ], in: dir)
         let codes = out.joined(separator: "\n").components(separatedBy: "login code: ").dropFirst().map { String($0.prefix { !$0.isWhitespace }) }
-        XCTAssertEqual(codes.count, 2, out)
+        XCTAssertEqual(codes.count, 2, out.joined(separator: "\n"))
         let server = try InteractiveProcess(["trust", "serve", "--site", "site", "--port", "0"], currentDirectory: dir)
         addTeardownBlock { server.terminate() }
         let listening = try server.waitForLine(containing: "listening on", timeout: 60)

@@ -43,7 +43,8 @@ final class RevocationTests: XCTestCase {
             XCTAssertEqual(status, 200, body)
             await XCTAssertTrustError(.invalidGrant) { try await f.service.refresh(token: byAccess.refresh_token) }
             let hash = TokenAuthority.hash(byAccess.refresh_token)
-            let family = try XCTUnwrap(try await f.storage.read { tx in try await tx.refreshToken(hash: hash) }?.family)
+            let stored = try await f.storage.read { tx in try await tx.refreshToken(hash: hash) }
+            let family = try XCTUnwrap(stored?.family)
             let record = try await f.storage.read { tx in try await tx.family(family) }
             XCTAssertEqual(record?.revokedReason, TrustService.loggedOut)
 

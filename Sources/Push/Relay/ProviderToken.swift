@@ -65,10 +65,22 @@ public enum ProviderToken {
             throw .invalidProviderToken("the signature does not verify with provider key \(expected)")
         }
         guard let iss = claims["iss"] as? String, !iss.isEmpty else { throw .invalidProviderToken("iss (the sender) is missing") }
-        guard let iat = (claims["iat"] as? NSNumber)?.doubleValue, iat.isFinite else { throw .invalidProviderToken("iat (seconds since 1970) is missing") }
+        guard let iat = seconds(claims["iat"]), iat.isFinite else { throw .invalidProviderToken("iat (seconds since 1970) is missing") }
         let age = now.timeIntervalSince1970 - iat
         if age > lifetime { throw .expiredProviderToken }
         if age < -allowedSkew { throw .invalidProviderToken("iat is \(Int(-age)) s ahead of the relay's clock (at most \(Int(allowedSkew)))") }
+    }
+}
+
+extension ProviderToken {
+    /// A JSON number as seconds (JSONSerialization hands numbers over as Int, Double or NSNumber).
+    static func seconds(_ value: Any?) -> Double? {
+        switch value {
+        case let i as Int: return Double(i)
+        case let d as Double: return d
+        case let n as NSNumber: return n.doubleValue
+        default: return nil
+        }
     }
 }
 

@@ -191,7 +191,7 @@ struct PhoneCommand: AsyncParsableCommand {
             // phone shows a user code and keeps polling the service in the background until it is
             // approved (`trust device approve-code`, or another phone of the user); `login CODE` still
             // works. With --no-auto-recover nothing of this runs: the poll fails with token_expired.
-            let authorizing = Flag()
+            let authorizing = OneAtATime()
             phone.reauthorize = { _ in
                 guard authorizing.claim() else { return nil }
                 Task {
@@ -289,7 +289,7 @@ struct PhoneCommand: AsyncParsableCommand {
 }
 
 /// One device authorization at a time.
-private final class Flag: Sendable {
+private final class OneAtATime: Sendable {
     private let value = Mutex(false)
     /// True when it was free (and is now taken).
     func claim() -> Bool { value.withLock { was in defer { was = true }; return !was } }
