@@ -105,7 +105,7 @@ final class ProviderTokenTests: XCTestCase {
             a = try await call(http, .POST, base + "/3/device/phone-1", apns, bearer: try ProviderToken.sign(key: P256.Signing.PrivateKey(), issuer: "team", issuedAt: clock.now()))
             XCTAssertEqual(a.status, 403); XCTAssertTrue(a.body.contains("InvalidProviderToken"), a.body)
             a = try await call(http, .PUT, base + "/base/demo/doors", #"{"state":"open"}"#)
-            XCTAssertEqual(a.status, 403); XCTAssertTrue(a.body.contains("permission_denied") && a.body.contains("provider token"), a.body)
+            XCTAssertEqual(a.status, 403); XCTAssertTrue(a.body.contains("permission_denied") && a.body.contains("verifies senders"), a.body)
             a = try await call(http, .DELETE, base + "/base/demo/doors")
             XCTAssertEqual(a.status, 403, a.body)
             XCTAssertTrue(relay.log.isEmpty, "nothing refused was queued: \(relay.log)")
