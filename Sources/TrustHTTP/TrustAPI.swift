@@ -13,6 +13,7 @@ import Prometheus
 ///   POST /v1/token            grant_type=authorization_code&code=… | grant_type=refresh_token&refresh_token=…
 ///   GET  /v1/keys?since=N     Authorization: Bearer <access token>   → 200 JSON, or 204 when nothing changed
 ///   POST /v1/device_authorization  client_id=…: re-authorization by a user code (RFC 8628; TrustAPI+DeviceAuthorization)
+///   /v1/admin/…               the admin API, with scoped admin keys (TrustAPI+Admin)
 ///   POST /v1/revoke           token=…[&token_type_hint=refresh_token|access_token]: logout (RFC 7009)
 ///   GET  /v1/revocations      the latest revocation document (CBOR), for anyone to carry
 ///   GET  /healthz, GET /metrics (Prometheus text)
@@ -140,6 +141,7 @@ public enum TrustAPI {
 
         addApprovalRoutes(to: authenticated, service: service, devicePush: devicePush)
         addDeviceAuthorizationRoutes(to: router, authenticated: authenticated, service: service)
+        addAdminRoutes(to: router, service: service)
 
         router.get("/healthz") { _, _ -> String in "ok\n" }
 

@@ -43,7 +43,7 @@ struct TrustCommand: AsyncParsableCommand {
               company"
           lockbench trust credential suspend --site site --device alice-phone
         """,
-        subcommands: [Init.self, Serve.self, DeviceCommand.self, GrantCommand.self, CredentialStateCommand.self])
+        subcommands: [Init.self, Serve.self, DeviceCommand.self, GrantCommand.self, CredentialStateCommand.self, AdminKeyCommand.self])
 
     struct SiteOptions: ParsableArguments {
         @Option(help: ArgumentHelp("The site directory (from `trust init`).", valueName: "dir"))
@@ -231,6 +231,63 @@ struct TrustCommand: AsyncParsableCommand {
                     try await service.storage.close()
                 }
             }
+        }
+    }
+}
+
+/// `trust admin-key`: the admin API's credentials, distinct from phones' tokens.
+struct AdminKeyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "admin-key", abstract: "Create, list and delete admin API keys (scoped; stored hashed).",
+        discussion: """
+        The admin API (/v1/admin/…, docs/trust-openapi.json) does what these commands do — users, \
+        devices, grants, credentials, revocations — through the same service calls, with \
+        Authorization: Bearer KEY. A key holds scopes: devices:read, devices:write, grants:read, \
+        grants:write, credentials:write, revocations:read. The key is printed once; the site keeps \
+        only its SHA-256.
+        """,
+        subcommands: [Create.self, List.self, Delete.self])
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create a key; prints it once.")
+        @OptionGroup var site: TrustCommand.SiteOptions
+        @Option(help: ArgumentHelp("A name for the key (who uses it).", valueName: "name"))
+        var name: String
+        @Option(parsing: .upToNextOption, help: ArgumentHelp("Scopes, space- or comma-separated.", valueName: "scope"))
+        var scope: [String]
+        func validate() throws {
+            for s in scope.flatMap({ $0.split(separator: ",") }) where AdminScope(rawValue: String(s)) == nil {
+                throw ValidationError("--scope \(s.prefix(40)) is not one of \(AdminScope.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+        }
+        func run() async throws {
+            let scopes = scope.flatMap { $0.split(separator: ",") }.compactMap { AdminScope(rawValue: String($0)) }
+            let name = self.name
+            let key = try await site.withService { try await $0.createAdminKey(name: name, scopes: scopes) }
+            print(site.json ? KeyFiles.json(["name": name, "key": key]) : "admin key: \(key)")
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List keys: id, name, scopes (never the secret).")
+        @OptionGroup var site: TrustCommand.SiteOptions
+        func run() async throws {
+            let keys = try await site.withService { try await $0.adminKeys() }
+            for k in keys { print("\(k.id)\t\(k.name)\t\(k.scopes.map(\.rawValue).joined(separator: ","))") }
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete a key by id; it is refused from then on.")
+        @OptionGroup var site: TrustCommand.SiteOptions
+        @Option(help: ArgumentHelp("The key's id (the part after lbk.).", valueName: "id"))
+        var id: String
+        func run() async throws {
+            let id = self.id
+            guard try await site.withService({ try await $0.deleteAdminKey(id: id) }) else {
+                throw UserError(message: "no admin key \(id.prefix(64))", code: ExitCodes.negative)
+            }
+            print("deleted: \(id)")
         }
     }
 }
