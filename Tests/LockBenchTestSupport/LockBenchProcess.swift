@@ -117,11 +117,11 @@ public enum LockBenchProcess {
 }
 
 /// Reads a pipe to its end on a thread of its own.
-final class PipeDrain: Sendable {
+public final class PipeDrain: Sendable {
     private let data = Mutex(Data())
     private let done = DispatchSemaphore(value: 0)
 
-    init(_ pipe: Pipe) {
+    public init(_ pipe: Pipe) {
         let handle = pipe.fileHandleForReading
         Thread { [self] in
             let all = handle.readDataToEndOfFile()
@@ -131,11 +131,25 @@ final class PipeDrain: Sendable {
     }
 
     /// True once the pipe has ended; false when `deadline` passed first.
-    func wait(until deadline: Date) -> Bool {
+    public func wait(until deadline: Date) -> Bool {
         if done.wait(timeout: .now() + min(deadline.timeIntervalSinceNow, 86_400)) == .timedOut { return false }
         done.signal()   // later waits return at once
         return true
     }
 
-    var text: String { String(decoding: data.withLock { $0 }, as: UTF8.self) }
+    public var text: String { String(decoding: data.withLock { $0 }, as: UTF8.self) }
+}
+
+extension Process {
+    /// Waits until the process ends, or kills it once `timeout` passes (a hung child fails its
+    /// test instead of stalling the suite); true when it ended by itself.
+    @discardableResult
+    public func waitUntilExit(timeout: TimeInterval) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while isRunning && Date() < deadline { usleep(20_000) }
+        let ended = !isRunning
+        if !ended { kill(processIdentifier, SIGKILL) }
+        waitUntilExit()
+        return ended
+    }
 }
