@@ -136,7 +136,7 @@ let package = Package(
             "LockRuntime", "Certification", "AccessProtocol", "OfflineUnlock", "Codecs", "ReaderSeam", "PCSC", "VirtualPN532", "LockBenchTestDoubles", crypto, argumentParser,
             "ByteCore", "Lock", "NFC", "BLE",
             "TrustModel", "TrustCore", "TrustSQLite", "TrustPostgres", "TrustHTTP", "TrustPhone", "Scenario", "Push", asyncHTTPClient, nioCore, // Trust
-        ]),
+        ], swiftSettings: swift6),
 
         // What the tests share: paths, the lockbench process runner, the fuzz runner and the
         // virtual-controller launcher (XCTest), and, re-exported, the test doubles and fixtures
