@@ -35,7 +35,7 @@ struct PushCommand: AsyncParsableCommand {
         write then needs Authorization: bearer TOKEN, an ES256 token ({"alg":"ES256","kid":K}.{"iss":…,"iat":…}) \
         signed with the private half and at most an hour old, verified on every request (403 \
         MissingProviderToken, InvalidProviderToken or ExpiredProviderToken; FCM 401 UNAUTHENTICATED). \
-        `trust serve --push-provider-key KEY.pem` signs them. The inboxes' waiting data is bounded, \
+        A trust service given the private half signs them. The inboxes' waiting data is bounded, \
         256 KiB per phone and 64 MiB in all: a push past either is refused (APNs 429 TooManyRequests, \
         FCM 429 QUOTA_EXCEEDED) until the phone collects.
         """,

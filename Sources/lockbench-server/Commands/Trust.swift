@@ -176,7 +176,7 @@ struct TrustCommand: AsyncParsableCommand {
             valueName: "url"))
         var pushRelay: String?
         @Option(name: .customLong("push-provider-key"), help: ArgumentHelp(
-            "Sign every push to --push-relay with a provider token made with this P-256 private key (owner-only PEM; the relay's `push serve --provider-key` holds its public half).",
+            "Sign every push to --push-relay with a provider token made with this P-256 private key (owner-only PEM; the relay, `push serve`, is given its public half).",
             valueName: "file"))
         var pushProviderKey: String?
         @Option(name: .customLong("metrics-token"), help: ArgumentHelp(
