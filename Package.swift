@@ -104,7 +104,7 @@ let package = Package(
         .target(name: "TrustBackends", dependencies: ["TrustModel", "TrustCore", "TrustSQLite", "TrustPostgres"], swiftSettings: swift6),
         // A Hummingbird router served in the background: the trust API and the push relay.
         .target(name: "HTTPServing", dependencies: [hummingbird, hummingbirdCore, hummingbirdTLS, nioSSL, serviceLifecycle, logging, nioCore], swiftSettings: swift6),
-        .target(name: "TrustHTTP", dependencies: ["TrustModel", "TrustCore", "HTTPServing", "ByteCore", hummingbird, logging, metrics, prometheus, nioCore], swiftSettings: swift6),
+        .target(name: "TrustHTTP", dependencies: ["TrustModel", "TrustCore", "HTTPServing", "ByteCore", hummingbird, logging, metrics, prometheus, nioCore, asyncHTTPClient, crypto], swiftSettings: swift6),
         // The push relay (APNs- and FCM-shaped) and mobile wake-up subscriptions: no storage
         // backend, no token signing.
         .target(name: "Push", dependencies: ["ByteCore", "Codecs", "TrustModel", "HTTPServing", crypto, hummingbird, nioCore, logging, metrics, asyncHTTPClient], swiftSettings: swift6),

@@ -420,8 +420,10 @@ public final class TrustService: Sendable {
 
     /// An administrative change, announced on the change feed as part of its own transaction (so
     /// the instances that hold the affected phones' push subscriptions push once it commits).
+    /// Webhook subscribers get it as events, written in the same transaction.
     static func announced(_ change: TrustChange, _ tx: any TrustTransaction) async throws -> TrustChange {
         try await tx.announce(change)
+        try await recordWebhookEvents(change, at: Date(), tx: tx)
         return change
     }
 

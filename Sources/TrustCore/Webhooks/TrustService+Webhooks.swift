@@ -1,0 +1,122 @@
+import Codecs
+import Foundation
+import TrustModel
+
+/// Webhooks (issue 22 §3, Seam's shape): a subscriber URL receives every administrative change as
+/// signed events, in order, at least once. An event is written in the same transaction as the
+/// change it reports (`announced`), so none is lost to a crash or a restart; each subscriber has a
+/// durable cursor (the last event it acknowledged with a 2xx), and `WebhookDispatcher` delivers from
+/// there. Everything is settings rows: both backends, no schema change.
+extension TrustService {
+    public struct Webhook: Codable, Sendable, Equatable {
+        public var id: String
+        public var url: String
+        /// The HMAC-SHA256 key of `LockBench-Signature` (shown once at creation, kept to sign).
+        public var secret: String
+    }
+
+    /// One event as the subscriber receives it.
+    public struct WebhookEvent: Codable, Sendable, Equatable {
+        public var id: String
+        public var seq: Int64
+        /// The change: grant-issued, grant-modified, grant-revoked, lock-grants-revoked, credential-changed.
+        public var type: String
+        public var device: String
+        public var at: String
+    }
+
+    static let webhookPrefix = "webhook."
+    static let webhookEventPrefix = "webhook-event."
+    static let webhookCursorPrefix = "webhook-cursor."
+    static let webhookSequence = "webhook-sequence"
+    /// Events kept for a subscriber that does not acknowledge; beyond this the oldest go.
+    public static let maxStoredWebhookEvents = 10_000
+
+    static func eventKey(_ seq: Int64) -> String {
+        let digits = String(seq)
+        return webhookEventPrefix + String(repeating: "0", count: max(0, 16 - digits.count)) + digits
+    }
+
+    /// Registers a subscriber; answers it with its signing secret.
+    public func addWebhook(url: String) async throws -> Webhook {
+        guard url.utf8.count <= 2048, let u = URL(string: url), ["http", "https"].contains(u.scheme ?? ""), u.host != nil else {
+            throw TrustError(.invalidRequest, "a webhook URL is http(s)://HOST[:PORT]/PATH, at most 2048 bytes")
+        }
+        let hook = Webhook(id: "wh_" + Base64URL.random(9), url: url, secret: "whsec_" + Base64URL.random(32))
+        let text = String(decoding: try JSONEncoder().encode(hook), as: UTF8.self)
+        try await storage.write { tx in
+            // A new subscriber starts at the next event, not the history.
+            let current = Int64(try await tx.setting(Self.webhookSequence) ?? "0") ?? 0
+            try await tx.setSetting(Self.webhookPrefix + hook.id, text)
+            try await tx.setSetting(Self.webhookCursorPrefix + hook.id, String(current))
+        }
+        return hook
+    }
+
+    public func webhooks() async throws -> [Webhook] {
+        try await storage.read { tx in try await Self.webhooks(tx) }
+    }
+
+    static func webhooks(_ tx: any TrustTransaction) async throws -> [Webhook] {
+        try await tx.settings(prefix: webhookPrefix, limit: 1000).compactMap { try? JSONDecoder().decode(Webhook.self, from: Data($0.value.utf8)) }
+    }
+
+    @discardableResult
+    public func deleteWebhook(id: String) async throws -> Bool {
+        try await storage.write { tx in
+            guard id.utf8.count <= 64, try await tx.setting(Self.webhookPrefix + id) != nil else { return false }
+            try await tx.deleteSetting(Self.webhookPrefix + id)
+            try await tx.deleteSetting(Self.webhookCursorPrefix + id)
+            // The last subscriber gone: nobody will read the stored events.
+            if try await Self.webhooks(tx).isEmpty {
+                for row in try await tx.settings(prefix: Self.webhookEventPrefix, limit: Self.maxStoredWebhookEvents + 64) { try await tx.deleteSetting(row.name) }
+            }
+            return true
+        }
+    }
+
+    /// Writes the events of `change` (one per affected device), when anyone subscribes.
+    static func recordWebhookEvents(_ change: TrustChange, at now: Date, tx: any TrustTransaction) async throws {
+        guard !change.affected.isEmpty, try await !tx.settings(prefix: webhookPrefix, limit: 1).isEmpty else { return }
+        var seq = Int64(try await tx.setting(webhookSequence) ?? "0") ?? 0
+        for a in change.affected {
+            seq += 1
+            let event = WebhookEvent(id: "evt_\(seq)", seq: seq, type: a.trigger.rawValue, device: a.device, at: RFC3339.format(now))
+            try await tx.setSetting(eventKey(seq), String(decoding: try JSONEncoder().encode(event), as: UTF8.self))
+        }
+        try await tx.setSetting(webhookSequence, String(seq))
+        // Bounded: the oldest go past the limit (a subscriber gone for good cannot grow the site).
+        let stored = try await tx.settings(prefix: webhookEventPrefix, limit: maxStoredWebhookEvents + 64)
+        for row in stored.prefix(max(0, stored.count - maxStoredWebhookEvents)) { try await tx.deleteSetting(row.name) }
+    }
+
+    /// The next event `hook` has not acknowledged, if any.
+    public func nextWebhookEvent(for hook: Webhook) async throws -> WebhookEvent? {
+        try await storage.read { tx in
+            let cursor = Int64(try await tx.setting(Self.webhookCursorPrefix + hook.id) ?? "0") ?? 0
+            for row in try await tx.settings(prefix: Self.webhookEventPrefix, limit: 256) {
+                guard let e = try? JSONDecoder().decode(WebhookEvent.self, from: Data(row.value.utf8)) else { continue }
+                if e.seq > cursor { return e }
+            }
+            return nil
+        }
+    }
+
+    /// `hook` acknowledged `event`: its cursor moves past it, and events every subscriber has
+    /// acknowledged are deleted.
+    public func acknowledgeWebhookEvent(_ event: WebhookEvent, for hook: Webhook) async throws {
+        try await storage.write { tx in
+            let cursor = Int64(try await tx.setting(Self.webhookCursorPrefix + hook.id) ?? "0") ?? 0
+            guard event.seq > cursor, try await tx.setting(Self.webhookPrefix + hook.id) != nil else { return }
+            try await tx.setSetting(Self.webhookCursorPrefix + hook.id, String(event.seq))
+            var lowest = event.seq
+            for h in try await Self.webhooks(tx) {
+                lowest = min(lowest, Int64(try await tx.setting(Self.webhookCursorPrefix + h.id) ?? "0") ?? 0)
+            }
+            for row in try await tx.settings(prefix: Self.webhookEventPrefix, limit: 256) {
+                guard let seq = Int64(row.name.dropFirst(Self.webhookEventPrefix.count)), seq <= lowest else { break }
+                try await tx.deleteSetting(row.name)
+            }
+        }
+    }
+}

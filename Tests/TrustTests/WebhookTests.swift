@@ -1,0 +1,103 @@
+import Crypto
+import Foundation
+import Hummingbird
+import HTTPServing
+import Logging
+import NIOCore
+import Synchronization
+@testable import TrustModel
+@testable import TrustCore
+@testable import TrustHTTP
+import XCTest
+
+/// Webhooks (issue 22 §3): a test subscriber receives the administrative changes as events signed
+/// with its secret, in order, without a gap, through refusals (retried with back-off) and across
+/// a restart of the dispatcher (changes made while none ran are delivered by the next).
+final class WebhookTests: XCTestCase {
+    final class Subscriber: Sendable {
+        struct Call: Sendable { var body: [UInt8]; var signature: String; var id: String; var at: Date; var accepted: Bool }
+        let calls = Mutex<[Call]>([])
+        /// How many requests are refused (500) before the subscriber accepts.
+        let refuseFirst: Int
+        init(refuseFirst: Int) { self.refuseFirst = refuseFirst }
+        var accepted: [Call] { calls.withLock { $0.filter(\.accepted) } }
+        var all: [Call] { calls.withLock { $0 } }
+    }
+
+    /// The subscriber's check: the signature over `t.BODY` with the secret, made within 5 minutes.
+    static func verify(_ call: Subscriber.Call, secret: String) -> Bool {
+        let parts = Dictionary(uniqueKeysWithValues: call.signature.split(separator: ",").compactMap { p -> (String, String)? in
+            let kv = p.split(separator: "=", maxSplits: 1); return kv.count == 2 ? (String(kv[0]), String(kv[1])) : nil
+        })
+        guard let t = parts["t"].flatMap({ Int64($0) }), let v1 = parts["v1"], abs(Date().timeIntervalSince1970 - Double(t)) < 300 else { return false }
+        return WebhookDispatcher.signature(secret: secret, time: t, body: call.body) == "t=\(t),v1=\(v1)"
+    }
+
+    func testSignedOrderedRetriedAndDeliveredAcrossARestart() async throws {
+        let f = try await TrustFixture.make(); defer { Task { await f.close() } }
+        let subscriber = Subscriber(refuseFirst: 2)
+        let router = Router(context: BasicRequestContext.self)
+        router.post("/hook") { request, _ -> Response in
+            let body = try await request.body.collect(upTo: 1 << 16)
+            let refuse = subscriber.calls.withLock { $0.count < subscriber.refuseFirst }
+            subscriber.calls.withLock {
+                $0.append(.init(body: Array(body.readableBytesView), signature: request.headers[.init("LockBench-Signature")!] ?? "",
+                                id: request.headers[.init("LockBench-Event-Id")!] ?? "", at: Date(), accepted: !refuse))
+            }
+            return Response(status: refuse ? .internalServerError : .noContent)
+        }
+        guard let server = try await BackgroundHTTPServer.start(router: router, host: "127.0.0.1", port: 0, serverName: "subscriber",
+                                                                logger: Logger(label: "subscriber")) else { return XCTFail("no subscriber") }
+        defer { Task { await server.stop() } }
+
+        _ = try await f.service.addDevice(id: "p1", user: "alice", credentialKey: Array(P256.Signing.PrivateKey().publicKey.x963Representation))
+        _ = try await f.service.addDevice(id: "p2", user: "alice", credentialKey: Array(P256.Signing.PrivateKey().publicKey.x963Representation))
+        _ = try await f.service.addGrant(id: "g0", user: "alice", readers: [f.group])   // before any subscriber: no event
+        let hook = try await f.service.addWebhook(url: server.baseURL + "/hook")
+        _ = try await f.service.addGrant(id: "g1", user: "alice", readers: [f.group])
+
+        func deliver(until n: Int, _ dispatcher: WebhookDispatcher) async throws {
+            let deadline = Date().addingTimeInterval(20)
+            while subscriber.accepted.count < n {
+                guard Date() < deadline else { return XCTFail("\(subscriber.accepted.count) of \(n) events delivered in 20 s") }
+                await dispatcher.deliverDue()
+                try await Task.sleep(nanoseconds: 20_000_000)
+            }
+        }
+        let first = WebhookDispatcher(service: f.service, backoff: 0.2, maxBackoff: 1)
+        try await deliver(until: 2, first)
+        let tries = subscriber.all
+        XCTAssertEqual(tries.count, 4, "two refusals, then the two events")
+        XCTAssertGreaterThanOrEqual(tries[1].at.timeIntervalSince(tries[0].at), 0.2, "back-off after the first refusal")
+        XCTAssertGreaterThanOrEqual(tries[2].at.timeIntervalSince(tries[1].at), 0.4, "doubled after the second")
+        XCTAssertEqual(tries[0].id, tries[2].id, "a refused event is sent again before any later one")
+
+        // No dispatcher runs while these happen; the next one delivers them.
+        _ = try await f.service.revokeGrant(id: "g1", reason: "left")
+        _ = try await f.service.setCredential(device: "p1", to: .suspended)
+        let second = WebhookDispatcher(service: f.service, backoff: 0.2, maxBackoff: 1)
+        try await deliver(until: 5, second)
+        let deadline = Date().addingTimeInterval(20)
+        while try await f.service.nextWebhookEvent(for: hook) != nil, Date() < deadline {
+            await second.deliverDue(); try await Task.sleep(nanoseconds: 20_000_000)
+        }
+
+        let events = try subscriber.accepted.map { try JSONDecoder().decode(TrustService.WebhookEvent.self, from: Data($0.body)) }
+        XCTAssertEqual(events.map(\.seq), Array(1...Int64(events.count)), "in order, no gap, none twice")
+        XCTAssertEqual(Array(events.map(\.type).prefix(5)), ["grant-issued", "grant-issued", "grant-revoked", "grant-revoked", "credential-changed"])
+        XCTAssertEqual(events.filter { $0.type == "credential-changed" }.map(\.device), ["p1"])
+        XCTAssertEqual(Set(events.prefix(2).map(\.device)), ["p1", "p2"])
+        for call in subscriber.all { XCTAssertTrue(Self.verify(call, secret: hook.secret), call.signature) }
+        var forged = subscriber.accepted[0]
+        forged.body[forged.body.count - 2] ^= 1
+        XCTAssertFalse(Self.verify(forged, secret: hook.secret), "a changed body fails the check")
+        XCTAssertFalse(Self.verify(subscriber.accepted[0], secret: "whsec_other"), "another secret fails the check")
+        let left = try await f.storage.read { tx in try await tx.settings(prefix: "webhook-event.", limit: 100) }
+        XCTAssertTrue(left.isEmpty, "acknowledged events are deleted: \(left.map(\.name))")
+        let removed = try await f.service.deleteWebhook(id: hook.id)
+        XCTAssertTrue(removed)
+        _ = try await f.service.addGrant(id: "g2", user: "alice", readers: [f.group])
+        let none = try await f.storage.read { tx in try await tx.settings(prefix: "webhook-event.", limit: 100) }
+        XCTAssertTrue(none.isEmpty, "no subscriber, no events stored")
+    }
+}
