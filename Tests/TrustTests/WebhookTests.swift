@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Hummingbird
 import HTTPServing
+import LockBenchTestSupport
 import Logging
 import NIOCore
 import Synchronization
@@ -99,5 +100,57 @@ final class WebhookTests: XCTestCase {
         _ = try await f.service.addGrant(id: "g2", user: "alice", readers: [f.group])
         let none = try await f.storage.read { tx in try await tx.settings(prefix: "webhook-event.", limit: 100) }
         XCTAssertTrue(none.isEmpty, "no subscriber, no events stored")
+    }
+
+    /// As a user runs it: `trust webhook add`, `trust serve` delivering changes the command line
+    /// makes, stopped, a change made while it is down, and started again: the subscriber gets every
+    /// event, in order, each signed with the secret `webhook add` printed.
+    func testTrustServeDeliversAcrossItsRestart() async throws {
+        let subscriber = Subscriber(refuseFirst: 0)
+        let router = Router(context: BasicRequestContext.self)
+        router.post("/hook") { request, _ -> Response in
+            let body = try await request.body.collect(upTo: 1 << 16)
+            subscriber.calls.withLock {
+                $0.append(.init(body: Array(body.readableBytesView), signature: request.headers[.init("LockBench-Signature")!] ?? "",
+                                id: request.headers[.init("LockBench-Event-Id")!] ?? "", at: Date(), accepted: true))
+            }
+            return Response(status: .ok)
+        }
+        guard let server = try await BackgroundHTTPServer.start(router: router, host: "127.0.0.1", port: 0, serverName: "subscriber",
+                                                                logger: Logger(label: "subscriber")) else { return XCTFail("no subscriber") }
+        defer { Task { await server.stop() } }
+        let dir = try LockBenchProcess.temporaryDirectory(self)
+        let made = try LockBenchProcess.runEach([
+            "trust init site", "key reader site/front-door", "key credential site/alice-phone",
+            "trust device add --site site --device alice-phone --user alice --credential-key site/alice-phone.pub.pem",
+            "trust webhook add --site site --url \(server.baseURL)/hook",
+        ], in: dir).joined(separator: "\n")
+        let secret = try XCTUnwrap(made.range(of: #"whsec_[A-Za-z0-9_-]+"#, options: .regularExpression).map { String(made[$0]) }, made)
+        func serve() throws -> InteractiveProcess {
+            let p = try InteractiveProcess(["trust", "serve", "--site", "site", "--port", "0"], currentDirectory: dir)
+            addTeardownBlock { p.terminate() }
+            _ = try p.waitForLine(containing: "listening on", timeout: 60)
+            return p
+        }
+        func waitFor(_ n: Int) async throws {
+            let deadline = Date().addingTimeInterval(30)
+            while subscriber.accepted.count < n {
+                guard Date() < deadline else { return XCTFail("\(subscriber.accepted.count) of \(n) events in 30 s") }
+                try await Task.sleep(nanoseconds: 50_000_000)
+            }
+        }
+        let first = try serve()
+        _ = try LockBenchProcess.runEach(["trust grant add --site site --grant g1 --user alice --reader-identity site/front-door.reader.json --whole-group"], in: dir)
+        try await waitFor(1)
+        first.terminate()
+        _ = try LockBenchProcess.runEach(["trust grant revoke --site site --grant g1 --reason left"], in: dir)
+        try await Task.sleep(nanoseconds: 500_000_000)
+        XCTAssertEqual(subscriber.accepted.count, 1, "nothing is delivered while no server runs")
+        _ = try serve()
+        try await waitFor(2)
+        let events = try subscriber.accepted.map { try JSONDecoder().decode(TrustService.WebhookEvent.self, from: Data($0.body)) }
+        XCTAssertEqual(events.map(\.type), ["grant-issued", "grant-revoked"])
+        XCTAssertEqual(events.map(\.seq), [1, 2])
+        for call in subscriber.accepted { XCTAssertTrue(Self.verify(call, secret: secret), call.signature) }
     }
 }

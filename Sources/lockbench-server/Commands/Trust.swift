@@ -43,7 +43,7 @@ struct TrustCommand: AsyncParsableCommand {
               company"
           lockbench trust credential suspend --site site --device alice-phone
         """,
-        subcommands: [Init.self, Serve.self, DeviceCommand.self, GrantCommand.self, CredentialStateCommand.self, AdminKeyCommand.self])
+        subcommands: [Init.self, Serve.self, DeviceCommand.self, GrantCommand.self, CredentialStateCommand.self, AdminKeyCommand.self, WebhookCommand.self])
 
     struct SiteOptions: ParsableArguments {
         @Option(help: ArgumentHelp("The site directory (from `trust init`).", valueName: "dir"))
@@ -219,6 +219,8 @@ struct TrustCommand: AsyncParsableCommand {
                                                                  storage: service.storage) }
                 // Phones registered before a restart are pushed to again at once, not only after their next login.
                 if let notifier { try await notifier.restore() }
+                // Webhook subscribers (`trust webhook add`): events from the stored cursor on.
+                let webhooks = WebhookDispatcher(service: service, logger: serveLogger("lockbench.trust.webhooks")).start()
                 let following = notifier.flatMap { n in (service.storage as? TrustChangeFeed).map { n.follow($0) } }
                 let server = try await TrustServer.start(
                     service: service, host: host, port: port, registry: serveMetrics ? registry : nil, metricsToken: metricsToken,
@@ -227,6 +229,7 @@ struct TrustCommand: AsyncParsableCommand {
                     tls: tlsFiles, logger: serveLogger("lockbench.trust"))
                 try await serveUntilSignal("trust service", host: host, port: server.port, secure: tlsFiles != nil) {
                     following?.cancel()
+                    webhooks.cancel()
                     await server.stop()
                     try await service.storage.close()
                 }
@@ -286,6 +289,54 @@ struct AdminKeyCommand: AsyncParsableCommand {
             let id = self.id
             guard try await site.withService({ try await $0.deleteAdminKey(id: id) }) else {
                 throw UserError(message: "no admin key \(id.prefix(64))", code: ExitCodes.negative)
+            }
+            print("deleted: \(id)")
+        }
+    }
+}
+
+/// `trust webhook`: subscribers that receive every administrative change as signed events.
+struct WebhookCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "webhook", abstract: "Add, list and delete webhook subscribers (signed events, in order, retried).",
+        discussion: """
+        `trust serve` POSTs each administrative change (grant-issued, grant-modified, grant-revoked, \
+        lock-grants-revoked, credential-changed; one event per affected device) to every subscriber as \
+        JSON, one at a time and in order, with LockBench-Event-Id and LockBench-Signature: t=UNIX,v1=HEX \
+        (HMAC-SHA256 with the subscriber's secret over "t.BODY"). A refusal or no answer is retried \
+        with exponential back-off; events are stored with the change, so a restart loses none.
+        """,
+        subcommands: [Add.self, List.self, Delete.self])
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add a subscriber; prints its id and signing secret.")
+        @OptionGroup var site: TrustCommand.SiteOptions
+        @Option(help: ArgumentHelp("Where events are POSTed (http or https).", valueName: "url"))
+        var url: String
+        func run() async throws {
+            let url = self.url
+            let hook = try await site.withService { try await $0.addWebhook(url: url) }
+            print(site.json ? KeyFiles.json(["id": hook.id, "url": hook.url, "secret": hook.secret]) : "webhook \(hook.id) secret \(hook.secret)")
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List subscribers: id and URL.")
+        @OptionGroup var site: TrustCommand.SiteOptions
+        func run() async throws {
+            for h in try await site.withService({ try await $0.webhooks() }) { print("\(h.id)\t\(h.url)") }
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete a subscriber by id.")
+        @OptionGroup var site: TrustCommand.SiteOptions
+        @Option(help: ArgumentHelp("The subscriber's id (wh_…).", valueName: "id"))
+        var id: String
+        func run() async throws {
+            let id = self.id
+            guard try await site.withService({ try await $0.deleteWebhook(id: id) }) else {
+                throw UserError(message: "no webhook \(id.prefix(64))", code: ExitCodes.negative)
             }
             print("deleted: \(id)")
         }
