@@ -34,8 +34,11 @@ final class WebhookTests: XCTestCase {
         return WebhookDispatcher.signature(secret: secret, time: t, body: call.body) == "t=\(t),v1=\(v1)"
     }
 
-    func testSignedOrderedRetriedAndDeliveredAcrossARestart() async throws {
-        let f = try await TrustFixture.make(); defer { Task { await f.close() } }
+    func testSignedOrderedRetriedAndDeliveredAcrossARestart() async throws { try await signedOrdered(.sqlite) }
+    func testSignedOrderedRetriedAndDeliveredAcrossARestartOnPostgreSQL() async throws { try await signedOrdered(.postgres) }
+
+    func signedOrdered(_ backend: TrustBackend) async throws {
+        let f = try await TrustFixture.make(backend: backend); defer { Task { await f.close() } }
         let subscriber = Subscriber(refuseFirst: 2)
         let router = Router(context: BasicRequestContext.self)
         router.post("/hook") { request, _ -> Response in
