@@ -95,7 +95,7 @@ struct TrustCommand: AsyncParsableCommand {
         do { return try await body() } catch let e as TrustError {
             throw UserError(message: e.message, code: e.code == .notFound || e.code == .conflict || e.code == .final ? ExitCodes.negative : ExitCodes.usage)
         } catch let e as UserError { throw e } catch let e as HTTPServingError {
-            throw UserError(message: e.description, code: ExitCodes.usage)
+            throw UserError(message: e.description, code: e.environment ? ExitCodes.environment : ExitCodes.usage)
         } catch let e as TrustStorageError {
             throw UserError(message: "the database: \(e.description)", code: ExitCodes.environment)
         } catch {
