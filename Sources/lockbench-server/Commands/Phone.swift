@@ -86,6 +86,8 @@ struct PhoneCommand: AsyncParsableCommand {
         var wakeupApp: String?
         @Flag(help: "Print events as JSON lines.")
         var json = false
+        @Flag(name: .customLong("no-console"), help: "Do not read commands from stdin: run until SIGINT or SIGTERM (stdin is not read either when it is a terminal this process does not own, a background job).")
+        var noConsole = false
 
         func validate() throws {
             guard ["socket", "pn532", "ble"].contains(transport) else { throw ValidationError("--transport is socket, pn532 or ble") }
@@ -248,7 +250,8 @@ struct PhoneCommand: AsyncParsableCommand {
             }
             defer { scheduler.cancel() }
 
-            for await line in standardInputLines() {
+            let reading = Console.start(noConsole: noConsole, command: "phone run", alternatives: "it runs until SIGINT or SIGTERM")
+            for await line in Console.lines(reading: reading) {
                 let words = line.split(separator: " ").map(String.init)
                 guard let verb = words.first else { continue }
                 if await approvalConsole.handle(words) { continue }
