@@ -7,6 +7,8 @@ public enum LockBenchProcess {
         public var status: Int32
         public var stdout: String
         public var stderr: String
+        /// The process outlived its `timeout` and was killed (SIGKILL).
+        public var timedOut = false
     }
 
     /// The repository root (the folder holding Package.swift).
@@ -59,8 +61,11 @@ public enum LockBenchProcess {
         return (p, port, text)
     }
 
+    /// A process still running after `timeout` seconds is killed and the result says so
+    /// (`timedOut`), so a command that hangs fails its test instead of hanging the suite.
     public static func run(_ arguments: [String], executable: URL = binary, stdin: String? = nil,
-                           environment: [String: String] = [:], currentDirectory: URL? = nil) throws -> Result {
+                           environment: [String: String] = [:], currentDirectory: URL? = nil,
+                           timeout: TimeInterval = 600) throws -> Result {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -72,6 +77,11 @@ public enum LockBenchProcess {
         let input = Pipe()
         process.standardInput = input
         try process.run()
+        let deadline = Date().addingTimeInterval(timeout)
+        let pid = process.processIdentifier
+        let killer = DispatchWorkItem { if process.isRunning { kill(pid, SIGKILL) } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: killer)
+        defer { killer.cancel() }
         if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
         try input.fileHandleForWriting.close()
         // Read both pipes before waiting so a large output cannot deadlock the child.
@@ -84,7 +94,8 @@ public enum LockBenchProcess {
         process.waitUntilExit()
         return Result(status: process.terminationStatus,
                       stdout: String(decoding: outData, as: UTF8.self),
-                      stderr: String(decoding: errData, as: UTF8.self))
+                      stderr: String(decoding: errData, as: UTF8.self),
+                      timedOut: process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL && Date() >= deadline)
     }
 
     /// A fresh temporary directory, removed when the test ends.
