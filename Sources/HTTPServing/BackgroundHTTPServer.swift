@@ -53,7 +53,8 @@ public struct BackgroundHTTPServer: Sendable {
         for await p in stream { bound = p }
         guard let bound, bound > 0 else {
             task.cancel()
-            let failure: (any Error)? = await { do { try await task.value; return nil } catch { return error } }()
+            var failure: (any Error)?
+            do { try await task.value } catch { failure = error }
             if failure.map({ "\($0)".contains("in use") || "\($0)".contains("EADDRINUSE") }) ?? true {
                 throw HTTPServingError(PortHolder.inUse(host: host, port: port), environment: true)
             }

@@ -152,6 +152,7 @@ final class NewcomerEndToEndTests: XCTestCase {
         Thread.sleep(forTimeInterval: 2)
         XCTAssertTrue(piped.process.isRunning, "it waits")
         XCTAssertEqual(piped.allLines.filter { $0.contains("waiting") }.count, 1, piped.allLines.joined(separator: "\n"))
+        piped.terminate()   // the state directory is the lock's while it runs
         // On a terminal: every retry shown.
         let terminal = try TerminalSession(([LockBenchProcess.binary.path] + args).joined(separator: " "), currentDirectory: dir)
         defer { terminal.terminate() }
@@ -194,13 +195,15 @@ final class NewcomerEndToEndTests: XCTestCase {
         let bin = LockBenchProcess.binary.deletingLastPathComponent().path
         let shell = try TerminalSession("bash --norc --noprofile -i", currentDirectory: dir,
                                         environment: ["PATH": bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
-                                                      "PS1": "[rc=$?]$ ", "TERM": "dumb"])
+                                                      "TERM": "dumb"])
         defer {
             shell.type("kill %1 %2 2>/dev/null; exit")
             _ = shell.waitForExit(timeout: 10)
             shell.terminate()
         }
-        var position = try shell.waitFor("$ ", timeout: 30)
+        // A prompt that shows the last exit status, to check each foreground command by.
+        shell.type("PS1='[rc=$?]$ '")
+        var position = try shell.waitFor("[rc=0]$ ", timeout: 30)
         var code = ""
         for raw in lines {
             var line = raw.replacingOccurrences(of: "8480", with: httpPort).replacingOccurrences(of: "5000", with: phonePort)
@@ -219,8 +222,8 @@ final class NewcomerEndToEndTests: XCTestCase {
             }
             if line.contains("trust device add") {
                 let shown = shell.shown
-                let codeLine = try XCTUnwrap(shown.components(separatedBy: "\n").last { $0.hasPrefix("login code: ") })
-                code = codeLine.dropFirst("login code: ".count).trimmingCharacters(in: .whitespacesAndNewlines)
+                let marker = try XCTUnwrap(shown.range(of: "login code: ", options: .backwards), "trust device add prints a login code: \(shown.suffix(1500))")
+                code = String(shown[marker.upperBound...].prefix { !$0.isWhitespace })
             }
         }
         let shown = shell.shown
@@ -271,5 +274,69 @@ final class NewcomerEndToEndTests: XCTestCase {
         XCTAssertTrue(summary.contains("interrupted") && summary.contains("granted"), "the summary so far: \(summary)")
         XCTAssertTrue(summary.contains("consistent"), "every tap made is in the audit logs: \(summary)")
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: tmp.path), [], "its temporary directory is removed")
+    }
+    // MARK: lock run's clocks
+
+    static func waitForExit(_ p: InteractiveProcess, timeout: TimeInterval = 30) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while p.process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        return !p.process.isRunning
+    }
+
+    /// Decisions are stamped on the lock's clock and radio events on the wall clock, each line
+    /// saying which; a clock advance kept in the state is announced by the next run.
+    func testLockRunLabelsItsClocksAndSaysWhenTheLockIsNotOnWallTime() throws {
+        let dir = try lockSite()
+        let args = ["lock", "run", "--config", "site/front-door.lock.json", "--nfc", "virtual"]
+        let first = try InteractiveProcess(args, currentDirectory: dir)
+        defer { first.terminate() }
+        _ = try first.waitForLine(containing: "ECP polling on", timeout: 60)
+        first.send("tap site/alice-phone.key.pem site/alice.access.cbor")
+        let granted = try first.waitForLine(containing: "GRANTED", timeout: 60)
+        XCTAssertTrue(granted.contains("(lock clock)"), granted)
+        let arrived = try XCTUnwrap(first.allLines.first { $0.contains("card arrived") })
+        XCTAssertTrue(arrived.contains("(wall clock)"), arrived)
+        for line in first.allLines where line.hasPrefix("20") {
+            XCTAssertTrue(line.contains("(lock clock)") != line.contains("(wall clock)"), "one clock per line: \(line)")
+        }
+        XCTAssertFalse(first.allLines.contains { $0.contains("the lock's clock") }, "on wall time: nothing to say")
+        first.send("clock advance 9h")
+        _ = try first.waitForLine(containing: "clock 20", timeout: 30)
+        first.send("quit")
+        XCTAssertTrue(Self.waitForExit(first), "quit stops the lock")
+
+        let second = try InteractiveProcess(args, currentDirectory: dir)
+        defer { second.terminate() }
+        let note = try second.waitForLine(containing: "the lock's clock runs", timeout: 60)
+        XCTAssertTrue(note.contains("9h ahead of the wall clock") && note.contains("earlier run"), note)
+        second.send("quit")
+        XCTAssertTrue(Self.waitForExit(second))
+    }
+
+    // MARK: small ones
+
+    func testSmallMistakesGetPlainWordsAndTheTableExitCode() throws {
+        let dir = try lockSite()
+        let issue = ["doc", "issue", "--credential", "site/alice-phone.pub.pem", "--reader-identity", "site/front-door.reader.json",
+                     "--id", "bob", "--out", "site/bob.access.cbor"]
+        // A public key where the private one belongs: said so, not "chmod 600".
+        let publicKey = try LockBenchProcess.run(issue + ["--issuer-key", "site/issuer.pub.pem", "--valid-for", "8h"], currentDirectory: dir, timeout: 60)
+        XCTAssertEqual(publicKey.status, 2, publicKey.stderr)
+        XCTAssertTrue(publicKey.stderr.contains("is a public key") && publicKey.stderr.contains("site/issuer.key.pem"), publicKey.stderr)
+        XCTAssertFalse(publicKey.stderr.contains("chmod"), publicKey.stderr)
+        // A duration without its unit.
+        let bare = try LockBenchProcess.run(issue + ["--issuer-key", "site/issuer.key.pem", "--valid-for", "8"], currentDirectory: dir, timeout: 60)
+        XCTAssertEqual(bare.status, 2, bare.stderr)
+        XCTAssertTrue(bare.stderr.contains("no unit") && bare.stderr.contains("s, m, h, d, w"), bare.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.appendingPathComponent("site/bob.access.cbor").path))
+        // A mistyped configuration path and a missing key: the same code, 2 (bad input).
+        let config = try LockBenchProcess.run(["lock", "run", "--config", "site/front-dor.lock.json", "--nfc", "virtual"], currentDirectory: dir, timeout: 60)
+        let key = try LockBenchProcess.run(issue + ["--issuer-key", "site/isuer.key.pem", "--valid-for", "8h"], currentDirectory: dir, timeout: 60)
+        XCTAssertEqual(config.status, 2, config.stderr)
+        XCTAssertEqual(key.status, 2, key.stderr)
+        XCTAssertTrue(config.stderr.contains("site/front-dor.lock.json") && config.stderr.contains("no such file"), config.stderr)
+        // The table says so (README and --help).
+        let readme = try String(contentsOf: Repository.url("README.md"), encoding: .utf8)
+        XCTAssertTrue(readme.contains("a file or NFC driver that does not exist, a duration without its unit"), "README exit codes")
     }
 }
