@@ -15,6 +15,7 @@ final class JSONOutputEndToEndTests: XCTestCase {
     static let notRunHere: [String: String] = [
         "conformance credential": "needs a phone under test; its --json is parsed in ConformanceEndToEndTests",
         "conformance reader": "needs a reader under test; its --json is parsed in ConformanceEndToEndTests",
+        "trust device approve-code": "needs a phone's pending user code; run in DeviceAuthorizationTests.testPhoneRunReauthorizesWithAUserCodeApprovedFromTheCommandLine",
     ]
 
     /// Command paths (`trust grant add`) whose options include `--json`, from the dump of `executable`.
@@ -115,6 +116,12 @@ final class JSONOutputEndToEndTests: XCTestCase {
             "trust credential deactivate": ["trust", "credential", "deactivate", "--site", "ts", "--device", "p1", "--json"],
             "trust credential delete": ["trust", "credential", "delete", "--site", "ts", "--device", "p1", "--json"],
             "trust grant revoke": ["trust", "grant", "revoke", "--site", "ts", "--grant", "g1", "--reason", "test", "--json"],
+            "trust admin-key create": ["trust", "admin-key", "create", "--site", "ts", "--name", "ops", "--scope", "devices:read", "--json"],
+            "trust admin-key list": ["trust", "admin-key", "list", "--site", "ts", "--json"],
+            "trust admin-key delete": ["trust", "admin-key", "delete", "--site", "ts", "--id", "none", "--json"],
+            "trust webhook add": ["trust", "webhook", "add", "--site", "ts", "--url", "http://127.0.0.1:9/hook", "--json"],
+            "trust webhook list": ["trust", "webhook", "list", "--site", "ts", "--json"],
+            "trust webhook delete": ["trust", "webhook", "delete", "--site", "ts", "--id", "none", "--json"],
             "phone run": ["phone", "run", "--trust", "http://127.0.0.1:9", "--device", "p1", "--key", "site/alice-phone.key.pem",
                           "--trust-reader", "site/front-door.reader.json", "--port", "0", "--json"],
             "scenario run": ["scenario", "run", Repository.url("scenarios/offline-9h.scenario").path, "--json"],

@@ -33,7 +33,7 @@ struct PhoneCommand: AsyncParsableCommand {
             = never, as an app without background fetch), and on the `poll` command. Expired access \
             tokens are refreshed silently; when the login itself ends (30 days, a logout, a revoked \
             login) the phone re-authorizes without an administrator (RFC 8628): it prints "authorize" \
-            with a user code and polls until the user approves it with `lockbench trust device \
+            with a user code (userCode=) and polls until the user approves it with `lockbench trust device \
             approve-code --code CODE` or from another enrolled phone of theirs (`login CODE` with a \
             code from `trust device enroll` works too); with --no-auto-recover it fails with \
             token_expired instead.
@@ -208,7 +208,7 @@ struct PhoneCommand: AsyncParsableCommand {
                 guard authorizing.claim() else { return nil }
                 Task {
                     let outcome = await phone.authorizeWithUserCode { pair in
-                        say("authorize", ["user_code": pair.user_code, "verification_uri": pair.verification_uri, "expires_in": String(pair.expires_in),
+                        say("authorize", ["userCode": pair.user_code, "verificationUri": pair.verification_uri, "expiresIn": String(pair.expires_in),
                                           "hint": "approve with `lockbench trust device approve-code --code \(pair.user_code)` or from another phone of this user; or type: login CODE"])
                     }
                     authorizing.release()

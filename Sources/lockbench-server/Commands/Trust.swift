@@ -284,6 +284,7 @@ struct AdminKeyCommand: AsyncParsableCommand {
         @OptionGroup var site: TrustCommand.SiteOptions
         func run() async throws {
             let keys = try await site.withService { try await $0.adminKeys() }
+            if site.json { print(KeyFiles.json(keys.map { ["id": $0.id, "name": $0.name, "scopes": $0.scopes.map(\.rawValue).joined(separator: ",")] })); return }
             for k in keys { print("\(k.id)\t\(k.name)\t\(k.scopes.map(\.rawValue).joined(separator: ","))") }
         }
     }
@@ -295,10 +296,9 @@ struct AdminKeyCommand: AsyncParsableCommand {
         var id: String
         func run() async throws {
             let id = self.id
-            guard try await site.withService({ try await $0.deleteAdminKey(id: id) }) else {
-                throw UserError(message: "no admin key \(id.prefix(64))", code: ExitCodes.negative)
-            }
-            print("deleted: \(id)")
+            let deleted = try await site.withService { try await $0.deleteAdminKey(id: id) }
+            if site.json { print(KeyFiles.json(Deleted(id: id, deleted: deleted))) } else if deleted { print("deleted: \(id)") }
+            guard deleted else { throw UserError(message: "no admin key \(id.prefix(64))", code: ExitCodes.negative) }
         }
     }
 }
@@ -332,7 +332,9 @@ struct WebhookCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List subscribers: id and URL.")
         @OptionGroup var site: TrustCommand.SiteOptions
         func run() async throws {
-            for h in try await site.withService({ try await $0.webhooks() }) { print("\(h.id)\t\(h.url)") }
+            let hooks = try await site.withService { try await $0.webhooks() }
+            if site.json { print(KeyFiles.json(hooks.map { ["id": $0.id, "url": $0.url] })); return }
+            for h in hooks { print("\(h.id)\t\(h.url)") }
         }
     }
 
@@ -343,13 +345,15 @@ struct WebhookCommand: AsyncParsableCommand {
         var id: String
         func run() async throws {
             let id = self.id
-            guard try await site.withService({ try await $0.deleteWebhook(id: id) }) else {
-                throw UserError(message: "no webhook \(id.prefix(64))", code: ExitCodes.negative)
-            }
-            print("deleted: \(id)")
+            let deleted = try await site.withService { try await $0.deleteWebhook(id: id) }
+            if site.json { print(KeyFiles.json(Deleted(id: id, deleted: deleted))) } else if deleted { print("deleted: \(id)") }
+            guard deleted else { throw UserError(message: "no webhook \(id.prefix(64))", code: ExitCodes.negative) }
         }
     }
 }
+
+/// What `admin-key delete` and `webhook delete` answer with --json.
+struct Deleted: Encodable { var id: String; var deleted: Bool }
 
 /// A clock standing at one time (admin commands with --now, `serve --clock virtual`).
 struct FixedClock: TrustClock {
