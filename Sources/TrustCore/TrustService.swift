@@ -22,6 +22,10 @@ public final class TrustService: Sendable {
     /// Whether this instance has looked for a pre-row approval index (`migrateLegacyIndex`): once
     /// is enough on the write path; the purge timer looks every time.
     let legacyApprovalIndexChecked = Atomic(false)
+    /// Whether the site has webhook subscribers: nil until read (once per process, inside the
+    /// first change's transaction), set again by `WebhookDispatcher` on every pass and forgotten
+    /// when this process adds or deletes one. Keeps the settings read out of every change.
+    let webhookSubscribers = Mutex<Bool?>(nil)
 
     public init(storage: any TrustStorage, issuerKey: P256.Signing.PrivateKey, tokenKey: P256.Signing.PrivateKey,
                 settings: TrustSettings = TrustSettings(), clock: any TrustClock = SystemClock()) async throws {
@@ -105,7 +109,7 @@ public final class TrustService: Sendable {
             try await self.sync(device: d, tx: tx, now: now)
             var affected = [TrustChange.Affected(device: device, trigger: .credentialChanged)]
             affected += try await self.devicesSharingLocks(with: d.user, except: device, tx: tx)
-            return try await Self.announced(TrustChange(affected: affected, revocationSerial: serial), tx)
+            return try await self.announced(TrustChange(affected: affected, revocationSerial: serial), tx)
         }
     }
 
@@ -119,7 +123,7 @@ public final class TrustService: Sendable {
             if try await tx.grant(id) != nil { throw TrustError(.conflict, "grant \(id) exists") }
             try await tx.putGrant(GrantRecord(id: id, user: user, readers: readers, schedules: schedules, updatedAt: now))
             for d in try await tx.devices(user: user) { try await self.sync(device: d, tx: tx, now: now) }
-            return try await Self.announced(TrustChange(affected: try await tx.devices(user: user).map { .init(device: $0.id, trigger: .grantIssued) }), tx)
+            return try await self.announced(TrustChange(affected: try await tx.devices(user: user).map { .init(device: $0.id, trigger: .grantIssued) }), tx)
         }
     }
 
@@ -138,7 +142,7 @@ public final class TrustService: Sendable {
             try await tx.putGrant(g)
             let serial = try await self.revokeDocuments(of: try await tx.keys(grant: id), cause: "grant:\(id)#\(g.revision - 1)", tx: tx, now: now)
             for d in try await tx.devices(user: g.user) { try await self.sync(device: d, tx: tx, now: now) }
-            return try await Self.announced(TrustChange(affected: try await tx.devices(user: g.user).map { .init(device: $0.id, trigger: .grantModified) },
+            return try await self.announced(TrustChange(affected: try await tx.devices(user: g.user).map { .init(device: $0.id, trigger: .grantModified) },
                                                         revocationSerial: serial), tx)
         }
     }
@@ -159,7 +163,7 @@ public final class TrustService: Sendable {
             for d in try await tx.devices(user: g.user) { try await self.sync(device: d, tx: tx, now: now) }
             var affected = try await tx.devices(user: g.user).map { TrustChange.Affected(device: $0.id, trigger: .grantRevoked) }
             affected += try await self.devicesSharingLocks(readers: g.readers, exceptUser: g.user, tx: tx)
-            return try await Self.announced(TrustChange(affected: affected, revocationSerial: serial), tx)
+            return try await self.announced(TrustChange(affected: affected, revocationSerial: serial), tx)
         }
     }
 
@@ -421,9 +425,9 @@ public final class TrustService: Sendable {
     /// An administrative change, announced on the change feed as part of its own transaction (so
     /// the instances that hold the affected phones' push subscriptions push once it commits).
     /// Webhook subscribers get it as events, written in the same transaction.
-    static func announced(_ change: TrustChange, _ tx: any TrustTransaction) async throws -> TrustChange {
+    func announced(_ change: TrustChange, _ tx: any TrustTransaction) async throws -> TrustChange {
         try await tx.announce(change)
-        try await recordWebhookEvents(change, at: Date(), tx: tx)
+        if try await hasWebhookSubscribers(tx) { try await Self.recordWebhookEvents(change, at: now(), tx: tx) }
         return change
     }
 

@@ -44,6 +44,7 @@ public final class WebhookDispatcher: Sendable {
     /// One pass: each subscriber not waiting out a back-off gets its next event.
     public func deliverDue() async {
         guard let hooks = try? await service.webhooks() else { return }
+        service.noteWebhookSubscribers(!hooks.isEmpty)
         for hook in hooks {
             if let r = retries.withLock({ $0[hook.id] }), Date() < r.due { continue }
             guard let event = try? await service.nextWebhookEvent(for: hook) else { continue }

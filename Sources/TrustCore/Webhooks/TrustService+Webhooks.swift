@@ -50,6 +50,7 @@ extension TrustService {
             try await tx.setSetting(Self.webhookPrefix + hook.id, text)
             try await tx.setSetting(Self.webhookCursorPrefix + hook.id, String(current))
         }
+        webhookSubscribers.withLock { $0 = true }
         return hook
     }
 
@@ -63,7 +64,8 @@ extension TrustService {
 
     @discardableResult
     public func deleteWebhook(id: String) async throws -> Bool {
-        try await storage.write { tx in
+        defer { webhookSubscribers.withLock { $0 = nil } }
+        return try await storage.write { tx in
             guard id.utf8.count <= 64, try await tx.setting(Self.webhookPrefix + id) != nil else { return false }
             try await tx.deleteSetting(Self.webhookPrefix + id)
             try await tx.deleteSetting(Self.webhookCursorPrefix + id)
@@ -75,9 +77,20 @@ extension TrustService {
         }
     }
 
-    /// Writes the events of `change` (one per affected device), when anyone subscribes.
+    /// Whether anyone subscribes (`webhookSubscribers`, read once when unknown).
+    func hasWebhookSubscribers(_ tx: any TrustTransaction) async throws -> Bool {
+        if let known = webhookSubscribers.withLock({ $0 }) { return known }
+        let found = try await !tx.settings(prefix: Self.webhookPrefix, limit: 1).isEmpty
+        webhookSubscribers.withLock { $0 = found }
+        return found
+    }
+
+    /// What `WebhookDispatcher` saw on its last pass (a subscriber added by another process).
+    public func noteWebhookSubscribers(_ present: Bool) { webhookSubscribers.withLock { $0 = present } }
+
+    /// Writes the events of `change` (one per affected device).
     static func recordWebhookEvents(_ change: TrustChange, at now: Date, tx: any TrustTransaction) async throws {
-        guard !change.affected.isEmpty, try await !tx.settings(prefix: webhookPrefix, limit: 1).isEmpty else { return }
+        guard !change.affected.isEmpty else { return }
         var seq = Int64(try await tx.setting(webhookSequence) ?? "0") ?? 0
         for a in change.affected {
             seq += 1
