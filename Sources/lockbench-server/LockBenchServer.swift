@@ -20,7 +20,7 @@ struct LockBenchServer: AsyncParsableCommand {
             environment failure.
             """,
             version: "LockBench \(LockBenchVersion.current) (server)",
-            subcommands: [TrustCommand.self, PhoneCommand.self, ScenarioCommand.self, PushCommand.self, FleetCommand.self]
+            subcommands: [TrustCommand.self, PhoneCommand.self, ScenarioCommand.self, PushCommand.self, FleetCommand.self, ConsoleCommand.self]
         )
     }
 
