@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import XCTest
 
 /// Runs the built `lockbench` binary as a user would (the test target depends on `lockbench`).
@@ -78,10 +79,12 @@ public enum LockBenchProcess {
         process.standardInput = input
         try process.run()
         let deadline = Date().addingTimeInterval(timeout)
+        // The killer holds the pid and a flag, not the Process: the scheduled block lives until
+        // its deadline, and a Process kept that long would keep its pipes' descriptors open.
         let pid = process.processIdentifier
-        let killer = DispatchWorkItem { if process.isRunning { kill(pid, SIGKILL) } }
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: killer)
-        defer { killer.cancel() }
+        let finished = Finished()
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { if !finished.value { kill(pid, SIGKILL) } }
+        defer { finished.value = true }
         if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
         try input.fileHandleForWriting.close()
         // Read both pipes before waiting so a large output cannot deadlock the child.
@@ -101,5 +104,14 @@ public enum LockBenchProcess {
     /// A fresh temporary directory, removed when the test ends.
     public static func temporaryDirectory(_ test: XCTestCase) throws -> URL {
         try test.temporaryDirectory("lockbench")
+    }
+}
+
+/// Set once the child has been waited for: its pid may be reused after that.
+final class Finished: Sendable {
+    private let done = Mutex(false)
+    var value: Bool {
+        get { done.withLock { $0 } }
+        set { done.withLock { $0 = newValue } }
     }
 }
