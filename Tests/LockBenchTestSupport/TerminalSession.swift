@@ -1,15 +1,15 @@
 import Foundation
+import Synchronization
 
 /// A command run on a pseudo-terminal, as a person runs it: util-linux `script` opens the pty,
 /// makes it the command's controlling terminal (a new session, so an interactive shell gets job
 /// control) and relays it: what we write is typed, what the terminal shows we read. Every wait
 /// has a deadline; `terminate()` (call it in `defer`) kills the session and everything on it.
-public final class TerminalSession {
+public final class TerminalSession: Sendable {
     public let process = Process()
     private let input = Pipe()
     private let output = Pipe()
-    private var text = ""
-    private let condition = NSCondition()
+    private let text = Mutex("")
 
     /// Runs `command` (a shell command line) on a fresh pty in `directory`, with `environment` added.
     public init(_ command: String, currentDirectory: URL? = nil, environment: [String: String] = [:]) throws {
@@ -22,12 +22,8 @@ public final class TerminalSession {
         process.standardOutput = output
         process.standardError = output
         output.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            guard let self else { return }
             let data = handle.availableData
-            self.condition.lock()
-            self.text += String(decoding: data, as: UTF8.self)
-            self.condition.broadcast()
-            self.condition.unlock()
+            self?.text.withLock { $0 += String(decoding: data, as: UTF8.self) }
         }
         try process.run()
     }
@@ -39,20 +35,19 @@ public final class TerminalSession {
     public func type(_ line: String) { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }
 
     /// Everything the terminal showed so far.
-    public var shown: String { condition.lock(); defer { condition.unlock() }; return text }
+    public var shown: String { text.withLock { $0 } }
 
     /// Waits until the terminal has shown `needle` after position `from` (a count of characters
     /// shown before); returns the position just past it.
     @discardableResult
     public func waitFor(_ needle: String, from: Int = 0, timeout: TimeInterval = 30) throws -> Int {
         let deadline = Date().addingTimeInterval(timeout)
-        condition.lock(); defer { condition.unlock() }
         while true {
+            let text = shown
             let start = text.index(text.startIndex, offsetBy: min(from, text.count))
             if let r = text.range(of: needle, range: start..<text.endIndex) { return text.distance(from: text.startIndex, to: r.upperBound) }
-            if !condition.wait(until: deadline) {
-                throw LineTimeout(expected: needle, seen: [String(text.suffix(800))])
-            }
+            if Date() >= deadline { throw LineTimeout(expected: needle, seen: [String(text.suffix(800))]) }
+            usleep(10_000)
         }
     }
 
