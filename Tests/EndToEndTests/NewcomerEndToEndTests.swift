@@ -127,6 +127,14 @@ final class NewcomerEndToEndTests: XCTestCase {
         XCTAssertFalse(bogus.timedOut, "an unknown driver is refused, not retried for ever")
         XCTAssertEqual(bogus.status, 2, bogus.stderr)
         XCTAssertTrue(bogus.stderr.contains("bogus_driver") && bogus.stderr.contains("acr122_usb"), "names the drivers: \(bogus.stderr)")
+        do {
+            // Refused before the state directory is taken: a running lock does not turn the typo into "in use".
+            let running = try InteractiveProcess(config + ["--nfc", "virtual"], currentDirectory: dir)
+            defer { running.terminate() }
+            _ = try running.waitForLine(containing: "ECP polling on", timeout: 60)
+            let again = try LockBenchProcess.run(config + ["--nfc", "bogus_driver"], currentDirectory: dir, timeout: 30)
+            XCTAssertEqual(again.status, 2, again.stderr)
+        }
 
         if !Self.acr122Present {
             let usb = try LockBenchProcess.run(config + ["--nfc", "acr122_usb"], currentDirectory: dir, timeout: 30)
