@@ -21,7 +21,7 @@ struct LockBenchServer: AsyncParsableCommand {
             stopped by Ctrl-C: 130.
             """,
             version: "LockBench \(LockBenchVersion.current) (server)",
-            subcommands: [TrustCommand.self, PhoneCommand.self, ScenarioCommand.self, PushCommand.self, FleetCommand.self]
+            subcommands: [TrustCommand.self, PhoneCommand.self, ScenarioCommand.self, PushCommand.self, FleetCommand.self, ConsoleCommand.self]
         )
     }
 

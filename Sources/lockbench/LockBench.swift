@@ -23,7 +23,7 @@ struct LockBench: ParsableCommand {
                 ClockCommand.self, AuditCommand.self, CredentialCommand.self, LockCommand.self, DemoCommand.self,
                 NFCCommand.self, DoctorCommand.self, PCSCCommand.self, BLECommand.self, ConformanceCommand.self, TraceCommand.self,
                 // The server side: a sibling executable (Commands/ServerSide.swift).
-                TrustForward.self, PhoneForward.self, ScenarioForward.self, PushForward.self, FleetForward.self,
+                TrustForward.self, PhoneForward.self, ScenarioForward.self, PushForward.self, FleetForward.self, ConsoleForward.self,
             ]
         )
     }

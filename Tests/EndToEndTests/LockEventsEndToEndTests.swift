@@ -102,3 +102,57 @@ private final class Viewer {
         }
     }
 }
+
+/// The bench console (`lockbench console`) in a real browser: headless Chromium driven by
+/// Selenium shows a granted and a denied tap, each within a second of the tap, with its reason;
+/// the screenshots are kept in .build/test-artifacts/console.
+final class ConsoleBrowserTests: XCTestCase {
+    func testATapThroughTheVirtualPN532AppearsOnThePageWithinASecond() throws {
+        let dir = try LockBenchProcess.temporaryDirectory(self)
+        XCTAssertEqual(try LockBenchProcess.run(["demo", "--directory", dir.path]).status, 0)
+        let socketPath = dir.appendingPathComponent("events.sock").path
+        let lock = try InteractiveProcess(["lock", "run", "--config", dir.appendingPathComponent("lock.json").path,
+                                           "--nfc", "virtual", "--events", "unix:" + socketPath])
+        defer { lock.terminate() }
+        _ = try lock.waitForLine(containing: "ECP polling on")
+        let console = try InteractiveProcess(["console", "--lock", "unix:" + socketPath, "--port", "0"])
+        defer { console.terminate() }
+        let listening = try console.waitForLine(containing: "console listening on http://", timeout: 60)
+        let url = try XCTUnwrap(listening.split(separator: " ").last.map(String.init))
+
+        let shots = Repository.root.appendingPathComponent(".build/test-artifacts/console")
+        try FileManager.default.createDirectory(at: shots, withIntermediateDirectories: true)
+        let browser = Process()
+        browser.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        browser.arguments = ["python3", Repository.root.appendingPathComponent("Tests/EndToEndTests/python/console_browser.py").path,
+                             url, shots.path, "granted", "denied"]
+        let out = Pipe()
+        browser.standardOutput = out
+        browser.standardError = FileHandle.nullDevice
+        try browser.run()
+        defer { if browser.isRunning { kill(browser.processIdentifier, SIGKILL) } }
+        var seen = LockBenchProcess.readOutput(of: browser, from: out, timeout: 90) { $0.contains("ready\n") || $0.contains("error") }
+        XCTAssertTrue(seen.contains("ready"), "headless Chromium (apt chromium chromium-driver, pip selenium) did not show the lock: \(seen)")
+        XCTAssertTrue(seen.contains(#"landmarks ["header", "main", "section", "section", "section"]"#), seen)
+
+        var rows: [(kind: String, delay: Double, text: String)] = []
+        for (kind, tap) in [("granted", "carol"), ("denied", "alice")] {
+            if kind == "denied" { lock.send("remove") }
+            let tapped = Date().timeIntervalSince1970
+            lock.send("tap \(dir.path)/\(tap).key.pem \(dir.path)/\(tap).access.cbor")
+            seen += LockBenchProcess.readOutput(of: browser, from: out, timeout: 40) { $0.contains("row \(kind) ") || $0.contains("error") }
+            let line = try XCTUnwrap(seen.split(separator: "\n").first { $0.hasPrefix("row \(kind) ") }, seen)
+            let words = line.split(separator: " ", maxSplits: 3)
+            let appeared = try XCTUnwrap(Double(words[2]))
+            rows.append((kind, appeared - tapped, String(words[3])))
+        }
+        print("console: tap to page \(rows.map { "\($0.kind) \(Int($0.delay * 1000)) ms" }.joined(separator: ", ")); screenshots in \(shots.path)")
+        for row in rows { XCTAssertLessThan(row.delay, 1, "\(row.kind) row on the page \(row.delay) s after the tap") }
+        XCTAssertTrue(rows[0].text.contains("GRANTED") && rows[0].text.contains("6361726f6c"), rows[0].text)
+        XCTAssertTrue(rows[1].text.contains("DENIED") && rows[1].text.contains("revoked"), rows[1].text)
+        for n in ["console-1-granted.png", "console-2-denied.png"] {
+            let size = (try? FileManager.default.attributesOfItem(atPath: shots.appendingPathComponent(n).path)[.size] as? Int) ?? 0
+            XCTAssertGreaterThan(size ?? 0, 10_000, "screenshot \(n)")
+        }
+    }
+}
