@@ -133,6 +133,11 @@ struct LockRun: ParsableCommand {
         var file = try LockFiles.file(config.path)
         file.lock.faults = readerFaults.set
         let bleAddress = try Self.address(flag: address, configured: file.radios.ble?.address, file: config.path)
+        // A connstring no libnfc driver knows is a typo (exit 2), refused before the state is taken.
+        if let spec = nfc ?? file.radios.nfc.map({ $0.connstring ?? "virtual" }), case .connstring(let c) = LockRunner.NFCSource(spec),
+           !NFCEnvironment.libnfcDrivers.contains(NFCEnvironment.driver(of: c)) {
+            throw UserError(message: "\(nfc != nil ? "--nfc" : "\(config.path): nfc.connstring") \(c): no libnfc driver is called \"\(NFCEnvironment.driver(of: c))\"; the drivers are \(NFCEnvironment.libnfcDrivers.joined(separator: ", ")), or use virtual or pcsc")
+        }
         let service = try LockFiles.service(file, path: config.path)
         service.reader.configuration.faults = readerFaults.set
         let socketReader = try socket.map { text -> SocketReader.Configuration in
@@ -141,10 +146,6 @@ struct LockRun: ParsableCommand {
         }
         let nfcSpec = nfc ?? service.radios.nfc.map { $0.connstring ?? "virtual" }
         let bleSpec = ble ?? service.radios.ble?.transport
-        if let nfcSpec, case .connstring(let c) = LockRunner.NFCSource(nfcSpec),
-           !NFCEnvironment.libnfcDrivers.contains(NFCEnvironment.driver(of: c)) {
-            throw UserError(message: "\(nfc != nil ? "--nfc" : "\(config.path): nfc.connstring") \(c): no libnfc driver is called \"\(NFCEnvironment.driver(of: c))\"; the drivers are \(NFCEnvironment.libnfcDrivers.joined(separator: ", ")), or use virtual or pcsc")
-        }
         let json = self.json
         let eventSocket = try events.map { spec -> EventSocket in
             guard let path = EventSocket.path(of: spec) else {
