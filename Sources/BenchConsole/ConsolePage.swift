@@ -26,6 +26,8 @@ enum ConsolePage {
   .granted .decision { color: #0b6b2f; }
   .denied .decision { color: #a3161b; }
   .mono { font-family: ui-monospace, monospace; font-size: 0.85rem; }
+  th:last-child { width: 17rem; }
+  td.apdus ol { margin: 0.3rem 0 0 0; padding-left: 1.2rem; font-size: 0.8rem; }
   #radio { max-height: 14rem; overflow-y: auto; font-size: 0.85rem; margin: 0; padding-left: 1.1rem; }
 </style>
 </head>
@@ -53,7 +55,7 @@ enum ConsolePage {
     <h2 id="tx-heading">Transactions</h2>
     <table>
       <caption class="visually-hidden" style="text-align:left;color:#555;font-size:0.85rem">newest first; times on the lock's clock</caption>
-      <thead><tr><th scope="col">Time</th><th scope="col">Radio</th><th scope="col">Decision</th><th scope="col">Reason</th><th scope="col">Credential</th><th scope="col">Path</th><th scope="col">ms</th></tr></thead>
+      <thead><tr><th scope="col">Time</th><th scope="col">Radio</th><th scope="col">Decision</th><th scope="col">Reason</th><th scope="col">Credential</th><th scope="col">Path</th><th scope="col">ms</th><th scope="col">APDUs</th></tr></thead>
       <tbody id="transactions" aria-live="polite"></tbody>
     </table>
   </section>
@@ -78,10 +80,28 @@ function show(event) {
     cell(row, event.credential, "mono");
     cell(row, [event.fast ? "FAST" : "standard", event.stepUp ? "step-up" : ""].filter(Boolean).join(", "));
     cell(row, event.milliseconds);
+    cell(row, "", "apdus");
     $("transactions").prepend(row);
     if (event.kind === "granted") granted++; else denied++;
     $("counts").textContent = granted + " granted, " + denied + " denied";
     $("last").textContent = event.message;
+    return;
+  }
+  if (event.kind === "apdus") {
+    const row = [...$("transactions").children].find((r) => r.dataset.transaction === text(event.transaction));
+    if (!row) return;
+    const details = document.createElement("details");
+    const summary = document.createElement("summary");
+    summary.textContent = event.apdus.length + " APDUs";
+    const list = document.createElement("ol");
+    for (const a of event.apdus) {
+      const item = document.createElement("li");
+      item.textContent = (a.direction === "reader → phone" ? "→ " : "← ") + a.meaning;
+      item.title = a.hex;
+      list.appendChild(item);
+    }
+    details.append(summary, list);
+    row.querySelector("td.apdus").replaceChildren(details);
     return;
   }
   const li = document.createElement("li");

@@ -150,6 +150,11 @@ final class ConsoleBrowserTests: XCTestCase {
         for row in rows { XCTAssertLessThan(row.delay, 1, "\(row.kind) row on the page \(row.delay) s after the tap") }
         XCTAssertTrue(rows[0].text.contains("GRANTED") && rows[0].text.contains("6361726f6c"), rows[0].text)
         XCTAssertTrue(rows[1].text.contains("DENIED") && rows[1].text.contains("revoked"), rows[1].text)
+        // Each row opens onto its APDUs, named as trace names them.
+        for row in rows {
+            XCTAssertTrue(row.text.contains("→ SELECT ;") && row.text.contains("→ AUTH0") && row.text.contains("← 9000 normal processing"), row.text)
+        }
+        XCTAssertTrue(rows[1].text.contains("ENVELOPE"), "the denied phone stepped up: \(rows[1].text)")
         for n in ["console-1-granted.png", "console-2-denied.png"] {
             let size = (try? FileManager.default.attributesOfItem(atPath: shots.appendingPathComponent(n).path)[.size] as? Int) ?? 0
             XCTAssertGreaterThan(size ?? 0, 10_000, "screenshot \(n)")

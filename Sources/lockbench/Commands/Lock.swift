@@ -162,6 +162,7 @@ struct LockRun: ParsableCommand {
             eventSocket?.publish(event.json, isStart: event.kind == .started)
         }
         runner.bleAddress = bleAddress
+        if let eventSocket { runner.onOutcome = { outcome in eventSocket.publish(ViewerAPDUs.event(outcome)) } }
         let finished = DispatchSemaphore(value: 0)
         // A reader that is not there stops the lock (exit 3, with the reason and its fix), unless
         // --wait-for-reader; one another process is still creating gets a few seconds.

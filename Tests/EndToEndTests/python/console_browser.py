@@ -38,7 +38,15 @@ try:
                 print("error no %s row within 30 s" % kind, flush=True)
                 sys.exit(1)
             time.sleep(0.01)
-        text = " | ".join(td.text for td in rows[0].find_elements(By.TAG_NAME, "td"))
+        # The row's APDUs arrive just after its decision: open them as a person would.
+        apdu_deadline = time.time() + 10
+        while not rows[0].find_elements(By.CSS_SELECTOR, "td.apdus summary"):
+            if time.time() > apdu_deadline:
+                break
+            time.sleep(0.01)
+        for summary in rows[0].find_elements(By.CSS_SELECTOR, "td.apdus summary"):
+            summary.click()
+        text = " | ".join(td.text.replace("\n", " ; ") for td in rows[0].find_elements(By.TAG_NAME, "td"))
         driver.save_screenshot("%s/console-%d-%s.png" % (shots, index + 1, kind))
         print("row %s %.3f %s" % (kind, seen, text), flush=True)
 finally:
