@@ -6,13 +6,8 @@ import XCTest
 /// on a Unix-domain socket, read here by a plain socket client as any viewer would.
 final class LockEventsEndToEndTests: XCTestCase {
     func testAViewerGetsTheStartAndEachTapsDecisionAtOnce() throws {
-        let dir = try LockBenchProcess.temporaryDirectory(self)
-        XCTAssertEqual(try LockBenchProcess.run(["demo", "--directory", dir.path]).status, 0)
-        let socketPath = dir.appendingPathComponent("events.sock").path
-        let lock = try InteractiveProcess(["lock", "run", "--config", dir.appendingPathComponent("lock.json").path,
-                                           "--nfc", "virtual", "--events", "unix:" + socketPath])
+        let (dir, socketPath, lock) = try Self.demoLockWithEvents(self)
         defer { lock.terminate() }
-        _ = try lock.waitForLine(containing: "ECP polling on")
         var info = stat()
         XCTAssertEqual(lstat(socketPath, &info), 0)
         XCTAssertEqual(info.st_mode & 0o777, 0o600, "events name credentials: the socket is the owner's only")
@@ -46,6 +41,17 @@ final class LockEventsEndToEndTests: XCTestCase {
         XCTAssertTrue(lock.process.waitUntilExit(timeout: 15))
         XCTAssertEqual(lock.process.terminationStatus, 0)
         XCTAssertFalse(FileManager.default.fileExists(atPath: socketPath), "the socket file goes with the lock")
+    }
+
+    /// The demo's site, and its lock running on a virtual PN532 with `--events` on a socket in it.
+    static func demoLockWithEvents(_ test: XCTestCase) throws -> (URL, String, InteractiveProcess) {
+        let dir = try LockBenchProcess.temporaryDirectory(test)
+        XCTAssertEqual(try LockBenchProcess.run(["demo", "--directory", dir.path]).status, 0)
+        let socketPath = dir.appendingPathComponent("events.sock").path
+        let lock = try InteractiveProcess(["lock", "run", "--config", dir.appendingPathComponent("lock.json").path,
+                                           "--nfc", "virtual", "--events", "unix:" + socketPath])
+        _ = try lock.waitForLine(containing: "ECP polling on")
+        return (dir, socketPath, lock)
     }
 
     func testABadEventsSpecOrAPathThatIsNotASocketIsRefused() throws {
@@ -108,13 +114,8 @@ private final class Viewer {
 /// the screenshots are kept in .build/test-artifacts/console.
 final class ConsoleBrowserTests: XCTestCase {
     func testATapThroughTheVirtualPN532AppearsOnThePageWithinASecond() throws {
-        let dir = try LockBenchProcess.temporaryDirectory(self)
-        XCTAssertEqual(try LockBenchProcess.run(["demo", "--directory", dir.path]).status, 0)
-        let socketPath = dir.appendingPathComponent("events.sock").path
-        let lock = try InteractiveProcess(["lock", "run", "--config", dir.appendingPathComponent("lock.json").path,
-                                           "--nfc", "virtual", "--events", "unix:" + socketPath])
+        let (dir, socketPath, lock) = try LockEventsEndToEndTests.demoLockWithEvents(self)
         defer { lock.terminate() }
-        _ = try lock.waitForLine(containing: "ECP polling on")
         let console = try InteractiveProcess(["console", "--lock", "unix:" + socketPath, "--port", "0"])
         defer { console.terminate() }
         let listening = try console.waitForLine(containing: "console listening on http://", timeout: 60)

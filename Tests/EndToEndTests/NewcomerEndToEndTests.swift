@@ -200,15 +200,8 @@ final class NewcomerEndToEndTests: XCTestCase {
         let dir = try LockBenchProcess.temporaryDirectory(self)
         let lines = try ReadmeBlock(opening: "lockbench trust init").lines.map(\.raw)
         let httpPort = String(ReadmeBlock.freePort()), phonePort = String(ReadmeBlock.freePort())
-        let bin = LockBenchProcess.binary.deletingLastPathComponent().path
-        let shell = try TerminalSession("bash --norc --noprofile -i", currentDirectory: dir,
-                                        environment: ["PATH": bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
-                                                      "TERM": "dumb"])
-        defer {
-            shell.type("kill %1 %2 2>/dev/null; exit")
-            _ = shell.waitForExit(timeout: 10)
-            shell.terminate()
-        }
+        let shell = try TerminalSession.interactiveShell(in: dir)
+        defer { shell.endInteractiveShell() }
         // A prompt that shows the last exit status, to check each foreground command by.
         shell.type("PS1='[rc=$?]$ '")
         var position = try shell.waitFor("[rc=0]$ ", timeout: 30)
@@ -249,15 +242,8 @@ final class NewcomerEndToEndTests: XCTestCase {
         let link = dir.appendingPathComponent("reader").path, control = dir.appendingPathComponent("reader.ctl").path
         let lines = try ReadmeBlock(after: "### Virtual locks in CI").lines.map(\.raw)
         XCTAssertTrue(lines.contains { $0.contains("echo insert > /tmp/reader.ctl") }, "\(lines)")
-        let bin = LockBenchProcess.binary.deletingLastPathComponent().path
-        let shell = try TerminalSession("bash --norc --noprofile -i", currentDirectory: dir,
-                                        environment: ["PATH": bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
-                                                      "TERM": "dumb"])
-        defer {
-            shell.type("kill %1 %2 2>/dev/null; exit")
-            _ = shell.waitForExit(timeout: 10)
-            shell.terminate()
-        }
+        let shell = try TerminalSession.interactiveShell(in: dir)
+        defer { shell.endInteractiveShell() }
         shell.type("PS1='[rc=$?]$ '")
         var position = try shell.waitFor("[rc=0]$ ", timeout: 30)
         for raw in lines where !raw.hasPrefix("#") {

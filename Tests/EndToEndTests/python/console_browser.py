@@ -6,15 +6,12 @@ import json
 import sys
 import time
 
-from selenium import webdriver
 from selenium.webdriver.common.by import By
 
+from headless import chromium
+
 url, shots, kinds = sys.argv[1], sys.argv[2], sys.argv[3:]
-options = webdriver.ChromeOptions()
-options.binary_location = "/usr/bin/chromium"
-for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,800"):
-    options.add_argument(flag)
-driver = webdriver.Chrome(service=webdriver.ChromeService(executable_path="/usr/bin/chromedriver"), options=options)
+driver = chromium()
 try:
     driver.get(url)
     deadline = time.time() + 30

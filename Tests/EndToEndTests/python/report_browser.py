@@ -5,15 +5,12 @@ import json
 import pathlib
 import sys
 
-from selenium import webdriver
 from selenium.webdriver.common.by import By
 
+from headless import chromium
+
 report, shot = sys.argv[1], sys.argv[2]
-options = webdriver.ChromeOptions()
-options.binary_location = "/usr/bin/chromium"
-for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,800"):
-    options.add_argument(flag)
-driver = webdriver.Chrome(service=webdriver.ChromeService(executable_path="/usr/bin/chromedriver"), options=options)
+driver = chromium()
 try:
     driver.get(pathlib.Path(report).resolve().as_uri())
     counts = {key: int(driver.find_element(By.ID, "count-" + key).text)
