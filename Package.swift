@@ -136,7 +136,7 @@ let package = Package(
             "LockRuntime", "Certification", "AccessProtocol", "OfflineUnlock", "Codecs", "ReaderSeam", "PCSC", "VirtualPN532", "LockBenchTestDoubles", crypto, argumentParser,
             "ByteCore", "Lock", "NFC", "BLE",
             "TrustModel", "TrustCore", "TrustSQLite", "TrustPostgres", "TrustHTTP", "TrustPhone", "Scenario", "Push", asyncHTTPClient, nioCore, // Trust
-        ]),
+        ], swiftSettings: swift6),
 
         // What the tests share: paths, the lockbench process runner, the fuzz runner and the
         // virtual-controller launcher (XCTest), and, re-exported, the test doubles and fixtures
@@ -144,19 +144,19 @@ let package = Package(
         // too). Test doubles live here, not in the production modules.
         .target(name: "LockBenchTestDoubles", dependencies: [
             "ByteCore", "Codecs", "OfflineUnlock", crypto,
-        ], path: "Tests/LockBenchTestDoubles"),
+        ], path: "Tests/LockBenchTestDoubles", swiftSettings: swift6),
         .target(name: "LockBenchTestSupport", dependencies: [
             "LockBenchTestDoubles", "BLE", "PCSC",
-        ], path: "Tests/LockBenchTestSupport"),
+        ], path: "Tests/LockBenchTestSupport", swiftSettings: swift6),
 
-        .testTarget(name: "ByteCoreTests", dependencies: ["ByteCore"]),
-        .testTarget(name: "CodecsTests", dependencies: ["Codecs", "ByteCore", "LockBenchTestSupport", crypto]),
-        .testTarget(name: "CertificationTests", dependencies: ["Certification", "LockBenchTestSupport"]),
-        .testTarget(name: "OfflineUnlockTests", dependencies: ["OfflineUnlock", "Codecs", "ByteCore", "LockBenchTestSupport", crypto]),
+        .testTarget(name: "ByteCoreTests", dependencies: ["ByteCore"], swiftSettings: swift6),
+        .testTarget(name: "CodecsTests", dependencies: ["Codecs", "ByteCore", "LockBenchTestSupport", crypto], swiftSettings: swift6),
+        .testTarget(name: "CertificationTests", dependencies: ["Certification", "LockBenchTestSupport"], swiftSettings: swift6),
+        .testTarget(name: "OfflineUnlockTests", dependencies: ["OfflineUnlock", "Codecs", "ByteCore", "LockBenchTestSupport", crypto], swiftSettings: swift6),
         .testTarget(name: "AccessProtocolTests", dependencies: ["AccessProtocol", "SocketTransport", "OfflineUnlock", "Codecs", "ByteCore", "LockBenchTestSupport", "LockBenchTestDoubles", crypto]),
-        .testTarget(name: "ConformanceTests", dependencies: ["Conformance", "AccessProtocol", "OfflineUnlock", "Codecs", "ByteCore", "LockBenchTestSupport", crypto]),
+        .testTarget(name: "ConformanceTests", dependencies: ["Conformance", "AccessProtocol", "OfflineUnlock", "Codecs", "ByteCore", "LockBenchTestSupport", crypto], swiftSettings: swift6),
         // AuditCrashTests kills a `lockbench-bench audit-burst` child mid-append: it runs the binary.
-        .testTarget(name: "LockTests", dependencies: ["Lock", "AccessProtocol", "OfflineUnlock", "ByteCore", "Codecs", "LockBenchTestSupport", crypto, "lockbench", "lockbench-bench"]),
+        .testTarget(name: "LockTests", dependencies: ["Lock", "AccessProtocol", "OfflineUnlock", "ByteCore", "Codecs", "LockBenchTestSupport", crypto, "lockbench", "lockbench-bench"], swiftSettings: swift6),
         .testTarget(name: "NFCTests", dependencies: ["NFC", "ReaderSeam", "VirtualPN532", "ByteCore", "LockBenchTestSupport"]),
         .testTarget(name: "BLETests", dependencies: ["BLE", "ReaderSeam", "ByteCore", "LockBenchTestSupport",
                                                      "AccessProtocol", "OfflineUnlock", "Lock", "LockRuntime", "Codecs", crypto]),

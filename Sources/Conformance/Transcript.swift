@@ -1,5 +1,6 @@
 import ByteCore
 import Foundation
+import Synchronization
 
 /// A LockBench transcript: the APDUs of one or more transactions, and what a decoder needs to
 /// open their secure channels. Text, one item per line (docs/conformance.md "Transcripts"):
@@ -186,58 +187,60 @@ enum AccessAID {
 
 /// Collects a transcript while checks run (thread-safe: a phone harness answers on transport
 /// threads). Secrets are kept only when `recordSecrets` is on (`--transcript-secrets`).
-public final class TranscriptRecorder: @unchecked Sendable {
-    private let lock = NSLock()
-    private var transcript = Transcript()
-    private var current: Int?
+public final class TranscriptRecorder: Sendable {
+    private struct State {
+        var transcript = Transcript()
+        var current: Int?
+    }
+    private let state = Mutex(State())
     public let recordSecrets: Bool
 
     public init(recordSecrets: Bool) { self.recordSecrets = recordSecrets }
 
     /// Starts a session; later entries and secrets belong to it.
     public func begin(_ attributes: [String: String]) {
-        lock.withLock {
-            let id = transcript.sessions.count + 1
+        state.withLock { held in
+            let id = held.transcript.sessions.count + 1
             var s = Transcript.Session(id: id, attributes: attributes)
             s.attributes = attributes
-            transcript.sessions.append(s)
-            current = transcript.sessions.count - 1
+            held.transcript.sessions.append(s)
+            held.current = held.transcript.sessions.count - 1
         }
     }
 
     public func record(_ direction: Transcript.Direction, _ bytes: [UInt8]) {
-        lock.withLock {
-            if current == nil {
-                transcript.sessions.append(Transcript.Session(id: transcript.sessions.count + 1))
-                current = transcript.sessions.count - 1
+        state.withLock { held in
+            if held.current == nil {
+                held.transcript.sessions.append(Transcript.Session(id: held.transcript.sessions.count + 1))
+                held.current = held.transcript.sessions.count - 1
             }
-            transcript.sessions[current!].entries.append(Transcript.Entry(direction, bytes))
+            held.transcript.sessions[held.current!].entries.append(Transcript.Entry(direction, bytes))
         }
     }
 
     public func secret(_ name: String, _ value: [UInt8]) {
         guard recordSecrets else { return }
-        lock.withLock {
-            guard let c = current else { return }
-            transcript.sessions[c].secrets[name] = value
+        state.withLock { held in
+            guard let c = held.current else { return }
+            held.transcript.sessions[c].secrets[name] = value
         }
     }
 
     public func persistentKey(credentialKey: [UInt8], key: [UInt8]) {
         guard recordSecrets else { return }
-        lock.withLock {
-            guard let c = current else { return }
+        state.withLock { held in
+            guard let c = held.current else { return }
             let p = Transcript.PersistentKey(credentialKey: credentialKey, key: key)
-            if !transcript.sessions[c].persistentKeys.contains(p) { transcript.sessions[c].persistentKeys.append(p) }
+            if !held.transcript.sessions[c].persistentKeys.contains(p) { held.transcript.sessions[c].persistentKeys.append(p) }
         }
     }
 
     /// A reader's group key is public: always recorded (the key schedule's salt needs it).
     public func readerKey(group: [UInt8], publicKey: [UInt8]) {
-        lock.withLock { transcript.readerKeys[group] = publicKey }
+        state.withLock { held in held.transcript.readerKeys[group] = publicKey }
     }
 
-    public var snapshot: Transcript { lock.withLock { transcript } }
+    public var snapshot: Transcript { state.withLock { held in held.transcript } }
 }
 
 /// An `APDUTransceiver` that records every command and response.

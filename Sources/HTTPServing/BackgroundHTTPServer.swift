@@ -42,7 +42,12 @@ public struct BackgroundHTTPServer: Sendable {
                               onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0); continuation.finish() },
                               logger: logger)
         let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
-        let task = Task { try await group.run() }
+        // However the group ends (a bind refused, a failure before it runs), the stream ends with
+        // it, so the wait below cannot outlive the server.
+        let task = Task {
+            defer { continuation.finish() }
+            try await group.run()
+        }
         var bound: Int?
         // The stream ends without a port when the server fails before it runs (address in use).
         for await p in stream { bound = p }

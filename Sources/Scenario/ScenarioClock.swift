@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Lock
 import TrustModel
 
@@ -6,10 +7,9 @@ import TrustModel
 /// clock (the lock path is unchanged: `EmulatedLock` keeps its `VirtualClock`) is set and
 /// advanced with it in the same call, so all actors always agree on the time. Frozen (virtual:
 /// nine hours pass in one call) or running from the system clock with an offset (real radios).
-public final class ScenarioClock: TrustClock, @unchecked Sendable {
+public final class ScenarioClock: TrustClock, Sendable {
     public let master: VirtualClock
-    private let lock = NSLock()
-    private var locks: [EmulatedLock] = []
+    private let locks = Mutex<[EmulatedLock]>([])
 
     public init(_ mode: VirtualClock.Mode) { master = VirtualClock(mode) }
 
@@ -18,7 +18,7 @@ public final class ScenarioClock: TrustClock, @unchecked Sendable {
     /// A lock joins: its clock is set to the scenario's time (trusted, as an operator would).
     func attach(_ l: EmulatedLock) throws {
         try l.setClock(now(), trusted: true)
-        lock.lock(); locks.append(l); lock.unlock()
+        locks.withLock { $0.append(l) }
     }
 
     public func set(_ time: Date) throws {
@@ -31,5 +31,5 @@ public final class ScenarioClock: TrustClock, @unchecked Sendable {
         for l in attached { try l.advanceClock(seconds) }
     }
 
-    private var attached: [EmulatedLock] { lock.lock(); defer { lock.unlock() }; return locks }
+    private var attached: [EmulatedLock] { locks.withLock { $0 } }
 }

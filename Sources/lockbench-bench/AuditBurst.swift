@@ -4,6 +4,7 @@ import ByteCore
 import Codecs
 import Foundation
 import Lock
+import LockRuntime
 import OfflineUnlock
 
 extension LockBenchBench {
@@ -41,7 +42,6 @@ extension LockBenchBench {
         }
 
         func run() throws {
-            setvbuf(stdout, nil, _IOLBF, 0)
             if let config { return try decisions(config) }
             guard let stateDir else { return }
             // The state directory's lock, as every writer holds it: never beside a running lock.
@@ -61,7 +61,7 @@ extension LockBenchBench {
                 do { entry = try log.append(time: Date(timeIntervalSince1970: 1_770_000_000 + Double(i)), credential: nil, transport: .socket, decision: d, transaction: tid) } catch {
                     throw fail(error.description)
                 }
-                print("ack \(entry.seq)")
+                emitLine("ack \(entry.seq)")   // at once: the killer reads what was acknowledged
             }
         }
 
@@ -79,7 +79,7 @@ extension LockBenchBench {
                 guard let entry = outcome.audit, outcome.refusal?.code != "storage_failure" else {
                     throw fail("not recorded: \(outcome.decision)")
                 }
-                print("ack \(entry.seq) \(Hex.encode(tid))")
+                emitLine("ack \(entry.seq) \(Hex.encode(tid))")
             }
         }
     }

@@ -70,10 +70,10 @@ enum NFCBenchmark {
     }
 
     /// The bare tap: the lock only SELECTs.
-    static let selectOnlyTap = Tap(name: "SELECT only", makeCard: { SimpleCard() }) { link, _ in
+    static var selectOnlyTap: Tap { Tap(name: "SELECT only", makeCard: { SimpleCard() }) { link, _ in
         let response = try link.transceive(selectAPDU)
         return response == [0x90, 0x00] ? "selected" : "refused \(response.hex)"
-    }
+    } }
 
     /// SELECT round trips on one open reader with the card selected once.
     static func selectRoundTrips(iterations: Int) throws -> Stats {

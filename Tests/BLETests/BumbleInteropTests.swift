@@ -96,16 +96,8 @@ final class BumbleInteropTests: XCTestCase {
     }
 
     private func tshark(_ arguments: [String]) throws -> (Int32, String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/tshark")
-        p.arguments = arguments
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        return (p.terminationStatus, text)
+        let r = try LockBenchProcess.run(arguments, executable: URL(fileURLWithPath: "/usr/bin/tshark"), timeout: 120)
+        return (r.status, r.stdout)
     }
 }
 

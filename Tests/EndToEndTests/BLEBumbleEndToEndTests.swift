@@ -10,17 +10,9 @@ final class BLEBumbleEndToEndTests: XCTestCase {
     static let python = LockBenchProcess.repositoryRoot.appendingPathComponent("Tests/BLETests/python")
 
     private func python(_ args: [String]) throws -> (status: Int32, stdout: String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["python3"] + args
-        p.currentDirectoryURL = Self.python
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        return (p.terminationStatus, text)
+        let r = try LockBenchProcess.run(["python3"] + args, executable: URL(fileURLWithPath: "/usr/bin/env"),
+                                         currentDirectory: Self.python, timeout: 180)
+        return (r.status, r.stdout)
     }
 
     func testSpecCredentialOnBumblePhoneUnlocksTheLockOverBLE() throws {

@@ -29,7 +29,7 @@ final class BLEEndToEndTests: XCTestCase {
         XCTAssertEqual(denied.status, 1, denied.stderr)
         XCTAssertTrue(denied.stdout.hasPrefix("denied by "), denied.stdout)
 
-        lock.waitUntilExit()
+        lock.waitUntilExit(timeout: 120)
         let lockText = String(decoding: lockOut.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         XCTAssertEqual(lock.terminationStatus, 1, "one of two transactions was denied")
         XCTAssertTrue(lockText.contains("advertising as "), lockText)

@@ -37,7 +37,7 @@ final class LeanBinaryEndToEndTests: XCTestCase {
         p.standardError = err
         p.standardOutput = FileHandle.nullDevice
         try p.run()
-        p.waitUntilExit()
+        p.waitUntilExit(timeout: 60)
         XCTAssertEqual(p.terminationStatus, 3)
         let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         XCTAssertTrue(message.contains("swift build --product lockbench-server"), message)

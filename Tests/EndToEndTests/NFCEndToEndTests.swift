@@ -47,16 +47,8 @@ final class NFCEndToEndTests: XCTestCase {
     }
 
     static func nfcList(_ connstring: String) throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/nfc-list")
-        p.environment = ["LIBNFC_DEVICE": connstring, "LIBNFC_AUTO_SCAN": "false", "PATH": "/usr/bin:/bin"]
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        try LockBenchProcess.run([], executable: URL(fileURLWithPath: "/usr/bin/nfc-list"),
+                                 environment: ["LIBNFC_DEVICE": connstring, "LIBNFC_AUTO_SCAN": "false", "PATH": "/usr/bin:/bin"], timeout: 60).stdout
     }
 
     func testVirtualReaderCommandServesNfcListAndTakesInsertRemove() throws {

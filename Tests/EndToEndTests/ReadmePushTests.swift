@@ -21,17 +21,10 @@ final class ReadmePushTests: XCTestCase {
                 _ = try server!.waitForLine(containing: "listening on", timeout: 60)
                 continue
             }
-            let shell = Process()
-            shell.executableURL = URL(fileURLWithPath: "/bin/sh")
-            shell.arguments = ["-c", command.replacingOccurrences(of: "lockbench ", with: "'\(LockBenchProcess.binary.path)' ")]
-            shell.currentDirectoryURL = Repository.root
-            let out = Pipe()
-            shell.standardOutput = out
-            shell.standardError = out
-            try shell.run()
-            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            shell.waitUntilExit()
-            XCTAssertEqual(shell.terminationStatus, 0, "\(command): \(text)")
+            let shell = try LockBenchProcess.run(["-c", command.replacingOccurrences(of: "lockbench ", with: "'\(LockBenchProcess.binary.path)' ")],
+                                                 executable: URL(fileURLWithPath: "/bin/sh"), currentDirectory: Repository.root, timeout: 120)
+            let text = shell.stdout + shell.stderr
+            XCTAssertEqual(shell.status, 0, "\(command): \(text)")
             if let expect { XCTAssertTrue(text.contains(expect), "\(command) printed \(text), expected \(expect)") }
         }
     }

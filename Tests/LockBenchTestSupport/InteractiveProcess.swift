@@ -1,14 +1,17 @@
 import Foundation
+import Synchronization
 
 /// A `lockbench` process talked to line by line.
-public final class InteractiveProcess {
+public final class InteractiveProcess: Sendable {
     public let process = Process()
     private let input = Pipe()
     private let output = Pipe()
-    private var buffer = ""
-    private var lines: [String] = []
-    private var seen: [String] = []
-    private let condition = NSCondition()
+    private struct Lines {
+        var buffer = ""
+        var unread: [String] = []
+        var seen: [String] = []
+    }
+    private let lines = Mutex(Lines())
 
     public init(_ arguments: [String], currentDirectory: URL? = nil) throws {
         process.executableURL = LockBenchProcess.binary
@@ -18,17 +21,15 @@ public final class InteractiveProcess {
         process.standardOutput = output
         process.standardError = output
         output.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            guard let self else { return }
             let data = handle.availableData
-            self.condition.lock()
-            self.buffer += String(decoding: data, as: UTF8.self)
-            while let nl = self.buffer.firstIndex(of: "\n") {
-                self.lines.append(String(self.buffer[..<nl]))
-                self.seen.append(String(self.buffer[..<nl]))
-                self.buffer = String(self.buffer[self.buffer.index(after: nl)...])
+            self?.lines.withLock { l in
+                l.buffer += String(decoding: data, as: UTF8.self)
+                while let nl = l.buffer.firstIndex(of: "\n") {
+                    l.unread.append(String(l.buffer[..<nl]))
+                    l.seen.append(String(l.buffer[..<nl]))
+                    l.buffer = String(l.buffer[l.buffer.index(after: nl)...])
+                }
             }
-            self.condition.broadcast()
-            self.condition.unlock()
         }
         try process.run()
     }
@@ -38,24 +39,24 @@ public final class InteractiveProcess {
     /// The first line not yet consumed that contains `text`; earlier lines are consumed too.
     public func waitForLine(containing text: String, timeout: TimeInterval = 15) throws -> String {
         let deadline = Date().addingTimeInterval(timeout)
-        condition.lock(); defer { condition.unlock() }
         while true {
-            if let i = lines.firstIndex(where: { $0.contains(text) }) {
-                let line = lines[i]
-                lines.removeFirst(i + 1)
+            let found = lines.withLock { l -> String? in
+                guard let i = l.unread.firstIndex(where: { $0.contains(text) }) else { return nil }
+                let line = l.unread[i]
+                l.unread.removeFirst(i + 1)
                 return line
             }
-            if !condition.wait(until: deadline) {
-                throw LineTimeout(expected: text, seen: lines.suffix(5))
-            }
+            if let found { return found }
+            if Date() >= deadline { throw LineTimeout(expected: text, seen: lines.withLock { $0.unread.suffix(5) }) }
+            usleep(10_000)
         }
     }
 
     /// Every line printed so far, consumed or not.
-    public var allLines: [String] { condition.lock(); defer { condition.unlock() }; return seen }
+    public var allLines: [String] { lines.withLock { $0.seen } }
 
     public func terminate() {
-        if process.isRunning { process.terminate(); process.waitUntilExit() }
+        if process.isRunning { process.terminate(); process.waitUntilExit(timeout: 30) }
         output.fileHandleForReading.readabilityHandler = nil
     }
 }

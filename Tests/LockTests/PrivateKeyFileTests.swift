@@ -3,6 +3,7 @@ import Codecs
 import Crypto
 import Foundation
 @testable import Lock
+import LockBenchTestSupport
 import XCTest
 
 /// Issue 9 §3.12 and §3.13: private keys are 0600 from their first byte and refused when others can
@@ -46,20 +47,12 @@ final class PrivateKeyFileTests: XCTestCase {
 
     @discardableResult
     func openssl(_ args: [String], in dir: String) throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["openssl"] + args
-        p.currentDirectoryURL = URL(fileURLWithPath: dir)
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out; p.standardError = err
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else {
-            throw LockError(.io, "openssl \(args.joined(separator: " ")) failed (\(p.terminationStatus)): \(String(decoding: errData, as: UTF8.self)); is openssl installed?")
+        let r = try LockBenchProcess.run(["openssl"] + args, executable: URL(fileURLWithPath: "/usr/bin/env"),
+                                         currentDirectory: URL(fileURLWithPath: dir), timeout: 60)
+        guard r.status == 0 else {
+            throw LockError(.io, "openssl \(args.joined(separator: " ")) failed (\(r.status)): \(r.stderr); is openssl installed?")
         }
-        return String(decoding: data, as: UTF8.self)
+        return r.stdout
     }
 
     func key(_ name: String, _ dir: String, _ commands: [[String]]) throws -> String {

@@ -92,16 +92,9 @@ final class NFCEnvironmentTests: XCTestCase {
     }
 
     private func install(_ args: [String]) throws -> (Int32, String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/bin/bash")
-        p.arguments = [Self.repository.appendingPathComponent("udev/install.sh").path] + args
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = out
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+        let r = try LockBenchProcess.run([Self.repository.appendingPathComponent("udev/install.sh").path] + args,
+                                         executable: URL(fileURLWithPath: "/bin/bash"), timeout: 120)
+        return (r.status, r.stdout + r.stderr)
     }
 
     func testInstallScriptIsIdempotentAndUninstalls() throws {

@@ -2,6 +2,7 @@ import ByteCore
 import Codecs
 import Crypto
 import Foundation
+import Synchronization
 import LockBenchTestSupport
 @testable import OfflineUnlock
 import XCTest
@@ -37,12 +38,12 @@ struct Fixture {
         TestFixtures.revocationDocument(serial: serial, entries: entries, issued: issued, expiry: expiry, issuer: issuerKey ?? issuer)
     }
 
-    static var tidCounter: UInt8 = 0
+    static let tidCounter = Atomic<UInt8>(0)
     func presentation(key: [UInt8]? = nil, access: [[UInt8]] = [], revocation: [[UInt8]] = [], version: UInt16 = 0x0100,
                       tid: [UInt8]? = nil) -> Presentation {
-        Fixture.tidCounter &+= 1
+        let n = Fixture.tidCounter.wrappingAdd(1, ordering: .relaxed).newValue
         return Presentation(credentialPublicKey: key ?? credentialKey,
-                            transactionID: tid ?? (Primitives.randomBytes(15) + [Fixture.tidCounter]),
+                            transactionID: tid ?? (Primitives.randomBytes(15) + [n]),
                             interface: .socket, protocolVersion: version, fast: false,
                             accessDocuments: access, revocationDocuments: revocation)
     }

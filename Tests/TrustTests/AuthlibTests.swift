@@ -6,6 +6,7 @@ import Foundation
 @testable import TrustPostgres
 @testable import TrustBackends
 @testable import TrustHTTP
+import LockBenchTestSupport
 import XCTest
 
 /// An independent OAuth client (Python Authlib) against the token endpoint over loopback HTTP.
@@ -18,15 +19,9 @@ final class AuthlibTests: XCTestCase {
         defer { Task { await server.stop() } }
         let code = try await f.service.addDevice(id: "p1", user: "alice", credentialKey: Array(P256.Signing.PrivateKey().publicKey.x963Representation))
         let script = HTTPTests.repositoryRoot.appendingPathComponent("Tests/TrustTests/python/authlib_client.py").path
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["python3", script, server.baseURL, code]
-        let out = Pipe(); p.standardOutput = out; p.standardError = out
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
-        XCTAssertEqual(p.terminationStatus, 0, "authlib client (pip install authlib requests):\n\(text)")
+        let r = try LockBenchProcess.run(["python3", script, server.baseURL, code], executable: URL(fileURLWithPath: "/usr/bin/env"), timeout: 120)
+        let text = r.stdout + r.stderr
+        XCTAssertEqual(r.status, 0, "authlib client (pip install authlib requests):\n\(text)")
         XCTAssertEqual(text.components(separatedBy: "\n").filter { $0.hasPrefix("ok ") }.count, 7, text)
     }
 }

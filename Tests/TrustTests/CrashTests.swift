@@ -6,6 +6,7 @@ import Foundation
 @testable import TrustPostgres
 @testable import TrustBackends
 @testable import TrustHTTP
+import LockBenchTestSupport
 import TrustPhone
 import XCTest
 
@@ -37,16 +38,10 @@ final class CrashTests: XCTestCase {
         p.standardOutput = out
         p.standardError = FileHandle.nullDevice
         try p.run()
-        var seen = ""
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            seen += String(decoding: chunk, as: UTF8.self)
-            if let r = seen.range(of: #"listening on http://127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
-                let port = Int(seen[r].split(separator: ":").last!)!
-                return (p, port)
-            }
+        let pattern = #"listening on http://127\.0\.0\.1:(\d+)"#
+        let seen = LockBenchProcess.readOutput(of: p, from: out, timeout: 60) { $0.range(of: pattern, options: .regularExpression) != nil }
+        if let r = seen.range(of: pattern, options: .regularExpression), let port = Int(seen[r].split(separator: ":").last ?? "") {
+            return (p, port)
         }
         p.terminate()
         throw TrustError(.invalidRequest, "\(arguments.prefix(2).joined(separator: " ")) did not start: \(seen)")

@@ -114,8 +114,10 @@ final class FleetTests: XCTestCase {
             }
             done.signal()
         }.start()
-        let summary = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let drain = PipeDrain(out)
+        XCTAssertTrue(drain.wait(until: Date().addingTimeInterval(180)), "fleet still running after 180 s")
+        process.waitUntilExit(timeout: 10)
+        let summary = drain.text
         close(slave)   // the child has exited: with ours closed too, the master reads EIO
         XCTAssertEqual(done.wait(timeout: .now() + 10), .success, "the terminal closed")
         let drawn = terminal.text

@@ -12,6 +12,7 @@ import NIOCore
 @testable import TrustBackends
 @testable import TrustHTTP
 import TrustPhone
+import LockBenchTestSupport
 import XCTest
 
 /// The HTTP API through Hummingbird's test client, checked against docs/trust-openapi.json: every
@@ -153,15 +154,12 @@ final class HTTPTests: XCTestCase {
 
     /// The document itself is valid OpenAPI 3.1 (Python openapi-spec-validator, an independent checker).
     func testOpenAPIDocumentValidates() throws {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["python3", "-c", "import json,sys; from openapi_spec_validator import validate; validate(json.load(open(sys.argv[1]))); print('valid')",
-                       Self.repositoryRoot.appendingPathComponent("docs/trust-openapi.json").path]
-        let out = Pipe(); p.standardOutput = out; p.standardError = out
-        try p.run(); p.waitUntilExit()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        XCTAssertEqual(p.terminationStatus, 0, "openapi-spec-validator (pip install openapi-spec-validator): \(text)")
-        XCTAssertTrue(text.contains("valid"))
+        // Both pipes are read while it runs (a long complaint cannot fill a pipe and stall it).
+        let r = try LockBenchProcess.run(["python3", "-c", "import json,sys; from openapi_spec_validator import validate; validate(json.load(open(sys.argv[1]))); print('valid')",
+                                          Self.repositoryRoot.appendingPathComponent("docs/trust-openapi.json").path],
+                                         executable: URL(fileURLWithPath: "/usr/bin/env"), timeout: 120)
+        XCTAssertEqual(r.status, 0, "openapi-spec-validator (pip install openapi-spec-validator): \(r.stdout)\(r.stderr.prefix(4000))")
+        XCTAssertTrue(r.stdout.contains("valid"))
     }
 
     /// The phone's client (async-http-client) against the real server on a loopback port.

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// btsnoop capture (format version 1, datalink 1002 = H4), written at the transport seam as a
 /// wrapping transport (Bumble's snooper, swift-nio-extras `WritePCAPHandler`). tshark opens it
@@ -64,9 +65,9 @@ public final class BTSnoopTransport: HCITransport {
 }
 
 /// An open btsnoop file; records are appended as packets cross the seam.
-public final class BTSnoopWriter {
-    private let file: FileHandle
-    private let lock = NSLock()
+public final class BTSnoopWriter: Sendable {
+    /// Writers on several threads (both directions of a link): one record at a time.
+    private let file: Mutex<FileHandle>
     public let path: String
 
     public init(path: String) throws(BLEError) {
@@ -75,17 +76,17 @@ public final class BTSnoopWriter {
             throw BLEError(.transportUnavailable, "--btsnoop \(path): cannot create the file")
         }
         self.path = path
-        self.file = handle
-        file.write(Data(BTSnoopTransport.fileHeader))
+        handle.write(Data(BTSnoopTransport.fileHeader))
+        self.file = Mutex(handle)
     }
 
     public func write(_ packet: H4Packet, received: Bool) {
         let now = UInt64(Date().timeIntervalSince1970 * 1_000_000)
         let rec = BTSnoopTransport.record(packet, received: received, microsecondsSince1970: now)
-        lock.withLock { file.write(Data(rec)) }
+        file.withLock { $0.write(Data(rec)) }
     }
 
-    public func flush() { lock.withLock { try? file.synchronize() } }
+    public func flush() { file.withLock { try? $0.synchronize() } }
 
-    deinit { try? file.close() }
+    deinit { file.withLock { try? $0.close() } }
 }
