@@ -379,6 +379,16 @@ final class ConformanceEndToEndTests: XCTestCase {
         XCTAssertTrue(badFastLines.contains { $0.contains("rdr.stepup.fast.kpersistent-removed") && $0.contains("tap 4") }, badFastLines.joined(separator: "\n"))
     }
 
+    /// The schedule and capability cases, as the cases write their documents (allow / deny
+    /// schedule ids, a UTC daily recurrence, capability bit 12 alone), against LockBench's lock.
+    func testTheScheduleAndCapabilityChecksPassAgainstLockBenchsLock() throws {
+        let checks = ["rdr.stepup.schedules", "rdr.neg.stepup.schedule-allow-outside", "rdr.neg.stepup.schedule-deny-inside",
+                      "rdr.neg.stepup.no-rule-for-action"]
+        let (status, lines) = try readerOverSocket(extra: ["--only"] + checks + ["--issuer-key", "issuer.key.pem", "--now", "2026-03-02T09:00:00Z"])
+        XCTAssertEqual(status, 0, lines.joined(separator: "\n"))
+        XCTAssertEqual(statuses(lines: lines), Dictionary(uniqueKeysWithValues: checks.map { ($0, "pass") }), lines.joined(separator: "\n"))
+    }
+
     /// A lock that takes an issuer certificate's key unchecked fails exactly the negative issuer
     /// certificate cases whose certificate parses (the empty key cannot be taken at all).
     func testALockSkippingTheIssuerCertificateChecksFailsExactlyTheirCases() throws {
