@@ -266,7 +266,7 @@ final class ConformanceEndToEndTests: XCTestCase {
         let port = listening.split(separator: ":")[1].split(separator: ";")[0]
         let faults = lockFaults.flatMap { ["--fault", $0] }
         var lines: [String] = []
-        for _ in 0..<40 where conf.process.isRunning {
+        for _ in 0..<64 where conf.process.isRunning {   // the whole reader catalogue takes about 50 transactions
             _ = try LockBenchProcess.run(["lock", "transact", "--config", config, "--connect", "127.0.0.1:\(port)"] + faults, currentDirectory: dir)
         }
         conf.process.waitUntilExit()
