@@ -168,9 +168,9 @@ public struct AuditReportWriter {
     private func summaryJSON() -> String {
         let s = result.summary
         var pairs: [(String, String)] = [("devices", String(s.devices))]
-        for kind in VerdictKind.allCases { pairs.append((kind.rawValue, String(s.count(kind)))) }
+        for kind in VerdictKind.allCases { pairs.append((kind.jsonKey, String(s.count(kind)))) }
         pairs.append(("malformed", String(s.malformed)))
-        pairs.append(("all_certified", s.allCertified ? "true" : "false"))
+        pairs.append(("allCertified", s.allCertified ? "true" : "false"))
         return JSONText.object(pairs)
     }
 
@@ -180,11 +180,11 @@ public struct AuditReportWriter {
             ("verdict", JSONText.string(v.kind.rawValue)),
             ("certified", v.isCertified ? "true" : "false"),
             ("summary", JSONText.string(v.summary)),
-            ("matched_model", JSONText.optional(v.row?.displayName)),
+            ("matchedModel", JSONText.optional(v.row?.displayName)),
             ("kind", JSONText.optional(v.row?.kind.rawValue)),
             ("status", JSONText.optional(v.row?.status.rawValue)),
-            ("first_certified", JSONText.optional(v.row?.firstCertifiedText)),
-            ("required_firmware", JSONText.optional(v.minimumFirmware)),
+            ("firstCertified", JSONText.optional(v.row?.firstCertifiedText)),
+            ("requiredFirmware", JSONText.optional(v.minimumFirmware)),
             ("requires", JSONText.optional(v.row?.requirement?.text)),
             ("detail", JSONText.string(v.detail)),
             ("suggestions", JSONText.array(v.suggestions.map(JSONText.string))),
@@ -217,7 +217,7 @@ public struct AuditReportWriter {
             out.append(contentsOf: (first ? "\n    {\"line\": " : ",\n    {\"line\": ").utf8)
             first = false
             appendDecimal(row.line)
-            out.append(contentsOf: ", \"device_id\": ".utf8)
+            out.append(contentsOf: ", \"deviceID\": ".utf8)
             appendJSON(fields[c.deviceID])
             out.append(contentsOf: ", \"site\": ".utf8)
             if let site = c.site { appendJSON(fields[site]) } else { out.append(contentsOf: "null".utf8) }
@@ -225,7 +225,7 @@ public struct AuditReportWriter {
             appendJSON(fields[c.model])
             out.append(contentsOf: ", \"firmware\": ".utf8)
             appendJSON(fields[c.firmware])
-            out.append(contentsOf: ", \"reader_model\": ".utf8)
+            out.append(contentsOf: ", \"readerModel\": ".utf8)
             if let reader = c.reader, !isEmpty(fields[reader]) { appendJSON(fields[reader]) } else { out.append(contentsOf: "null".utf8) }
             out.append(contentsOf: verdicts[Int(row.outcome)])
             out.append(contentsOf: ", \"columns\": {".utf8)

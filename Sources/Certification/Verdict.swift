@@ -8,6 +8,18 @@ public enum VerdictKind: String, Sendable, CaseIterable {
     case notPursued = "not-pursued"
     case requirementNotMet = "requirement-not-met"
     case unknownModel = "unknown-model"
+
+    /// The kind as a JSON key (summary counts): camelCase, as every key LockBench prints.
+    public var jsonKey: String {
+        switch self {
+        case .certified: "certified"
+        case .upgradeRequired: "upgradeRequired"
+        case .inProcess: "inProcess"
+        case .notPursued: "notPursued"
+        case .requirementNotMet: "requirementNotMet"
+        case .unknownModel: "unknownModel"
+        }
+    }
 }
 
 public struct Verdict: Sendable {

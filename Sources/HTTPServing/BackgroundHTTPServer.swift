@@ -20,7 +20,8 @@ public struct BackgroundHTTPServer: Sendable {
     private let ticker: Task<Void, Never>?
 
     /// Starts listening on `host:port` (0: a free port) and returns once it accepts connections;
-    /// nil when it could not listen there (the caller says why in its own words). While it runs,
+    /// throws an environment `HTTPServingError` naming the port (and its holder when /proc tells)
+    /// when it could not listen there, at once: the server's failure ends the wait. While it runs,
     /// `tick` is called every `interval` seconds. With `tls` it serves HTTPS. A connection that
     /// sends no complete request for `idleTimeout` is closed (a peer holding sockets open does not
     /// hold them for ever).
@@ -49,12 +50,15 @@ public struct BackgroundHTTPServer: Sendable {
             try await group.run()
         }
         var bound: Int?
-        // The stream ends without a port when the server fails before it runs (address in use).
         for await p in stream { bound = p }
         guard let bound, bound > 0 else {
             task.cancel()
-            _ = try? await task.value
-            return nil
+            var failure: (any Error)?
+            do { try await task.value } catch { failure = error }
+            if failure.map({ "\($0)".contains("in use") || "\($0)".contains("EADDRINUSE") }) ?? true {
+                throw HTTPServingError(PortHolder.inUse(host: host, port: port), environment: true)
+            }
+            throw HTTPServingError("cannot listen on \(host):\(port): \(failure.map { "\($0)" } ?? "the server stopped")", environment: true)
         }
         let ticker = tick.map { tick in
             Task {

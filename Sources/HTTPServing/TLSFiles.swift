@@ -38,7 +38,9 @@ public struct TLSFiles: Sendable, Equatable {
 /// Why a server could not be set up: a sentence naming the option or file.
 public struct HTTPServingError: Error, CustomStringConvertible, Sendable {
     public var description: String
-    public init(_ description: String) { self.description = description }
+    /// The machine failed (a port in use), not the input: exit 3 rather than 2.
+    public var environment: Bool
+    public init(_ description: String, environment: Bool = false) { self.description = description; self.environment = environment }
 }
 
 /// Whether `host` is only reachable from this machine.

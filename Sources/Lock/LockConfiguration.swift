@@ -230,6 +230,11 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
 
     /// Reads and checks a configuration file; every problem names the file and the field.
     public static func load(path: String) throws(LockError) -> LockConfiguration {
+        // A path that names no file is bad input (exit 2, as a missing key file is); a file that is
+        // there but cannot be read is the machine's failure (exit 3).
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw LockError(.invalidConfiguration, "lock configuration \(path): no such file (check the --config path)")
+        }
         guard let data = FileManager.default.contents(atPath: path) else { throw LockError(.io, "cannot read lock configuration \(path)") }
         return try load(data, path: path)
     }

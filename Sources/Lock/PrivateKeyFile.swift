@@ -31,6 +31,11 @@ public enum PrivateKeyFile {
         var st = stat()
         guard stat(path, &st) == 0 else { throw LockError(.invalidIdentity, "cannot read private key \(path): \(String(cString: strerror(errno)))") }
         let mode = st.st_mode & 0o777
+        // A public key is no secret, so its mode is no matter: say what it is, not `chmod 600`.
+        if let head = FileManager.default.contents(atPath: path)?.prefix(4096),
+           String(decoding: head, as: UTF8.self).contains("-----BEGIN PUBLIC KEY-----") {
+            throw LockError(.invalidIdentity, "\(path) is a public key (-----BEGIN PUBLIC KEY-----); this needs the matching private key (-----BEGIN PRIVATE KEY-----)\(path.hasSuffix(".pub.pem") ? ", " + path.dropLast(".pub.pem".count) + ".key.pem" : ""), the .key.pem file `lockbench key` wrote beside it")
+        }
         guard mode & 0o077 == 0 else {
             throw LockError(.invalidIdentity, "private key \(path) is accessible by others (mode \(String(mode, radix: 8))); it must be readable by its owner only: chmod 600 \(path)")
         }

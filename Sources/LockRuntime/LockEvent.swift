@@ -17,7 +17,13 @@ public struct LockEvent: Encodable, Sendable {
         case transactionFailed = "transaction-failed", readerLost = "reader-lost", notice
     }
 
+    /// Which clock `time` was read on: decisions on the lock's (virtual) clock, everything else
+    /// on the wall clock. Each line names its clock, so a lock whose clock is not wall time does
+    /// not print two timelines as one.
+    public enum Clock: String, Encodable, Sendable { case lock, wall }
+
     public var time: Date
+    public var clock: Clock = .wall
     public var kind: Kind
     /// For `kind == .radio` (and radio warnings): which event.
     public var radioEvent: RadioEvent?
@@ -52,6 +58,7 @@ public struct LockEvent: Encodable, Sendable {
         let report = OutcomeReport(outcome, bolt: "")
         self.init(time: outcome.at, kind: outcome.granted ? .granted : .denied, radio: outcome.interface,
                   message: report.eventMessage)
+        clock = .lock
         reason = report.reason
         detail = report.detail
         layer = report.layer
@@ -67,9 +74,9 @@ public struct LockEvent: Encodable, Sendable {
         }
     }
 
-    /// `2026-03-02T09:00:00Z nfc GRANTED credential=… tx=… fast step-up 12.3 ms`
+    /// `2026-03-02T09:00:00Z (lock clock) nfc GRANTED credential=… tx=… fast step-up 12.3 ms`
     public var line: String {
-        var parts = [RFC3339.format(time)]
+        var parts = [RFC3339.format(time), "(\(clock.rawValue) clock)"]
         if let radio { parts.append(radio) }
         parts.append(message)
         if let credential { parts.append("credential=\(credential)") }

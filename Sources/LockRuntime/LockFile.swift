@@ -97,6 +97,11 @@ public struct LockFile: Codable, Equatable, Sendable {
     /// Reads and checks the file: the lock's part as `LockConfiguration.load` does, then the
     /// radios'; every problem names the file and the field (`lock.json: field ble.idleTimeout: …`).
     public static func load(path: String) throws(LockError) -> LockFile {
+        // A path that names no file is bad input (exit 2, as a missing key file is); a file that is
+        // there but cannot be read is the machine's failure (exit 3).
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw LockError(.invalidConfiguration, "lock configuration \(path): no such file (check the --config path)")
+        }
         guard let data = FileManager.default.contents(atPath: path) else { throw LockError(.io, "cannot read lock configuration \(path)") }
         return try load(data, path: path)
     }

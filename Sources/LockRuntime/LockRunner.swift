@@ -5,6 +5,7 @@ import Codecs
 import Foundation
 import Lock
 import NFC
+import OfflineUnlock
 import ReaderSeam
 import SocketTransport
 import VirtualPN532
@@ -27,6 +28,22 @@ public final class LockRunner {
     /// The BLE address (`lock run --address`), over the configuration's `ble.address` and the
     /// address derived from the reader identity.
     public var bleAddress: BLEAddress?
+    /// `lock run --wait-for-reader`: a reader that is not there yet is waited for (said once),
+    /// not a reason to stop.
+    public var waitForReader = false
+    /// With `waitForReader`: print each reopen attempt (a person watching a terminal), not only the first.
+    public var showRetries = false
+    /// How long a radio that never opened may keep failing before it is given up on: 0 for a
+    /// reader that is either plugged in or not (USB, hci0); a few seconds for one another process
+    /// is still creating (a pty link, a virtual controller's TCP port). `.infinity`: never.
+    public var startGrace: (RadioInterface) -> TimeInterval = { _ in 0 }
+    /// Called (once) when a radio that never opened is given up on: the command stops the lock and
+    /// exits with the reason.
+    public var onReaderUnavailable: ((RadioInterface, Error) -> Void)?
+    private let startLock = NSLock()
+    private var opened: Set<RadioInterface> = []
+    private var failingSince: [RadioInterface: Date] = [:]
+    private var gaveUp = false
 
     public init(service: LockService, nfc: NFCSource?, ble: String?, socket: SocketReader.Configuration? = nil,
                 btsnoop: String? = nil, emit: @escaping (LockEvent) -> Void) {
@@ -44,6 +61,9 @@ public final class LockRunner {
         let config = service.configuration
         let verdict = service.certification
         emit(LockEvent(kind: .started, message: "lock \(config.model) firmware \(config.firmware): \(verdict.summary); bolt \(service.lock.boltName); state in \(config.resolve(config.stateDirectory))"))
+        if let note = Self.clockNote(service.lock.clock.mode, trusted: service.lock.engine.state.clock.trusted) {
+            emit(LockEvent(kind: .warning, message: note))
+        }
         if let block = service.lock.snapshotBlock {
             emit(LockEvent(kind: .warning, message: "READ-ONLY, DENYING EVERY TAP: \(EmulatedLock.blockDetail(block))"))
         }
@@ -68,6 +88,22 @@ public final class LockRunner {
         if let socket { run(SocketReader(configuration: socket), radio: .socket) }
         if nfc == nil && ble == nil && socket == nil {
             emit(LockEvent(kind: .warning, message: "no radio configured: give --nfc, --ble or --socket (or nfc/ble in the configuration)"))
+        }
+    }
+
+    /// What to say at start when the lock's clock is not wall time (nil when it is): decisions
+    /// are stamped on the lock's clock, radio events on the wall clock, and a `clock advance` or
+    /// `clock set` of an earlier run is still in force (it is kept in the lock's state).
+    public static func clockNote(_ mode: VirtualClock.Mode, trusted: Bool, wall: Date = Date()) -> String? {
+        let trust = trusted ? "trusted" : "untrusted"
+        switch mode {
+        case .frozen(let at):
+            return "the lock's clock is virtual and stands at \(RFC3339.format(at)) (\(trust)): only `clock set` and `clock advance` move it; decisions are stamped on it (lock clock), radio events on the wall clock"
+        case .running(let offset) where abs(offset) >= 1:
+            let shift = DurationText.format(abs(offset)) + (offset > 0 ? " ahead of" : " behind")
+            return "the lock's clock runs \(shift) the wall clock (\(trust); a `clock set` or `clock advance` kept in its state from an earlier run, now \(RFC3339.format(wall.addingTimeInterval(offset)))): decisions are stamped on it (lock clock), radio events on the wall clock"
+        case .running:
+            return nil
         }
     }
 
@@ -106,7 +142,10 @@ public final class LockRunner {
             onOutcome?(outcome)
         case .stopped:
             break
+        case .readerLost(let failure, let attempt, let retryIn) where !startLock.withLock({ opened.contains(radio) }):
+            readerNotThere(radio, failure: failure, attempt: attempt, retryIn: retryIn)
         default:
+            if case .readerOpened = event { startLock.withLock { _ = opened.insert(radio) } }
             var e = LockEvent(kind: event.isProblem ? .warning : .radio, radio: radio, message: event.description)
             e.radioEvent = switch event {
             case .started: .loopStarted
@@ -118,6 +157,28 @@ public final class LockRunner {
             case .readerLost: .readerLost
             case .notice, .transactionCompleted, .stopped: .notice
             }
+            emit(e)
+        }
+    }
+
+    /// A radio that has never opened failed to open: give up (after its grace), or say once that
+    /// the lock waits for it and, on a terminal, show each retry.
+    private func readerNotThere(_ radio: RadioInterface, failure: Error, attempt: Int, retryIn: TimeInterval) {
+        let reason = (failure as? any CodedError)?.reason ?? "\(failure)"
+        let giveUp = startLock.withLock { () -> Bool in
+            let since = failingSince[radio] ?? Date()
+            failingSince[radio] = since
+            let giveUp = !waitForReader && !gaveUp && Date().timeIntervalSince(since) >= startGrace(radio)
+            if giveUp { gaveUp = true }
+            return giveUp
+        }
+        if giveUp { onReaderUnavailable?(radio, failure); return }
+        guard waitForReader else { return }   // within the grace: quiet
+        if attempt == 1 {
+            emit(LockEvent(kind: .warning, radio: radio, message: "no \(radio.rawValue) reader yet: \(reason); waiting for it (--wait-for-reader)"))
+        } else if showRetries {
+            var e = LockEvent(kind: .radio, radio: radio, message: "still waiting for the reader: attempt \(attempt) failed; next in \(String(format: "%.1f", retryIn)) s")
+            e.radioEvent = .readerLost
             emit(e)
         }
     }

@@ -33,6 +33,16 @@ public enum NFCEnvironment {
     ]
 
     /// Kernel modules that claim these readers before libnfc can (the kernel's own NFC stack).
+    /// The drivers libnfc 1.8.0 has (`libnfc/drivers/*.c`, `nfc.c` `nfc_drivers`), which are
+    /// also the connstrings' first word: a connstring naming another is a typo, not a missing reader.
+    public static let libnfcDrivers = ["acr122_usb", "acr122_pcsc", "acr122s", "arygon", "pcsc", "pn53x_usb",
+                                       "pn532_uart", "pn532_spi", "pn532_i2c", "pn71xx"]
+
+    /// The driver a connstring names (`pn532_uart` in `pn532_uart:/dev/ttyUSB0`).
+    public static func driver(of connstring: String) -> String {
+        String(connstring.prefix { $0 != ":" })
+    }
+
     public static let conflictingModules = ["pn533_usb", "pn533", "nfc"]
 
     /// A known reader found on the USB bus.

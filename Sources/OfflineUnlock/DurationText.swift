@@ -21,7 +21,12 @@ public enum DurationText {
     }
 
     /// The duration if it is well-formed and within `range`; otherwise a refusal naming `what`.
-    public static func parse(_ text: String, within range: ClosedRange<TimeInterval>, what: String) throws(Refusal) -> TimeInterval {
+    /// `unitRequired`: a bare number is refused (a command-line flag: `--valid-for 8` is more
+    /// likely 8 hours meant than 8 seconds, so the unit must be said).
+    public static func parse(_ text: String, within range: ClosedRange<TimeInterval>, what: String, unitRequired: Bool = false) throws(Refusal) -> TimeInterval {
+        if unitRequired, !text.isEmpty, text.trimmingCharacters(in: .whitespaces).allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }) {
+            throw Refusal(message: "\(what) \"\(text)\" has no unit: write it with one of s, m, h, d, w (e.g. \(text)s or \(text)h)")
+        }
         guard let seconds = scan(text) else {
             throw Refusal(message: "\(what) \"\(text)\" is not a duration like 90s, 5m, 8h, 7d, 1h30m (at most \(format(maximum)))")
         }

@@ -112,6 +112,8 @@ public struct FleetSummary: Codable, Sendable, Equatable {
     public var revocation: Revocation?
     /// Peak resident memory of the process (VmHWM), MiB.
     public var peakRSSMiB: Double?
+    /// The run was stopped early (Ctrl-C): the counts are those of the taps made until then.
+    public var interrupted: Bool? = nil
 
     /// Every decision durable and counted, no storage failure, no revoked phone let in.
     public var consistent: Bool {
@@ -139,6 +141,14 @@ public final class FleetRunner: @unchecked Sendable {
     public var stage: (@Sendable (String) -> Void)?
 
     public init(plan: FleetPlan) { self.plan = plan }
+
+    /// Set by `interrupt()`: no tap starts after it; the taps in flight finish and are counted.
+    let interruption = Load.Flag()
+
+    /// Ends the load early (Ctrl-C): `run()` returns the summary of the taps made so far, then
+    /// removes its temporary directory as at the end of any run.
+    public func interrupt() { interruption.value = true }
+    public var isInterrupted: Bool { interruption.value }
 
     struct Actor { let phone: VirtualPhone; let lock: Int }
 
@@ -186,6 +196,7 @@ public final class FleetRunner: @unchecked Sendable {
         stage?("tapping")
 
         let load = Load(plan: plan, phones: phones, locks: locks, world: world, service: service)
+        load.interruption = interruption
         load.progress = progress
         var result = await load.run()
         if let serial = result.revocation?.serial {
@@ -221,7 +232,7 @@ public final class FleetRunner: @unchecked Sendable {
             latency: result.latency, seconds: result.seconds, setupSeconds: setupSeconds,
             tapsPerSecond: result.seconds > 0 ? Double(result.taps) / result.seconds : 0,
             auditDecisions: auditDecisions, fsyncRequests: counts?.requests, flushes: counts?.flushes,
-            revocation: result.revocation, peakRSSMiB: Self.peakRSSMiB())
+            revocation: result.revocation, peakRSSMiB: Self.peakRSSMiB(), interrupted: interruption.value ? true : nil)
     }
 
     /// VmHWM from /proc/self/status, MiB (nil where there is no procfs).
@@ -260,6 +271,7 @@ final class Load: @unchecked Sendable {
     }
 
     let plan: FleetPlan
+    var interruption = Flag()
     let phones: [VirtualPhone]
     let locks: [(service: LockService, reader: TrustedReader, group: [UInt8])]
     let world: World
@@ -297,6 +309,7 @@ final class Load: @unchecked Sendable {
 
     /// The next tap number, or nil when the run is over.
     func claim() -> Int? {
+        if interruption.value { return nil }
         mutex.lock(); defer { mutex.unlock() }
         if let t = target, claimed >= t { return nil }
         if let d = plan.duration, elapsed() >= d { return nil }

@@ -34,9 +34,13 @@ public final class TrustClient: Sendable {
     let ownsClient: Bool
     public let timeout: TimeAmount
 
-    public init(baseURL: String, http: HTTPClient? = nil, timeout: TimeAmount = .seconds(10)) {
+    /// `retryConnecting: false` makes a refused connection fail the request at once instead of
+    /// retrying until the timeout (a phone started against a service that is down says so at once).
+    public init(baseURL: String, http: HTTPClient? = nil, timeout: TimeAmount = .seconds(10), retryConnecting: Bool = true) {
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
-        self.http = http ?? HTTPClient(eventLoopGroupProvider: .singleton)
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.retryConnectionEstablishment = retryConnecting
+        self.http = http ?? HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         ownsClient = http == nil
         self.timeout = timeout
     }
@@ -111,8 +115,30 @@ public final class TrustClient: Sendable {
             let body = try await response.body.collect(upTo: 1 << 20)
             return (Int(response.status.code), Data(body.readableBytesView))
         } catch {
-            throw .network("\(server): \(error)")
+            throw .network("\(server): \(networkReason(error, timeout: timeout))")
         }
+    }
+
+    /// Why a request got no answer, in words: the transport's own description names types and
+    /// nests parentheses; the common cases get a sentence, the rest its text with parentheses balanced.
+    static func networkReason(_ error: any Error, timeout: TimeAmount) -> String {
+        let text = String(describing: error)
+        if text.localizedCaseInsensitiveContains("refused") { return "connection refused: is the service running on that port?" }
+        if text.localizedCaseInsensitiveContains("timeout") || text.localizedCaseInsensitiveContains("deadline") {
+            return "no answer within \(timeout.nanoseconds / 1_000_000_000) s"
+        }
+        if text.localizedCaseInsensitiveContains("resolve") || text.localizedCaseInsensitiveContains("lookup") { return "cannot resolve the host name" }
+        return balancingParentheses(String(text.prefix(300)))
+    }
+
+    /// `text` without unmatched ')' and with every unmatched '(' closed.
+    static func balancingParentheses(_ text: String) -> String {
+        var out = "", depth = 0
+        for c in text {
+            if c == "(" { depth += 1 } else if c == ")" { if depth == 0 { continue }; depth -= 1 }
+            out.append(c)
+        }
+        return out + String(repeating: ")", count: depth)
     }
 
     static func form(_ fields: [(String, String)]) -> String {

@@ -201,18 +201,18 @@ final class InventoryAuditTests: XCTestCase {
         XCTAssertEqual(summary["devices"] as? Int, 8)
         XCTAssertEqual(summary["certified"] as? Int, 3)
         XCTAssertEqual(summary["malformed"] as? Int, 1)
-        XCTAssertEqual(summary["all_certified"] as? Bool, false)
+        XCTAssertEqual(summary["allCertified"] as? Bool, false)
         let devices = try XCTUnwrap(object["devices"] as? [[String: Any]])
         XCTAssertEqual(devices.count, 8)
-        XCTAssertEqual(devices[1]["device_id"] as? String, "d2")
+        XCTAssertEqual(devices[1]["deviceID"] as? String, "d2")
         XCTAssertEqual(devices[1]["verdict"] as? String, "upgrade-required")
-        XCTAssertEqual(devices[1]["required_firmware"] as? String, "02.12.72")
+        XCTAssertEqual(devices[1]["requiredFirmware"] as? String, "02.12.72")
         XCTAssertEqual(devices[1]["summary"] as? String, "upgrade to ≥ 02.12.72")
         XCTAssertEqual(devices[1]["line"] as? Int, 3)
         XCTAssertEqual((devices[0]["columns"] as? [String: String])?["location"], "Lobby, east")
         XCTAssertEqual((devices[7]["columns"] as? [String: String])?["location"], "Canteen \"north\"")
-        XCTAssertEqual(devices[3]["reader_model"] as? String, "MTK2")
-        XCTAssertTrue(devices[0]["reader_model"] is NSNull)
+        XCTAssertEqual(devices[3]["readerModel"] as? String, "MTK2")
+        XCTAssertTrue(devices[0]["readerModel"] is NSNull)
         XCTAssertEqual(devices[6]["suggestions"] as? [String], ["NDE"])
         let malformed = try XCTUnwrap(object["malformed"] as? [[String: Any]])
         XCTAssertEqual(malformed.count, 1)
@@ -223,7 +223,7 @@ final class InventoryAuditTests: XCTestCase {
         let object = try JSONSerialization.jsonObject(with: Data(try report("device_id,model,firmware\n", .json).utf8)) as? [String: Any]
         XCTAssertEqual((object?["devices"] as? [Any])?.count, 0)
         // Issue 20 §5: an inventory with no device certifies nothing (it said "all certified").
-        XCTAssertEqual((object?["summary"] as? [String: Any])?["all_certified"] as? Bool, false)
+        XCTAssertEqual((object?["summary"] as? [String: Any])?["allCertified"] as? Bool, false)
     }
 
     func testJUnitParsesBackAsXML() throws {
@@ -272,10 +272,10 @@ final class InventoryAuditTests: XCTestCase {
                 if format == .json {
                     let object = try JSONSerialization.jsonObject(with: Data(out)) as? [String: Any]
                     let devices = object?["devices"] as? [[String: Any]]
-                    XCTAssertEqual(devices?.first?["device_id"] as? String, "t\u{fc}r-1")
+                    XCTAssertEqual(devices?.first?["deviceID"] as? String, "t\u{fc}r-1")
                     XCTAssertEqual(devices?.first?["site"] as? String, "B\u{fc}ro")
                     XCTAssertEqual((devices?.first?["columns"] as? [String: String])?["note"], "tab\there")
-                    XCTAssertEqual(devices?.last?["device_id"] as? String, "x\u{FFFD}")
+                    XCTAssertEqual(devices?.last?["deviceID"] as? String, "x\u{FFFD}")
                     XCTAssertEqual((devices?.last?["columns"] as? [String: String])?["note"], "\u{1}")
                 } else {
                     let document = try XMLDocument(data: Data(out))

@@ -145,9 +145,23 @@ final class ConformanceEndToEndTests: XCTestCase {
     func testCredentialChecksPassAgainstLockBenchsPhoneOverSocketAndTheTranscriptDecodes() throws {
         let port = try servePhone(["--mailbox", "mailbox.bin"])
         let r = try lb(["conformance", "credential", "--reader-identity", "door.reader.json", "--connect", "127.0.0.1:\(port)",
-                        "--json", "--transcript", "run.transcript", "--transcript-secrets"], expect: Self.pendingCredential.isEmpty ? 0 : 1)
+                        "--json", "--transcript", "run.transcript", "--transcript-secrets", "--html", "run.html"],
+                       expect: Self.pendingCredential.isEmpty ? 0 : 1)
         let s = try statuses(r.stdout)
         assertFailures(s, are: Self.pendingCredential, "credential over socket")
+        // The same run as one HTML page, read in headless Chromium: the counts it shows are the JSON's.
+        let shots = Repository.root.appendingPathComponent(".build/test-artifacts/console")
+        try FileManager.default.createDirectory(at: shots, withIntermediateDirectories: true)
+        let page = try LockBenchProcess.run(["python3", Repository.root.appendingPathComponent("Tests/EndToEndTests/python/report_browser.py").path,
+                                             dir.appendingPathComponent("run.html").path, shots.appendingPathComponent("conformance-report.png").path],
+                                            executable: URL(fileURLWithPath: "/usr/bin/env"), timeout: 120)
+        XCTAssertEqual(page.status, 0, "headless Chromium (apt chromium chromium-driver, pip selenium): \(page.stderr.suffix(2000))")
+        let shown = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(page.stdout.utf8)) as? [String: Any], page.stdout)
+        let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.stdout[r.stdout.firstIndex(of: "{")!...].utf8)) as? [String: Any])
+        for (html, key) in [("passed", "passed"), ("failed", "failed"), ("advisories-failed", "advisoriesFailed"), ("not-applicable", "notApplicable"), ("not-run", "notRun")] {
+            XCTAssertEqual(shown[html] as? Int, json[key] as? Int, "the report page's \(html) count")
+        }
+        XCTAssertEqual(shown["rows"] as? Int, s.count, "one row per check")
         XCTAssertEqual(s["mailbox.read"], "pass")
         XCTAssertEqual(s["mailbox.write"], "pass")
         XCTAssertEqual(s["exchange.extended-length"], "not_applicable")

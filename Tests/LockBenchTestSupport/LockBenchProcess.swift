@@ -8,6 +8,8 @@ public enum LockBenchProcess {
         public var status: Int32
         public var stdout: String
         public var stderr: String
+        /// The process outlived its `timeout` and was killed (SIGKILL).
+        public var timedOut = false
     }
 
     /// The repository root (the folder holding Package.swift).
@@ -35,7 +37,6 @@ public enum LockBenchProcess {
         return ""
     }
 
-    /// Runs `lockbench args…` (or another built `executable` of the package) to completion.
     /// Starts `lockbench ARGUMENTS` (a server that prints "… 127.0.0.1:PORT" first) and returns the
     /// process, still running, and that port (0 when the first line names none).
     public static func startServer(_ arguments: [String], currentDirectory: URL, timeout: TimeInterval = 60) throws -> (process: Process, port: UInt16, firstLine: String) {
@@ -78,6 +79,8 @@ public enum LockBenchProcess {
         return String(decoding: seen, as: UTF8.self)
     }
 
+    /// Runs `lockbench args…` (or another built `executable` of the package) to completion; a
+    /// process still running after `timeout` seconds is killed and the result says so (`timedOut`).
     public static func run(_ arguments: [String], executable: URL = binary, stdin: String? = nil,
                            environment: [String: String] = [:], currentDirectory: URL? = nil,
                            timeout: TimeInterval = 300) throws -> Result {
@@ -107,7 +110,8 @@ public enum LockBenchProcess {
         process.waitUntilExit()
         return Result(status: process.terminationStatus,
                       stdout: outData.text,
-                      stderr: errData.text + (timedOut ? "\n[lockbench \(arguments.joined(separator: " ")) still running after \(Int(timeout)) s: killed]" : ""))
+                      stderr: errData.text + (timedOut ? "\n[lockbench \(arguments.joined(separator: " ")) still running after \(Int(timeout)) s: killed]" : ""),
+                      timedOut: timedOut)
     }
 
     /// A fresh temporary directory, removed when the test ends.

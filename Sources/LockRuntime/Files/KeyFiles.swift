@@ -27,7 +27,7 @@ public enum KeyFiles {
     public static func privateKey(_ path: String, what: String) throws -> P256.Signing.PrivateKey {
         _ = try readText(path, what: what)
         do throws(LockError) { return try PrivateKeyFile.load(path) } catch {
-            throw UserError(message: "\(what): \(error.reason)\(error.reason.contains("chmod") ? "" : " (expected -----BEGIN PRIVATE KEY-----, as `lockbench key` writes)")")
+            throw UserError(message: "\(what): \(error.reason)\(error.reason.contains("chmod") || error.reason.contains("public key") ? "" : " (expected -----BEGIN PRIVATE KEY-----, as `lockbench key` writes)")")
         }
     }
 
@@ -84,8 +84,9 @@ public enum KeyFiles {
 
     /// A duration flag within `range` (by default 1 s … `DurationText.maximum`), or a usage error
     /// naming the flag: `inf`, `nan`, `1e300` and out-of-range values are refused here, not trapped on later.
+    /// A bare number is refused too: on a command line the unit must be written (`8h`, not `8`).
     public static func duration(_ text: String, flag: String, within range: ClosedRange<TimeInterval> = 1...DurationText.maximum) throws -> TimeInterval {
-        do throws(DurationText.Refusal) { return try DurationText.parse(text, within: range, what: flag) } catch {
+        do throws(DurationText.Refusal) { return try DurationText.parse(text, within: range, what: flag, unitRequired: true) } catch {
             throw UserError(message: error.message)
         }
     }

@@ -112,6 +112,13 @@ struct FleetCommand: AsyncParsableCommand {
                 if tty { FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8)) } else if last.due(p.seconds) { emitError(line) }
             }
         }
+        // Ctrl-C (or SIGTERM) ends the load: the summary of the taps so far is printed and the
+        // temporary directory removed; a second one stops at once.
+        let signals = StopSignals { _ in
+            if runner.isInterrupted { Foundation.exit(130) }
+            runner.interrupt()
+        }
+        defer { withExtendedLifetime(signals) {} }
         let summary: FleetSummary
         do { summary = try await runner.run() } catch let e as ScenarioError {
             throw UserError(message: "fleet: \(e.message)", code: ExitCodes.environment)
@@ -121,6 +128,7 @@ struct FleetCommand: AsyncParsableCommand {
         if !quiet && isatty(2) == 1 { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
         print(json ? KeyFiles.json(summary) : Self.table(summary))
         if !summary.consistent { throw ExitCode(ExitCodes.negative) }
+        if summary.interrupted == true { throw ExitCode(130) }
     }
 
     /// The human summary.
@@ -149,6 +157,7 @@ struct FleetCommand: AsyncParsableCommand {
             rows.append(("  locks holding the list", "\(r.locksHolding) of \(s.locks)"))
         }
         if let m = s.peakRSSMiB { rows.append(("peak RSS", String(format: "%.0f MiB", m))) }
+        if s.interrupted == true { rows.append(("interrupted", "yes: stopped early, the counts are the taps made until then")) }
         rows.append(("result", s.consistent ? "consistent" : "INCONSISTENT"))
         let width = rows.map(\.0.count).max() ?? 0
         return rows.map { $0.0.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + $0.1 }.joined(separator: "\n")

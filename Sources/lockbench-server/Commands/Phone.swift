@@ -86,6 +86,8 @@ struct PhoneCommand: AsyncParsableCommand {
         var wakeupApp: String?
         @Flag(help: "Print events as JSON lines.")
         var json = false
+        @Flag(name: .customLong("no-console"), help: "Do not read commands from stdin: run until SIGINT or SIGTERM (stdin is not read either when it is a terminal this process does not own, a background job).")
+        var noConsole = false
 
         func validate() throws {
             guard ["socket", "pn532", "ble"].contains(transport) else { throw ValidationError("--transport is socket, pn532 or ble") }
@@ -100,12 +102,22 @@ struct PhoneCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
+            // The HTTP client must be shut down before it goes away, on every way out (a busy
+            // --port throws before any request).
+            let client = TrustClient(baseURL: trust, retryConnecting: false)
+            do { try await serve(client: client) } catch {
+                await client.shutdown()
+                throw error
+            }
+            await client.shutdown()
+        }
+
+        private func serve(client: TrustClient) async throws {
             let signingKey = try KeyFiles.privateKey(key, what: "credential key")
             let readers = try trustReader.map { try SoftwarePhone.trustedReader($0, group: nil) }
             var options = VirtualPhone.Options()
             options.pollEvery = pollEvery == "0" ? 0 : DurationText.parse(pollEvery)!
             options.autoRecover = !noAutoRecover
-            let client = TrustClient(baseURL: trust)
             let phone = VirtualPhone(id: device, key: signingKey, client: client, clock: SystemClock(), options: options)
             let say: @Sendable (String, [String: String]) -> Void = { [json] text, fields in
                 emitLine(json ? KeyFiles.compactJSON(fields.merging(["event": text]) { a, _ in a }) : text + (fields.isEmpty ? "" : " " + fields.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")))
@@ -190,6 +202,13 @@ struct PhoneCommand: AsyncParsableCommand {
             if let code {
                 let outcome = await phone.login(code: code)
                 report(outcome, .login)
+                // A phone that cannot log in serves nothing: say so and stop, naming the URL tried.
+                if !phone.isLoggedIn, case .failed(let why) = outcome {
+                    let unreachable = why.hasPrefix("network:")
+                    throw UserError(message: "login at \(client.baseURL)/v1/token failed: \(why)"
+                                    + (unreachable ? "; start the trust service (`lockbench trust serve`) or fix --trust" : "; get a new code with `lockbench trust device enroll --device \(device)`"),
+                                    code: unreachable ? ExitCodes.environment : ExitCodes.negative)
+                }
                 if phone.isLoggedIn { await registerPush() }
             }
             let approvalConsole = PhoneApprovalConsole(phone: phone, say: say)
@@ -231,7 +250,8 @@ struct PhoneCommand: AsyncParsableCommand {
             }
             defer { scheduler.cancel() }
 
-            for await line in standardInputLines() {
+            let reading = Console.start(noConsole: noConsole, command: "phone run", alternatives: "it runs until SIGINT or SIGTERM")
+            for await line in Console.lines(reading: reading) {
                 let words = line.split(separator: " ").map(String.init)
                 guard let verb = words.first else { continue }
                 if await approvalConsole.handle(words) { continue }

@@ -89,7 +89,7 @@ struct PushCommand: AsyncParsableCommand {
             } catch let e as WakeUpError {
                 throw UserError(message: e.description, code: ExitCodes.usage)
             } catch let e as HTTPServingError {
-                throw UserError(message: e.description, code: ExitCodes.usage)
+                throw UserError(message: e.description, code: e.environment ? ExitCodes.environment : ExitCodes.usage)
             }
         }
     }

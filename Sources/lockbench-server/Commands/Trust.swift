@@ -95,7 +95,7 @@ struct TrustCommand: AsyncParsableCommand {
         do { return try await body() } catch let e as TrustError {
             throw UserError(message: e.message, code: e.code == .notFound || e.code == .conflict || e.code == .final ? ExitCodes.negative : ExitCodes.usage)
         } catch let e as UserError { throw e } catch let e as HTTPServingError {
-            throw UserError(message: e.description, code: ExitCodes.usage)
+            throw UserError(message: e.description, code: e.environment ? ExitCodes.environment : ExitCodes.usage)
         } catch let e as TrustStorageError {
             throw UserError(message: "the database: \(e.description)", code: ExitCodes.environment)
         } catch {
@@ -214,11 +214,19 @@ struct TrustCommand: AsyncParsableCommand {
                 // Phones registered before a restart are pushed to again at once, not only after their next login.
                 if let notifier { try await notifier.restore() }
                 let following = notifier.flatMap { n in (service.storage as? TrustChangeFeed).map { n.follow($0) } }
-                let server = try await TrustServer.start(
-                    service: service, host: host, port: port, registry: serveMetrics ? registry : nil, metricsToken: metricsToken,
-                    pushTokens: notifier.map { n in { @Sendable device, token in try await n.registerDurably(device: device, token: token) } },
-                    devicePush: notifier.map { n in { @Sendable data, devices in await n.push(data, to: devices) } },
-                    tls: tlsFiles, logger: serveLogger("lockbench.trust"))
+                let server: TrustServer
+                do {
+                    server = try await TrustServer.start(
+                        service: service, host: host, port: port, registry: serveMetrics ? registry : nil, metricsToken: metricsToken,
+                        pushTokens: notifier.map { n in { @Sendable device, token in try await n.registerDurably(device: device, token: token) } },
+                        devicePush: notifier.map { n in { @Sendable data, devices in await n.push(data, to: devices) } },
+                        tls: tlsFiles, logger: serveLogger("lockbench.trust"))
+                } catch {
+                    // The database is closed on this way out too (SQLiteNIO traps on a connection never closed).
+                    following?.cancel()
+                    try? await service.storage.close()
+                    throw error
+                }
                 try await serveUntilSignal("trust service", host: host, port: server.port, secure: tlsFiles != nil) {
                     following?.cancel()
                     await server.stop()

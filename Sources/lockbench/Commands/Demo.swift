@@ -40,10 +40,24 @@ struct DemoCommand: ParsableCommand {
         }
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let json = self.json
-        let scenario = DemoScenario(directory: dir, say: { emitLine("» " + $0) }, event: { emitLine(json ? $0.json : "  " + $0.line) })
+        // With --json every line is a JSON object: the narration (kind "step"), the lock's events, the summary.
+        let scenario = DemoScenario(directory: dir, say: { emitLine(json ? KeyFiles.compactJSON(["kind": "step", "message": $0]) : "» " + $0) },
+                                    event: { emitLine(json ? $0.json : "  " + $0.line) })
         let result: (steps: [DemoScenario.Step], auditLog: String)
         do { result = try scenario.run() } catch {
             throw UserError(message: "demo failed: \(error)", code: ExitCodes.environment)
+        }
+        if json {
+            struct Step: Encodable { var title: String; var passed: Bool; var granted: Bool?; var reason: String?; var expected: String }
+            struct Summary: Encodable { var kind = "summary"; var steps: [Step]; var passed: Bool; var directory: String; var stateDirectory: String }
+            let steps = result.steps.map { s in
+                Step(title: s.title, passed: s.passed, granted: s.outcome?.granted, reason: s.outcome?.reason?.code,
+                     expected: s.expected.map { "denied: \($0.code)" } ?? "granted")
+            }
+            emitLine(KeyFiles.compactJSON(Summary(steps: steps, passed: result.steps.allSatisfy(\.passed), directory: dir.path,
+                                                  stateDirectory: dir.path + "/state")))
+            if !result.steps.allSatisfy(\.passed) { throw ExitCode(ExitCodes.negative) }
+            return
         }
         emitLine("")
         emitLine("Summary:")

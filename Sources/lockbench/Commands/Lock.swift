@@ -3,10 +3,12 @@ import ArgumentParser
 import BLE
 import ByteCore
 import Codecs
+import CommandLineSupport
 import Foundation
 import Lock
 import LockRuntime
 import OfflineUnlock
+import NFC
 import PCSC
 import SocketTransport
 
@@ -110,6 +112,15 @@ struct LockRun: ParsableCommand {
     @Flag(help: "One JSON object per event line.")
     var json = false
 
+    @Flag(name: .customLong("wait-for-reader"), help: "Wait for a reader or controller that is not there yet (said once; each retry shown on a terminal) instead of exiting 3.")
+    var waitForReader = false
+
+    @Option(name: .customLong("events"), help: ArgumentHelp("Also publish every event as a JSON line on a Unix-domain socket, for viewers such as a bench console (each viewer gets the started event, then every event from when it connects; one that stops reading is dropped, the lock never waits).", valueName: "unix:path"))
+    var events: String?
+
+    @Flag(name: .customLong("no-console"), help: "Do not read commands from stdin (a lock run in the background; stdin is not read either when it is a terminal this process does not own).")
+    var noConsole = false
+
     @OptionGroup var readerFaults: ReaderFaultOptions
 
     func validate() throws {
@@ -122,6 +133,11 @@ struct LockRun: ParsableCommand {
         var file = try LockFiles.file(config.path)
         file.lock.faults = readerFaults.set
         let bleAddress = try Self.address(flag: address, configured: file.radios.ble?.address, file: config.path)
+        // A connstring no libnfc driver knows is a typo (exit 2), refused before the state is taken.
+        if let spec = nfc ?? file.radios.nfc.map({ $0.connstring ?? "virtual" }), case .connstring(let c) = LockRunner.NFCSource(spec),
+           !NFCEnvironment.libnfcDrivers.contains(NFCEnvironment.driver(of: c)) {
+            throw UserError(message: "\(nfc != nil ? "--nfc" : "\(config.path): nfc.connstring") \(c): no libnfc driver is called \"\(NFCEnvironment.driver(of: c))\"; the drivers are \(NFCEnvironment.libnfcDrivers.joined(separator: ", ")), or use virtual or pcsc")
+        }
         let service = try LockFiles.service(file, path: config.path)
         service.reader.configuration.faults = readerFaults.set
         let socketReader = try socket.map { text -> SocketReader.Configuration in
@@ -131,25 +147,68 @@ struct LockRun: ParsableCommand {
         let nfcSpec = nfc ?? service.radios.nfc.map { $0.connstring ?? "virtual" }
         let bleSpec = ble ?? service.radios.ble?.transport
         let json = self.json
+        let eventSocket = try events.map { spec -> EventSocket in
+            guard let path = EventSocket.path(of: spec) else {
+                throw ValidationError("--events \(spec): give unix:PATH (a Unix-domain socket path, e.g. unix:/tmp/front-door.events)")
+            }
+            do { return try EventSocket(path: path) } catch { throw UserError(message: "--events: \(error)", code: ExitCodes.environment) }
+        }
+        defer { eventSocket?.close() }
         let output = NSLock()
         let runner = LockRunner(service: service, nfc: nfcSpec.map(LockRunner.NFCSource.init), ble: bleSpec,
                                 socket: socketReader, btsnoop: btsnoop) { event in
             output.lock(); defer { output.unlock() }
             emitLine(json ? event.json : event.line)
+            eventSocket?.publish(event.json, isStart: event.kind == .started)
         }
         runner.bleAddress = bleAddress
+        if let eventSocket { runner.onOutcome = { outcome in eventSocket.publish(ViewerAPDUs.event(outcome)) } }
+        let finished = DispatchSemaphore(value: 0)
+        // A reader that is not there stops the lock (exit 3, with the reason and its fix), unless
+        // --wait-for-reader; one another process is still creating gets a few seconds.
+        let unavailableLock = NSLock()
+        var unavailable: String?
+        runner.waitForReader = waitForReader
+        runner.showRetries = !json && isatty(STDOUT_FILENO) == 1
+        runner.startGrace = { radio in Self.startGrace(radio: radio, nfc: nfcSpec, ble: bleSpec) }
+        runner.onReaderUnavailable = { radio, failure in
+            let spec = radio == .nfc ? nfcSpec ?? "" : radio == .ble ? bleSpec ?? "" : socket ?? ""
+            let reason = (failure as? any CodedError)?.reason ?? "\(failure)"
+            unavailableLock.withLock { unavailable = "no \(radio.rawValue) reader at \(spec): \(reason)\n(or pass --wait-for-reader to wait until it is there)" }
+            finished.signal()
+        }
         do { try runner.start() } catch {
             throw UserError(message: "cannot start the lock: \(error)", code: ExitCodes.environment)
         }
-        let finished = DispatchSemaphore(value: 0)
         let signals = StopSignals { _ in finished.signal() }
         let console = TapConsole(service: service, reader: runner.virtualReader, say: { line in
             output.lock(); defer { output.unlock() }
             emitLine(json ? LockEvent(kind: .radio, message: line).json : line)
         }, quit: { finished.signal() })
-        Thread.detachNewThread { while let line = readLine() { console.handle(line) } }
+        if Console.start(noConsole: noConsole, command: "lock run", alternatives: "stop the lock with SIGINT or SIGTERM") {
+            Thread.detachNewThread { while let line = readLine() { console.handle(line) } }
+        }
         finished.wait()
         withExtendedLifetime(signals) { runner.stop() }
+        if let why = unavailableLock.withLock({ unavailable }) { throw UserError(message: why, code: ExitCodes.environment) }
+    }
+
+    /// How long a radio that never opened may fail before `lock run` gives up on it: none for a
+    /// USB reader, pcscd's readers or a kernel adapter (there or not); 5 s for a serial path, a
+    /// virtual reader or a controller's socket, which a process started just before may still be creating.
+    static func startGrace(radio: RadioInterface, nfc: String?, ble: String?) -> TimeInterval {
+        switch radio {
+        case .socket: return .infinity   // the credential is dialled per tap, not opened
+        case .nfc:
+            guard let nfc else { return 0 }
+            switch LockRunner.NFCSource(nfc) {
+            case .virtual: return 5
+            case .pcsc: return 0
+            case .connstring(let c): return c.contains(":") ? 5 : 0
+            }
+        case .ble:
+            return (ble ?? "").hasPrefix("hci") ? 0 : 5
+        }
     }
 }
 

@@ -1,3 +1,4 @@
+import CommandLineSupport
 import ArgumentParser
 import ByteCore
 import Foundation
@@ -59,6 +60,9 @@ struct VirtualReaderCommand: ParsableCommand {
     @Flag(name: .long, help: "Log frames the reader drops and sessions it opens to stderr.")
     var verbose = false
 
+    @Flag(name: .customLong("no-console"), help: "Do not read commands from stdin (use --control); stdin is not read either when it is a terminal this process does not own (a background job).")
+    var noConsole = false
+
     @OptionGroup var credential: PhoneOptions
 
     func validate() throws {
@@ -94,9 +98,11 @@ struct VirtualReaderCommand: ParsableCommand {
         emitLine("try: LIBNFC_DEVICE=\(reader.connstring) nfc-list")
 
         let signals = StopSignals { _ in console.finish() }
-        Thread.detachNewThread {
-            while let line = readLine() { command(line.trimmingCharacters(in: .whitespaces)) }
-            // stdin closed: keep serving until a signal (so `… virtual-reader < /dev/null &` works).
+        if Console.start(noConsole: noConsole, command: "nfc virtual-reader", alternatives: "give commands through --control FIFO, stop it with SIGINT or SIGTERM") {
+            Thread.detachNewThread {
+                while let line = readLine() { command(line.trimmingCharacters(in: .whitespaces)) }
+                // stdin closed: keep serving until a signal (so `… virtual-reader < /dev/null &` works).
+            }
         }
         if let control {
             if mkfifo(control, 0o600) != 0 && errno != EEXIST {

@@ -33,6 +33,11 @@ struct PCSCListCommand: ParsableCommand {
     @Flag(help: "JSON output: {readers: [{name, card, atr}]}.")
     var json = false
 
+    struct PCSCFailure: Encodable {
+        var readers: [Reader]
+        var error: String
+    }
+
     struct Reader: Encodable {
         var name: String
         var card: Bool
@@ -49,6 +54,8 @@ struct PCSCListCommand: ParsableCommand {
                 return Reader(name: name, card: card, atr: card ? state?.atr.map { String(format: "%02X", $0) }.joined() : nil)
             }
         } catch {
+            // A script reading --json gets JSON on this way out too: no reader, and why.
+            if json { emitLine(KeyFiles.compactJSON(PCSCFailure(readers: [], error: "\(error)"))) }
             throw UserError(message: "\(error)", code: ExitCodes.environment)
         }
         if json {
