@@ -42,6 +42,9 @@ enum ConsolePage {
       <h2 id="lock-heading">Lock</h2>
       <dl>
         <dt>State</dt><dd id="lock-state">no started event yet</dd>
+        <dt>Certification</dt><dd id="lock-certification">unknown</dd>
+        <dt>Bolt at start</dt><dd id="lock-bolt">unknown</dd>
+        <dt>Clock</dt><dd id="lock-clock">unknown</dd>
         <dt>Decisions</dt><dd id="counts">0 granted, 0 denied</dd>
         <dt>Last decision</dt><dd id="last">none</dd>
       </dl>
@@ -68,7 +71,15 @@ function text(value) { return value === undefined || value === null ? "" : Strin
 function cell(row, value, cls) { const td = document.createElement("td"); td.textContent = text(value); if (cls) td.className = cls; row.appendChild(td); }
 function reset() { granted = 0; denied = 0; $("transactions").replaceChildren(); $("radio").replaceChildren(); $("counts").textContent = "0 granted, 0 denied"; }
 function show(event) {
-  if (event.kind === "started") { $("lock-state").textContent = event.message; return; }
+  if (event.kind === "started") {
+    $("lock-state").textContent = event.message;
+    if (event.lock) {
+      $("lock-certification").textContent = event.lock.model + " " + event.lock.firmware + ": " + event.lock.certification;
+      $("lock-bolt").textContent = event.lock.bolt;
+      $("lock-clock").textContent = (event.lock.clockTrusted ? "trusted" : "NOT trusted") + ", " + event.lock.clock;
+    }
+    return;
+  }
   if (event.kind === "granted" || event.kind === "denied") {
     const row = document.createElement("tr");
     row.className = event.kind;

@@ -16,6 +16,10 @@ final class LockEventsEndToEndTests: XCTestCase {
         let viewer = try Viewer(path: socketPath)
         let started = try viewer.nextEvent(timeout: 5)
         XCTAssertEqual(started["kind"] as? String, "started", "\(started)")
+        let summary = try XCTUnwrap(started["lock"] as? [String: Any], "\(started)")
+        XCTAssertEqual(summary["model"] as? String, "Schlage NDE")
+        XCTAssertEqual(summary["bolt"] as? String, "secured")
+        XCTAssertNotNil(summary["clockTrusted"] as? Bool)
 
         lock.send("tap \(dir.path)/carol.key.pem \(dir.path)/carol.access.cbor")
         let tapped = Date()
@@ -135,6 +139,8 @@ final class ConsoleBrowserTests: XCTestCase {
         var seen = LockBenchProcess.readOutput(of: browser, from: out, timeout: 90) { $0.contains("ready\n") || $0.contains("error") }
         XCTAssertTrue(seen.contains("ready"), "headless Chromium (apt chromium chromium-driver, pip selenium) did not show the lock: \(seen)")
         XCTAssertTrue(seen.contains(#"landmarks ["header", "main", "section", "section", "section"]"#), seen)
+        XCTAssertTrue(seen.contains(#""certification": "Schlage NDE 02.12.72: certified""#) && seen.contains(#""bolt": "secured""#)
+                      && seen.contains(#""clock": "trusted, "#), "the lock panel: \(seen)")
 
         var rows: [(kind: String, delay: Double, text: String)] = []
         for (kind, tap) in [("granted", "carol"), ("denied", "alice")] {

@@ -23,6 +23,7 @@ try:
     # What a screen reader finds: the landmarks and the live table.
     landmarks = [e.tag_name for e in driver.find_elements(By.CSS_SELECTOR, "header, main, section[aria-labelledby]")]
     print("landmarks " + json.dumps(landmarks), flush=True)
+    print("lock " + json.dumps({k: driver.find_element(By.ID, "lock-" + k).text for k in ("certification", "bolt", "clock")}), flush=True)
     print("ready", flush=True)
     for index, kind in enumerate(kinds):
         deadline = time.time() + 30
