@@ -126,8 +126,10 @@ let package = Package(
         ], swiftSettings: swift6),
         // The server side (`lockbench trust|phone|scenario|push|fleet` runs it): the HTTP and
         // database stack stays out of the lock binary.
+        // The bench console: a running lock's events (its Unix socket) served to a browser.
+        .target(name: "BenchConsole", dependencies: ["HTTPServing", hummingbird, logging, nioCore], swiftSettings: swift6),
         .executableTarget(name: "lockbench-server", dependencies: [
-            "CommandLineSupport",
+            "CommandLineSupport", "BenchConsole",
             "LockRuntime", "ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", argumentParser,
             "BLE", "NFC", "SocketTransport", "VirtualPN532",
             "TrustModel", "TrustCore", "TrustBackends", "TrustHTTP", "HTTPServing", "TrustPhone", "Scenario", "Push", serviceLifecycle, logging, metrics, prometheus, nioHTTP1, crypto,

@@ -13,6 +13,11 @@ public struct ReaderFaults: OptionSet, Sendable, Hashable {
     /// certificate cases whose certificate parses catch it; `LockConfiguration.faults`).
     public static let skipIssuerCertificateChecks = ReaderFaults(rawValue: 1 << 5)
 
+    /// The lock's engine, not the session: neither remember nor check access-document validity
+    /// iterations (Aliro 0.9.4 §7.2.3; the rdr.*.validity-iteration, credential-issuer-removed and
+    /// kpersistent-removed checks catch it; `LockConfiguration.faults`).
+    public static let ignoreValidityIteration = ReaderFaults(rawValue: 1 << 6)
+
     /// Complete an RKE transaction (`02 06`) at the completed notification, ignoring the
     /// phone's RKE request (the ble.rdr RKE checks catch it: no "reader status changed").
     public static let ignoreRKE = ReaderFaults(rawValue: 1 << 2)
@@ -27,6 +32,6 @@ public struct ReaderFaults: OptionSet, Sendable, Hashable {
     public static let names: [(String, ReaderFaults)] = [
         ("accept-bad-device-signature", .acceptBadDeviceSignature), ("omit-le", .omitLe), ("ignore-rke", .ignoreRKE),
         ("fast-rke", .fastRKE), ("omit-certificate", .omitCertificate),
-        ("skip-issuer-certificate-checks", .skipIssuerCertificateChecks),
+        ("skip-issuer-certificate-checks", .skipIssuerCertificateChecks), ("ignore-validity-iteration", .ignoreValidityIteration),
     ]
 }

@@ -12,6 +12,9 @@ public struct ReaderLearning: Codable, Equatable, Sendable {
     public var persistentKey: [UInt8]?
     /// The credential used FAST (its cache entry becomes the most recent).
     public var usedFast: Bool
+    /// The lock refused the credential's document as removed by its issuer: its Kpersistent goes
+    /// (`DenyReason.dropsPersistentKey`).
+    public var forgetsPersistentKey = false
 
     public init(deviceEphemeralKey: [UInt8]?, credentialPublicKey: [UInt8]?, persistentKey: [UInt8]?, usedFast: Bool) {
         self.deviceEphemeralKey = deviceEphemeralKey; self.credentialPublicKey = credentialPublicKey
@@ -23,22 +26,25 @@ public struct ReaderLearning: Codable, Equatable, Sendable {
         credentialPublicKey = result.credentialPublicKey
         persistentKey = result.learnedPersistentKey
         usedFast = result.fast
+        forgetsPersistentKey = result.forgetPersistentKey
     }
 
     /// Whether applying it would change anything.
-    public var isEmpty: Bool { deviceEphemeralKey == nil && (credentialPublicKey == nil || (persistentKey == nil && !usedFast)) }
+    public var isEmpty: Bool { deviceEphemeralKey == nil && (credentialPublicKey == nil || (persistentKey == nil && !usedFast && !forgetsPersistentKey)) }
 
     public func apply(to fastCache: inout FastCache, _ replayGuard: inout ReplayGuard) {
         if let eph = deviceEphemeralKey, !replayGuard.contains(eph) { replayGuard.insert(eph) }
         guard let key = credentialPublicKey else { return }
-        if let p = persistentKey {
+        if forgetsPersistentKey {
+            fastCache.remove(key)
+        } else if let p = persistentKey {
             fastCache.store(p, for: key)
         } else if usedFast {
             fastCache.touch(key)
         }
     }
 
-    enum CodingKeys: String, CodingKey { case deviceEphemeralKey, credentialPublicKey, persistentKey, usedFast }
+    enum CodingKeys: String, CodingKey { case deviceEphemeralKey, credentialPublicKey, persistentKey, usedFast, forgetsPersistentKey }
 
     // Hex on disk (it rides in an audit line), bytes in memory.
     public init(from decoder: Decoder) throws {
@@ -52,6 +58,7 @@ public struct ReaderLearning: Codable, Equatable, Sendable {
         credentialPublicKey = try bytes(.credentialPublicKey)
         persistentKey = try bytes(.persistentKey)
         usedFast = try c.decodeIfPresent(Bool.self, forKey: .usedFast) ?? false
+        forgetsPersistentKey = try c.decodeIfPresent(Bool.self, forKey: .forgetsPersistentKey) ?? false
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -60,5 +67,6 @@ public struct ReaderLearning: Codable, Equatable, Sendable {
         try c.encodeIfPresent(credentialPublicKey.map { Hex.encode($0) }, forKey: .credentialPublicKey)
         try c.encodeIfPresent(persistentKey.map { Hex.encode($0) }, forKey: .persistentKey)
         if usedFast { try c.encode(true, forKey: .usedFast) }
+        if forgetsPersistentKey { try c.encode(true, forKey: .forgetsPersistentKey) }
     }
 }

@@ -111,6 +111,8 @@ public struct TransactionResult: Sendable, Equatable {
     public var acknowledged: Bool
     /// A Kpersistent to cache for this credential (after a granted standard transaction).
     public var learnedPersistentKey: [UInt8]?
+    /// The reader forgets this credential's Kpersistent (a document its issuer removed).
+    public var forgetPersistentKey = false
     /// The device ephemeral key to remember against replays.
     public var deviceEphemeralKey: [UInt8]?
     /// Every APDU on the wire, in order (commands and responses), for transcripts and logs.
@@ -475,7 +477,10 @@ public struct ReaderSession {
         // Kpersistent after any standard transaction whose device signature verified, granted or not:
         // the next tap of that phone runs FAST whatever the decision (NFC_RDR_FAST's phone has no
         // document and a key the reader does not know); the engine still decides every FAST tap.
-        if !result.fast, let (ctx, credentialKey) = persistentKeyInputs {
+        if case .deny(let refusal) = resolution.decision, case .engine(let reason) = refusal.reason, reason.dropsPersistentKey {
+            result.forgetPersistentKey = true
+            result.learnedPersistentKey = nil
+        } else if !result.fast, let (ctx, credentialKey) = persistentKeyInputs {
             result.learnedPersistentKey = KeySchedule.persistentKey(k: sharedK, context: ctx, credentialKey: credentialKey)
         } else {
             result.learnedPersistentKey = nil

@@ -51,9 +51,36 @@ public enum DocumentDefect: String, Sendable, CaseIterable {
     /// The case's fixed certificate whose subject key is an empty BIT STRING
     /// (NFC_RDR_NEG_STEPUP_AD_ISSUER_CERT_EMPTY_PUBLIC_KEY).
     case issuerCertificateEmptyKey
+    /// A valid document whose rule allows only schedule 0: UTC, from a minute before now, daily,
+    /// 1800 s — the lock's time is inside (NFC_RDR_STEPUP_AD_ACCESS_RULE_SCHEDULES).
+    case scheduleAllowInside
+    /// The rule allows only schedule 0: UTC, from 2 h before now, daily, 180 s — the lock's time is
+    /// outside (NFC_RDR_NEG_STEPUP_AD_NO_VALID_SCHEDULE_ALLOW_SCHEDULEID).
+    case scheduleAllowOutside
+    /// The rule denies schedule 0: UTC, from a minute before now, daily, 180 s — the lock's time is
+    /// inside the deny window (NFC_RDR_NEG_STEPUP_AD_VALID_SCHEDULE_DENY_SCHEDULEID).
+    case scheduleDenyInside
+    /// The only rule grants capability bit 12 alone, which no action uses
+    /// (NFC_RDR_NEG_STEPUP_AD_NO_ACCESS_RULE_FOR_READER_ACTION: `access_rule.capabilities = 1 << 12`).
+    case noRuleForAction
     /// Not an access document: a revocation document (aliro-r) whose RevocationData version is 42,
     /// overwriting the list with one entry (NFC_RDR_NEG_STEPUP_RD_INVALID_ELEMENT_VERSION).
     case revocationDataVersion
+
+    /// The schedule and rule of a schedule defect (nil: none). The cases start at `now` exactly;
+    /// LockBench starts a minute early (as its validity windows), for a lock whose clock lags.
+    func schedule(now: Date) throws -> (AccessSchedule, allow: UInt8, deny: UInt8)? {
+        let t = UInt32(clamping: Int64(now.timeIntervalSince1970.rounded(.down)))
+        func daily(from start: UInt32, seconds: UInt32) throws -> AccessSchedule {
+            .aliro(try AliroSchedule(flags: AliroSchedule.timeInUTC, startTime: start, rule: try RecurrenceRule(durationSeconds: seconds, pattern: .daily)))
+        }
+        switch self {
+        case .scheduleAllowInside: return (try daily(from: t &- 60, seconds: 1800), 1, 0)
+        case .scheduleAllowOutside: return (try daily(from: t &- 7200, seconds: 180), 1, 0)
+        case .scheduleDenyInside: return (try daily(from: t &- 60, seconds: 180), 0, 1)
+        default: return nil
+        }
+    }
 
     /// The official cases' values.
     static let badAccessDataVersion = 42
@@ -61,6 +88,7 @@ public enum DocumentDefect: String, Sendable, CaseIterable {
     static let unknownExtension = AccessExtension(id: 1, version: 1, critical: true, data: .map([0: .bytes([0xDE, 0xAD])]))
 
     static let badDocType = "bad-doctype"
+    static let undefinedCapability: UInt32 = 1 << 12
 
     /// Whether the minted document is a revocation document (the phone announces 5E bit 1 only).
     public var isRevocation: Bool { self == .revocationDataVersion }
@@ -115,16 +143,22 @@ public enum DocumentDefect: String, Sendable, CaseIterable {
     }
 
     /// The document for `credentialKey` opening `readerGroup`, valid around `now`, with the defect.
+    /// `validityIteration`: the MSO's validityInfo key "5" (the Aliro 0.9.4 §7.2.3 cases).
     public func mint(credentialKey: [UInt8], readerGroup: [UInt8], issuer: P256.Signing.PrivateKey,
-                     issuerCA: P256.Signing.PrivateKey? = nil, now: Date) throws -> [UInt8] {
+                     issuerCA: P256.Signing.PrivateKey? = nil, now: Date, validityIteration: Int? = nil) throws -> [UInt8] {
         if self == .revocationDataVersion { return Self.revocationDocument(version: Self.badAccessDataVersion, issuer: issuer, now: now) }
-        let data = try AccessData(id: Array("conformance".utf8), readers: [try ReaderRule(groupID: readerGroup)],
+        var rule = try ReaderRule(groupID: readerGroup)
+        let scheduled = try schedule(now: now)
+        if let scheduled { rule.allowScheduleIDs = scheduled.allow; rule.denyScheduleIDs = scheduled.deny }
+        if self == .noRuleForAction { rule.capabilities = Self.undefinedCapability }
+        let data = try AccessData(id: Array("conformance".utf8), readers: [rule],
                                   version: self == .accessDataVersion ? Self.badAccessDataVersion : AccessData.currentVersion,
                                   readerRuleIDs: self == .unknownReaderRule ? [Self.unknownReaderRuleID] : [],
-                                  extensions: self == .criticalAccessExtension ? [Self.unknownExtension] : [])
+                                  extensions: self == .criticalAccessExtension ? [Self.unknownExtension] : [],
+                                  scheduleEntries: scheduled.map { [$0.0] })
         // The official cases' window: 14 days from now (a minute early, for a lock whose clock lags).
         var validity = IssuedDocument.Validity(signed: now.addingTimeInterval(-60), validFrom: now.addingTimeInterval(-60),
-                                               validUntil: now.addingTimeInterval(14 * 86_400 - 60))
+                                               validUntil: now.addingTimeInterval(14 * 86_400 - 60), validityIteration: validityIteration)
         var key = credentialKey
         switch self {
         case .notYetValid:

@@ -567,9 +567,17 @@ public enum ReaderCatalogue {
             guard last.status == .pass else { return .fail("tap 5 (A, newer document): \(last.reason)", expected: last.expected, actual: last.actual) }
             return .pass((summaries + [t.summary]).enumerated().map { "tap \($0.offset + 1): \($0.element)" }.joined(separator: "; "))
         },
+        minted("rdr.stepup.schedules", official: "NFC_RDR_STEPUP_AD_ACCESS_RULE_SCHEDULES", defect: .scheduleAllowInside, grant: true,
+               title: "a rule allowing schedule 0 only, a UTC daily window of 1800 s the lock's time (--now) is inside: ENVELOPE, a grant"),
+        minted("rdr.neg.stepup.schedule-allow-outside", official: "NFC_RDR_NEG_STEPUP_AD_NO_VALID_SCHEDULE_ALLOW_SCHEDULEID", defect: .scheduleAllowOutside, grant: false,
+               title: "a rule allowing schedule 0 only, a UTC daily window of 180 s that began 2 h before the lock's time: EXCHANGE with a failure status"),
+        minted("rdr.neg.stepup.schedule-deny-inside", official: "NFC_RDR_NEG_STEPUP_AD_VALID_SCHEDULE_DENY_SCHEDULEID", defect: .scheduleDenyInside, grant: false,
+               title: "a rule denying schedule 0, a UTC daily window of 180 s the lock's time is inside: EXCHANGE with a failure status"),
+        minted("rdr.neg.stepup.no-rule-for-action", official: "NFC_RDR_NEG_STEPUP_AD_NO_ACCESS_RULE_FOR_READER_ACTION", defect: .noRuleForAction, grant: false,
+               title: "the only access rule grants capability bit 12 alone, no action of the reader: EXCHANGE with a failure status"),
         minted("rdr.neg.stepup.no-documents", official: "NFC_RDR_NEG_STEPUP_AD_NO_DATA_ELEMENTS", defect: .none, grant: false, emptyResponse: true,
                title: "the phone announces an access document and answers ENVELOPE with none: EXCHANGE with a failure status"),
-    ]
+    ] + validityIterationChecks
 
     /// NFC_RDR_EXCHANGE_MAILBOX: after AUTH1 (whose reader signature the phone accepted) every
     /// command is EXCHANGE ("Unexpected command" otherwise) until one carries 97, which must be

@@ -30,6 +30,12 @@ extension AuditEntry {
 extension StateDelta {
     func write(to w: inout JSONWriter) throws {
         w.beginObject()
+        if let accessIterations {
+            w.key("accessIterations")
+            w.beginObject()
+            for (k, v) in accessIterations.sorted(by: { $0.key < $1.key }) { w.key(k); w.integer(v) }
+            w.endObject()
+        }
         if let bolt { w.key("bolt"); try bolt.write(to: &w) }
         if let clock { w.key("clock"); w.raw(try Self.encoded(clock)) }
         if let documents {
@@ -87,11 +93,12 @@ extension LockStateMachine.State {
 }
 
 extension ReaderLearning {
-    /// As its `Codable` has it: keys hex, `usedFast` only when true.
+    /// As its `Codable` has it: keys hex, `usedFast` and `forgetsPersistentKey` only when true.
     func write(to w: inout JSONWriter) {
         w.beginObject()
         if let credentialPublicKey { w.key("credentialPublicKey"); w.string(Hex.encode(credentialPublicKey)) }
         if let deviceEphemeralKey { w.key("deviceEphemeralKey"); w.string(Hex.encode(deviceEphemeralKey)) }
+        if forgetsPersistentKey { w.key("forgetsPersistentKey"); w.bool(true) }
         if let persistentKey { w.key("persistentKey"); w.string(Hex.encode(persistentKey)) }
         if usedFast { w.key("usedFast"); w.bool(true) }
         w.endObject()

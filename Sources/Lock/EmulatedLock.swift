@@ -113,8 +113,9 @@ public final class EmulatedLock: @unchecked Sendable {
         anchor = configuration.anchorPath.map { ($0, key) }
         let anchored = try anchor.flatMap { a throws(LockError) in try JournalAnchor.load(a.path, auditKey: a.key) }
         readerSigningKey = try configuration.readerSigningKey()
-        let core = DecisionCore(reader: try configuration.readerIdentity(), policy: configuration.policy,
+        var core = DecisionCore(reader: try configuration.readerIdentity(), policy: configuration.policy,
                                 trust: try configuration.trustStore())
+        core.ignoresValidityIteration = configuration.faults.contains(.ignoreValidityIteration)
         var state: PersistedLockState
         var fresh = false
         if let saved = try store.load() {

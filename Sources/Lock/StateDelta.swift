@@ -22,6 +22,9 @@ public struct StateDelta: Codable, Equatable, Sendable {
     public var transactionWindow: [String]?
     /// Highest protocol version per credential key that changed.
     public var versions: [String: UInt16]?
+    /// AccessIteration per issuer (kid, hex) that changed (Aliro 0.9.4 §7.2.3): an iteration is
+    /// acknowledged only once the record holding it is durable, like every other decision.
+    public var accessIterations: [String: Int]?
     public var bolt: LockStateMachine.State?
     /// The lock's clock mode (a frozen clock's time, a running clock's offset), when it changed.
     public var clock: VirtualClock.Mode?
@@ -61,6 +64,11 @@ public struct StateDelta: Codable, Equatable, Sendable {
             for (k, n) in a.highestVersion where b.highestVersion[k] != n { v[k] = n }
         }
         if !v.isEmpty { versions = v }
+        var it = [String: Int]()
+        if a.accessIterations != b.accessIterations {
+            for (k, n) in a.accessIterations where b.accessIterations[k] != n { it[k] = n }
+        }
+        if !it.isEmpty { accessIterations = it }
         if after.bolt != before.bolt { bolt = after.bolt }
         if after.clock != before.clock { clock = after.clock }
     }
@@ -82,6 +90,9 @@ public struct StateDelta: Codable, Equatable, Sendable {
         var v = [String: UInt16]()
         for (key, change) in c.versions where change.isChange { if let n = change.after { v[key] = n } }
         if !v.isEmpty { versions = v }
+        var it = [String: Int]()
+        for (issuer, change) in c.iterations where change.isChange { if let n = change.after { it[issuer] = n } }
+        if !it.isEmpty { accessIterations = it }
         if bolt.after != bolt.before { self.bolt = bolt.after }
         if clock.after != clock.before { self.clock = clock.after }
     }
@@ -108,6 +119,7 @@ public struct StateDelta: Codable, Equatable, Sendable {
         if let transactionWindow { e.recentTransactionIDs = transactionWindow }
         if let transactions { e.recentTransactionIDs = Array((e.recentTransactionIDs + transactions).suffix(replayWindow)) }
         for (k, n) in versions ?? [:] { e.highestVersion[k] = n }
+        for (k, n) in accessIterations ?? [:] { e.accessIterations[k] = n }
         state.engine = e
         if let bolt { state.bolt = bolt }
         if let clock { state.clock = clock }

@@ -66,7 +66,7 @@ public struct DocumentJSON: Encodable {
                 access = Access(version: a.version, id: Hex.encode(a.id),
                                 idText: String(bytes: a.id, encoding: .utf8).flatMap { $0.allSatisfy { $0.isASCII && !$0.isNewline } ? $0 : nil },
                                 readers: a.readers.map { Reader(group: Hex.encode($0.groupID), sub: $0.subID.map(Hex.encode)) },
-                                schedules: a.schedules.map(\.description))
+                                schedules: a.scheduleEntries.map(\.description))
             } catch { throw Unreadable(message: "\(file): \(error)") }
         case IssuedDocument.DocType.revocation:
             do {

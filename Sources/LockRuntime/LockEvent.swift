@@ -45,6 +45,26 @@ public struct LockEvent: Encodable, Sendable {
     public var unheard: String?
     /// BLE RKE after the grant: `unsecure → unsecured`, or `refused: <why>`.
     public var rke: String?
+    /// For `kind == .started`: the lock as a viewer shows it (a console's lock panel).
+    public var lock: LockSummary?
+
+    /// What a viewer needs to know of the lock it watches, at start.
+    public struct LockSummary: Encodable, Sendable {
+        public var model: String
+        public var firmware: String
+        /// The certification verdict, in words (`certified`, `not certified: …`).
+        public var certification: String
+        public var bolt: String
+        /// Whether the lock trusts its clock (after a power loss it does not, until set or a
+        /// verified document's signed time restores it).
+        public var clockTrusted: Bool
+        /// `wall clock`, `wall clock + 3600 s`, or `frozen at 2026-03-02T09:00:00Z`.
+        public var clock: String
+        public init(model: String, firmware: String, certification: String, bolt: String, clockTrusted: Bool, clock: String) {
+            self.model = model; self.firmware = firmware; self.certification = certification
+            self.bolt = bolt; self.clockTrusted = clockTrusted; self.clock = clock
+        }
+    }
 
     public init(time: Date = Date(), kind: Kind, radio: RadioInterface? = nil, message: String) {
         self.time = time

@@ -60,7 +60,15 @@ public final class LockRunner {
     public func start() throws {
         let config = service.configuration
         let verdict = service.certification
-        emit(LockEvent(kind: .started, message: "lock \(config.model) firmware \(config.firmware): \(verdict.summary); bolt \(service.lock.boltName); state in \(config.resolve(config.stateDirectory))"))
+        var started = LockEvent(kind: .started, message: "lock \(config.model) firmware \(config.firmware): \(verdict.summary); bolt \(service.lock.boltName); state in \(config.resolve(config.stateDirectory))")
+        let clock: String
+        switch service.lock.clock.mode {
+        case .running(let offset): clock = offset == 0 ? "wall clock" : "wall clock \(offset > 0 ? "+" : "−") \(Int(abs(offset))) s"
+        case .frozen(let at): clock = "frozen at \(RFC3339.format(at))"
+        }
+        started.lock = .init(model: config.model, firmware: config.firmware, certification: verdict.summary, bolt: service.lock.boltName,
+                             clockTrusted: service.lock.engine.state.clock.trusted, clock: clock)
+        emit(started)
         if let note = Self.clockNote(service.lock.clock.mode, trusted: service.lock.engine.state.clock.trusted) {
             emit(LockEvent(kind: .warning, message: note))
         }

@@ -22,6 +22,12 @@ public enum DenyReason: String, Codable, Sendable, CaseIterable {
     case wrongReader = "wrong_reader"
     case outsideSchedule = "outside_schedule"
     case revoked = "revoked"
+    /// The document's validity iteration lies 8 or more below its issuer's AccessIteration (the
+    /// highest the lock has seen from that issuer): Aliro 0.9.4 §7.2.3 makes it invalid.
+    case iterationRemoved = "iteration_removed"
+    /// The document's validity iteration is below the one the lock holds for the same credential
+    /// from the same issuer: an old document brought back (Aliro 0.9.4 §7.2.3).
+    case credentialIssuerRemoved = "credential_issuer_removed"
     case clockUntrusted = "clock_untrusted"
     case clockRollback = "clock_rollback"
     /// The transaction id was used before (the engine's memory; the protocol's own replay
@@ -41,13 +47,18 @@ public enum DenyReason: String, Codable, Sendable, CaseIterable {
     /// real state (`EmulatedLock`); without one, `readerStatus` assumes it secured.
     public var reportsLockState: Bool { self == .unknownCredential }
 
+    /// Whether the reader forgets the credential's Kpersistent: a credential whose document the
+    /// issuer removed must not open by FAST on the key of an earlier grant; its next tap does AUTH1
+    /// and steps up (NFC_RDR_STEPUP_FAST_KPERSISTENT_REMOVED, tap 5).
+    public var dropsPersistentKey: Bool { self == .iterationRemoved || self == .credentialIssuerRemoved }
+
     /// The EXCHANGE reader status the lock sends for this reason.
     public var readerStatus: UInt16 {
         switch self {
         case .unknownCredential: return ReaderStatus.secured
         case .missingDocument: return ReaderStatus.keyNotFound
         case .expired, .notYetValid, .validityTooLong: return ReaderStatus.keyExpired
-        case .untrustedIssuer, .revoked, .documentKeyMismatch: return ReaderStatus.keyNotTrusted
+        case .untrustedIssuer, .revoked, .documentKeyMismatch, .iterationRemoved, .credentialIssuerRemoved: return ReaderStatus.keyNotTrusted
         case .digestMismatch: return ReaderStatus.badSignature
         case .malformedInput, .replay, .unsupportedVersion, .downgrade: return ReaderStatus.badData
         case .wrongReader, .outsideSchedule, .clockUntrusted, .clockRollback: return ReaderStatus.accessRights

@@ -22,17 +22,21 @@ public struct ReaderIdentity: Equatable, Sendable {
 ///    replaces that issuer's list (one list and serial per issuer); their signed time may restore
 ///    clock trust (within the bound of `TrustedClock.evidence`);
 /// 5. the access document: one presented whose device key is the AUTH1 key (else, if documents
-///    were presented, `document_key_mismatch`), verified as above; otherwise the cached one for
-///    this key; otherwise `missing_document` when the credential announced one (5E bit 0) and
+///    were presented, `document_key_mismatch`), verified as above, its validity iteration not
+///    below the one held for this credential (`credential_issuer_removed`) nor 8 or more below
+///    its issuer's AccessIteration (`iteration_removed`; `ValidityIteration`); otherwise the
+///    cached one for this key (`iteration_removed` too); otherwise `missing_document` when the credential announced one (5E bit 0) and
 ///    delivered none, else `unknown_credential`; its signed time may restore clock trust;
 /// 6. clock trusted (`clock_untrusted`); only now are expired revocation entries pruned;
 /// 7. validity span ≤ policy maximum (`validity_too_long`), now ≥ validFrom − leeway
 ///    (`not_yet_valid`), now ≤ validUntil + leeway (`expired`); an issuer certificate the
 ///    document carries is valid now, ± leeway (`untrusted_issuer`);
 /// 8. not revoked by key hash or document id in the list of the document's issuer (`revoked`);
-/// 9. a rule names this reader, and the document names no reader rule ids (this reader defines
-///    none) (`wrong_reader`); a schedule window contains now, when the document has schedules
-///    (`outside_schedule`).
+/// 9. a rule names this reader and grants its action (capabilities, when the rule names any,
+///    include an unsecure), and the document names no reader rule ids (this reader defines
+///    none) (`wrong_reader`); one such rule's schedule ids let it open now — inside one of its
+///    allow schedules when it names any, in none of its deny schedules — and a weekly window no
+///    rule names contains now, when the document has such windows (`outside_schedule`).
 /// A verified access document is cached even when a later check denies (so a credential denied
 /// outside its schedule does not need step-up again); an expired one is not. The state keeps it
 /// decoded and verified in memory too (`VerifiedDocuments`): a decision from the cache repeats
@@ -41,6 +45,9 @@ public struct DecisionCore: Sendable {
     public var reader: ReaderIdentity
     public var policy: LockPolicy
     public var trust: TrustStore
+    /// A deliberate fault (`lock … --fault ignore-validity-iteration`), never a setting: validity
+    /// iterations are neither remembered nor checked (the Aliro 0.9.4 §7.2.3 cases catch it).
+    public var ignoresValidityIteration = false
 
     public init(reader: ReaderIdentity, policy: LockPolicy, trust: TrustStore) {
         self.reader = reader; self.policy = policy; self.trust = trust
@@ -110,11 +117,27 @@ public struct DecisionCore: Sendable {
             }
             access = match.0
             state.clock.evidence(access.validity, now: now, leeway: policy.clockLeeway, maxLifetime: policy.maxDocumentLifetime)
+            // Validity iterations (Aliro 0.9.4 §7.2.3): a refused document is not cached, and a
+            // held one the issuer removed goes too.
+            if !ignoresValidityIteration {
+                let held = cachedDocument(keyHex, state: &state)
+                if let refusal = ValidityIteration.refusal(access, held: held, state: state) {
+                    if let held, ValidityIteration.isRemoved(held, state: state) {
+                        state.setDocument(nil, for: keyHex)
+                        state.verified.remove(keyHex)
+                    }
+                    return refusal
+                }
+                ValidityIteration.observe(access, state: &state)
+            }
             if now <= access.validity.validUntil.addingTimeInterval(policy.clockLeeway),
                access.validity.validUntil.timeIntervalSince(access.validity.validFrom) <= policy.maxDocumentLifetime {
                 cache(access, bytes: match.1, key: keyHex, state: &state)
             }
         } else if let doc = cachedDocument(keyHex, state: &state) {
+            if !ignoresValidityIteration, ValidityIteration.isRemoved(doc, state: state) {
+                return .deny(.iterationRemoved, detail: "the document \(Hex.encode(doc.id)) this lock holds for key \(keyHex.prefix(16))… has validity iteration \(doc.validity.validityIteration ?? 0), \(ValidityIteration.removalThreshold) or more below its issuer's AccessIteration \(state.accessIterations[ValidityIteration.issuer(of: doc)] ?? 0) (Aliro 0.9.4 §7.2.3)")
+            }
             access = doc
         } else if p.announcedAccessDocument {
             return .deny(.missingDocument, detail: "the credential announced an access document (5E bit 0) but its step-up answer held none, and the lock has none for key \(keyHex.prefix(16))…")
@@ -163,8 +186,14 @@ public struct DecisionCore: Sendable {
         }
 
         // 9. Rules and schedules.
-        guard access.access.readers.contains(where: { $0.matches(groupID: reader.groupID, subID: reader.subID) }) else {
+        let rules = access.access.readers.filter { $0.matches(groupID: reader.groupID, subID: reader.subID) }
+        guard !rules.isEmpty else {
             return .deny(.wrongReader, detail: "document \(docID) opens \(access.access.readers.map(\.description).joined(separator: ", ")), not reader \(Hex.encode(reader.groupID)):\(Hex.encode(reader.subID))")
+        }
+        // A rule that names capabilities grants only those: the lock's action is an unsecure.
+        let acting = rules.filter(\.grantsUnsecure)
+        guard !acting.isEmpty else {
+            return .deny(.wrongReader, detail: "document \(docID): no rule naming this reader grants its action, an unsecure (capability bits 1–4): \(rules.map(\.description).joined(separator: ", "))")
         }
         // Reader rule ids name rules the reader defines itself; this reader defines none, so a
         // rule it cannot evaluate cannot grant (NFC_RDR_NEG_STEPUP_AD_UNKNOWN_READER_RULE).
@@ -172,9 +201,18 @@ public struct DecisionCore: Sendable {
             let ids = access.access.readerRuleIDs.map { "0x" + String($0, radix: 16, uppercase: true) }.joined(separator: ", ")
             return .deny(.wrongReader, detail: "document \(docID) names reader rule ids \(ids); this reader defines no reader rules")
         }
-        let schedules = access.access.schedules
+        let zone = "UTC\(policy.scheduleUTCOffsetMinutes >= 0 ? "+" : "")\(policy.scheduleUTCOffsetMinutes)m"
+        // Allow / deny schedule ids of the rules naming this reader (the official schedule
+        // cases): one rule whose schedules let it open suffices.
+        let entries = access.access.scheduleEntries
+        let refusals = acting.map { $0.scheduleRefusal(entries, at: now, utcOffsetMinutes: policy.scheduleUTCOffsetMinutes) }
+        if !refusals.contains(where: { $0 == nil }) {
+            return .deny(.outsideSchedule, detail: "\(RFC3339.format(now)) (\(zone)): " + zip(acting, refusals).map { "rule \($0.0): \($0.1 ?? "")" }.joined(separator: "; "))
+        }
+        // Weekly windows no rule names: document-wide, one must contain now (LockBench's rule).
+        let schedules = access.access.documentWideSchedules
         if !schedules.isEmpty, !schedules.contains(where: { $0.contains(now, utcOffsetMinutes: policy.scheduleUTCOffsetMinutes) }) {
-            return .deny(.outsideSchedule, detail: "\(RFC3339.format(now)) (UTC\(policy.scheduleUTCOffsetMinutes >= 0 ? "+" : "")\(policy.scheduleUTCOffsetMinutes)m) is outside \(schedules.map(\.description).joined(separator: "; "))")
+            return .deny(.outsideSchedule, detail: "\(RFC3339.format(now)) (\(zone)) is outside \(schedules.map(\.description).joined(separator: "; "))")
         }
 
         state.clock.observe(now)
@@ -194,6 +232,9 @@ public struct DecisionCore: Sendable {
         var state = state  // a miss in the memo is remembered in this copy only
         guard let doc = cachedDocument(Hex.encode(credentialPublicKey), state: &state) else { return true }
         if now > doc.validity.validUntil.addingTimeInterval(policy.clockLeeway) { return true }
+        // A held document its issuer has since removed (Aliro 0.9.4 §7.2.3): the phone may carry
+        // the re-issued one.
+        if !ignoresValidityIteration, ValidityIteration.isRemoved(doc, state: state) { return true }
         // A cached document the held list revokes decides nothing but a denial: the phone may
         // carry its re-grant (a new document, whatever its signed time), so ask. Only a revoked
         // phone pays for it, with its own time.

@@ -20,6 +20,8 @@ public struct EngineChanges: Sendable {
     public internal(set) var documents: [String: Change<[UInt8]>] = [:]
     /// Highest protocol version by credential key (hex).
     public internal(set) var versions: [String: Change<UInt16>] = [:]
+    /// AccessIteration by issuer (kid, hex).
+    public internal(set) var iterations: [String: Change<Int>] = [:]
     /// Transaction ids appended to the replay window, in order.
     public internal(set) var appendedTransactions: [String] = []
     /// Ids the window dropped from its front to make room, oldest first (to undo the appends).
@@ -37,11 +39,15 @@ public struct EngineChanges: Sendable {
     public init() {}
 
     public var isEmpty: Bool {
-        documents.isEmpty && versions.isEmpty && appendedTransactions.isEmpty && clock == nil && revocationLists == nil && !untracked
+        documents.isEmpty && versions.isEmpty && iterations.isEmpty && appendedTransactions.isEmpty && clock == nil && revocationLists == nil && !untracked
     }
 
     mutating func document(_ key: String, from before: [UInt8]?, to after: [UInt8]?) {
         documents[key, default: Change(before: before)].after = after
+    }
+
+    mutating func iteration(_ issuer: String, from before: Int?, to after: Int?) {
+        iterations[issuer, default: Change(before: before)].after = after
     }
 
     mutating func version(_ key: String, from before: UInt16?, to after: UInt16?) {

@@ -30,6 +30,13 @@ public struct EngineState: Equatable, Sendable, Codable {
         set { versions = newValue; changeLog.changes.untracked = true }
     }
     private(set) var versions: [String: UInt16] = [:]
+    /// The highest access-document validity iteration each issuer (kid, hex) has shown this lock:
+    /// its "AccessIteration" (Aliro 0.9.4 §7.2.3; docs/protocol.md §9 "Validity iterations").
+    public var accessIterations: [String: Int] {
+        get { iterations }
+        set { iterations = newValue; changeLog.changes.untracked = true }
+    }
+    private(set) var iterations: [String: Int] = [:]
     /// `cachedDocuments` decoded and verified, in memory only (not encoded, not compared).
     var verified = VerifiedDocuments()
     /// What decisions changed since the lock last took the changes (in memory only).
@@ -63,6 +70,11 @@ public struct EngineState: Equatable, Sendable, Codable {
         if before != version { changeLog.changes.version(key, from: before, to: version) }
     }
 
+    mutating func setAccessIteration(_ iteration: Int, for issuer: String) {
+        let before = iterations.updateValue(iteration, forKey: issuer)
+        if before != iteration { changeLog.changes.iteration(issuer, from: before, to: iteration) }
+    }
+
     mutating func rememberTransaction(_ id: String, window: Int) {
         changeLog.changes.droppedTransactions += recent.append(id, keepingLast: window)
         changeLog.changes.appendedTransactions.append(id)
@@ -92,6 +104,7 @@ public struct EngineState: Equatable, Sendable, Codable {
             verified.remove(key)
         }
         for (key, change) in c.versions { versions[key] = change.before }
+        for (issuer, change) in c.iterations { iterations[issuer] = change.before }
         recent.undo(appended: c.appendedTransactions, dropped: c.droppedTransactions)
         if let before = c.clock?.before { clock = before }
         if let before = c.revocationLists?.before { revocationLists = before }
@@ -99,7 +112,7 @@ public struct EngineState: Equatable, Sendable, Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case clock, revocationLists, cachedDocuments, recentTransactionIDs, highestVersion
+        case clock, revocationLists, cachedDocuments, recentTransactionIDs, highestVersion, accessIterations
         // Before lists were per issuer: one list for the whole lock (read, never written).
         case revocationSerial, revocationIssued, revocations
     }
@@ -131,6 +144,8 @@ public struct EngineState: Equatable, Sendable, Codable {
         }
         recent = RecentTransactionIDs(try c.decodeIfPresent([String].self, forKey: .recentTransactionIDs) ?? [])
         versions = try c.decodeIfPresent([String: UInt16].self, forKey: .highestVersion) ?? [:]
+        // State files from before validity iterations were remembered hold none.
+        iterations = try c.decodeIfPresent([String: Int].self, forKey: .accessIterations) ?? [:]
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -140,6 +155,7 @@ public struct EngineState: Equatable, Sendable, Codable {
         try c.encode(documents.mapValues { Data($0) }, forKey: .cachedDocuments)
         try c.encode(recent.order, forKey: .recentTransactionIDs)
         try c.encode(versions, forKey: .highestVersion)
+        if !iterations.isEmpty { try c.encode(iterations, forKey: .accessIterations) }
     }
 }
 

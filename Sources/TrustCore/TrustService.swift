@@ -339,12 +339,16 @@ public final class TrustService: Sendable {
         // Same document id while the grant is unchanged (one revocation entry covers every
         // iteration); a new one when the grant changed.
         let docID = old.flatMap { $0.grantRevision == g.revision ? $0.documentID : nil } ?? Primitives.randomBytes(8)
+        // The re-issue count, for the phone and the API. It is not written into the document:
+        // Aliro 0.9.4 §7.2.3 (as the official reader cases enforce it) compares validity
+        // iterations across all of an issuer's documents and refuses one 8 or more below the
+        // highest seen, so per-key counters would turn a long-lived key invalid once any other
+        // key had been re-issued eight times. Order at the lock comes from signed time.
         let iteration = (old?.iteration ?? 0) + 1
         // Strictly after the document it replaces, which a lock may hold (SigningOrder).
         let previous = old?.document.flatMap { try? AccessDocument(parsing: $0) }?.validity.signed
         let validity = IssuedDocument.Validity(signed: SigningOrder.signedTime(now: now, after: previous), validFrom: now, validUntil: now.addingTimeInterval(settings.keyLifetime),
-                                               expectedUpdate: now.addingTimeInterval(settings.pollInterval),
-                                               validityIteration: iteration)
+                                               expectedUpdate: now.addingTimeInterval(settings.pollInterval))
         let access = try AccessData(id: docID, readers: try g.readers.map { try ReaderRule(parsing: $0) },
                                     schedules: try g.schedules.map { try WeeklySchedule(parsing: $0) })
         let doc = try AccessDocument.issue(access: access, credentialPublicKey: d.credentialKey, validity: validity, issuerKey: issuerKey)

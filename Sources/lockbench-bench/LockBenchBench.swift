@@ -132,6 +132,9 @@ extension LockBenchBench {
         @Flag(help: "Print the results as JSON.")
         var json = false
 
+        @Option(help: ArgumentHelp("Also draw the latency of each scenario (arrival to decision) against the lone bare fsync as an SVG file: the whole distribution, tail included.", valueName: "file.svg"))
+        var plot: String?
+
         func validate() throws {
             guard iterations > 0 else { throw ValidationError("--iterations takes a positive number") }
             guard taps > 0 else { throw ValidationError("--taps takes a positive number") }
@@ -143,7 +146,7 @@ extension LockBenchBench {
 
         func run() throws {
             let interval = pollIntervalMilliseconds.map { $0 / 1000 } ?? NFCBenchmark.defaultPollInterval
-            try finish(NFCBenchmark.main(iterations: iterations, tapCount: taps, rounds: rounds, pollInterval: interval, json: json, stepUp: !noStepUp))
+            try finish(NFCBenchmark.main(iterations: iterations, tapCount: taps, rounds: rounds, pollInterval: interval, json: json, stepUp: !noStepUp, plot: plot))
         }
     }
 

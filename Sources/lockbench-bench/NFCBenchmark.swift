@@ -223,7 +223,7 @@ enum NFCBenchmark {
     /// scenario (standard, FAST, step-up) with a bare fsync baseline in the lock's own directory at
     /// the start of each round: the scenarios alternate, so a shared machine's load drifts over
     /// all of them alike, and each round's medians show the spread.
-    static func main(iterations: Int, tapCount: Int, rounds: Int, pollInterval: TimeInterval, json: Bool, stepUp: Bool) -> Int32 {
+    static func main(iterations: Int, tapCount: Int, rounds: Int, pollInterval: TimeInterval, json: Bool, stepUp: Bool, plot: String? = nil) -> Int32 {
         do {
             var results = [try selectRoundTrips(iterations: iterations)]
             results += try taps(selectOnlyTap, count: tapCount, pollInterval: pollInterval).stats(selectOnlyTap.name)
@@ -249,6 +249,11 @@ enum NFCBenchmark {
             results.append(Stats(name: "lone bare fsync, just before each lock tap", samples: lone))
             for (i, scenario) in scenarios.enumerated() {
                 results += samples[i].stats(scenario.tap.name) + scenario.split.stats()
+            }
+            if let plot {
+                let drawn = LatencyPlot(title: "NFC tap, arrival to decision (virtual PN532 through libnfc), against a lone bare fsync",
+                                        series: [("lone bare fsync", lone)] + scenarios.enumerated().map { (i, s) in (s.tap.name, samples[i].decision) })
+                do { try drawn.write(to: plot) } catch { return 3 }
             }
             let summary = Summary(scenarios: scenarios.map(\.tap.name), samples: samples, roundMedians: roundMedians,
                                   backToBack: FsyncBaseline.median(fsync), roundBackToBack: roundFsync, lone: FsyncBaseline.median(lone))

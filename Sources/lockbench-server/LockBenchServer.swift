@@ -16,11 +16,12 @@ struct LockBenchServer: AsyncParsableCommand {
             abstract: "LockBench's server side: the trust service, the push relay, virtual phones, scenarios and fleets.",
             discussion: """
             Run through `lockbench trust|phone|scenario|push|fleet …`, or directly as lockbench-server. \
-            Exit codes as `lockbench`'s: 0 success; 1 a negative answer; 2 bad usage or input; 3 an \
-            environment failure.
+            Exit codes as `lockbench`'s: 0 success; 1 a negative answer (a refused login); 2 bad usage or \
+            input; 3 an environment failure (a port in use, a service that does not answer); `fleet` \
+            stopped by Ctrl-C: 130.
             """,
             version: "LockBench \(LockBenchVersion.current) (server)",
-            subcommands: [TrustCommand.self, PhoneCommand.self, ScenarioCommand.self, PushCommand.self, FleetCommand.self]
+            subcommands: [TrustCommand.self, PhoneCommand.self, ScenarioCommand.self, PushCommand.self, FleetCommand.self, ConsoleCommand.self]
         )
     }
 

@@ -13,8 +13,8 @@ struct LockBench: ParsableCommand {
             abstract: "A lock and reader emulator for access-control engineers: emulated locks on NFC and BLE, mobile keys, firmware certification checks.",
             discussion: """
             Exit codes: 0 success (certified, granted); 1 a negative answer (not certified, denied); 2 \
-            bad usage or input (unknown model, malformed file, missing file); 3 an environment failure (reader \
-            missing, permission denied).
+            bad usage or input (unknown model, malformed file, missing file, unknown NFC driver, a \
+            duration without its unit); 3 an environment failure (reader missing, permission denied).
             """,
             version: "LockBench \(LockBenchVersion.current) (libnfc \(LibNFC.version))",
             subcommands: [
@@ -23,7 +23,7 @@ struct LockBench: ParsableCommand {
                 ClockCommand.self, AuditCommand.self, CredentialCommand.self, LockCommand.self, DemoCommand.self,
                 NFCCommand.self, DoctorCommand.self, PCSCCommand.self, BLECommand.self, ConformanceCommand.self, TraceCommand.self,
                 // The server side: a sibling executable (Commands/ServerSide.swift).
-                TrustForward.self, PhoneForward.self, ScenarioForward.self, PushForward.self, FleetForward.self,
+                TrustForward.self, PhoneForward.self, ScenarioForward.self, PushForward.self, FleetForward.self, ConsoleForward.self,
             ]
         )
     }

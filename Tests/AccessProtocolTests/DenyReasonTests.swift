@@ -115,9 +115,56 @@ final class DenyReasonTests: XCTestCase {
         let notADocument: [UInt8] = [0xA1, 0x61, 0x35, 0x67] + Array("aliro-a".utf8)   // {"5": "aliro-a"}
         expect(DenyReason.malformedInput, run(Fixture.credential(accessDocuments: [notADocument])))
 
+        // Engine, from validity iterations (Aliro 0.9.4 §7.2.3), on a reader that steps up at every tap.
+        var everyTap = Fixture.readerConfiguration()
+        everyTap.stepUpEveryTap = true
+        let iterations = Fixture.engine()
+        func tap(_ c: CredentialSession) -> TransactionOutcome {
+            LockReader(configuration: everyTap, decider: iterations).runTransaction(over: InMemoryLink(c), at: t)
+        }
+        XCTAssertTrue(tap(Self.iterated(Fixture.credentialKey, 9)).granted)
+        expect(.credentialIssuerRemoved, tap(Self.iterated(Fixture.credentialKey, 0, signedAfter: 1)))
+        expect(.iterationRemoved, tap(Self.iterated(Fixture.otherCredentialKey, 1)))
+
         let every: [Refusal.Reason] = DenyReason.allCases.map { .engine($0) } + ProtocolFailure.allCases.map { .protocol($0) }
             + TransportFailure.allCases.map { .transport($0) }
         XCTAssertEqual(every.filter { !produced.contains($0) }.map(\.description), [], "reasons never produced by a transaction")
+    }
+
+    /// A phone with one document of validity iteration `iteration`, signed `signedAfter` seconds
+    /// after the fixture's documents.
+    static func iterated(_ key: P256.Signing.PrivateKey, _ iteration: Int, signedAfter: TimeInterval = 0) -> CredentialSession {
+        let t = Fixture.time
+        let document = TestFixtures.accessDocument(credentialPublicKey: key.publicBytes, id: Array("iterated".utf8), from: t.addingTimeInterval(-3600),
+                                                   until: t.addingTimeInterval(8 * 3600), signed: t.addingTimeInterval(-3600 + signedAfter),
+                                                   issuer: Fixture.issuerKey, validityIteration: iteration)
+        return CredentialSession(configuration: CredentialConfiguration(
+            signingKey: key, trustedReaders: [TrustedReader(groupID: Fixture.groupID, publicKey: Fixture.readerKey.publicBytes)],
+            accessDocuments: [document]), random: SystemRandom())
+    }
+
+    /// NFC_RDR_STEPUP_FAST_KPERSISTENT_REMOVED: a credential whose document the issuer removed
+    /// loses its Kpersistent (its next tap does AUTH1 and steps up); a stranger keeps it (NFC_RDR_FAST).
+    func testARemovedCredentialsKpersistentIsForgotten() {
+        var fast = Fixture.readerConfiguration()
+        fast.useFast = true
+        let reader = LockReader(configuration: fast, decider: Fixture.engine())
+        let a = Fixture.credentialKey, b = Fixture.otherCredentialKey
+        func cached(_ key: P256.Signing.PrivateKey) -> Bool { reader.fastCache.all.contains { $0.key == key.publicBytes } }
+        XCTAssertTrue(reader.runTransaction(over: InMemoryLink(Self.iterated(a, 1)), at: Fixture.time).granted)
+        XCTAssertTrue(cached(a))
+        XCTAssertTrue(reader.runTransaction(over: InMemoryLink(Self.iterated(b, 9)), at: Fixture.time).granted)
+        let refused = reader.runTransaction(over: InMemoryLink(Self.iterated(a, 1)), at: Fixture.time)
+        XCTAssertEqual(refused.reason, .engine(.iterationRemoved))
+        XCTAssertFalse(cached(a), "A's Kpersistent is gone")
+        XCTAssertTrue(cached(b))
+        let learning = ReaderLearning(deviceEphemeralKey: nil, credentialPublicKey: b.publicBytes, persistentKey: nil, usedFast: false)
+        XCTAssertTrue(learning.isEmpty)
+        var forget = learning
+        forget.forgetsPersistentKey = true
+        XCTAssertFalse(forget.isEmpty)
+        let decoded = try! JSONDecoder().decode(ReaderLearning.self, from: JSONEncoder().encode(forget))
+        XCTAssertEqual(decoded, forget, "journalled and replayed as it was")
     }
 
     func testTheCredentialHearsWhy() {

@@ -22,7 +22,8 @@ final class DocumentDefectTests: XCTestCase {
             .unknownReaderRule: .wrongReader, .issuerCertificate: nil, .issuerCertificateAndKeyID: nil,
             .issuerCertificateExpired: .untrustedIssuer, .issuerCertificateWrongCA: .untrustedIssuer,
             .issuerCertificateTimeMismatch: .untrustedIssuer, .issuerCertificateEmptyKey: .untrustedIssuer,
-            .revocationDataVersion: .unsupportedVersion,
+            .revocationDataVersion: .unsupportedVersion, .scheduleAllowInside: nil, .scheduleAllowOutside: .outsideSchedule,
+            .scheduleDenyInside: .outsideSchedule, .noRuleForAction: .wrongReader,
         ]
         // The words of each new refusal name exactly its defect.
         let details: [DocumentDefect: String] = [
@@ -34,6 +35,8 @@ final class DocumentDefectTests: XCTestCase {
             .issuerCertificateTimeMismatch: "the MSO was signed at 2026-02-16T09:00:00Z, outside the issuer certificate's validity 2026-03-02T09:00:00Z",
             .issuerCertificateEmptyKey: "subjectPublicKey holds 0 byte(s)",
             .revocationDataVersion: "revocation document: revocation data version 42",
+            .scheduleAllowOutside: "outside its allow schedules 0", .scheduleDenyInside: "deny schedule 0",
+            .noRuleForAction: "grants its action, an unsecure (capability bits 1–4)",
         ]
         XCTAssertEqual(Set(expected.keys), Set(DocumentDefect.allCases))
         for defect in DocumentDefect.allCases {

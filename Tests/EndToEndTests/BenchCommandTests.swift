@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
 import LockBenchTestSupport
 import XCTest
 
@@ -18,7 +21,7 @@ final class BenchCommandTests: XCTestCase {
         let flags: [String: [String]] = [
             "audit": ["--rows", "--runs", "--lockbench"],
             "transaction": ["--iterations", "--batches"],
-            "nfc": ["--iterations", "--taps", "--poll-interval-ms", "--no-step-up", "--json"],
+            "nfc": ["--iterations", "--taps", "--poll-interval-ms", "--no-step-up", "--json", "--plot"],
             "ble": ["--count", "--echoes", "--controller", "--engine", "--echo-flow", "--lock", "--phone"],
         ]
         for (sub, names) in flags {
@@ -70,8 +73,24 @@ final class BenchCommandTests: XCTestCase {
     /// A short `nfc` run through the real libnfc and the virtual PN532: every reading of the goal
     /// for standard and FAST, none for a step-up's time, and one fsync before each decision.
     func testNFCReportsEveryReadingOfTheGoalAndOneFsyncPerDecision() throws {
-        let r = try bench(["nfc", "--iterations", "20", "--taps", "4", "--rounds", "2", "--json"])
+        let plot = try LockBenchProcess.temporaryDirectory(self).appendingPathComponent("nfc.svg")
+        let r = try bench(["nfc", "--iterations", "20", "--taps", "4", "--rounds", "2", "--json", "--plot", plot.path])
         XCTAssertEqual(r.status, 0, r.stderr)
+        // --plot: a well-formed SVG with one line per scenario and the baseline, each labelled.
+        final class Lines: NSObject, XMLParserDelegate {
+            var names: [String] = [], points: [Int] = []
+            func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+                if name == "polyline", let n = attributes["data-name"] { names.append(n); points.append(attributes["points"]?.split(separator: " ").count ?? 0) }
+            }
+        }
+        let lines = Lines()
+        let parser = try XMLParser(data: Data(contentsOf: plot))
+        parser.delegate = lines
+        XCTAssertTrue(parser.parse(), "the plot is well-formed XML: \(parser.parserError.map { "\($0)" } ?? "")")
+        XCTAssertEqual(lines.names, ["lone bare fsync", "standard", "FAST", "step-up"])
+        XCTAssertEqual(lines.points.dropFirst(), [9, 9, 9], "a step up per tap: 1 + 2 × 4 points")
+        let svg = try String(contentsOf: plot, encoding: .utf8)
+        XCTAssertTrue(svg.contains("milliseconds") && svg.contains("n=4, median "), String(svg.prefix(400)))
         let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], r.stdout)
         let goals = try XCTUnwrap(report["goals"] as? [[String: Any]], r.stdout)
         for scenario in ["standard", "FAST", "step-up"] {

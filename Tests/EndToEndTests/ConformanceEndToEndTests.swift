@@ -145,9 +145,23 @@ final class ConformanceEndToEndTests: XCTestCase {
     func testCredentialChecksPassAgainstLockBenchsPhoneOverSocketAndTheTranscriptDecodes() throws {
         let port = try servePhone(["--mailbox", "mailbox.bin"])
         let r = try lb(["conformance", "credential", "--reader-identity", "door.reader.json", "--connect", "127.0.0.1:\(port)",
-                        "--json", "--transcript", "run.transcript", "--transcript-secrets"], expect: Self.pendingCredential.isEmpty ? 0 : 1)
+                        "--json", "--transcript", "run.transcript", "--transcript-secrets", "--html", "run.html"],
+                       expect: Self.pendingCredential.isEmpty ? 0 : 1)
         let s = try statuses(r.stdout)
         assertFailures(s, are: Self.pendingCredential, "credential over socket")
+        // The same run as one HTML page, read in headless Chromium: the counts it shows are the JSON's.
+        let shots = Repository.root.appendingPathComponent(".build/test-artifacts/console")
+        try FileManager.default.createDirectory(at: shots, withIntermediateDirectories: true)
+        let page = try LockBenchProcess.run(["python3", Repository.root.appendingPathComponent("Tests/EndToEndTests/python/report_browser.py").path,
+                                             dir.appendingPathComponent("run.html").path, shots.appendingPathComponent("conformance-report.png").path],
+                                            executable: URL(fileURLWithPath: "/usr/bin/env"), timeout: 120)
+        XCTAssertEqual(page.status, 0, "headless Chromium (apt chromium chromium-driver, pip selenium): \(page.stderr.suffix(2000))")
+        let shown = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(page.stdout.utf8)) as? [String: Any], page.stdout)
+        let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.stdout[r.stdout.firstIndex(of: "{")!...].utf8)) as? [String: Any])
+        for (html, key) in [("passed", "passed"), ("failed", "failed"), ("advisories-failed", "advisoriesFailed"), ("not-applicable", "notApplicable"), ("not-run", "notRun")] {
+            XCTAssertEqual(shown[html] as? Int, json[key] as? Int, "the report page's \(html) count")
+        }
+        XCTAssertEqual(shown["rows"] as? Int, s.count, "one row per check")
         XCTAssertEqual(s["mailbox.read"], "pass")
         XCTAssertEqual(s["mailbox.write"], "pass")
         XCTAssertEqual(s["exchange.extended-length"], "not_applicable")
@@ -266,7 +280,7 @@ final class ConformanceEndToEndTests: XCTestCase {
         let port = listening.split(separator: ":")[1].split(separator: ";")[0]
         let faults = lockFaults.flatMap { ["--fault", $0] }
         var lines: [String] = []
-        for _ in 0..<40 where conf.process.isRunning {
+        for _ in 0..<64 where conf.process.isRunning {   // the whole reader catalogue takes about 50 transactions
             _ = try LockBenchProcess.run(["lock", "transact", "--config", config, "--connect", "127.0.0.1:\(port)"] + faults, currentDirectory: dir)
         }
         conf.process.waitUntilExit()
@@ -276,7 +290,7 @@ final class ConformanceEndToEndTests: XCTestCase {
 
     func testReaderChecksPassAgainstLockBenchsLockOverSocket() throws {
         // With the site issuer's key the official step-up cases hand the lock documents of their own.
-        let (status, lines) = try readerOverSocket(extra: ["--skip", "rdr.fast", "rdr.stepup.same-doc-twice", "rdr.stepup.fast", "--transcript", "reader.transcript", "--transcript-secrets",
+        let (status, lines) = try readerOverSocket(extra: ["--skip", "rdr.fast", "rdr.stepup.same-doc-twice", "rdr.stepup.fast", "rdr.stepup.fast.kpersistent-removed", "--transcript", "reader.transcript", "--transcript-secrets",
                                                            "--issuer-key", "issuer.key.pem", "--issuer-ca-key", "issuer-ca.key.pem",
                                                            "--now", "2026-03-02T09:00:00Z"])
         XCTAssertEqual(status, Self.pendingReader.isEmpty ? 0 : 1, lines.joined(separator: "\n"))
@@ -287,7 +301,9 @@ final class ConformanceEndToEndTests: XCTestCase {
                    "rdr.neg.stepup.access-data-version", "rdr.neg.stepup.digest", "rdr.neg.stepup.critical-extension",
                    "rdr.neg.stepup.unknown-reader-rule", "rdr.exchange-mailbox", "rdr.stepup.issuer-cert", "rdr.stepup.issuer-cert-key-id",
                    "rdr.neg.stepup.issuer-cert-expired", "rdr.neg.stepup.issuer-cert-signature", "rdr.neg.stepup.issuer-cert-time",
-                   "rdr.neg.stepup.issuer-cert-empty-key", "rdr.neg.stepup.rd-version"] {
+                   "rdr.neg.stepup.issuer-cert-empty-key", "rdr.neg.stepup.rd-version", "rdr.neg.stepup.validity-iteration",
+                   "rdr.neg.stepup.credential-issuer-removed", "rdr.stepup.schedules", "rdr.neg.stepup.schedule-allow-outside",
+                   "rdr.neg.stepup.schedule-deny-inside", "rdr.neg.stepup.no-rule-for-action"] {
             XCTAssertEqual(s[id], "pass", "\(id): " + lines.joined(separator: "\n"))
         }
         XCTAssertEqual(s["rdr.step-up"], "pass", lines.joined(separator: "\n"))
@@ -348,6 +364,43 @@ final class ConformanceEndToEndTests: XCTestCase {
                 XCTAssertTrue(lines.contains { $0.contains("rdr.neg.wrong-ud-signature") && $0.contains("accepted it") }, lines.joined(separator: "\n"))
             }
         }
+    }
+
+    /// Aliro 0.9.4 §7.2.3: LockBench's lock passes the three validity-iteration cases (the
+    /// Kpersistent one on a lock set for FAST); with `--fault ignore-validity-iteration` it fails
+    /// exactly those, at the tap the case refuses, and another step-up case still passes.
+    func testTheValidityIterationChecksAndTheFaultThatFailsExactlyThem() throws {
+        let issuer = ["--issuer-key", "issuer.key.pem", "--now", "2026-03-02T09:00:00Z"]
+        let standard = ["rdr.neg.stepup.validity-iteration", "rdr.neg.stepup.credential-issuer-removed"]
+        let (status, lines) = try readerOverSocket(extra: ["--only"] + standard + issuer)
+        XCTAssertEqual(status, 0, lines.joined(separator: "\n"))
+        XCTAssertEqual(statuses(lines: lines), Dictionary(uniqueKeysWithValues: standard.map { ($0, "pass") }), lines.joined(separator: "\n"))
+        let kpersistent = ["--only", "rdr.stepup.fast.kpersistent-removed", "rdr.stepup.fast"] + issuer
+        let (fastStatus, fastLines) = try readerOverSocket(extra: kpersistent, config: "door-stepup-fast.lock.json")
+        XCTAssertEqual(fastStatus, 0, fastLines.joined(separator: "\n"))
+        XCTAssertEqual(statuses(lines: fastLines), ["rdr.stepup.fast.kpersistent-removed": "pass", "rdr.stepup.fast": "pass"], fastLines.joined(separator: "\n"))
+
+        let fault = ["ignore-validity-iteration"]
+        let (badStatus, badLines) = try readerOverSocket(lockFaults: fault, extra: ["--only"] + standard + ["rdr.stepup.key-id"] + issuer)
+        XCTAssertEqual(badStatus, 1, badLines.joined(separator: "\n"))
+        XCTAssertEqual(statuses(lines: badLines), ["rdr.neg.stepup.validity-iteration": "fail", "rdr.neg.stepup.credential-issuer-removed": "fail",
+                                                   "rdr.stepup.key-id": "pass"], badLines.joined(separator: "\n"))
+        XCTAssertTrue(badLines.contains { $0.contains("rdr.neg.stepup.validity-iteration") && $0.contains("tap 4") }, badLines.joined(separator: "\n"))
+        XCTAssertTrue(badLines.contains { $0.contains("rdr.neg.stepup.credential-issuer-removed") && $0.contains("tap 2") }, badLines.joined(separator: "\n"))
+        let (badFastStatus, badFastLines) = try readerOverSocket(lockFaults: fault, extra: kpersistent, config: "door-stepup-fast.lock.json")
+        XCTAssertEqual(badFastStatus, 1, badFastLines.joined(separator: "\n"))
+        XCTAssertEqual(statuses(lines: badFastLines), ["rdr.stepup.fast.kpersistent-removed": "fail", "rdr.stepup.fast": "pass"], badFastLines.joined(separator: "\n"))
+        XCTAssertTrue(badFastLines.contains { $0.contains("rdr.stepup.fast.kpersistent-removed") && $0.contains("tap 4") }, badFastLines.joined(separator: "\n"))
+    }
+
+    /// The schedule and capability cases, as the cases write their documents (allow / deny
+    /// schedule ids, a UTC daily recurrence, capability bit 12 alone), against LockBench's lock.
+    func testTheScheduleAndCapabilityChecksPassAgainstLockBenchsLock() throws {
+        let checks = ["rdr.stepup.schedules", "rdr.neg.stepup.schedule-allow-outside", "rdr.neg.stepup.schedule-deny-inside",
+                      "rdr.neg.stepup.no-rule-for-action"]
+        let (status, lines) = try readerOverSocket(extra: ["--only"] + checks + ["--issuer-key", "issuer.key.pem", "--now", "2026-03-02T09:00:00Z"])
+        XCTAssertEqual(status, 0, lines.joined(separator: "\n"))
+        XCTAssertEqual(statuses(lines: lines), Dictionary(uniqueKeysWithValues: checks.map { ($0, "pass") }), lines.joined(separator: "\n"))
     }
 
     /// A lock that takes an issuer certificate's key unchecked fails exactly the negative issuer

@@ -8,8 +8,8 @@ import XCTest
 /// hand: it is read from the binaries' own `--experimental-dump-help`, so a command that gains
 /// `--json` without a run here fails this test.
 final class JSONOutputEndToEndTests: XCTestCase {
-    /// Objects whose keys are data, not names: CSV header names, refusal codes, device ids.
-    static let dataMaps: Set<String> = ["columns", "deniedBy"]
+    /// Objects whose keys are data, not names: CSV header names, refusal codes, a transcript's own attributes.
+    static let dataMaps: Set<String> = ["columns", "deniedBy", "attributes"]
 
     /// Commands not run here yet, each with the reason (the report lists them as remaining).
     static let notRunHere: [String: String] = [
@@ -70,6 +70,8 @@ final class JSONOutputEndToEndTests: XCTestCase {
         // The README walkthrough's site and a trust site.
         for command in try ReadmeTests.walkthrough() where command.first != "lock" { XCTAssertEqual(try lb(command).status, 0, "\(command)") }
         let cfg = "site/front-door.lock.json"
+        // A hex dump for `trace`: SELECT of the Aliro applet and its answer.
+        try Data("> 00A4040009A000000909ACCE550100\n< 9000\n".utf8).write(to: dir.appendingPathComponent("apdus.hex"))
         let add = try lb(["trust", "init", "ts"])
         XCTAssertEqual(add.status, 0, add.stderr)
         let credential = try InteractiveProcess(["credential", "serve", "--key", "site/alice-phone.key.pem", "--document", "site/alice.access.cbor",
@@ -125,6 +127,7 @@ final class JSONOutputEndToEndTests: XCTestCase {
             "phone run": ["phone", "run", "--trust", "http://127.0.0.1:9", "--device", "p1", "--key", "site/alice-phone.key.pem",
                           "--trust-reader", "site/front-door.reader.json", "--port", "0", "--json"],
             "scenario run": ["scenario", "run", Repository.url("scenarios/offline-9h.scenario").path, "--json"],
+            "trace": ["trace", "apdus.hex", "--json"],
             "fleet": ["fleet", "--locks", "1", "--phones", "1", "--taps", "5", "--json", "--quiet"],
             "credential serve": [],   // run above: its lines are checked there
         ]

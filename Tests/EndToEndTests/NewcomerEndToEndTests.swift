@@ -127,6 +127,14 @@ final class NewcomerEndToEndTests: XCTestCase {
         XCTAssertFalse(bogus.timedOut, "an unknown driver is refused, not retried for ever")
         XCTAssertEqual(bogus.status, 2, bogus.stderr)
         XCTAssertTrue(bogus.stderr.contains("bogus_driver") && bogus.stderr.contains("acr122_usb"), "names the drivers: \(bogus.stderr)")
+        do {
+            // Refused before the state directory is taken: a running lock does not turn the typo into "in use".
+            let running = try InteractiveProcess(config + ["--nfc", "virtual"], currentDirectory: dir)
+            defer { running.terminate() }
+            _ = try running.waitForLine(containing: "ECP polling on", timeout: 60)
+            let again = try LockBenchProcess.run(config + ["--nfc", "bogus_driver"], currentDirectory: dir, timeout: 30)
+            XCTAssertEqual(again.status, 2, again.stderr)
+        }
 
         if !Self.acr122Present {
             let usb = try LockBenchProcess.run(config + ["--nfc", "acr122_usb"], currentDirectory: dir, timeout: 30)
@@ -192,15 +200,8 @@ final class NewcomerEndToEndTests: XCTestCase {
         let dir = try LockBenchProcess.temporaryDirectory(self)
         let lines = try ReadmeBlock(opening: "lockbench trust init").lines.map(\.raw)
         let httpPort = String(ReadmeBlock.freePort()), phonePort = String(ReadmeBlock.freePort())
-        let bin = LockBenchProcess.binary.deletingLastPathComponent().path
-        let shell = try TerminalSession("bash --norc --noprofile -i", currentDirectory: dir,
-                                        environment: ["PATH": bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
-                                                      "TERM": "dumb"])
-        defer {
-            shell.type("kill %1 %2 2>/dev/null; exit")
-            _ = shell.waitForExit(timeout: 10)
-            shell.terminate()
-        }
+        let shell = try TerminalSession.interactiveShell(in: dir)
+        defer { shell.endInteractiveShell() }
         // A prompt that shows the last exit status, to check each foreground command by.
         shell.type("PS1='[rc=$?]$ '")
         var position = try shell.waitFor("[rc=0]$ ", timeout: 30)
@@ -230,6 +231,35 @@ final class NewcomerEndToEndTests: XCTestCase {
         XCTAssertFalse(shown.contains("Stopped"), "no background job is stopped by the terminal: \(shown.suffix(2000))")
         XCTAssertFalse(shown.contains("link_lost"), shown.suffix(2000).description)
         XCTAssertTrue(shown.lowercased().contains("granted"), "lock transact: granted: \(shown.suffix(2000))")
+    }
+
+    /// The README's "Virtual locks in CI" block typed into an interactive shell: the reader and
+    /// the lock both run as background jobs of a shell with job control, the phone is tapped
+    /// through the reader's --control FIFO, and the lock prints its JSON grant.
+    func testTheVirtualLockBlockWorksTypedIntoAnInteractiveShell() throws {
+        try XCTSkipUnless(TerminalSession.available, "util-linux script is not installed")
+        let dir = try lockSite()
+        let link = dir.appendingPathComponent("reader").path, control = dir.appendingPathComponent("reader.ctl").path
+        let lines = try ReadmeBlock(after: "### Virtual locks in CI").lines.map(\.raw)
+        XCTAssertTrue(lines.contains { $0.contains("echo insert > /tmp/reader.ctl") }, "\(lines)")
+        let shell = try TerminalSession.interactiveShell(in: dir)
+        defer { shell.endInteractiveShell() }
+        shell.type("PS1='[rc=$?]$ '")
+        var position = try shell.waitFor("[rc=0]$ ", timeout: 30)
+        for raw in lines where !raw.hasPrefix("#") {
+            let line = raw.replacingOccurrences(of: "/tmp/reader.ctl", with: control).replacingOccurrences(of: "/tmp/reader", with: link)
+            shell.type(line)
+            if line.contains("virtual-reader") {
+                position = try shell.waitFor("control: ", from: position, timeout: 60)
+            } else if line.contains("lock run") {
+                position = try shell.waitFor("reader-opened", from: position, timeout: 60)
+            } else if line.contains("echo insert") {
+                position = try shell.waitFor("\"kind\":\"granted\"", from: position, timeout: 60)
+            }
+        }
+        let shown = shell.shown
+        XCTAssertFalse(shown.contains("Stopped"), "no background job is stopped by the terminal: \(shown.suffix(2000))")
+        XCTAssertTrue(shown.contains("console off"), "the background jobs say their console is off: \(shown.suffix(2000))")
     }
 
     // MARK: fleet

@@ -61,12 +61,19 @@ final class PCSCEndToEndTests: XCTestCase {
     func testANamedReaderThatIsNotThereIsReportedAndRetried() throws {
         let dir = try LockBenchProcess.temporaryDirectory(self)
         XCTAssertEqual(try LockBenchProcess.run(["demo", "--directory", dir.path]).status, 0)
-        let run = try InteractiveProcess(["lock", "run", "--config", "\(dir.path)/lock.json", "--nfc", "pcsc:HID OMNIKEY 5427 CK 00 00"])
+        // Not there: the lock stops (exit 3) saying which reader and how to list them (issue 23)…
+        let args = ["lock", "run", "--config", "\(dir.path)/lock.json", "--nfc", "pcsc:HID OMNIKEY 5427 CK 00 00"]
+        let stopped = try LockBenchProcess.run(args, timeout: 60)
+        XCTAssertEqual(stopped.status, 3, stopped.stderr)
+        XCTAssertTrue(stopped.stderr.contains("no PC/SC reader named \"HID OMNIKEY 5427 CK 00 00\""), stopped.stderr)
+        XCTAssertTrue(stopped.stderr.contains("lockbench pcsc list") && stopped.stderr.contains("--wait-for-reader"), stopped.stderr)
+        // …unless asked to wait: said once, with the reason, and retried.
+        let run = try InteractiveProcess(args + ["--wait-for-reader"])
         defer { run.terminate() }
-        let lost = try run.waitForLine(containing: "reader lost")
-        XCTAssertTrue(lost.contains("unknownReader: no PC/SC reader named \"HID OMNIKEY 5427 CK 00 00\""), lost)
-        XCTAssertTrue(lost.contains("lockbench pcsc list"), lost)
-        XCTAssertTrue(lost.contains("reopen attempt 1"), lost)
+        let waiting = try run.waitForLine(containing: "waiting for it (--wait-for-reader)")
+        XCTAssertTrue(waiting.contains("no PC/SC reader named \"HID OMNIKEY 5427 CK 00 00\""), waiting)
+        Thread.sleep(forTimeInterval: 1)
+        XCTAssertTrue(run.process.isRunning, "it waits for the reader")
 
         // A card with no vpcd to go to: an environment error that says what to install.
         let d = dir.path

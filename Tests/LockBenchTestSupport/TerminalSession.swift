@@ -28,6 +28,22 @@ public final class TerminalSession: Sendable {
         try process.run()
     }
 
+    /// An interactive bash (job control on) in `directory` with the built binaries first on PATH,
+    /// as a person's shell; end it with `endInteractiveShell()`.
+    public static func interactiveShell(in directory: URL) throws -> TerminalSession {
+        let bin = LockBenchProcess.binary.deletingLastPathComponent().path
+        return try TerminalSession("bash --norc --noprofile -i", currentDirectory: directory,
+                                   environment: ["PATH": bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
+                                                 "TERM": "dumb"])
+    }
+
+    /// Stops the shell's first two background jobs, exits it, and kills what is left.
+    public func endInteractiveShell() {
+        type("kill %1 %2 2>/dev/null; exit")
+        _ = waitForExit(timeout: 10)
+        terminate()
+    }
+
     /// Whether util-linux `script` is here (the pty tests need it).
     public static var available: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/script") }
 

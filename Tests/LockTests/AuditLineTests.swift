@@ -27,10 +27,14 @@ final class AuditLineTests: XCTestCase {
         d.transactions = ["5a5a", "6b6b"]
         d.transactionWindow = ["7c7c"]
         d.versions = ["04ab": 0x0100, "04cd": 0xFFFF]
+        d.accessIterations = ["kid1": 9, "kid2": Int.max, "": -3]
         d.bolt = .unsecured(relockAt: when.addingTimeInterval(5))
         d.clock = .running(offset: -3600.25)
         d.reader = [ReaderLearning(deviceEphemeralKey: [4, 1], credentialPublicKey: [4, 2], persistentKey: [9], usedFast: true),
                     ReaderLearning(deviceEphemeralKey: nil, credentialPublicKey: nil, persistentKey: nil, usedFast: false)]
+        var forget = ReaderLearning(deviceEphemeralKey: nil, credentialPublicKey: [4, 3], persistentKey: nil, usedFast: false)
+        forget.forgetsPersistentKey = true
+        d.reader?.append(forget)
         return d
     }
 

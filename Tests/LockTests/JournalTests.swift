@@ -125,6 +125,31 @@ final class JournalTests: XCTestCase {
         XCTAssertEqual(reopened.engine.state, engine)
     }
 
+    /// The AccessIteration (Aliro 0.9.4 §7.2.3) rides in the decision's record: a crash after the
+    /// grant that raised it cannot bring an issuer's removed documents back.
+    func testAnAccessIterationIsJournalledAndRecovered() throws {
+        let dir = try temporaryDirectory("lockbench-journal").path
+        let path = try base.makeConfig(dir)
+        let lock = try EmulatedLock(configuration: LockConfiguration.load(path: path))
+        let nine = TestFixtures.accessDocument(credentialPublicKey: Primitives.point(of: base.credential), id: [0xD9],
+                                               from: base.t0.addingTimeInterval(-60), until: base.t0.addingTimeInterval(3600),
+                                               issuer: base.issuer, validityIteration: 9)
+        XCTAssertTrue(lock.decide(base.presentation([nine])).isGrant)
+        let entries = try AuditLog.verify(directory: dir + "/state").entries
+        XCTAssertEqual(entries.last?.state?.accessIterations?.values.sorted(), [9])
+        let recovered = try EmulatedLock(configuration: crashCopy(dir, path))
+        XCTAssertEqual(recovered.engine.state.accessIterations, lock.engine.state.accessIterations)
+        XCTAssertEqual(recovered.engine.state.accessIterations.values.sorted(), [9])
+        // A document of another credential 8 below is refused after the crash too.
+        let stranger = P256.Signing.PrivateKey()
+        let one = TestFixtures.accessDocument(credentialPublicKey: Primitives.point(of: stranger), id: [0xD1],
+                                              from: base.t0.addingTimeInterval(-60), until: base.t0.addingTimeInterval(3600),
+                                              issuer: base.issuer, validityIteration: 1)
+        var p = base.presentation([one])
+        p.credentialPublicKey = Primitives.point(of: stranger)
+        XCTAssertEqual(recovered.decide(p).reason, .engine(.iterationRemoved))
+    }
+
     func testDeltasRoundTripThroughTheChain() throws {
         var before = PersistedLockState(engine: EngineState(clock: TrustedClock(trustedAt: base.t0)), clock: .frozen(base.t0))
         before.engine.cachedDocuments = ["aa": [1, 2, 3], "bb": [4]]
@@ -134,11 +159,13 @@ final class JournalTests: XCTestCase {
         after.engine.cachedDocuments["aa"] = nil
         after.engine.recentTransactionIDs = ["t2", "t3", "t4"]
         after.engine.highestVersion["cc"] = 0x0100
+        after.engine.accessIterations["1ssuer"] = 9
         after.bolt = .jammed
         let delta = StateDelta(from: before, to: after, replayWindow: 3)
         XCTAssertEqual(delta.transactions, ["t4"])
         XCTAssertEqual(delta.documentsRemoved, ["aa"])
         XCTAssertEqual(delta.documents?.keys.sorted(), ["cc"])
+        XCTAssertEqual(delta.accessIterations, ["1ssuer": 9])
         let decoded = try JSONDecoder().decode(StateDelta.self, from: JSONEncoder().encode(delta))
         var replayed = before
         decoded.apply(to: &replayed, replayWindow: 3)

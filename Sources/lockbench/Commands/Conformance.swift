@@ -47,6 +47,9 @@ struct ConformanceOutputOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Also write the report as JUnit XML to this file (written on Ctrl-C too, with unfinished checks skipped).", valueName: "file"))
     var junit: String?
 
+    @Option(help: ArgumentHelp("Also write the report as one self-contained HTML page to this file (written on Ctrl-C too, with unfinished checks not run).", valueName: "file"))
+    var html: String?
+
     @Flag(help: ArgumentHelp("Fail (exit 1) on advisories too: rules of LockBench's own that no official case states (printed as `warn`)."))
     var strict = false
 
@@ -118,6 +121,7 @@ struct ConformanceOutputOptions: ParsableArguments {
             files.append((transcript, t.encoded { session in TraceDecoder().decode(session, in: t) }))
         }
         if let junit { files.append((junit, report.junit(strict: strict))) }
+        if let html { files.append((html, report.html(strict: strict))) }
         for (path, text) in files {
             do { try text.write(toFile: path, atomically: true, encoding: .utf8) } catch {
                 throw UserError(message: "cannot write \(path): \(error.localizedDescription)", code: ExitCodes.environment)

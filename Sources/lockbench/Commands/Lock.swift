@@ -115,6 +115,9 @@ struct LockRun: ParsableCommand {
     @Flag(name: .customLong("wait-for-reader"), help: "Wait for a reader or controller that is not there yet (said once; each retry shown on a terminal) instead of exiting 3.")
     var waitForReader = false
 
+    @Option(name: .customLong("events"), help: ArgumentHelp("Also publish every event as a JSON line on a Unix-domain socket, for viewers such as a bench console (each viewer gets the started event, then every event from when it connects; one that stops reading is dropped, the lock never waits).", valueName: "unix:path"))
+    var events: String?
+
     @Flag(name: .customLong("no-console"), help: "Do not read commands from stdin (a lock run in the background; stdin is not read either when it is a terminal this process does not own).")
     var noConsole = false
 
@@ -130,6 +133,11 @@ struct LockRun: ParsableCommand {
         var file = try LockFiles.file(config.path)
         file.lock.faults = readerFaults.set
         let bleAddress = try Self.address(flag: address, configured: file.radios.ble?.address, file: config.path)
+        // A connstring no libnfc driver knows is a typo (exit 2), refused before the state is taken.
+        if let spec = nfc ?? file.radios.nfc.map({ $0.connstring ?? "virtual" }), case .connstring(let c) = LockRunner.NFCSource(spec),
+           !NFCEnvironment.libnfcDrivers.contains(NFCEnvironment.driver(of: c)) {
+            throw UserError(message: "\(nfc != nil ? "--nfc" : "\(config.path): nfc.connstring") \(c): no libnfc driver is called \"\(NFCEnvironment.driver(of: c))\"; the drivers are \(NFCEnvironment.libnfcDrivers.joined(separator: ", ")), or use virtual or pcsc")
+        }
         let service = try LockFiles.service(file, path: config.path)
         service.reader.configuration.faults = readerFaults.set
         let socketReader = try socket.map { text -> SocketReader.Configuration in
@@ -138,18 +146,23 @@ struct LockRun: ParsableCommand {
         }
         let nfcSpec = nfc ?? service.radios.nfc.map { $0.connstring ?? "virtual" }
         let bleSpec = ble ?? service.radios.ble?.transport
-        if let nfcSpec, case .connstring(let c) = LockRunner.NFCSource(nfcSpec),
-           !NFCEnvironment.libnfcDrivers.contains(NFCEnvironment.driver(of: c)) {
-            throw UserError(message: "\(nfc != nil ? "--nfc" : "\(config.path): nfc.connstring") \(c): no libnfc driver is called \"\(NFCEnvironment.driver(of: c))\"; the drivers are \(NFCEnvironment.libnfcDrivers.joined(separator: ", ")), or use virtual or pcsc")
-        }
         let json = self.json
+        let eventSocket = try events.map { spec -> EventSocket in
+            guard let path = EventSocket.path(of: spec) else {
+                throw ValidationError("--events \(spec): give unix:PATH (a Unix-domain socket path, e.g. unix:/tmp/front-door.events)")
+            }
+            do { return try EventSocket(path: path) } catch { throw UserError(message: "--events: \(error)", code: ExitCodes.environment) }
+        }
+        defer { eventSocket?.close() }
         let output = NSLock()
         let runner = LockRunner(service: service, nfc: nfcSpec.map(LockRunner.NFCSource.init), ble: bleSpec,
                                 socket: socketReader, btsnoop: btsnoop) { event in
             output.lock(); defer { output.unlock() }
             emitLine(json ? event.json : event.line)
+            eventSocket?.publish(event.json, isStart: event.kind == .started)
         }
         runner.bleAddress = bleAddress
+        if let eventSocket { runner.onOutcome = { outcome in eventSocket.publish(ViewerAPDUs.event(outcome)) } }
         let finished = DispatchSemaphore(value: 0)
         // A reader that is not there stops the lock (exit 3, with the reason and its fix), unless
         // --wait-for-reader; one another process is still creating gets a few seconds.

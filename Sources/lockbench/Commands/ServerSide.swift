@@ -64,6 +64,12 @@ struct ScenarioForward: ServerSideCommand {
     @Argument(parsing: .captureForPassthrough) var arguments: [String] = []
 }
 
+struct ConsoleForward: ServerSideCommand {
+    static let configuration = CommandConfiguration(commandName: "console",
+        abstract: "A bench console in the browser for a running lock (`lock run --events`; runs lockbench-server).")
+    @Argument(parsing: .captureForPassthrough) var arguments: [String] = []
+}
+
 struct PushForward: ServerSideCommand {
     static let configuration = CommandConfiguration(commandName: "push",
         abstract: "The APNs/FCM-shaped push relay and wake-up subscriptions (runs lockbench-server).")

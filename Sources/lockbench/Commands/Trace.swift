@@ -47,6 +47,16 @@ struct TraceCommand: ParsableCommand {
     @Option(help: ArgumentHelp("With --credential-key: the phone's Kpersistent for this reader, 64 hex digits.", valueName: "hex"))
     var kpersistent: String?
 
+    @Flag(help: "One JSON document: {sessions: [{id, attributes, apdus: [{direction, hex, notes}]}]}.")
+    var json = false
+
+    /// The `--json` document: each APDU with the lines the text rendering prints under it.
+    struct TraceJSON: Encodable {
+        struct APDU: Encodable { var direction: String; var hex: String; var notes: [String] }
+        struct Session: Encodable { var id: Int; var attributes: [String: String]; var apdus: [APDU] }
+        var sessions: [Session]
+    }
+
     func validate() throws {
         if (credentialKey == nil) != (kpersistent == nil) { throw ValidationError("--credential-key and --kpersistent go together") }
         if let kpersistent, Hex.decode(kpersistent)?.count != 32 { throw ValidationError("--kpersistent must be 32 bytes of hex") }
@@ -65,7 +75,8 @@ struct TraceCommand: ParsableCommand {
             for apdu in capture.accessAPDUs() { lines += (apdu.isCommand ? "> " : "< ") + apdu.bytes.hex + "\n" }
             do { transcript = try Transcript(parsing: lines) } catch { throw UserError(message: "\(file): \(error)") }
             for i in transcript.sessions.indices { transcript.sessions[i].attributes["interface"] = "ble" }
-            emitLine("btsnoop: \(capture.records.count) HCI packets, \(transcript.sessions.reduce(0) { $0 + $1.entries.count }) APDUs on access channels")
+            let note = "btsnoop: \(capture.records.count) HCI packets, \(transcript.sessions.reduce(0) { $0 + $1.entries.count }) APDUs on access channels"
+            if json { emitError(note) } else { emitLine(note) }   // stdout holds only JSON with --json
         } else {
             guard let text = String(bytes: bytes, encoding: .utf8) else {
                 throw UserError(message: "\(file) is neither a btsnoop capture nor text (a transcript or hex dump)")
@@ -89,7 +100,17 @@ struct TraceCommand: ParsableCommand {
             }
             keys.persistentKeys.append(Transcript.PersistentKey(credentialKey: key, key: Hex.decode(kpersistent)!))
         }
-        print(TraceDecoder(keys: keys).render(transcript), terminator: "")
+        let decoder = TraceDecoder(keys: keys)
+        if json {
+            let sessions = transcript.sessions.map { session in
+                TraceJSON.Session(id: session.id, attributes: session.attributes, apdus: zip(session.entries, decoder.decode(session, in: transcript)).map { entry, notes in
+                    TraceJSON.APDU(direction: entry.direction == .command ? "command" : "response", hex: entry.bytes.hex, notes: notes)
+                })
+            }
+            emitLine(KeyFiles.json(TraceJSON(sessions: sessions)))
+            return
+        }
+        print(decoder.render(transcript), terminator: "")
     }
 
     /// The `apdus` lines of a `lock transact --json --transcript` document; nil when `text` is not

@@ -1,0 +1,131 @@
+/// The console's one page: plain HTML, CSS and a small script (no CDN, no framework), fed by
+/// server-sent events from `/events`. Landmarks and labels for screen readers; every colour has
+/// its word (GRANTED, DENIED); readable at 1280×800.
+enum ConsolePage {
+    static let html = #"""
+<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>LockBench console</title>
+<style>
+  :root { font-family: system-ui, sans-serif; color: #1b1b1b; background: #f6f6f4; }
+  body { margin: 0; }
+  header { background: #20303c; color: #fff; padding: 0.6rem 1.2rem; display: flex; gap: 1.5rem; align-items: baseline; }
+  header h1 { font-size: 1.2rem; margin: 0; }
+  #link { font-size: 0.9rem; }
+  main { display: grid; grid-template-columns: 22rem 1fr; gap: 1rem; padding: 1rem 1.2rem; }
+  section { background: #fff; border: 1px solid #d6d6d2; border-radius: 6px; padding: 0.8rem 1rem; }
+  h2 { font-size: 1rem; margin: 0 0 0.6rem 0; }
+  dl { margin: 0; display: grid; grid-template-columns: 7rem 1fr; gap: 0.3rem 0.6rem; font-size: 0.92rem; }
+  dt { color: #555; }
+  table { width: 100%; border-collapse: collapse; font-size: 0.9rem; }
+  th, td { text-align: left; padding: 0.3rem 0.4rem; border-bottom: 1px solid #ecece8; vertical-align: top; }
+  .decision { font-weight: 700; }
+  .granted .decision { color: #0b6b2f; }
+  .denied .decision { color: #a3161b; }
+  .mono { font-family: ui-monospace, monospace; font-size: 0.85rem; }
+  th:last-child { width: 17rem; }
+  td.apdus ol { margin: 0.3rem 0 0 0; padding-left: 1.2rem; font-size: 0.8rem; }
+  #radio { max-height: 14rem; overflow-y: auto; font-size: 0.85rem; margin: 0; padding-left: 1.1rem; }
+</style>
+</head>
+<body>
+<header>
+  <h1>LockBench console</h1>
+  <span id="link" role="status" aria-live="polite">connecting…</span>
+</header>
+<main>
+  <div>
+    <section aria-labelledby="lock-heading">
+      <h2 id="lock-heading">Lock</h2>
+      <dl>
+        <dt>State</dt><dd id="lock-state">no started event yet</dd>
+        <dt>Certification</dt><dd id="lock-certification">unknown</dd>
+        <dt>Bolt at start</dt><dd id="lock-bolt">unknown</dd>
+        <dt>Clock</dt><dd id="lock-clock">unknown</dd>
+        <dt>Decisions</dt><dd id="counts">0 granted, 0 denied</dd>
+        <dt>Last decision</dt><dd id="last">none</dd>
+      </dl>
+    </section>
+    <section aria-labelledby="radio-heading" style="margin-top:1rem">
+      <h2 id="radio-heading">Radios</h2>
+      <ul id="radio" aria-live="off"></ul>
+    </section>
+  </div>
+  <section aria-labelledby="tx-heading">
+    <h2 id="tx-heading">Transactions</h2>
+    <table>
+      <caption class="visually-hidden" style="text-align:left;color:#555;font-size:0.85rem">newest first; times on the lock's clock</caption>
+      <thead><tr><th scope="col">Time</th><th scope="col">Radio</th><th scope="col">Decision</th><th scope="col">Reason</th><th scope="col">Credential</th><th scope="col">Path</th><th scope="col">ms</th><th scope="col">APDUs</th></tr></thead>
+      <tbody id="transactions" aria-live="polite"></tbody>
+    </table>
+  </section>
+</main>
+<script>
+"use strict";
+const $ = (id) => document.getElementById(id);
+let granted = 0, denied = 0;
+function text(value) { return value === undefined || value === null ? "" : String(value); }
+function cell(row, value, cls) { const td = document.createElement("td"); td.textContent = text(value); if (cls) td.className = cls; row.appendChild(td); }
+function reset() { granted = 0; denied = 0; $("transactions").replaceChildren(); $("radio").replaceChildren(); $("counts").textContent = "0 granted, 0 denied"; }
+function show(event) {
+  if (event.kind === "started") {
+    $("lock-state").textContent = event.message;
+    if (event.lock) {
+      $("lock-certification").textContent = event.lock.model + " " + event.lock.firmware + ": " + event.lock.certification;
+      $("lock-bolt").textContent = event.lock.bolt;
+      $("lock-clock").textContent = (event.lock.clockTrusted ? "trusted" : "NOT trusted") + ", " + event.lock.clock;
+    }
+    return;
+  }
+  if (event.kind === "granted" || event.kind === "denied") {
+    const row = document.createElement("tr");
+    row.className = event.kind;
+    row.dataset.transaction = text(event.transaction);
+    cell(row, text(event.time).replace("T", " ").replace("Z", ""), "mono");
+    cell(row, event.radio);
+    cell(row, event.kind === "granted" ? "GRANTED" : "DENIED", "decision");
+    cell(row, event.kind === "granted" ? "" : [event.reason, event.detail].filter(Boolean).join(": "));
+    cell(row, event.credential, "mono");
+    cell(row, [event.fast ? "FAST" : "standard", event.stepUp ? "step-up" : ""].filter(Boolean).join(", "));
+    cell(row, event.milliseconds);
+    cell(row, "", "apdus");
+    $("transactions").prepend(row);
+    if (event.kind === "granted") granted++; else denied++;
+    $("counts").textContent = granted + " granted, " + denied + " denied";
+    $("last").textContent = event.message;
+    return;
+  }
+  if (event.kind === "apdus") {
+    const row = [...$("transactions").children].find((r) => r.dataset.transaction === text(event.transaction));
+    if (!row) return;
+    const details = document.createElement("details");
+    const summary = document.createElement("summary");
+    summary.textContent = event.apdus.length + " APDUs";
+    const list = document.createElement("ol");
+    for (const a of event.apdus) {
+      const item = document.createElement("li");
+      item.textContent = (a.direction === "reader → phone" ? "→ " : "← ") + a.meaning;
+      item.title = a.hex;
+      list.appendChild(item);
+    }
+    details.append(summary, list);
+    row.querySelector("td.apdus").replaceChildren(details);
+    return;
+  }
+  const li = document.createElement("li");
+  li.textContent = text(event.time).slice(11, 19) + " " + (event.radio ? event.radio + ": " : "") + event.message;
+  $("radio").prepend(li);
+  while ($("radio").children.length > 50) $("radio").lastChild.remove();
+}
+const source = new EventSource("/events");
+source.onopen = () => { reset(); $("link").textContent = "connected to the console"; };
+source.onerror = () => { $("link").textContent = "console unreachable; retrying"; };
+source.onmessage = (m) => { try { show(JSON.parse(m.data)); } catch (e) { /* not an event: skip it */ } };
+</script>
+</body>
+</html>
+"""#
+}

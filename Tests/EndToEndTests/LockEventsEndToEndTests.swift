@@ -1,0 +1,170 @@
+import Foundation
+import LockBenchTestSupport
+import XCTest
+
+/// `lock run --events unix:PATH`: the lock's events as JSON lines for a viewer (a bench console)
+/// on a Unix-domain socket, read here by a plain socket client as any viewer would.
+final class LockEventsEndToEndTests: XCTestCase {
+    func testAViewerGetsTheStartAndEachTapsDecisionAtOnce() throws {
+        let (dir, socketPath, lock) = try Self.demoLockWithEvents(self)
+        defer { lock.terminate() }
+        var info = stat()
+        XCTAssertEqual(lstat(socketPath, &info), 0)
+        XCTAssertEqual(info.st_mode & 0o777, 0o600, "events name credentials: the socket is the owner's only")
+
+        // A viewer that connects after the start still learns which lock it watches.
+        let viewer = try Viewer(path: socketPath)
+        let started = try viewer.nextEvent(timeout: 5)
+        XCTAssertEqual(started["kind"] as? String, "started", "\(started)")
+        let summary = try XCTUnwrap(started["lock"] as? [String: Any], "\(started)")
+        XCTAssertEqual(summary["model"] as? String, "Schlage NDE")
+        XCTAssertEqual(summary["bolt"] as? String, "secured")
+        XCTAssertNotNil(summary["clockTrusted"] as? Bool)
+
+        lock.send("tap \(dir.path)/carol.key.pem \(dir.path)/carol.access.cbor")
+        let tapped = Date()
+        var decision: [String: Any] = [:]
+        while decision["kind"] as? String != "granted" { decision = try viewer.nextEvent(timeout: 5) }
+        let delay = Date().timeIntervalSince(tapped)
+        XCTAssertLessThan(delay, 1, "the decision reaches the viewer within a second of the tap")
+        XCTAssertEqual(decision["credential"] as? String, "6361726f6c")
+        XCTAssertEqual(decision["clock"] as? String, "lock")
+        // The same event on the lock's own output: one stream, two readers.
+        XCTAssertTrue(try lock.waitForLine(containing: "GRANTED").contains("6361726f6c"))
+
+        // A second viewer that reads nothing changes nothing for the first (sends never block).
+        let idle = try Viewer(path: socketPath)
+        lock.send("remove")
+        lock.send("tap \(dir.path)/alice.key.pem \(dir.path)/alice.access.cbor")
+        var denied: [String: Any] = [:]
+        while denied["kind"] as? String != "denied" { denied = try viewer.nextEvent(timeout: 5) }
+        XCTAssertEqual(denied["reason"] as? String, "revoked")
+        _ = idle
+
+        kill(lock.process.processIdentifier, SIGTERM)
+        XCTAssertTrue(lock.process.waitUntilExit(timeout: 15))
+        XCTAssertEqual(lock.process.terminationStatus, 0)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: socketPath), "the socket file goes with the lock")
+    }
+
+    /// The demo's site, and its lock running on a virtual PN532 with `--events` on a socket in it.
+    static func demoLockWithEvents(_ test: XCTestCase) throws -> (URL, String, InteractiveProcess) {
+        let dir = try LockBenchProcess.temporaryDirectory(test)
+        XCTAssertEqual(try LockBenchProcess.run(["demo", "--directory", dir.path]).status, 0)
+        let socketPath = dir.appendingPathComponent("events.sock").path
+        let lock = try InteractiveProcess(["lock", "run", "--config", dir.appendingPathComponent("lock.json").path,
+                                           "--nfc", "virtual", "--events", "unix:" + socketPath])
+        _ = try lock.waitForLine(containing: "ECP polling on")
+        return (dir, socketPath, lock)
+    }
+
+    func testABadEventsSpecOrAPathThatIsNotASocketIsRefused() throws {
+        let dir = try LockBenchProcess.temporaryDirectory(self)
+        XCTAssertEqual(try LockBenchProcess.run(["demo", "--directory", dir.path]).status, 0)
+        let config = dir.appendingPathComponent("lock.json").path
+        let bad = try LockBenchProcess.run(["lock", "run", "--config", config, "--nfc", "virtual", "--events", "/tmp/x.sock", "--no-console"], timeout: 60)
+        XCTAssertEqual(bad.status, 2, bad.stderr)
+        XCTAssertTrue(bad.stderr.contains("unix:PATH"), bad.stderr)
+        let file = dir.appendingPathComponent("notes.txt").path
+        try "keep me".write(toFile: file, atomically: true, encoding: .utf8)
+        let taken = try LockBenchProcess.run(["lock", "run", "--config", config, "--nfc", "virtual", "--events", "unix:" + file, "--no-console"], timeout: 60)
+        XCTAssertEqual(taken.status, 3, taken.stderr)
+        XCTAssertTrue(taken.stderr.contains("is not a socket"), taken.stderr)
+        XCTAssertEqual(try String(contentsOfFile: file, encoding: .utf8), "keep me", "a file that is not a socket is never removed")
+    }
+}
+
+/// A viewer: a Unix-domain socket client reading JSON lines, each read with a deadline.
+private final class Viewer {
+    let fd: Int32
+    private var pending = [UInt8]()
+
+    init(path: String) throws {
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, byte) in path.utf8.enumerated() { raw[i] = byte }
+        }
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard rc == 0 else { throw POSIXError(.ECONNREFUSED) }
+    }
+    deinit { close(fd) }
+
+    func nextEvent(timeout: TimeInterval) throws -> [String: Any] {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            if let nl = pending.firstIndex(of: 0x0A) {
+                let line = Array(pending[..<nl])
+                pending.removeFirst(nl + 1)
+                return try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line)) as? [String: Any])
+            }
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0 else { throw LineTimeout(expected: "an event line", seen: [String(decoding: pending, as: UTF8.self)]) }
+            var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&ready, 1, Int32(left * 1000)) > 0 else { continue }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let n = read(fd, &buffer, buffer.count)
+            guard n > 0 else { throw LineTimeout(expected: "an event line (the lock closed the socket)", seen: []) }
+            pending += buffer[0..<n]
+        }
+    }
+}
+
+/// The bench console (`lockbench console`) in a real browser: headless Chromium driven by
+/// Selenium shows a granted and a denied tap, each within a second of the tap, with its reason;
+/// the screenshots are kept in .build/test-artifacts/console.
+final class ConsoleBrowserTests: XCTestCase {
+    func testATapThroughTheVirtualPN532AppearsOnThePageWithinASecond() throws {
+        let (dir, socketPath, lock) = try LockEventsEndToEndTests.demoLockWithEvents(self)
+        defer { lock.terminate() }
+        let console = try InteractiveProcess(["console", "--lock", "unix:" + socketPath, "--port", "0"])
+        defer { console.terminate() }
+        let listening = try console.waitForLine(containing: "console listening on http://", timeout: 60)
+        let url = try XCTUnwrap(listening.split(separator: " ").last.map(String.init))
+
+        let shots = Repository.root.appendingPathComponent(".build/test-artifacts/console")
+        try FileManager.default.createDirectory(at: shots, withIntermediateDirectories: true)
+        let browser = Process()
+        browser.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        browser.arguments = ["python3", Repository.root.appendingPathComponent("Tests/EndToEndTests/python/console_browser.py").path,
+                             url, shots.path, "granted", "denied"]
+        let out = Pipe()
+        browser.standardOutput = out
+        browser.standardError = FileHandle.nullDevice
+        try browser.run()
+        defer { if browser.isRunning { kill(browser.processIdentifier, SIGKILL) } }
+        var seen = LockBenchProcess.readOutput(of: browser, from: out, timeout: 90) { $0.contains("ready\n") || $0.contains("error") }
+        XCTAssertTrue(seen.contains("ready"), "headless Chromium (apt chromium chromium-driver, pip selenium) did not show the lock: \(seen)")
+        XCTAssertTrue(seen.contains(#"landmarks ["header", "main", "section", "section", "section"]"#), seen)
+        XCTAssertTrue(seen.contains(#""certification": "Schlage NDE 02.12.72: certified""#) && seen.contains(#""bolt": "secured""#)
+                      && seen.contains(#""clock": "trusted, "#), "the lock panel: \(seen)")
+
+        var rows: [(kind: String, delay: Double, text: String)] = []
+        for (kind, tap) in [("granted", "carol"), ("denied", "alice")] {
+            if kind == "denied" { lock.send("remove") }
+            let tapped = Date().timeIntervalSince1970
+            lock.send("tap \(dir.path)/\(tap).key.pem \(dir.path)/\(tap).access.cbor")
+            seen += LockBenchProcess.readOutput(of: browser, from: out, timeout: 40) { $0.contains("row \(kind) ") || $0.contains("error") }
+            let line = try XCTUnwrap(seen.split(separator: "\n").first { $0.hasPrefix("row \(kind) ") }, seen)
+            let words = line.split(separator: " ", maxSplits: 3)
+            let appeared = try XCTUnwrap(Double(words[2]))
+            rows.append((kind, appeared - tapped, String(words[3])))
+        }
+        print("console: tap to page \(rows.map { "\($0.kind) \(Int($0.delay * 1000)) ms" }.joined(separator: ", ")); screenshots in \(shots.path)")
+        for row in rows { XCTAssertLessThan(row.delay, 1, "\(row.kind) row on the page \(row.delay) s after the tap") }
+        XCTAssertTrue(rows[0].text.contains("GRANTED") && rows[0].text.contains("6361726f6c"), rows[0].text)
+        XCTAssertTrue(rows[1].text.contains("DENIED") && rows[1].text.contains("revoked"), rows[1].text)
+        // Each row opens onto its APDUs, named as trace names them.
+        for row in rows {
+            XCTAssertTrue(row.text.contains("→ SELECT ;") && row.text.contains("→ AUTH0") && row.text.contains("← 9000 normal processing"), row.text)
+        }
+        XCTAssertTrue(rows[1].text.contains("ENVELOPE"), "the denied phone stepped up: \(rows[1].text)")
+        for n in ["console-1-granted.png", "console-2-denied.png"] {
+            let size = (try? FileManager.default.attributesOfItem(atPath: shots.appendingPathComponent(n).path)[.size] as? Int) ?? 0
+            XCTAssertGreaterThan(size ?? 0, 10_000, "screenshot \(n)")
+        }
+    }
+}
