@@ -18,6 +18,22 @@ import OfflineUnlock
 extension ReaderCatalogue {
     static func iterationBase(slot: Int) -> Int { Int(Date().timeIntervalSince1970) * 64 + slot * 16 }
 
+    /// A phone with `key` holding one access document of validity iteration `iteration`, signed
+    /// at `signed`, minted by the site issuer for the lock's group (the iteration cases' phones).
+    static func iterationPhone(_ reader: ReaderUnderTest, issuer: P256.Signing.PrivateKey, group: [UInt8], key: P256.Signing.PrivateKey,
+                               iteration: Int, signed: Date, stepUpSelect: StepUpSelectPolicy? = nil,
+                               fastCache: FastCache? = nil) throws -> ObservingPhone {
+        let document = try DocumentDefect.none.mint(credentialKey: key.publicBytes, readerGroup: group, issuer: issuer,
+                                                    now: signed, validityIteration: iteration)
+        return reader.phone(fastCache: fastCache) {
+            $0.signingKey = key
+            $0.accessDocuments = [document]
+            $0.revocationDocuments = []
+            if let stepUpSelect { $0.stepUpSelect = stepUpSelect }
+            $0 = $0.withDocumentTimestamps()
+        }
+    }
+
     static let validityIterationChecks: [ReaderCheck] = [
         ReaderCheck("rdr.neg.stepup.validity-iteration", official: "NFC_RDR_NEG_STEPUP_AD_VALIDITY_ITERATION", transactions: 4, section: "§9",
                     title: "three phones, four taps, each stepped up: iterations 1 (A), 9 (B), 3 (A) granted; 1 (C) refused, 8 below the issuer's AccessIteration 9 (Aliro 0.9.4 §7.2.3)") { reader, _ in
@@ -33,14 +49,8 @@ extension ReaderCatalogue {
             // and the phone names that time (91): a reader holding A's first document asks for
             // the second.
             for (tap, key, iteration, grant) in [(1, a, 1, true), (2, b, 9, true), (3, a, 3, true), (4, c, 1, false)] {
-                let document = try DocumentDefect.none.mint(credentialKey: key.publicBytes, readerGroup: group, issuer: issuer,
-                                                            now: reader.now.addingTimeInterval(TimeInterval(tap)), validityIteration: base + iteration)
-                let phone = reader.phone {
-                    $0.signingKey = key
-                    $0.accessDocuments = [document]
-                    $0.revocationDocuments = []
-                    $0 = $0.withDocumentTimestamps()
-                }
+                let phone = try iterationPhone(reader, issuer: issuer, group: group, key: key, iteration: base + iteration,
+                                               signed: reader.now.addingTimeInterval(TimeInterval(tap)))
                 let t = try reader.present(phone, "rdr.neg.stepup.validity-iteration")
                 let verdict = official(t) { stepUpVerdict(t, phone, grant: grant) }
                 guard verdict.status == .pass else {
@@ -60,15 +70,8 @@ extension ReaderCatalogue {
             let base = iterationBase(slot: 1)
             let key = P256.Signing.PrivateKey()
             func phone(iteration: Int, signedAfter seconds: TimeInterval, fastCache: FastCache? = nil) throws -> ObservingPhone {
-                let document = try DocumentDefect.none.mint(credentialKey: key.publicBytes, readerGroup: group, issuer: issuer,
-                                                            now: reader.now.addingTimeInterval(seconds), validityIteration: base + iteration)
-                return reader.phone(fastCache: fastCache) {
-                    $0.signingKey = key
-                    $0.accessDocuments = [document]
-                    $0.revocationDocuments = []
-                    $0.stepUpSelect = .required
-                    $0 = $0.withDocumentTimestamps()
-                }
+                try iterationPhone(reader, issuer: issuer, group: group, key: key, iteration: base + iteration,
+                                   signed: reader.now.addingTimeInterval(seconds), stepUpSelect: .required, fastCache: fastCache)
             }
             let first = try phone(iteration: 9, signedAfter: 0)
             let t1 = try reader.present(first, "rdr.neg.stepup.credential-issuer-removed")
@@ -90,15 +93,8 @@ extension ReaderCatalogue {
             let base = iterationBase(slot: 2)
             // All documents signed at the same time, as the case's.
             func phone(_ key: P256.Signing.PrivateKey, iteration: Int, fastCache: FastCache? = nil) throws -> ObservingPhone {
-                let document = try DocumentDefect.none.mint(credentialKey: key.publicBytes, readerGroup: group, issuer: issuer,
-                                                            now: reader.now, validityIteration: base + iteration)
-                return reader.phone(fastCache: fastCache) {
-                    $0.signingKey = key
-                    $0.accessDocuments = [document]
-                    $0.revocationDocuments = []
-                    $0.stepUpSelect = .required
-                    $0 = $0.withDocumentTimestamps()
-                }
+                try iterationPhone(reader, issuer: issuer, group: group, key: key, iteration: base + iteration,
+                                   signed: reader.now, stepUpSelect: .required, fastCache: fastCache)
             }
             let keyA = P256.Signing.PrivateKey(), keyB = P256.Signing.PrivateKey()
             let a1 = try phone(keyA, iteration: 1), b = try phone(keyB, iteration: 9)
