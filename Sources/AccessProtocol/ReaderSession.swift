@@ -31,7 +31,7 @@ public struct ReaderSigningIdentity {
 
 /// Signs a message with ECDSA P-256 / SHA-256 and returns raw r ‖ s. The default signs with
 /// swift-crypto (random k); test vectors inject recorded signatures.
-public typealias MessageSigner = ([UInt8]) -> [UInt8]
+public typealias MessageSigner = @Sendable ([UInt8]) -> [UInt8]
 
 /// When the reader sends the step-up SELECT (`A000000909ACCE5502`) before ENVELOPE.
 public enum StepUpSelectMode: String, Sendable, Codable, CaseIterable {
