@@ -83,9 +83,9 @@ let package = Package(
         .target(name: "ReaderSeam", dependencies: ["ByteCore"], swiftSettings: swift6),
         // Radios, each a CardReader.
         .target(name: "NFC", dependencies: ["ByteCore", "ReaderSeam", "CLibNFC"], swiftSettings: swift6),
-        .target(name: "VirtualPN532", dependencies: ["ByteCore"]),
+        .target(name: "VirtualPN532", dependencies: ["ByteCore"], swiftSettings: swift6),
         .target(name: "PCSC", dependencies: ["ByteCore", "ReaderSeam", "SocketTransport", "CPCSCLite"], swiftSettings: swift6),
-        .target(name: "BLE", dependencies: ["ByteCore", "ReaderSeam", "CBlueZ"]),
+        .target(name: "BLE", dependencies: ["ByteCore", "ReaderSeam", "CBlueZ"], swiftSettings: swift6),
         // APDUs over TCP (one APDU per write, or length-framed): the lock's and the credential's ends.
         .target(name: "SocketTransport", dependencies: ["ByteCore", "ReaderSeam"], swiftSettings: swift6),
         // The one place that wires layers together: config → lock + radios.

@@ -4,7 +4,10 @@ import Foundation
 /// One LE connection: L2CAP fixed channels (ATT, LE signaling, SMP refused), its credit-based
 /// channels, the ATT server for this peer and the ATT client bearer. Methods called by the
 /// host's reader thread run with the host's `cond` held.
-public final class BLEConnection {
+///
+/// Safe because (`@unchecked Sendable`) its mutable state is part of the host's monitor: read and
+/// written only with `host.cond` held, like `BLEHost`'s own.
+public final class BLEConnection: @unchecked Sendable {
     let host: BLEHost
     public let handle: UInt16
     /// 0 central, 1 peripheral (our role).
@@ -335,7 +338,10 @@ public final class BLEConnection {
 
 /// An LE credit-based connection-oriented channel (Core Vol 3 Part A §10.2): whole SDUs in and
 /// out; segmentation, reassembly and credits are handled underneath.
-public final class L2CAPChannel {
+///
+/// Safe because (`@unchecked Sendable`) its mutable state is part of the host's monitor: read and
+/// written only with `connection.host.cond` held.
+public final class L2CAPChannel: @unchecked Sendable {
     let connection: BLEConnection
     public let psm: UInt16
     var state: CreditChannelState

@@ -1,4 +1,5 @@
 import ByteCore
+import Synchronization
 
 /// LockBench's stand-in transaction until the runtime wires the engine: the reader SELECTs the
 /// Aliro AID, then sends `ECHO` commands (`80 EE 00 00 Lc data 00`) and grants when every
@@ -48,13 +49,29 @@ public enum EchoFlow {
 /// `ECHO` data; `6A82` for another AID, `6D00` for another INS. `refuse` makes it answer `6982`
 /// to ECHO (a denial).
 public final class EchoCredential: APDUResponder {
-    public var refuse: Bool
-    public private(set) var commands: [[UInt8]] = []
-    private var selected = false
+    fileprivate struct State {
+        var refuse: Bool
+        var commands: [[UInt8]] = []
+        var selected = false
+    }
+    private let state: Mutex<State>
+    public var refuse: Bool {
+        get { state.withLock { $0.refuse } }
+        set { state.withLock { $0.refuse = newValue } }
+    }
+    public var commands: [[UInt8]] { state.withLock { $0.commands } }
 
-    public init(refuse: Bool = false) { self.refuse = refuse }
+    public init(refuse: Bool = false) { state = Mutex(State(refuse: refuse)) }
 
     public func respond(to command: [UInt8]) -> [UInt8] {
+        state.withLock { $0.respond(to: command) }
+    }
+
+    public func reset() { state.withLock { $0.selected = false } }
+}
+
+extension EchoCredential.State {
+    fileprivate mutating func respond(to command: [UInt8]) -> [UInt8] {
         commands.append(command)
         guard command.count >= 4 else { return [0x67, 0x00] }
         switch (command[0], command[1]) {
@@ -71,6 +88,4 @@ public final class EchoCredential: APDUResponder {
             return [0x6D, 0x00]
         }
     }
-
-    public func reset() { selected = false }
 }

@@ -12,7 +12,11 @@ public typealias BLELogger = @Sendable (String) -> Void
 ///
 /// All state is guarded by one condition (`cond`); the reader thread decodes and handles
 /// packets under it, callers wait on it. User callbacks run on their own threads.
-public final class BLEHost {
+///
+/// Safe because (`@unchecked Sendable`) it is a monitor around the HCI transport (a socket or
+/// UART descriptor read by a thread of its own): every mutable property, its connections' and
+/// their channels' are read and written with `cond` held; the hooks are set before `start`.
+public final class BLEHost: @unchecked Sendable {
     public struct Configuration {
         /// Opens the transport (again after a loss).
         public var open: () throws(BLEError) -> HCITransport
@@ -84,7 +88,7 @@ public final class BLEHost {
     struct PSMServer {
         var mtu: UInt16, mps: UInt16, credits: UInt16
         var admit: (BLEConnection) -> UInt16?
-        var accept: (L2CAPChannel) -> Void
+        var accept: @Sendable (L2CAPChannel) -> Void
     }
     private(set) var advertisingReports: [AdvertisingReport] = []
     private var lastConnectionComplete: LEConnectionComplete?
@@ -607,7 +611,7 @@ public final class BLEHost {
 
     /// Accepts LE credit-based channels on `psm`; `accept` runs on its own thread per channel.
     public func listen(psm: UInt16, mtu: UInt16 = 1024, mps: UInt16 = 247, credits: UInt16 = 8,
-                       admit: @escaping (BLEConnection) -> UInt16? = { _ in nil }, accept: @escaping (L2CAPChannel) -> Void) {
+                       admit: @escaping (BLEConnection) -> UInt16? = { _ in nil }, accept: @escaping @Sendable (L2CAPChannel) -> Void) {
         cond.lock()
         psmServers[psm] = PSMServer(mtu: mtu, mps: mps, credits: credits, admit: admit, accept: accept)
         cond.unlock()

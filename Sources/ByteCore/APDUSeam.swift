@@ -3,7 +3,8 @@
 /// transport all carry exactly this, so the protocol layer never knows which radio it is on.
 
 /// The card side of a radio: something in the field that answers command APDUs (a credential).
-public protocol APDUResponder: AnyObject {
+/// Sendable: radios call it from their own I/O threads.
+public protocol APDUResponder: AnyObject, Sendable {
     /// Answers one command APDU with a response APDU (data ‖ SW1 SW2).
     func respond(to command: [UInt8]) -> [UInt8]
     /// The field dropped or the card left: forget any session state.

@@ -77,7 +77,7 @@ public struct LockProvisioning {
 
     /// A software phone: its key, its access document (nil when it carries none) and the
     /// credential session that answers a reader's APDUs.
-    public struct Phone {
+    public struct Phone: Sendable {
         public let key: P256.Signing.PrivateKey
         public let document: AccessDocument?
         public let session: CredentialSession

@@ -50,9 +50,10 @@ enum PN532Status {
 }
 
 /// Chip logic over the virtual field: answers each command like a PN532 v1.6 does, including the
-/// ones that wait (a card to appear, a card to answer, an external reader). Runs on the reader's
-/// I/O thread only; the card's responder runs on `cardQueue` (called from the I/O thread with
-/// `sync` when it `answersAtOnce`).
+/// ones that wait (a card to appear, a card to answer, an external reader). Made and run on the
+/// reader's I/O thread only, so not Sendable; the card's responder runs on `cardQueue` (called
+/// from the I/O thread with `sync` when it `answersAtOnce`) and hands its answer back through
+/// `ExchangeResults`.
 final class PN532Chip {
     enum Outcome {
         /// Reply data (after `D5 CC+1`).
@@ -99,8 +100,8 @@ final class PN532Chip {
 
     private let field: VirtualField
     private var cardQueue: DispatchQueue { field.cardQueue }
-    private let wake: () -> Void
-    private let log: (String) -> Void
+    private let wake: @Sendable () -> Void
+    private let log: @Sendable (String) -> Void
 
     private var registers: [UInt16: UInt8] = [:]
     private(set) var parameters: UInt8 = 0x00
@@ -111,13 +112,7 @@ final class PN532Chip {
     private var blockNumber: UInt8 = 0
     private var chainRemainder: [UInt8]? = nil
     private var nextExchangeID: UInt64 = 0
-    private let resultsLock = NSLock()
-    private var results: [UInt64: [UInt8]] = [:]
-    /// The exchange whose answer is still wanted; a late answer to a cancelled one is dropped.
-    private var activeExchangeID: UInt64 = 0
-    /// The exchange the I/O thread is waiting on for a quick answer (`quickAnswer`), 0 for none.
-    private var waitingExchangeID: UInt64 = 0
-    private let quickAnswer = DispatchSemaphore(value: 0)
+    private let results = ExchangeResults()
     /// How long the I/O thread waits for a card's answer before sending the ACK alone and
     /// answering when the card does. A card that answers within it is answered in the same write
     /// as the ACK, without waking the I/O thread again: per APDU one thread hand-off and one host
@@ -127,57 +122,57 @@ final class PN532Chip {
     private var targetActivated = false
     private var lastError: UInt8 = 0
     /// Session boundaries for the single-client rule: SAMConfiguration opens, PowerDown closes.
-    var onSession: ((Bool) -> Void)?
+    private let onSession: (Bool) -> Void
+    /// Every frame the host sends through InCommunicateThru.
+    private let onRawFrame: ([UInt8]) -> Void
 
-    private let rawLock = NSLock()
-    private var _rawFrames: [[UInt8]] = []
-    /// Every frame the host sent through InCommunicateThru, oldest first (last 64 kept).
-    var rawFrames: [[UInt8]] { rawLock.lock(); defer { rawLock.unlock() }; return _rawFrames }
-
-    init(field: VirtualField, wake: @escaping () -> Void, log: @escaping (String) -> Void) {
+    init(field: VirtualField, wake: @escaping @Sendable () -> Void, log: @escaping @Sendable (String) -> Void,
+         onSession: @escaping (Bool) -> Void, onRawFrame: @escaping ([UInt8]) -> Void) {
         self.field = field
         self.wake = wake
         self.log = log
+        self.onSession = onSession
+        self.onRawFrame = onRawFrame
     }
 
     // MARK: Dispatch
 
-    private typealias Handler = (PN532Chip) -> ([UInt8]) -> Outcome
+    private typealias Handler = @Sendable (PN532Chip, [UInt8]) -> Outcome
 
     /// Command code → minimum parameter length and handler. Shorter → the error frame, as the
     /// chip answers a syntax error; an unknown code → the error frame too.
     private static let table: [UInt8: (minLength: Int, handler: Handler)] = [
-        PN532Command.diagnose: (1, PN532Chip.diagnose),
-        PN532Command.getFirmwareVersion: (0, { _ in { _ in .reply(firmwareVersion) } }),
-        PN532Command.getGeneralStatus: (0, PN532Chip.generalStatus),
-        PN532Command.readRegister: (2, PN532Chip.readRegister),
-        PN532Command.writeRegister: (3, PN532Chip.writeRegister),
-        PN532Command.readGPIO: (0, { _ in { _ in .reply([0xFF, 0xFF, 0x00]) } }),
-        PN532Command.writeGPIO: (2, { _ in { _ in .reply([]) } }),
-        PN532Command.setSerialBaudRate: (1, { _ in { _ in .reply([]) } }),
-        PN532Command.setParameters: (1, PN532Chip.setParameters),
-        PN532Command.samConfiguration: (1, PN532Chip.samConfiguration),
-        PN532Command.powerDown: (1, PN532Chip.powerDown),
-        PN532Command.rfConfiguration: (1, PN532Chip.rfConfiguration),
-        PN532Command.inDataExchange: (1, PN532Chip.inDataExchange),
-        PN532Command.inCommunicateThru: (0, PN532Chip.inCommunicateThru),
-        PN532Command.inDeselect: (1, PN532Chip.inDeselect),
-        PN532Command.inRelease: (1, PN532Chip.inRelease),
-        PN532Command.inSelect: (1, PN532Chip.inSelect),
-        PN532Command.inListPassiveTarget: (2, PN532Chip.inListPassiveTarget),
-        PN532Command.inAutoPoll: (3, PN532Chip.inAutoPoll),
-        PN532Command.inPSL: (3, { _ in { _ in .reply([PN532Status.ok]) } }),
-        PN532Command.inATR: (2, { _ in { _ in .reply([PN532Status.timeout]) } }),
-        PN532Command.inJumpForDEP: (3, { _ in { _ in .reply([PN532Status.timeout]) } }),
-        PN532Command.inJumpForPSL: (3, { _ in { _ in .reply([PN532Status.timeout]) } }),
-        PN532Command.tgInitAsTarget: (37, PN532Chip.tgInitAsTarget),
-        PN532Command.tgGetData: (0, PN532Chip.tgGetData),
-        PN532Command.tgGetInitiatorCommand: (0, PN532Chip.tgGetData),
-        PN532Command.tgSetData: (0, PN532Chip.tgSetData),
-        PN532Command.tgResponseToInitiator: (0, PN532Chip.tgSetData),
-        PN532Command.tgSetGeneralBytes: (0, { _ in { _ in .reply([PN532Status.ok]) } }),
-        PN532Command.tgSetMetaData: (0, { _ in { _ in .reply([PN532Status.ok]) } }),
-        PN532Command.tgGetTargetStatus: (0, PN532Chip.tgGetTargetStatus),
+        PN532Command.diagnose: (1, { $0.diagnose($1) }),
+        PN532Command.getFirmwareVersion: (0, { _, _ in .reply(firmwareVersion) }),
+        PN532Command.getGeneralStatus: (0, { $0.generalStatus($1) }),
+        PN532Command.readRegister: (2, { $0.readRegister($1) }),
+        PN532Command.writeRegister: (3, { $0.writeRegister($1) }),
+        PN532Command.readGPIO: (0, { _, _ in .reply([0xFF, 0xFF, 0x00]) }),
+        PN532Command.writeGPIO: (2, { _, _ in .reply([]) }),
+        PN532Command.setSerialBaudRate: (1, { _, _ in .reply([]) }),
+        PN532Command.setParameters: (1, { $0.setParameters($1) }),
+        PN532Command.samConfiguration: (1, { $0.samConfiguration($1) }),
+        PN532Command.powerDown: (1, { $0.powerDown($1) }),
+        PN532Command.rfConfiguration: (1, { $0.rfConfiguration($1) }),
+        PN532Command.inDataExchange: (1, { $0.inDataExchange($1) }),
+        PN532Command.inCommunicateThru: (0, { $0.inCommunicateThru($1) }),
+        PN532Command.inDeselect: (1, { $0.inDeselect($1) }),
+        PN532Command.inRelease: (1, { $0.inRelease($1) }),
+        PN532Command.inSelect: (1, { $0.inSelect($1) }),
+        PN532Command.inListPassiveTarget: (2, { $0.inListPassiveTarget($1) }),
+        PN532Command.inAutoPoll: (3, { $0.inAutoPoll($1) }),
+        PN532Command.inPSL: (3, { _, _ in .reply([PN532Status.ok]) }),
+        PN532Command.inATR: (2, { _, _ in .reply([PN532Status.timeout]) }),
+        PN532Command.inJumpForDEP: (3, { _, _ in .reply([PN532Status.timeout]) }),
+        PN532Command.inJumpForPSL: (3, { _, _ in .reply([PN532Status.timeout]) }),
+        PN532Command.tgInitAsTarget: (37, { $0.tgInitAsTarget($1) }),
+        PN532Command.tgGetData: (0, { $0.tgGetData($1) }),
+        PN532Command.tgGetInitiatorCommand: (0, { $0.tgGetData($1) }),
+        PN532Command.tgSetData: (0, { $0.tgSetData($1) }),
+        PN532Command.tgResponseToInitiator: (0, { $0.tgSetData($1) }),
+        PN532Command.tgSetGeneralBytes: (0, { _, _ in .reply([PN532Status.ok]) }),
+        PN532Command.tgSetMetaData: (0, { _, _ in .reply([PN532Status.ok]) }),
+        PN532Command.tgGetTargetStatus: (0, { $0.tgGetTargetStatus($1) }),
     ]
 
     func handle(code: UInt8, data: [UInt8]) -> Outcome {
@@ -189,7 +184,7 @@ final class PN532Chip {
             log("command 0x\([code].hex) too short (\(data.count) < \(entry.minLength) bytes): error frame")
             return .errorFrame
         }
-        return entry.handler(self)(data)
+        return entry.handler(self, data)
     }
 
     /// Re-examines a waiting command after the field changed, a card answered, or time passed.
@@ -200,9 +195,7 @@ final class PN532Chip {
             if let deadline = pending.deadline, now >= deadline { return .reply([0x00]) }
             return nil
         case .exchange(let id, let generation):
-            resultsLock.lock()
-            let result = results.removeValue(forKey: id)
-            resultsLock.unlock()
+            let result = results.take(id)
             guard field.snapshot.generation == generation, currentCard() != nil, case .active = cardState else {
                 cancel(pending)
                 return .reply([PN532Status.timeout])  // the card left mid-transaction
@@ -228,7 +221,7 @@ final class PN532Chip {
     /// A new command or a host ACK ended the wait: drop its answer, whatever comes later.
     func cancel(_ pending: Pending) {
         if case .exchange(let id, _) = pending.kind {
-            resultsLock.lock(); results.removeValue(forKey: id); if activeExchangeID == id { activeExchangeID = 0 }; resultsLock.unlock()
+            results.cancel(id)
         }
     }
 
@@ -326,14 +319,14 @@ final class PN532Chip {
 
     private func samConfiguration(_ data: [UInt8]) -> Outcome {
         targetActivated = false
-        onSession?(true)
+        onSession(true)
         return .reply([])
     }
 
     private func powerDown(_ data: [UInt8]) -> Outcome {
         fieldOn = false
         resetCard()
-        onSession?(false)
+        onSession(false)
         return .reply([PN532Status.ok])
     }
 
@@ -403,22 +396,17 @@ final class PN532Chip {
         }
         nextExchangeID &+= 1
         let id = nextExchangeID
-        resultsLock.lock(); activeExchangeID = id; waitingExchangeID = id; resultsLock.unlock()
-        cardQueue.async { [weak self] in
+        results.begin(id)
+        cardQueue.async { [results, wake] in
             let response = card.responder.respond(to: apdu)
-            guard let self else { return }
-            self.resultsLock.lock()
-            if self.activeExchangeID == id { self.results[id] = response }
-            let waited = self.waitingExchangeID == id
-            self.resultsLock.unlock()
-            if waited { self.quickAnswer.signal() } else { self.wake() }
+            if results.deliver(response, for: id) { results.quickAnswer.signal() } else { wake() }
         }
         let pending = Pending(kind: .exchange(id: id, generation: generation), deadline: nil)
-        let quick = quickAnswer.wait(timeout: .now() + Self.quickAnswerWait) == .success
-        resultsLock.lock(); waitingExchangeID = 0; resultsLock.unlock()
+        let quick = results.quickAnswer.wait(timeout: .now() + Self.quickAnswerWait) == .success
+        results.stopWaiting()
         // Too slow (or a late signal of an earlier exchange): the ACK goes now, the answer when
         // the card gives it (`resume`). A signal after the wait timed out finds the answer here.
-        if quick || hasResult(id), let outcome = resume(pending, now: Date()) { return outcome }
+        if quick || results.has(id), let outcome = resume(pending, now: Date()) { return outcome }
         return .pending(pending)
     }
 
@@ -428,11 +416,6 @@ final class PN532Chip {
     func replied(to code: UInt8) {
         guard code == PN532Command.inDataExchange, let card = field.snapshot.card, card.responder.answersAtOnce else { return }
         cardQueue.sync { card.responder.answerSent() }
-    }
-
-    private func hasResult(_ id: UInt64) -> Bool {
-        resultsLock.lock(); defer { resultsLock.unlock() }
-        return results[id] != nil
     }
 
     /// Status ‖ R-APDU, chaining with MI past one frame as the chip does.
@@ -446,10 +429,7 @@ final class PN532Chip {
     }
 
     private func inCommunicateThru(_ data: [UInt8]) -> Outcome {
-        rawLock.lock()
-        _rawFrames.append(data)
-        if _rawFrames.count > 64 { _rawFrames.removeFirst() }
-        rawLock.unlock()
+        onRawFrame(data)
         guard currentCard() != nil, case .active(let isoDEP) = cardState, isoDEP, let pcb = data.first else {
             // No card, or a frame no ISO-DEP card answers (ECP polling frames, B'/SR/CT/iClass/
             // barcode probes): silence, which the chip reports as a timeout.

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Synchronization
 
 /// The bus: a pseudo-terminal whose slave side (`/dev/pts/N`) libnfc's `pn532_uart` driver opens
 /// as if it were a serial port. Moves bytes only; knows nothing about PN532 frames.
@@ -10,14 +11,15 @@ import Darwin
 /// The emulator keeps its own slave fd open for its whole life (otherwise reads on the master
 /// fail with EIO whenever no client has the slave open) and puts the slave in raw mode before any
 /// client opens it (no echo of our replies back to us, no line editing).
-final class PseudoTerminal {
+/// Sendable: file descriptors, used through syscalls the kernel serialises; `close` runs once.
+final class PseudoTerminal: Sendable {
     let masterFD: Int32
     private let slaveFD: Int32
     /// `/dev/pts/N`.
     let path: String
     /// The stable symlink pointing at `path`, when one was asked for.
     let link: String?
-    private var closed = false
+    private let closed = Atomic(false)
 
     init(link: String?) throws(PN532Error) {
         // posix_openpt/grantpt/unlockpt/ptsname as glibc implements them on Linux (Swift's Glibc
@@ -111,8 +113,7 @@ final class PseudoTerminal {
     }
 
     func close() {
-        guard !closed else { return }
-        closed = true
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         if let link { _ = unlink(link) }
         _ = Glibc.close(masterFD)
         _ = Glibc.close(slaveFD)

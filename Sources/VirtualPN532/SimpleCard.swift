@@ -1,4 +1,5 @@
 import ByteCore
+import Synchronization
 
 /// The plain ISO-DEP card `lockbench nfc virtual-reader` places in the field when no credential
 /// is plugged in: enough for libnfc tools and for checking a reader end to end.
@@ -6,7 +7,8 @@ import ByteCore
 /// - ECHO (80 EE 00 00 Lc data) → data ‖ 9000
 /// - anything else → 6D00 (INS not supported); shorter than 4 bytes → 6700 (wrong length)
 public final class SimpleCard: APDUResponder {
-    public private(set) var selectedAID: [UInt8]?
+    private let selected = Mutex<[UInt8]?>(nil)
+    public var selectedAID: [UInt8]? { selected.withLock { $0 } }
 
     public init() {}
 
@@ -15,7 +17,8 @@ public final class SimpleCard: APDUResponder {
         switch (command[0], command[1], command[2]) {
         case (0x00, 0xA4, 0x04):
             guard command.count >= 5, command.count >= 5 + Int(command[4]) else { return [0x67, 0x00] }
-            selectedAID = Array(command[5..<(5 + Int(command[4]))])
+            let aid = Array(command[5..<(5 + Int(command[4]))])
+            selected.withLock { $0 = aid }
             return [0x90, 0x00]
         case (0x80, 0xEE, _):
             return Array(command.dropFirst(5)) + [0x90, 0x00]
@@ -24,7 +27,7 @@ public final class SimpleCard: APDUResponder {
         }
     }
 
-    public func reset() { selectedAID = nil }
+    public func reset() { selected.withLock { $0 = nil } }
 
     public var answersAtOnce: Bool { true }
 }

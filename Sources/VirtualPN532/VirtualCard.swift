@@ -8,7 +8,7 @@ import ByteCore
 /// 4 bytes, 01 double = 7, 10 triple = 10); a UID never starts with the cascade tag 0x88; SAK bit
 /// 0x20 (ISO-DEP compliant) is set, since only an ISO-DEP card carries APDUs; the ATS's length
 /// byte TL counts itself.
-public final class VirtualCard {
+public final class VirtualCard: Sendable {
     public static let defaultUID: [UInt8] = [0x04, 0xA2, 0x24, 0x6A, 0x1B, 0x5C, 0x80]
     /// TL=05, T0=78 (FSCI 8: 256-byte frames; TA, TB, TC follow), TA=80 (106 kbps only),
     /// TB=70 (FWI 7, SFGI 0), TC=02 (CID supported, NAD not).

@@ -1,5 +1,6 @@
 import ByteCore
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,8 +16,9 @@ import Glibc
 /// Layers: `PseudoTerminal` moves bytes, `PN532FrameDecoder`/`PN532Wire` frame them,
 /// `PN532Chip` answers commands over the `VirtualField`. One I/O thread serves one client
 /// session at a time (the slave is put in exclusive mode between SAMConfiguration and PowerDown).
-/// The I/O thread keeps the reader alive until `stop()`: always call it.
-public final class VirtualReader {
+/// The I/O thread keeps the reader alive until `stop()`: always call it. The chip is made on that
+/// thread and lives there; everything else here is reached from any thread.
+public final class VirtualReader: Sendable {
     /// The pty slave, e.g. `/dev/pts/7`.
     public let devicePath: String
     /// The stable symlink to `devicePath`, when one was asked for.
@@ -25,26 +27,32 @@ public final class VirtualReader {
     public var connstring: String { "pn532_uart:\(linkPath ?? devicePath)" }
 
     private let pty: PseudoTerminal
-    private let field = VirtualField()
-    private var chip: PN532Chip!
+    private let field: VirtualField
     private let wakeRead: Int32
     private let wakeWrite: Int32
-    private let stateLock = NSLock()
-    private var stopped = false
+    private struct State {
+        var stopped = false
+        var sessionOpen = false
+        var statsCommands = 0
+        var statsSessions = 0
+        var sessionIdleTimeout: TimeInterval = 5
+        var rawFrames: [[UInt8]] = []
+    }
+    private let state = Mutex(State())
+    /// Signalled by the I/O thread as it ends.
     private let finished = DispatchSemaphore(value: 0)
-    private let log: (String) -> Void
-    private var sessionOpen = false
-    private var lastActivity = Date()
-    private var statsCommands = 0
-    private var statsSessions = 0
+    private let log: @Sendable (String) -> Void
 
     /// Idle time after which a session with no traffic is considered over (its client died
     /// without PowerDown), so the next client may open the slave.
-    public var sessionIdleTimeout: TimeInterval = 5
+    public var sessionIdleTimeout: TimeInterval {
+        get { state.withLock { $0.sessionIdleTimeout } }
+        set { state.withLock { $0.sessionIdleTimeout = newValue } }
+    }
 
     /// Starts the reader on a fresh pty. `card`: a responder to place in the field at once.
     public init(card: APDUResponder? = nil, uid: [UInt8] = VirtualCard.defaultUID, link: String? = nil,
-                log: ((String) -> Void)? = nil) throws(PN532Error) {
+                log: (@Sendable (String) -> Void)? = nil) throws(PN532Error) {
         self.log = log ?? { _ in }
         pty = try PseudoTerminal(link: link)
         devicePath = pty.path
@@ -55,9 +63,7 @@ public final class VirtualReader {
         wakeWrite = fds[1]
         _ = fcntl(wakeRead, F_SETFL, fcntl(wakeRead, F_GETFL) | O_NONBLOCK)
         _ = fcntl(wakeWrite, F_SETFL, fcntl(wakeWrite, F_GETFL) | O_NONBLOCK)
-        chip = PN532Chip(field: field, wake: { [wakeWrite] in Self.poke(wakeWrite) }, log: self.log)
-        chip.onSession = { [weak self] open in self?.session(open) }
-        field.onChange = { [wakeWrite] in Self.poke(wakeWrite) }
+        field = VirtualField(onChange: { [wakeWrite] in Self.poke(wakeWrite) })
         if let card { field.place(try VirtualCard(responder: card, uid: uid)) }
         let thread = Thread { [self] in self.run() }
         thread.name = "virtual-pn532"
@@ -86,8 +92,7 @@ public final class VirtualReader {
     /// `nfc_target_init`); APDUs sent through the returned transceiver reach the client's
     /// `nfc_target_receive_bytes`, its `nfc_target_send_bytes` answers them.
     public func tapExternalReader(timeout: TimeInterval = 2) -> APDUTransceiver {
-        let reader = ExternalReader(timeout: timeout)
-        reader.onCommand = { [wakeWrite] in Self.poke(wakeWrite) }
+        let reader = ExternalReader(timeout: timeout, onCommand: { [wakeWrite] in Self.poke(wakeWrite) })
         field.externalReader?.leave()
         field.setExternalReader(reader)
         return reader
@@ -101,28 +106,28 @@ public final class VirtualReader {
 
     /// Every raw frame the client sent through InCommunicateThru (ECP polling frames, presence
     /// checks), oldest first, the last 64.
-    public var rawFrames: [[UInt8]] { chip.rawFrames }
+    public var rawFrames: [[UInt8]] { state.withLock { $0.rawFrames } }
 
     /// Whether a client session is open (between SAMConfiguration and PowerDown).
-    public var hasSession: Bool { stateLock.lock(); defer { stateLock.unlock() }; return sessionOpen }
+    public var hasSession: Bool { state.withLock { $0.sessionOpen } }
 
     /// Whether the slave is in exclusive mode (TIOCEXCL): set while a session is open.
     public var isExclusive: Bool { pty.isExclusive }
 
     /// Sessions opened and commands answered since start.
     public var statistics: (sessions: Int, commands: Int) {
-        stateLock.lock(); defer { stateLock.unlock() }
-        return (statsSessions, statsCommands)
+        state.withLock { ($0.statsSessions, $0.statsCommands) }
     }
 
-    public var isRunning: Bool { stateLock.lock(); defer { stateLock.unlock() }; return !stopped }
+    public var isRunning: Bool { state.withLock { !$0.stopped } }
 
     /// Stops the I/O thread and closes the pty (clients then read EIO) and the symlink.
     public func stop() {
-        stateLock.lock()
-        if stopped { stateLock.unlock(); return }
-        stopped = true
-        stateLock.unlock()
+        let wasStopped = state.withLock { s in
+            defer { s.stopped = true }
+            return s.stopped
+        }
+        if wasStopped { return }
         field.externalReader?.leave()
         Self.poke(wakeWrite)
         finished.wait()
@@ -139,18 +144,31 @@ public final class VirtualReader {
     }
 
     private func session(_ open: Bool) {
-        stateLock.lock()
-        let changed = sessionOpen != open
-        sessionOpen = open
-        if open && changed { statsSessions += 1 }
-        stateLock.unlock()
+        let changed = state.withLock { s in
+            let changed = s.sessionOpen != open
+            s.sessionOpen = open
+            if open && changed { s.statsSessions += 1 }
+            return changed
+        }
         if changed {
             pty.setExclusive(open)
             log(open ? "session opened" : "session closed")
         }
     }
 
+    private func recordRawFrame(_ frame: [UInt8]) {
+        state.withLock { s in
+            s.rawFrames.append(frame)
+            if s.rawFrames.count > 64 { s.rawFrames.removeFirst() }
+        }
+    }
+
     private func run() {
+        let chip = PN532Chip(field: field, wake: { [wakeWrite] in Self.poke(wakeWrite) }, log: log,
+                             onSession: { [weak self] open in self?.session(open) },
+                             onRawFrame: { [weak self] frame in self?.recordRawFrame(frame) })
+        var lastActivity = Date()
+        let idleTimeout = { self.sessionIdleTimeout }
         var decoder = PN532FrameDecoder()
         var pending: (code: UInt8, pending: PN532Chip.Pending)? = nil
         var lastReply: [UInt8] = []
@@ -177,7 +195,7 @@ public final class VirtualReader {
                 timeout = Int32(max(0, min(deadline.timeIntervalSince(now) * 1000 + 1, 60_000)))
             }
             if hasSession && pending == nil {
-                let idle = Int32(max(0, (sessionIdleTimeout - now.timeIntervalSince(lastActivity)) * 1000 + 1))
+                let idle = Int32(max(0, (idleTimeout() - now.timeIntervalSince(lastActivity)) * 1000 + 1))
                 timeout = timeout < 0 ? idle : min(timeout, idle)
             }
             var fds = [pollfd(fd: pty.masterFD, events: Int16(POLLIN), revents: 0),
@@ -207,7 +225,7 @@ public final class VirtualReader {
                         // A new command cancels anything pending: its late reply must never
                         // land in this exchange.
                         if let p = pending { chip.cancel(p.pending); pending = nil }
-                        stateLock.lock(); statsCommands += 1; stateLock.unlock()
+                        state.withLock { $0.statsCommands += 1 }
                         send(code, chip.handle(code: code, data: data), ack: true)
                     }
                 }
@@ -218,7 +236,7 @@ public final class VirtualReader {
                 pending = nil
                 send(p.code, outcome, ack: false)
             }
-            if hasSession && pending == nil && Date().timeIntervalSince(lastActivity) > sessionIdleTimeout {
+            if hasSession && pending == nil && Date().timeIntervalSince(lastActivity) > idleTimeout() {
                 session(false)
             }
         }

@@ -1,6 +1,7 @@
 import AccessProtocol
 import ByteCore
 import Foundation
+import Synchronization
 import Lock
 import LockBenchTestDoubles
 import LockRuntime
@@ -77,19 +78,18 @@ enum LockTaps {
     }
 
     /// Timed intervals (uptime ns), recorded from any thread: the parts of a tap.
-    final class Spans: @unchecked Sendable {
-        private let lock = NSLock()
-        private var spans: [(start: UInt64, end: UInt64)] = []
+    final class Spans: Sendable {
+        private let spans = Mutex<[(start: UInt64, end: UInt64)]>([])
 
         func time<T>(_ body: () throws -> T) rethrows -> T {
             let start = DispatchTime.now().uptimeNanoseconds
-            defer { let end = DispatchTime.now().uptimeNanoseconds; lock.withLock { spans.append((start, end)) } }
+            defer { let end = DispatchTime.now().uptimeNanoseconds; spans.withLock { $0.append((start, end)) } }
             return try body()
         }
 
         /// The spans that lie within `start…end`: their time in seconds and how many; forgets them all.
         func take(from start: UInt64, to end: UInt64) -> (seconds: TimeInterval, count: Int) {
-            lock.withLock {
+            spans.withLock { spans in
                 defer { spans.removeAll() }
                 let inside = spans.filter { $0.start >= start && $0.end <= end }
                 return (Double(inside.reduce(UInt64(0)) { $0 + ($1.end - $1.start) }) / 1e9, inside.count)
@@ -110,7 +110,7 @@ enum LockTaps {
 
     /// The phone as the virtual PN532 sees it, with the time of each of its answers (uptime ns):
     /// its own work (parsing, its crypto), which a real phone does on its own hardware.
-    final class TimedCard: APDUResponder, @unchecked Sendable {
+    final class TimedCard: APDUResponder {
         let inner: APDUResponder
         let spans = Spans()
         init(_ inner: APDUResponder) { self.inner = inner }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Dispatch
 import Foundation
+import Synchronization
 import Push
 import Scenario
 import TrustModel
@@ -33,15 +34,16 @@ enum PushBenchmark {
             """, name: revoke ? "revocation-to-denial" : "two-taps")
     }
 
-    final class Marks: @unchecked Sendable {
-        let lock = NSLock(); var start: UInt64 = 0; var end: UInt64 = 0
+    final class Marks: Sendable {
+        private let marks = Mutex<(start: UInt64, end: UInt64)>((0, 0))
         func mark(_ line: String) {
-            lock.lock(); defer { lock.unlock() }
             let now = DispatchTime.now().uptimeNanoseconds
-            if line.contains(":10: ") { start = now }
-            if line.contains(":13: ") { end = now }
+            marks.withLock { m in
+                if line.contains(":10: ") { m.start = now }
+                if line.contains(":13: ") { m.end = now }
+            }
         }
-        var ms: Double { lock.lock(); defer { lock.unlock() }; return Double(end &- start) / 1e6 }
+        var ms: Double { marks.withLock { Double($0.end &- $0.start) / 1e6 } }
     }
 
     /// p95 (ms) of the measured segment over `runs` fresh scenarios on `transport`.
@@ -86,10 +88,10 @@ enum PushBenchmark {
         return (seconds, baseline, max(largest, relayLargest), queued)
     }
 
-    final class Counter: @unchecked Sendable {
-        let lock = NSLock(); var n = 0
-        func add() { lock.lock(); n += 1; lock.unlock() }
-        var value: Int { lock.lock(); defer { lock.unlock() }; return n }
+    final class Counter: Sendable {
+        private let n = Atomic(0)
+        func add() { n.add(1, ordering: .relaxed) }
+        var value: Int { n.load(ordering: .relaxed) }
     }
 
     static func run(runs: Int, devices: Int, pn532: Bool) async throws -> Int32 {

@@ -194,8 +194,8 @@ final class InteropRegressionTests: XCTestCase {
 
     func testTheLockReadsAndWritesThePhonesMailbox() throws {
         let box = try Mailbox(Array(0..<16))
-        var written: [UInt8]?
-        box.onChange = { written = $0 }
+        let changes = Monitor<[UInt8]?>(nil)
+        box.onChange = { content in changes.withLock { $0 = content } }
         let phone = credential(mailbox: box)
         XCTAssertTrue(phone.configuration.signaling.isSuperset(of: [.mailboxHasData, .mailboxReadable, .mailboxWritable]))
         var config = Fixture.readerConfiguration()
@@ -207,7 +207,7 @@ final class InteropRegressionTests: XCTestCase {
         XCTAssertEqual(outcome.mailbox?.line, "mailbox: read 0+8 → 0001020304050607; write 8: aabb; set 12+2=ff; status 9000")
         let expected: [UInt8] = [0, 1, 2, 3, 4, 5, 6, 7, 0xAA, 0xBB, 10, 11, 0xFF, 0xFF, 14, 15]
         XCTAssertEqual(box.bytes, expected)
-        XCTAssertEqual(written, expected)
+        XCTAssertEqual(changes.withLock { $0 }, expected)
 
         // Outside the mailbox: refused as a whole, nothing written.
         config.mailbox = [.write(offset: 0, data: [0x11]), .read(offset: 10, length: 7)]

@@ -2,6 +2,7 @@ import ByteCore
 import Codecs
 import Crypto
 import Foundation
+import Synchronization
 import LockBenchTestSupport
 import OfflineUnlock
 import XCTest
@@ -110,18 +111,25 @@ final class ProtocolVectorTests: XCTestCase {
 
     /// A signer that returns the recorded signature for `name` after checking it verifies, or signs
     /// (random k) and records when there is none yet.
-    final class RecordedSigner {
-        var signatures: [String: [UInt8]]
-        var failures: [String] = []
-        init(_ s: [String: [UInt8]]) { signatures = s }
+    final class RecordedSigner: Sendable {
+        private struct Record {
+            var signatures: [String: [UInt8]]
+            var failures: [String] = []
+        }
+        private let record: Mutex<Record>
+        var signatures: [String: [UInt8]] { record.withLock { $0.signatures } }
+        var failures: [String] { record.withLock { $0.failures } }
+        init(_ s: [String: [UInt8]]) { record = Mutex(Record(signatures: s)) }
         func signer(_ name: String, key: P256.Signing.PrivateKey) -> MessageSigner {
             { message in
                 if let s = self.signatures[name] {
-                    if !Primitives.verifyRaw(signature: s, message: message, publicKey: key.publicBytes) { self.failures.append(name) }
+                    if !Primitives.verifyRaw(signature: s, message: message, publicKey: key.publicBytes) {
+                        self.record.withLock { $0.failures.append(name) }
+                    }
                     return s
                 }
                 let s = Primitives.sign(message, with: key)
-                self.signatures[name] = s
+                self.record.withLock { $0.signatures[name] = s }
                 return s
             }
         }

@@ -2,6 +2,7 @@ import ByteCore
 import Codecs
 import Dispatch
 import Foundation
+import Synchronization
 import LockBenchTestSupport
 import OfflineUnlock
 import XCTest
@@ -14,12 +15,13 @@ final class EndlessPeer: APDUResponder {
     let payload: [UInt8]
     let delay: TimeInterval
     let patience: Int
-    private(set) var answered = 0
+    private let count = Atomic(0)
+    var answered: Int { count.load(ordering: .relaxed) }
     init(payload: [UInt8] = [], delay: TimeInterval = 0, patience: Int = 20_000) {
         self.payload = payload; self.delay = delay; self.patience = patience
     }
     func respond(to command: [UInt8]) -> [UInt8] {
-        answered += 1
+        let answered = count.add(1, ordering: .relaxed).newValue
         if delay > 0 { Thread.sleep(forTimeInterval: delay) }
         return answered >= patience ? [0x6F, 0x00] : payload + [0x61, 0x00]
     }

@@ -1,3 +1,4 @@
+import ByteCore
 import Foundation
 import LockBenchTestSupport
 import XCTest
@@ -274,11 +275,10 @@ final class NewcomerEndToEndTests: XCTestCase {
         p.standardOutput = out
         p.standardError = err
         p.standardInput = FileHandle.nullDevice
-        let stderrText = NSCondition()
-        var stderrSeen = ""
+        let stderrSeen = Monitor("")
         err.fileHandleForReading.readabilityHandler = { h in
             let d = h.availableData
-            stderrText.lock(); stderrSeen += String(decoding: d, as: UTF8.self); stderrText.broadcast(); stderrText.unlock()
+            stderrSeen.withLock { $0 += String(decoding: d, as: UTF8.self) }
         }
         try p.run()
         defer {
@@ -286,13 +286,8 @@ final class NewcomerEndToEndTests: XCTestCase {
             err.fileHandleForReading.readabilityHandler = nil
         }
         let deadline = Date().addingTimeInterval(90)
-        stderrText.lock()
-        while !stderrSeen.contains("fleet: tapping") {
-            if !stderrText.wait(until: deadline) { break }
-        }
-        let started = stderrSeen.contains("fleet: tapping")
-        stderrText.unlock()
-        XCTAssertTrue(started, "the load started: \(stderrSeen)")
+        let (started, seen) = stderrSeen.wait(until: deadline, for: { $0.contains("fleet: tapping") }) { text, ready in (ready, text) }
+        XCTAssertTrue(started, "the load started: \(seen)")
         XCTAssertFalse(try FileManager.default.contentsOfDirectory(atPath: tmp.path).isEmpty, "the run made its temporary directory")
         Thread.sleep(forTimeInterval: 1.5)
         kill(p.processIdentifier, SIGINT)

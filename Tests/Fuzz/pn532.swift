@@ -1,5 +1,5 @@
 // fuzz-module: VirtualPN532
-// fuzz-sources: PN532Frame.swift PN532Chip.swift PN532Error.swift VirtualField.swift VirtualCard.swift SimpleCard.swift
+// fuzz-sources: PN532Frame.swift PN532Chip.swift PN532Error.swift VirtualField.swift VirtualCard.swift SimpleCard.swift ExchangeResults.swift
 // libFuzzer entry for the virtual PN532: what a libnfc client (or anything holding the pty) writes
 // to the chip. Compiled into module `VirtualPN532` by Tests/Fuzz/fuzz.sh (without the pty and the
 // reader: fuzz-sources), so it drives the internal chip directly, without a pty or the I/O
@@ -122,15 +122,15 @@ public func fuzzPN532(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
 
     // The chip, driven like VirtualReader.run: a new command or a host ACK cancels a waiting one.
-    let field = VirtualField()
+    let field = VirtualField(onChange: {})
     let card = try! VirtualCard(responder: FuzzCard(), uid: config & 0x08 != 0 ? [0x08, 0x11, 0x22, 0x33] : VirtualCard.defaultUID)
     if config & 0x01 != 0 { field.place(card) }
     if config & 0x02 != 0 {
-        let reader = ExternalReader(timeout: 0)
+        let reader = ExternalReader(timeout: 0, onCommand: {})
         if config & 0x04 != 0 { reader.leave() }
         field.setExternalReader(reader)
     }
-    let chip = PN532Chip(field: field, wake: {}, log: { _ in })
+    let chip = PN532Chip(field: field, wake: {}, log: { _ in }, onSession: { _ in }, onRawFrame: { _ in })
     let leaveAt = Int(schedule & 0x0F), returnAfter = Int(schedule >> 4)
     var pending: (code: UInt8, pending: PN532Chip.Pending)?
     for (n, frame) in whole.frames.enumerated() {

@@ -2,6 +2,7 @@ import AccessProtocol
 import ByteCore
 import Dispatch
 import Foundation
+import Synchronization
 import LockBenchTestSupport
 import Lock
 import LockRuntime
@@ -11,10 +12,10 @@ import XCTest
 final class StallingPeer: APDUResponder {
     let delay: TimeInterval
     let patience: Int
-    private var answered = 0
+    private let count = Atomic(0)
     init(delay: TimeInterval, patience: Int) { self.delay = delay; self.patience = patience }
     func respond(to command: [UInt8]) -> [UInt8] {
-        answered += 1
+        let answered = count.add(1, ordering: .relaxed).newValue
         Thread.sleep(forTimeInterval: delay)
         return answered >= patience ? [0x6F, 0x00] : [0x61, 0x00]
     }
@@ -34,17 +35,18 @@ final class ConcurrentRadiosTests: XCTestCase {
         let alice = try provisioning.phone(id: "alice")
 
         let stalled = DispatchSemaphore(value: 0)
-        var slowOutcome: TransactionOutcome?, slowEnded = Date.distantFuture
+        let slow = Monitor<(outcome: TransactionOutcome?, ended: Date)>((nil, .distantFuture))
         let started = Date()
         Thread.detachNewThread {
-            slowOutcome = service.transact(over: InMemoryLink(StallingPeer(delay: 0.2, patience: 40)), interface: .ble)
-            slowEnded = Date()
+            let outcome = service.transact(over: InMemoryLink(StallingPeer(delay: 0.2, patience: 40)), interface: .ble)
+            slow.withLock { $0 = (outcome, Date()) }
             stalled.signal()
         }
         Thread.sleep(forTimeInterval: 0.5)        // the stalling peer is mid-transaction
         let tap = service.transact(over: InMemoryLink(alice.session), interface: .nfc)
         let tapEnded = Date()
         XCTAssertEqual(stalled.wait(timeout: .now() + 30), .success)
+        let (slowOutcome, slowEnded) = slow.withLock { $0 }
         XCTAssertTrue(tap.granted, "\(tap.decision)")
         XCTAssertLessThan(tapEnded, slowEnded, "the NFC tap finished while the BLE peer was still stalling")
         XCTAssertLessThan(tapEnded.timeIntervalSince(started), 3.5, "the tap did not wait for the stalling peer")

@@ -1,5 +1,6 @@
 import Foundation
 @testable import Lock
+import Synchronization
 import XCTest
 
 final class LockStateMachineTests: XCTestCase {
@@ -57,10 +58,11 @@ final class VirtualClockTests: XCTestCase {
     }
 
     func testRunningFollowsSystemWithOffset() {
-        var system = Date(timeIntervalSince1970: 5_000)
-        let c = VirtualClock(.running(offset: 0), systemNow: { system })
+        final class SystemTime: Sendable { let date = Mutex(Date(timeIntervalSince1970: 5_000)) }
+        let system = SystemTime()
+        let c = VirtualClock(.running(offset: 0), systemNow: { system.date.withLock { $0 } })
         c.set(Date(timeIntervalSince1970: 10_000))
-        system = system.addingTimeInterval(30)
+        system.date.withLock { $0 = $0.addingTimeInterval(30) }
         XCTAssertEqual(c.now(), Date(timeIntervalSince1970: 10_030))
         c.advance(60)
         XCTAssertEqual(c.now(), Date(timeIntervalSince1970: 10_090))

@@ -1,5 +1,6 @@
 import ByteCore
 import Foundation
+import Synchronization
 
 /// A double at the APDU seam (not of libnfc): a small ISO 7816-4 card.
 /// - SELECT (00 A4 04 00 …) → 9000 (and remembers it was selected)
@@ -10,16 +11,24 @@ import Foundation
 /// - SLOW (80 5E 00 00 ms) → sleeps `ms`·10 ms, then 9000
 /// - anything else → 6D00
 final class TestCard: APDUResponder {
-    private let lock = NSLock()
-    private var pending: [UInt8] = []
-    private(set) var resets = 0
-    private(set) var commands: [[UInt8]] = []
-    var selected = false
+    private struct State {
+        var pending: [UInt8] = []
+        var resets = 0
+        var commands: [[UInt8]] = []
+        var selected = false
+    }
+    private let state = Mutex(State())
+    var resets: Int { state.withLock { $0.resets } }
+    var commands: [[UInt8]] { state.withLock { $0.commands } }
+    var selected: Bool {
+        get { state.withLock { $0.selected } }
+        set { state.withLock { $0.selected = newValue } }
+    }
 
     static func pattern(_ count: Int) -> [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) } }
 
     func respond(to command: [UInt8]) -> [UInt8] {
-        lock.lock(); commands.append(command); lock.unlock()
+        state.withLock { $0.commands.append(command) }
         guard command.count >= 4 else { return [0x67, 0x00] }
         switch (command[0], command[1]) {
         case (0x00, 0xA4):
@@ -28,7 +37,8 @@ final class TestCard: APDUResponder {
         case (0x80, 0xEE):
             return Array(command.dropFirst(5)) + [0x90, 0x00]
         case (0x80, 0xB0):
-            pending = Self.pattern(Int(command[2]) << 8 | Int(command[3]))
+            let pattern = Self.pattern(Int(command[2]) << 8 | Int(command[3]))
+            state.withLock { $0.pending = pattern }
             return nextPiece(max: 256)
         case (0x00, 0xC0):
             let le = command.count > 4 ? Int(command[4]) : 256
@@ -44,15 +54,19 @@ final class TestCard: APDUResponder {
     }
 
     private func nextPiece(max: Int) -> [UInt8] {
-        let piece = Array(pending.prefix(max))
-        pending.removeFirst(piece.count)
-        if pending.isEmpty { return piece + [0x90, 0x00] }
-        return piece + [0x61, UInt8(min(pending.count, 256) & 0xFF)]
+        state.withLock { s in
+            let piece = Array(s.pending.prefix(max))
+            s.pending.removeFirst(piece.count)
+            if s.pending.isEmpty { return piece + [0x90, 0x00] }
+            return piece + [0x61, UInt8(min(s.pending.count, 256) & 0xFF)]
+        }
     }
 
     func reset() {
-        lock.lock(); resets += 1; lock.unlock()
-        selected = false
-        pending = []
+        state.withLock { s in
+            s.resets += 1
+            s.selected = false
+            s.pending = []
+        }
     }
 }

@@ -24,7 +24,7 @@ public struct ATTServer {
         self.maxMTU = maxMTU
     }
 
-    private typealias Handler = (inout ATTServer, [UInt8]) -> [UInt8]?
+    private typealias Handler = @Sendable (inout ATTServer, [UInt8]) -> [UInt8]?
 
     /// opcode → (minimum PDU length including the opcode, handler).
     private static let handlers: [UInt8: (minLength: Int, handler: Handler)] = [

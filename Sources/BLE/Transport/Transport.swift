@@ -1,10 +1,12 @@
 import ByteCore
 import Foundation
+import Synchronization
 
 /// The transport seam (STYLE 9; Zephyr's HCI driver API, Bumble's `open_transport`): whole H4
 /// packets in and out. `receive` blocks; it throws `.transportClosed` at end of stream or after
 /// `close()`.
-public protocol HCITransport: AnyObject {
+/// Sendable: the host's reader thread receives while other threads send and close.
+public protocol HCITransport: AnyObject, Sendable {
     func send(_ packet: H4Packet) throws(BLEError)
     func receive() throws(BLEError) -> H4Packet
     func close()
@@ -96,11 +98,19 @@ public enum TransportSpec: Equatable, Sendable, CustomStringConvertible {
 final class FileDescriptorTransport: HCITransport {
     private let fd: Int32
     let name: String
-    private var decoder = H4Decoder()
-    private let writeLock = NSLock()
-    private let stateLock = NSLock()
-    private var closed = false
-    private var readBuffer = [UInt8](repeating: 0, count: 4096)
+    /// The reader thread's decoder and buffer (one reader at a time; the lock is uncontended).
+    private struct Reading {
+        var decoder = H4Decoder()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+    }
+    private let reading = Mutex(Reading())
+    /// Serialises writers so packets are not interleaved.
+    private let writing = Mutex(())
+    private struct Closing {
+        var closed = false
+        var descriptorClosed = false
+    }
+    private let closing = Mutex(Closing())
 
     init(fd: Int32, name: String) {
         self.fd = fd
@@ -109,46 +119,46 @@ final class FileDescriptorTransport: HCITransport {
 
     deinit { closeDescriptor() }
 
-    private var isClosed: Bool { stateLock.withLock { closed } }
+    private var isClosed: Bool { closing.withLock { $0.closed } }
 
     func send(_ packet: H4Packet) throws(BLEError) {
         let bytes = packet.encoded()
-        writeLock.lock()
-        defer { writeLock.unlock() }
-        guard !isClosed else { throw BLEError(.transportClosed, "\(name): closed") }
-        try Syscalls.writeAll(fd, bytes, name: name)
+        try writing.withLock { _ throws(BLEError) in
+            guard !isClosed else { throw BLEError(.transportClosed, "\(name): closed") }
+            try Syscalls.writeAll(fd, bytes, name: name)
+        }
     }
 
     func receive() throws(BLEError) -> H4Packet {
-        while true {
-            if let packet = try decoder.next() { return packet }
-            guard !isClosed else {
-                closeDescriptor()
-                throw BLEError(.transportClosed, "\(name): closed")
+        try reading.withLock { r throws(BLEError) -> H4Packet in
+            while true {
+                if let packet = try r.decoder.next() { return packet }
+                guard !isClosed else {
+                    closeDescriptor()
+                    throw BLEError(.transportClosed, "\(name): closed")
+                }
+                let n = try Syscalls.readAvailable(fd, into: &r.buffer, timeoutMilliseconds: 200, name: name)
+                if n < 0 { continue }  // poll timeout: check for close
+                if n == 0 { throw BLEError(.transportClosed, "\(name): the controller closed the connection") }
+                r.decoder.feed(r.buffer[0..<n])
             }
-            let n = try Syscalls.readAvailable(fd, into: &readBuffer, timeoutMilliseconds: 200, name: name)
-            if n < 0 { continue }  // poll timeout: check for close
-            if n == 0 { throw BLEError(.transportClosed, "\(name): the controller closed the connection") }
-            decoder.feed(readBuffer[0..<n])
         }
     }
 
     /// Marks the transport closed and wakes a blocked reader; the descriptor itself is closed
     /// by the reader (or at deinit) so its number cannot be reused under a poll in progress.
     func close() {
-        let wasOpen: Bool = stateLock.withLock {
-            defer { closed = true }
-            return !closed
+        let wasOpen: Bool = closing.withLock { c in
+            defer { c.closed = true }
+            return !c.closed
         }
         if wasOpen { Syscalls.shutdown(fd) }
     }
 
-    private var descriptorClosed = false
-
     private func closeDescriptor() {
-        let mustClose: Bool = stateLock.withLock {
-            defer { descriptorClosed = true }
-            return !descriptorClosed
+        let mustClose: Bool = closing.withLock { c in
+            defer { c.descriptorClosed = true }
+            return !c.descriptorClosed
         }
         if mustClose { Syscalls.close(fd) }
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Synchronization
 import LockRuntime
 import OfflineUnlock
 import Scenario
@@ -164,9 +165,8 @@ struct FleetCommand: AsyncParsableCommand {
     }
 
     /// Plain progress lines every 5 s when stderr is not a terminal.
-    final class LastLine: @unchecked Sendable {
-        private let lock = NSLock()
-        private var last = 0.0
-        func due(_ t: Double) -> Bool { lock.withLock { if t - last >= 5 { last = t; return true }; return false } }
+    final class LastLine: Sendable {
+        private let last = Mutex(0.0)
+        func due(_ t: Double) -> Bool { last.withLock { last in if t - last >= 5 { last = t; return true }; return false } }
     }
 }

@@ -79,7 +79,9 @@ struct VirtualReaderCommand: ParsableCommand {
         let phone = try credential.makeSession()
         let reader: VirtualReader
         do {
-            reader = try VirtualReader(link: link, log: verbose ? { emitError("virtual-pn532: \($0)") } : nil)
+            let log: (@Sendable (String) -> Void)?
+            if verbose { log = { line in emitError("virtual-pn532: \(line)") } } else { log = nil }
+            reader = try VirtualReader(link: link, log: log)
         } catch {
             throw UserError(message: "cannot start the virtual reader: \(error)", code: ExitCodes.environment)
         }
