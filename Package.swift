@@ -27,10 +27,6 @@ let prometheus: Target.Dependency = .product(name: "Prometheus", package: "swift
 let asyncHTTPClient: Target.Dependency = .product(name: "AsyncHTTPClient", package: "async-http-client")
 // --- end Trust ---
 
-// Swift 6 language mode, target by target as each passes the compiler's concurrency checks
-// (the package default is still 5 while the rest is moved over).
-let swift6: [SwiftSetting] = [.swiftLanguageMode(.v6)]
-
 let package = Package(
     name: "LockBench",
     platforms: [.macOS(.v13)],
@@ -58,87 +54,87 @@ let package = Package(
     ],
     targets: [
         // Foundation: bytes, hex, incremental framing, the APDU seam between radios and protocol.
-        .target(name: "ByteCore", swiftSettings: swift6),
+        .target(name: "ByteCore"),
         // Wire codecs: CBOR, COSE, BER-TLV, ISO 7816-4 APDUs.
-        .target(name: "Codecs", dependencies: ["ByteCore", crypto, cryptoExtras], swiftSettings: swift6),
+        .target(name: "Codecs", dependencies: ["ByteCore", crypto, cryptoExtras]),
         // Firmware certification tables, version ordering, verdicts, audits. The shipped tables
         // are firmware-tables/*.csv, compiled in at build time by the EmbedFirmwareTables plugin.
-        .target(name: "Certification", dependencies: ["ByteCore"], swiftSettings: swift6, plugins: ["EmbedFirmwareTables"]),
-        .executableTarget(name: "embed-firmware-tables", path: "Sources/embed-firmware-tables", swiftSettings: swift6),
+        .target(name: "Certification", dependencies: ["ByteCore"], plugins: ["EmbedFirmwareTables"]),
+        .executableTarget(name: "embed-firmware-tables", path: "Sources/embed-firmware-tables"),
         .plugin(name: "EmbedFirmwareTables", capability: .buildTool(), dependencies: ["embed-firmware-tables"]),
         // Documents, trust, policy, and the grant/deny decision.
-        .target(name: "OfflineUnlock", dependencies: ["ByteCore", "Codecs", crypto], swiftSettings: swift6),
+        .target(name: "OfflineUnlock", dependencies: ["ByteCore", "Codecs", crypto]),
         // APDU state machines (reader and credential side), key schedule, secure channel.
-        .target(name: "AccessProtocol", dependencies: ["ByteCore", "Codecs", "OfflineUnlock", crypto], swiftSettings: swift6),
+        .target(name: "AccessProtocol", dependencies: ["ByteCore", "Codecs", "OfflineUnlock", crypto]),
         // Conformance checks against phones and readers LockBench did not build, transcripts, trace.
-        .target(name: "Conformance", dependencies: ["ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", crypto], swiftSettings: swift6),
+        .target(name: "Conformance", dependencies: ["ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", crypto]),
         // The lock: state, trusted clock, persisted state, audit log.
-        .target(name: "Lock", dependencies: ["ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", crypto], swiftSettings: swift6),
+        .target(name: "Lock", dependencies: ["ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", crypto]),
         // System libraries.
         .systemLibrary(name: "CLibNFC", pkgConfig: "libnfc", providers: [.apt(["libnfc-dev"])]),
         .systemLibrary(name: "CBlueZ", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
         .systemLibrary(name: "CPCSCLite", pkgConfig: "libpcsclite", providers: [.apt(["libpcsclite-dev"])]),
         // The reader seam: `CardReader` (wait for a card or phone, exchange APDUs, learn it left)
         // and the one reader loop every radio runs under.
-        .target(name: "ReaderSeam", dependencies: ["ByteCore"], swiftSettings: swift6),
+        .target(name: "ReaderSeam", dependencies: ["ByteCore"]),
         // Radios, each a CardReader.
-        .target(name: "NFC", dependencies: ["ByteCore", "ReaderSeam", "CLibNFC"], swiftSettings: swift6),
-        .target(name: "VirtualPN532", dependencies: ["ByteCore"], swiftSettings: swift6),
-        .target(name: "PCSC", dependencies: ["ByteCore", "ReaderSeam", "SocketTransport", "CPCSCLite"], swiftSettings: swift6),
-        .target(name: "BLE", dependencies: ["ByteCore", "ReaderSeam", "CBlueZ"], swiftSettings: swift6),
+        .target(name: "NFC", dependencies: ["ByteCore", "ReaderSeam", "CLibNFC"]),
+        .target(name: "VirtualPN532", dependencies: ["ByteCore"]),
+        .target(name: "PCSC", dependencies: ["ByteCore", "ReaderSeam", "SocketTransport", "CPCSCLite"]),
+        .target(name: "BLE", dependencies: ["ByteCore", "ReaderSeam", "CBlueZ"]),
         // APDUs over TCP (one APDU per write, or length-framed): the lock's and the credential's ends.
-        .target(name: "SocketTransport", dependencies: ["ByteCore", "ReaderSeam"], swiftSettings: swift6),
+        .target(name: "SocketTransport", dependencies: ["ByteCore", "ReaderSeam"]),
         // The one place that wires layers together: config → lock + radios.
         .target(name: "LockRuntime", dependencies: [
             "ByteCore", "Codecs", "Certification", "OfflineUnlock", "AccessProtocol", "Lock",
             "ReaderSeam", "NFC", "VirtualPN532", "PCSC", "BLE", "SocketTransport", "Conformance", crypto,
-        ], swiftSettings: swift6),
+        ]),
         // --- Trust: the service that keeps short-lived keys current, in layers: the model (records,
         // changes, errors, the storage seam), the service core (documents, tokens, approvals), one
         // module per storage backend, where backends are chosen, and the HTTP API. ---
-        .target(name: "TrustModel", dependencies: ["Codecs", "OfflineUnlock"], swiftSettings: swift6),
-        .target(name: "TrustCore", dependencies: ["TrustModel", "ByteCore", "Codecs", "OfflineUnlock", "Lock", crypto, jwtKit], swiftSettings: swift6),
+        .target(name: "TrustModel", dependencies: ["Codecs", "OfflineUnlock"]),
+        .target(name: "TrustCore", dependencies: ["TrustModel", "ByteCore", "Codecs", "OfflineUnlock", "Lock", crypto, jwtKit]),
         // sqlite-nio's C module (its `sqlite3_*` for the direct reader) is not a product of that package.
-        .target(name: "TrustSQLite", dependencies: ["TrustModel", sqliteNIO, nioCore, nioPosix, logging], swiftSettings: swift6),
-        .target(name: "TrustPostgres", dependencies: ["TrustModel", postgresNIO, nioCore, nioPosix, logging], swiftSettings: swift6),
-        .target(name: "TrustBackends", dependencies: ["TrustModel", "TrustCore", "TrustSQLite", "TrustPostgres"], swiftSettings: swift6),
+        .target(name: "TrustSQLite", dependencies: ["TrustModel", sqliteNIO, nioCore, nioPosix, logging]),
+        .target(name: "TrustPostgres", dependencies: ["TrustModel", postgresNIO, nioCore, nioPosix, logging]),
+        .target(name: "TrustBackends", dependencies: ["TrustModel", "TrustCore", "TrustSQLite", "TrustPostgres"]),
         // A Hummingbird router served in the background: the trust API and the push relay.
-        .target(name: "HTTPServing", dependencies: [hummingbird, hummingbirdCore, hummingbirdTLS, nioSSL, serviceLifecycle, logging, nioCore], swiftSettings: swift6),
-        .target(name: "TrustHTTP", dependencies: ["TrustModel", "TrustCore", "HTTPServing", "ByteCore", hummingbird, logging, metrics, prometheus, nioCore, asyncHTTPClient, crypto], swiftSettings: swift6),
+        .target(name: "HTTPServing", dependencies: [hummingbird, hummingbirdCore, hummingbirdTLS, nioSSL, serviceLifecycle, logging, nioCore]),
+        .target(name: "TrustHTTP", dependencies: ["TrustModel", "TrustCore", "HTTPServing", "ByteCore", hummingbird, logging, metrics, prometheus, nioCore, asyncHTTPClient, crypto]),
         // The push relay (APNs- and FCM-shaped) and mobile wake-up subscriptions: no storage
         // backend, no token signing.
-        .target(name: "Push", dependencies: ["ByteCore", "Codecs", "TrustModel", "HTTPServing", crypto, hummingbird, nioCore, logging, metrics, asyncHTTPClient], swiftSettings: swift6),
+        .target(name: "Push", dependencies: ["ByteCore", "Codecs", "TrustModel", "HTTPServing", crypto, hummingbird, nioCore, logging, metrics, asyncHTTPClient]),
         .target(name: "TrustPhone", dependencies: ["Push",
             "ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", "TrustModel", crypto,
             asyncHTTPClient, nioCore, nioHTTP1,
-        ], swiftSettings: swift6),
+        ]),
         .target(name: "Scenario", dependencies: ["Push",
             "ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", "Lock", "LockRuntime", "TrustModel", "TrustCore", "TrustBackends", "TrustHTTP", "TrustPhone", crypto,
             "BLE", "VirtualPN532", "SocketTransport",
-        ], swiftSettings: swift6),
+        ]),
         // --- end Trust ---
         // What both command-line products share: running a command with LockBench's exit codes.
-        .target(name: "CommandLineSupport", dependencies: ["LockRuntime", argumentParser], swiftSettings: swift6),
+        .target(name: "CommandLineSupport", dependencies: ["LockRuntime", argumentParser]),
         .executableTarget(name: "lockbench", dependencies: [
             "CommandLineSupport",
             "LockRuntime", "Certification", "ReaderSeam", "NFC", "PCSC", "BLE", "SocketTransport", "Conformance", argumentParser,
             "ByteCore", "Codecs", "AccessProtocol", "OfflineUnlock", "Lock", "VirtualPN532", crypto,
-        ], swiftSettings: swift6),
+        ]),
         // The server side (`lockbench trust|phone|scenario|push|fleet` runs it): the HTTP and
         // database stack stays out of the lock binary.
         // The bench console: a running lock's events (its Unix socket) served to a browser.
-        .target(name: "BenchConsole", dependencies: ["HTTPServing", hummingbird, logging, nioCore], swiftSettings: swift6),
+        .target(name: "BenchConsole", dependencies: ["HTTPServing", hummingbird, logging, nioCore]),
         .executableTarget(name: "lockbench-server", dependencies: [
             "CommandLineSupport", "BenchConsole",
             "LockRuntime", "ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", argumentParser,
             "BLE", "NFC", "SocketTransport", "VirtualPN532",
             "TrustModel", "TrustCore", "TrustBackends", "TrustHTTP", "HTTPServing", "TrustPhone", "Scenario", "Push", serviceLifecycle, logging, metrics, prometheus, nioHTTP1, crypto,
-        ], swiftSettings: swift6),
+        ]),
         .executableTarget(name: "lockbench-bench", dependencies: [
             "LockRuntime", "Certification", "AccessProtocol", "OfflineUnlock", "Codecs", "ReaderSeam", "PCSC", "VirtualPN532", "LockBenchTestDoubles", crypto, argumentParser,
             "ByteCore", "Lock", "NFC", "BLE",
             "TrustModel", "TrustCore", "TrustSQLite", "TrustPostgres", "TrustHTTP", "TrustPhone", "Scenario", "Push", asyncHTTPClient, nioCore, // Trust
-        ], swiftSettings: swift6),
+        ]),
 
         // What the tests share: paths, the lockbench process runner, the fuzz runner and the
         // virtual-controller launcher (XCTest), and, re-exported, the test doubles and fixtures
@@ -146,19 +142,19 @@ let package = Package(
         // too). Test doubles live here, not in the production modules.
         .target(name: "LockBenchTestDoubles", dependencies: [
             "ByteCore", "Codecs", "OfflineUnlock", crypto,
-        ], path: "Tests/LockBenchTestDoubles", swiftSettings: swift6),
+        ], path: "Tests/LockBenchTestDoubles"),
         .target(name: "LockBenchTestSupport", dependencies: [
             "LockBenchTestDoubles", "BLE", "PCSC",
-        ], path: "Tests/LockBenchTestSupport", swiftSettings: swift6),
+        ], path: "Tests/LockBenchTestSupport"),
 
-        .testTarget(name: "ByteCoreTests", dependencies: ["ByteCore"], swiftSettings: swift6),
-        .testTarget(name: "CodecsTests", dependencies: ["Codecs", "ByteCore", "LockBenchTestSupport", crypto], swiftSettings: swift6),
-        .testTarget(name: "CertificationTests", dependencies: ["Certification", "LockBenchTestSupport"], swiftSettings: swift6),
-        .testTarget(name: "OfflineUnlockTests", dependencies: ["OfflineUnlock", "Codecs", "ByteCore", "LockBenchTestSupport", crypto], swiftSettings: swift6),
+        .testTarget(name: "ByteCoreTests", dependencies: ["ByteCore"]),
+        .testTarget(name: "CodecsTests", dependencies: ["Codecs", "ByteCore", "LockBenchTestSupport", crypto]),
+        .testTarget(name: "CertificationTests", dependencies: ["Certification", "LockBenchTestSupport"]),
+        .testTarget(name: "OfflineUnlockTests", dependencies: ["OfflineUnlock", "Codecs", "ByteCore", "LockBenchTestSupport", crypto]),
         .testTarget(name: "AccessProtocolTests", dependencies: ["AccessProtocol", "SocketTransport", "OfflineUnlock", "Codecs", "ByteCore", "LockBenchTestSupport", "LockBenchTestDoubles", crypto]),
-        .testTarget(name: "ConformanceTests", dependencies: ["Conformance", "AccessProtocol", "OfflineUnlock", "Codecs", "ByteCore", "LockBenchTestSupport", crypto], swiftSettings: swift6),
+        .testTarget(name: "ConformanceTests", dependencies: ["Conformance", "AccessProtocol", "OfflineUnlock", "Codecs", "ByteCore", "LockBenchTestSupport", crypto]),
         // AuditCrashTests kills a `lockbench-bench audit-burst` child mid-append: it runs the binary.
-        .testTarget(name: "LockTests", dependencies: ["Lock", "AccessProtocol", "OfflineUnlock", "ByteCore", "Codecs", "LockBenchTestSupport", crypto, "lockbench", "lockbench-bench"], swiftSettings: swift6),
+        .testTarget(name: "LockTests", dependencies: ["Lock", "AccessProtocol", "OfflineUnlock", "ByteCore", "Codecs", "LockBenchTestSupport", crypto, "lockbench", "lockbench-bench"]),
         .testTarget(name: "NFCTests", dependencies: ["NFC", "ReaderSeam", "VirtualPN532", "ByteCore", "LockBenchTestSupport"]),
         .testTarget(name: "BLETests", dependencies: ["BLE", "ReaderSeam", "ByteCore", "LockBenchTestSupport",
                                                      "AccessProtocol", "OfflineUnlock", "Lock", "LockRuntime", "Codecs", crypto]),
@@ -172,5 +168,6 @@ let package = Package(
         // Whole-program tests: run the built `lockbench` binary (and its server side) as a user would.
         .testTarget(name: "EndToEndTests", dependencies: ["lockbench", "lockbench-server", "lockbench-bench", "BLE", "ByteCore", "Codecs", "LockBenchTestSupport"]),
     ],
-    swiftLanguageModes: [.v5]
+    // Swift 6 language mode everywhere: the compiler checks the concurrency (strict, complete).
+    swiftLanguageModes: [.v6]
 )

@@ -149,7 +149,7 @@ extension World {
             }
             await deliverUnlocks(await p.approve(number))
         case .deny(let name):
-            await deliverUnlocks(await try phone(name).deny())
+            await deliverUnlocks(try await phone(name).deny())
         case .biometrics(let name, let b): try phone(name).approvals.biometrics = b
         case .passcode(let name, let set): try phone(name).approvals.passcodeSet = set
         case .wallet(let name, let field, let value):

@@ -12,7 +12,7 @@ extension World {
         let wakeUp = self.wakeUp
         push.readExplicitly = { app, sp in
             guard let path = try? WakeUpPath(parsing: sp), let value = try? wakeUp.read(app: app, path: path, token: nil) else { return nil }
-            return (value ?? .null).encoded()
+            return value.encoded()
         }
         // Wake-up device id refresh: subscribe the new id, then unsubscribe the old (the tutorial's order).
         push.onTokenRotation = { old, new in try? wakeUp.refreshDevice(app: World.wakeUpApp, from: old, to: new) }

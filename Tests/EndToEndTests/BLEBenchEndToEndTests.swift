@@ -64,8 +64,9 @@ final class BLEBenchEndToEndTests: XCTestCase {
         let first = Box()
         let group = DispatchGroup()
         group.enter()
+        let firstArguments = ["ble", "phone", "--ble", controllers.spec(2)] + credential("carol", siteA)
         DispatchQueue.global().async {
-            first.result = try? LockBenchProcess.run(["ble", "phone", "--ble", controllers.spec(2)] + self.credential("carol", siteA))
+            first.result = try? LockBenchProcess.run(firstArguments)
             group.leave()
         }
         let second = try LockBenchProcess.run(["ble", "phone", "--ble", controllers.spec(3)] + credential("carol", siteB))

@@ -164,7 +164,7 @@ final class ConsoleBrowserTests: XCTestCase {
         XCTAssertTrue(rows[1].text.contains("ENVELOPE"), "the denied phone stepped up: \(rows[1].text)")
         for n in ["console-1-granted.png", "console-2-denied.png"] {
             let size = (try? FileManager.default.attributesOfItem(atPath: shots.appendingPathComponent(n).path)[.size] as? Int) ?? 0
-            XCTAssertGreaterThan(size ?? 0, 10_000, "screenshot \(n)")
+            XCTAssertGreaterThan(size, 10_000, "screenshot \(n)")
         }
     }
 }

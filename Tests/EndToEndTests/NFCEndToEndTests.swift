@@ -1,3 +1,4 @@
+import ByteCore
 import Foundation
 import LockBenchTestSupport
 import XCTest
@@ -5,11 +6,10 @@ import XCTest
 /// `lockbench nfc …` and `lockbench doctor` run as a user would, against libnfc's own tools.
 final class NFCEndToEndTests: XCTestCase {
     /// A long-running `lockbench` whose stdout lines can be awaited and whose stdin can be written.
-    final class Running {
+    final class Running: Sendable {
         let process = Process()
         private let input = Pipe()
-        private let condition = NSCondition()
-        private var lines: [String] = []
+        private let lines = Monitor<[String]>([])
 
         init(_ arguments: [String]) throws {
             process.executableURL = LockBenchProcess.binary
@@ -21,10 +21,7 @@ final class NFCEndToEndTests: XCTestCase {
             out.fileHandleForReading.readabilityHandler = { [weak self] handle in
                 let data = handle.availableData
                 guard let self, !data.isEmpty else { return }
-                self.condition.lock()
-                self.lines += String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
-                self.condition.broadcast()
-                self.condition.unlock()
+                self.lines.withLock { $0 += String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init) }
             }
             try process.run()
         }
@@ -33,17 +30,12 @@ final class NFCEndToEndTests: XCTestCase {
 
         /// The first line starting with `prefix`, waiting for it.
         func line(_ prefix: String, after count: Int = 0, timeout: TimeInterval = 10) -> String? {
-            condition.lock()
-            defer { condition.unlock() }
-            let deadline = Date().addingTimeInterval(timeout)
-            while true {
-                if let l = lines.dropFirst(count).first(where: { $0.hasPrefix(prefix) }) { return l }
-                if !condition.wait(until: deadline) { return nil }
-            }
+            let match = { (lines: [String]) in lines.dropFirst(count).first(where: { $0.hasPrefix(prefix) }) }
+            return lines.wait(until: Date().addingTimeInterval(timeout), for: { match($0) != nil }) { lines, _ in match(lines) }
         }
 
-        var lineCount: Int { condition.lock(); defer { condition.unlock() }; return lines.count }
-        var output: [String] { condition.lock(); defer { condition.unlock() }; return lines }
+        var lineCount: Int { lines.withLock { $0.count } }
+        var output: [String] { lines.withLock { $0 } }
     }
 
     static func nfcList(_ connstring: String) throws -> String {

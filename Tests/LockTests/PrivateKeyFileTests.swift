@@ -17,7 +17,7 @@ final class PrivateKeyFileTests: XCTestCase {
         let dir = try temporaryDirectory("lockbench-lock").path
         let path = dir + "/k.key.pem"
         // A temporary file left behind by a crash, world-writable: it must not be reused.
-        FileManager.default.createFile(atPath: path + ".tmp", contents: Data("stale".utf8), attributes: [.posixPermissions: 0o666])
+        _ = FileManager.default.createFile(atPath: path + ".tmp", contents: Data("stale".utf8), attributes: [.posixPermissions: 0o666])
         let old = umask(0)
         defer { umask(old) }
         let key = P256.Signing.PrivateKey()

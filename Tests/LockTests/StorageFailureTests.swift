@@ -123,7 +123,7 @@ final class StorageFailureTests: XCTestCase {
         answers.append(lock.apply(.presentation(base.presentation([try base.document()]))))
         try lock.advanceClock(6)                             // relocked
         // Fill the disk with a file, leaving no room.
-        let filler = FileHandle(forWritingAtPath: { FileManager.default.createFile(atPath: mnt + "/filler", contents: nil); return mnt + "/filler" }())!
+        let filler = FileHandle(forWritingAtPath: { _ = FileManager.default.createFile(atPath: mnt + "/filler", contents: nil); return mnt + "/filler" }())!
         while (try? filler.write(contentsOf: Data(repeating: 0xEE, count: 512))) != nil {}
         while (try? filler.write(contentsOf: Data([0xEE]))) != nil {}
         try? filler.close()

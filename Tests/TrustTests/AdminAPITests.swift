@@ -29,7 +29,7 @@ final class AdminAPITests: XCTestCase {
                 var headers: HTTPFields = [.contentType: "application/json"]
                 if let key { headers[.authorization] = "Bearer " + key }
                 return try await client.execute(uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) }) { r in
-                    self.conforms(path ?? String(uri.split(separator: "?")[0]), method.rawValue.lowercased(), Int(r.status.code), r.body)
+                    Self.conforms(path ?? String(uri.split(separator: "?")[0]), method.rawValue.lowercased(), Int(r.status.code), r.body)
                     return (Int(r.status.code), String(buffer: r.body))
                 }
             }

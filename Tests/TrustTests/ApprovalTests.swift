@@ -290,13 +290,13 @@ final class ApprovalHTTPTests: XCTestCase {
         let bob = try await f.login("bob-phone", user: "bob")
         _ = try await f.service.addGrant(id: "ga", user: "alice", readers: [f.group])
         let app = Application(router: TrustAPI.router(service: f.service))
-        func auth(_ t: TokenResponse) -> HTTPFields { [.authorization: "Bearer " + t.access_token, .contentType: "application/json"] }
+        @Sendable func auth(_ t: TokenResponse) -> HTTPFields { [.authorization: "Bearer " + t.access_token, .contentType: "application/json"] }
         try await app.test(.router) { client in
             func call(_ method: HTTPRequest.Method, _ uri: String, _ doc: String, _ t: TokenResponse?, _ body: String = "", expect: HTTPResponse.Status) async throws -> [String: Any] {
                 var out: [String: Any] = [:]
                 try await client.execute(uri: uri, method: method, headers: t.map(auth) ?? [:], body: ByteBuffer(string: body)) { r in
                     XCTAssertEqual(r.status, expect, "\(method) \(uri): \(String(buffer: r.body))")
-                    self.conforms(doc, method == .post ? "post" : "get", Int(r.status.code), r.body)
+                    Self.conforms(doc, method == .post ? "post" : "get", Int(r.status.code), r.body)
                     out = (try? JSONSerialization.jsonObject(with: Data(buffer: r.body))) as? [String: Any] ?? [:]
                 }
                 return out

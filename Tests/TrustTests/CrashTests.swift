@@ -89,7 +89,8 @@ final class CrashTests: XCTestCase {
         let storage = try await SQLiteTrustStorage.open(path: site.databasePath)
         var rotations = 0
         for i in 0..<8 {
-            let family = try await storage.read { tx in try await tx.refreshToken(hash: TokenAuthority.hash(refresh[i]))!.family }
+            let hash = TokenAuthority.hash(refresh[i])
+            let family = try await storage.read { tx in try await tx.refreshToken(hash: hash)!.family }
             let all = try await storage.read { tx in try await tx.refreshTokens(family: family) }
             rotations += all.count - 1
             XCTAssertEqual(all.filter { $0.state == .active }.count, 1, "family of p\(i): one live token")

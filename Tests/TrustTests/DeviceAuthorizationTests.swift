@@ -79,14 +79,14 @@ final class DeviceAuthorizationTests: XCTestCase {
         try await app.test(.router) { client in
             func form(_ uri: String, _ body: String) async throws -> (Int, String) {
                 try await client.execute(uri: uri, method: .post, headers: [.contentType: "application/x-www-form-urlencoded"], body: ByteBuffer(string: body)) { r in
-                    self.conforms(uri, "post", Int(r.status.code), r.body)
+                    Self.conforms(uri, "post", Int(r.status.code), r.body)
                     return (Int(r.status.code), String(buffer: r.body))
                 }
             }
             func approve(_ body: String, bearer: String) async throws -> (Int, String) {
                 try await client.execute(uri: "/v1/device_authorization/approve", method: .post,
                                          headers: [.contentType: "application/json", .authorization: "Bearer " + bearer], body: ByteBuffer(string: body)) { r in
-                    self.conforms("/v1/device_authorization/approve", "post", Int(r.status.code), r.body)
+                    Self.conforms("/v1/device_authorization/approve", "post", Int(r.status.code), r.body)
                     return (Int(r.status.code), String(buffer: r.body))
                 }
             }

@@ -28,12 +28,13 @@ final class HTTPTests: XCTestCase {
         fatalError("Package.swift not found")
     }()
 
-    static let openAPI: [String: Any] = {
+    /// The document, read afresh by each check (a JSON object is not Sendable: no shared copy).
+    static var openAPI: [String: Any] {
         let data = try! Data(contentsOf: repositoryRoot.appendingPathComponent("docs/trust-openapi.json"))
         return try! JSONSerialization.jsonObject(with: data) as! [String: Any]
-    }()
+    }
 
-    func form(_ s: String) -> (HTTPFields, ByteBuffer) {
+    static func form(_ s: String) -> (HTTPFields, ByteBuffer) {
         ([.contentType: "application/x-www-form-urlencoded"], ByteBuffer(string: s))
     }
 
@@ -45,37 +46,37 @@ final class HTTPTests: XCTestCase {
         try await app.test(.router) { client in
             // 204 before anything is revoked.
             try await client.execute(uri: "/v1/revocations", method: .get) { r in
-                XCTAssertEqual(r.status, .noContent); self.conforms("/v1/revocations", "get", r.status.code, r.body)
+                XCTAssertEqual(r.status, .noContent); Self.conforms("/v1/revocations", "get", r.status.code, r.body)
             }
-            let (h, b) = form("grant_type=authorization_code&code=" + code)
+            let (h, b) = Self.form("grant_type=authorization_code&code=" + code)
             var tokens: TokenResponse!
             try await client.execute(uri: "/v1/token", method: .post, headers: h, body: b) { r in
                 XCTAssertEqual(r.status, .ok)
                 XCTAssertEqual(r.headers[.cacheControl], "no-store")
-                self.conforms("/v1/token", "post", r.status.code, r.body)
+                Self.conforms("/v1/token", "post", r.status.code, r.body)
                 tokens = try JSONDecoder().decode(TokenResponse.self, from: Data(buffer: r.body))
             }
             var cursor = ""
             try await client.execute(uri: "/v1/keys", method: .get, headers: [.authorization: "Bearer " + tokens.access_token]) { r in
                 XCTAssertEqual(r.status, .ok)
-                self.conforms("/v1/keys", "get", r.status.code, r.body)
+                Self.conforms("/v1/keys", "get", r.status.code, r.body)
                 cursor = try JSONDecoder().decode(PollResult.self, from: Data(buffer: r.body)).cursor
             }
             try await client.execute(uri: "/v1/keys?since=" + cursor, method: .get, headers: [.authorization: "Bearer " + tokens.access_token]) { r in
-                XCTAssertEqual(r.status, .noContent); self.conforms("/v1/keys", "get", r.status.code, r.body)
+                XCTAssertEqual(r.status, .noContent); Self.conforms("/v1/keys", "get", r.status.code, r.body)
             }
             try await client.execute(uri: "/v1/keys?since=-1", method: .get, headers: [.authorization: "Bearer " + tokens.access_token]) { r in
-                XCTAssertEqual(r.status, .badRequest); self.conforms("/v1/keys", "get", r.status.code, r.body)
+                XCTAssertEqual(r.status, .badRequest); Self.conforms("/v1/keys", "get", r.status.code, r.body)
             }
             for auth in [nil, "Basic abc", "Bearer " + tokens.refresh_token, "Bearer x.y.z"] {
                 try await client.execute(uri: "/v1/keys", method: .get, headers: auth.map { [.authorization: $0] } ?? [:]) { r in
                     XCTAssertEqual(r.status, .unauthorized, auth ?? "no header")
                     XCTAssertNotNil(r.headers[.wwwAuthenticate])
-                    self.conforms("/v1/keys", "get", r.status.code, r.body)
+                    Self.conforms("/v1/keys", "get", r.status.code, r.body)
                 }
             }
             // Rotation over HTTP, then reuse → invalid_grant.
-            let (h2, b2) = form("grant_type=refresh_token&refresh_token=" + tokens.refresh_token)
+            let (h2, b2) = Self.form("grant_type=refresh_token&refresh_token=" + tokens.refresh_token)
             try await client.execute(uri: "/v1/token", method: .post, headers: h2, body: b2) { r in XCTAssertEqual(r.status, .ok) }
             f.clock.advance(60)
             for (body, error) in [("grant_type=refresh_token&refresh_token=" + tokens.refresh_token, "invalid_grant"),
@@ -83,27 +84,27 @@ final class HTTPTests: XCTestCase {
                                   ("code=abc", "invalid_request"),
                                   ("grant_type=refresh_token", "invalid_request"),
                                   ("grant_type=refresh_token&grant_type=refresh_token&refresh_token=x", "invalid_request")] {
-                let (h3, b3) = form(body)
+                let (h3, b3) = Self.form(body)
                 try await client.execute(uri: "/v1/token", method: .post, headers: h3, body: b3) { r in
                     XCTAssertEqual(r.status, .badRequest, body)
-                    self.conforms("/v1/token", "post", r.status.code, r.body)
+                    Self.conforms("/v1/token", "post", r.status.code, r.body)
                     XCTAssertEqual(try JSONDecoder().decode([String: String].self, from: Data(buffer: r.body))["error"], error, body)
                 }
             }
             // JSON instead of a form.
             try await client.execute(uri: "/v1/token", method: .post, headers: [.contentType: "application/json"],
                                      body: ByteBuffer(string: #"{"grant_type":"refresh_token"}"#)) { r in
-                XCTAssertEqual(r.status, .badRequest); self.conforms("/v1/token", "post", r.status.code, r.body)
+                XCTAssertEqual(r.status, .badRequest); Self.conforms("/v1/token", "post", r.status.code, r.body)
             }
             // An oversized body is refused before it is read whole.
-            let (h4, _) = form("")
+            let (h4, _) = Self.form("")
             try await client.execute(uri: "/v1/token", method: .post, headers: h4, body: ByteBuffer(string: String(repeating: "a", count: 20_000))) { r in
-                XCTAssertEqual(r.status, .contentTooLarge); self.conforms("/v1/token", "post", r.status.code, r.body)
+                XCTAssertEqual(r.status, .contentTooLarge); Self.conforms("/v1/token", "post", r.status.code, r.body)
             }
             _ = try await f.service.revokeGrant(id: "g1", reason: "test")
             try await client.execute(uri: "/v1/revocations", method: .get) { r in
                 XCTAssertEqual(r.status, .ok); XCTAssertEqual(r.headers[.contentType], "application/cbor")
-                self.conforms("/v1/revocations", "get", r.status.code, r.body)
+                Self.conforms("/v1/revocations", "get", r.status.code, r.body)
             }
             try await client.execute(uri: "/healthz", method: .get) { r in XCTAssertEqual(r.status, .ok) }
         }
@@ -122,7 +123,7 @@ final class HTTPTests: XCTestCase {
                     try await client.execute(uri: "/v1/push-token", method: .put,
                                              headers: [.authorization: "Bearer " + bearer, .contentType: "application/json"],
                                              body: ByteBuffer(string: body)) { r in
-                        self.conforms("/v1/push-token", "put", r.status.code, r.body)
+                        Self.conforms("/v1/push-token", "put", r.status.code, r.body)
                         return UInt16(r.status.code)
                     }
                 }
@@ -140,8 +141,8 @@ final class HTTPTests: XCTestCase {
     func testEveryDocumentedOperationIsServed() async throws {
         let f = try await TrustFixture.make(); defer { Task { await f.close() } }
         let app = Application(router: TrustAPI.router(service: f.service))
-        let paths = Self.openAPI["paths"] as! [String: Any]
         try await app.test(.router) { client in
+            let paths = Self.openAPI["paths"] as! [String: Any]
             for (path, ops) in paths {
                 for method in (ops as! [String: Any]).keys {
                     let m: HTTPRequest.Method = switch method { case "post": .post; case "put": .put; case "delete": .delete; default: .get }
@@ -272,8 +273,9 @@ final class MetricsTests: XCTestCase {
 /// The OpenAPI check, for every test class that answers over HTTP (HTTPTests, ApprovalHTTPTests).
 extension XCTestCase {
     /// Checks one answer against the document: status listed, JSON body matches the schema.
-    func conforms(_ path: String, _ method: String, _ status: Int, _ body: ByteBuffer, file: StaticString = #filePath, line: UInt = #line) {
-        let paths = HTTPTests.openAPI["paths"] as! [String: Any]
+    static func conforms(_ path: String, _ method: String, _ status: Int, _ body: ByteBuffer, file: StaticString = #filePath, line: UInt = #line) {
+        let document = HTTPTests.openAPI
+        let paths = document["paths"] as! [String: Any]
         guard let op = (paths[path] as? [String: Any])?[method] as? [String: Any] else { return XCTFail("\(method) \(path) is not documented", file: file, line: line) }
         let responses = op["responses"] as! [String: Any]
         guard let r = responses[String(status)] as? [String: Any] else {
@@ -282,14 +284,15 @@ extension XCTestCase {
         guard let schema = ((r["content"] as? [String: Any])?["application/json"] as? [String: Any])?["schema"] as? [String: Any] else { return }
         let json = try? JSONSerialization.jsonObject(with: Data(buffer: body))
         XCTAssertNotNil(json, "\(method) \(path) \(status): body is not JSON", file: file, line: line)
-        if let json { check(json, schema, at: "\(method) \(path) \(status)", file: file, line: line) }
+        let schemas = (document["components"] as! [String: Any])["schemas"] as! [String: Any]
+        if let json { check(json, schema, schemas: schemas, at: "\(method) \(path) \(status)", file: file, line: line) }
     }
 
-    func check(_ value: Any, _ schema: [String: Any], at location: String, file: StaticString, line: UInt) {
+    static func check(_ value: Any, _ schema: [String: Any], schemas: [String: Any], at location: String, file: StaticString, line: UInt) {
         var schema = schema
         if let ref = schema["$ref"] as? String {
             let name = ref.components(separatedBy: "/").last!
-            schema = ((HTTPTests.openAPI["components"] as! [String: Any])["schemas"] as! [String: Any])[name] as! [String: Any]
+            schema = schemas[name] as! [String: Any]
         }
         switch schema["type"] as? String {
         case "object":
@@ -298,11 +301,11 @@ extension XCTestCase {
             let props = schema["properties"] as? [String: Any] ?? [:]
             for (k, v) in o {
                 guard let p = props[k] as? [String: Any] else { XCTFail("\(location): undocumented field \(k)", file: file, line: line); continue }
-                check(v, p, at: location + "." + k, file: file, line: line)
+                check(v, p, schemas: schemas, at: location + "." + k, file: file, line: line)
             }
         case "array":
             guard let a = value as? [Any] else { return XCTFail("\(location): not an array", file: file, line: line) }
-            for item in a { check(item, schema["items"] as! [String: Any], at: location + "[]", file: file, line: line) }
+            for item in a { check(item, schema["items"] as! [String: Any], schemas: schemas, at: location + "[]", file: file, line: line) }
         case "string": XCTAssertTrue(value is String, "\(location): not a string", file: file, line: line)
         case "integer":
             let n = value as? NSNumber

@@ -40,14 +40,14 @@ final class PushRelayTests: XCTestCase {
         do {
             try await relay.send(PushMessage(token: "tok", data: ["a": String(repeating: "x", count: 4097 - base)]))
             XCTFail("4097 bytes accepted")
-        } catch let error as PushRefusal {
+        } catch {
             XCTAssertEqual(error, .payloadTooLarge(4097)); XCTAssertEqual(error.apns.status, 413); XCTAssertEqual(error.fcm.code, "INVALID_ARGUMENT")
         }
         try await relay.send(PushMessage(token: "tok", data: [:], collapseID: String(repeating: "c", count: 64)))
         do {
             try await relay.send(PushMessage(token: "tok", data: [:], collapseID: String(repeating: "c", count: 65)))
             XCTFail("a 65-byte collapse id accepted")
-        } catch let error as PushRefusal { XCTAssertEqual(error, .badCollapseID(65)); XCTAssertEqual(error.apns.reason, "BadCollapseId") }
+        } catch { XCTAssertEqual(error, .badCollapseID(65)); XCTAssertEqual(error.apns.reason, "BadCollapseId") }
     }
 
     func testTTLZeroIsNotStoredButAStoredMessageArrivesOnceReachable() async throws {
@@ -77,12 +77,12 @@ final class PushRelayTests: XCTestCase {
     func testDeadTokensAreGoneAndStayGone() async throws {
         let (relay, _, _) = try relay()
         relay.unregister(token: "tok")
-        do { try await relay.send(PushMessage(token: "tok", data: [:])); XCTFail("sent to a dead token") } catch let error as PushRefusal {
+        do { try await relay.send(PushMessage(token: "tok", data: [:])); XCTFail("sent to a dead token") } catch {
             guard case .unregistered = error else { return XCTFail("\(error)") }
             XCTAssertEqual(error.apns.status, 410); XCTAssertEqual(error.fcm.status, 404); XCTAssertEqual(error.fcm.code, "UNREGISTERED")
         }
         XCTAssertThrowsError(try relay.register(token: "tok", device: PushDevice { _, _ in true }), "a dead token is not reused")
-        do { try await relay.send(PushMessage(token: "never-registered", data: [:])); XCTFail() } catch let error as PushRefusal { XCTAssertEqual(error, .badDeviceToken) }
+        do { try await relay.send(PushMessage(token: "never-registered", data: [:])); XCTFail() } catch { XCTAssertEqual(error, .badDeviceToken) }
     }
 
     func testForceQuitDiscardsBackgroundPushesButNotAlerts() async throws {

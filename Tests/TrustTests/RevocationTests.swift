@@ -25,7 +25,7 @@ final class RevocationTests: XCTestCase {
         try await app.test(.router) { client in
             func post(_ body: String, contentType: String = "application/x-www-form-urlencoded") async throws -> (Int, String) {
                 try await client.execute(uri: "/v1/revoke", method: .post, headers: [.contentType: contentType], body: ByteBuffer(string: body)) { r in
-                    self.conforms("/v1/revoke", "post", Int(r.status.code), r.body)
+                    Self.conforms("/v1/revoke", "post", Int(r.status.code), r.body)
                     return (Int(r.status.code), String(buffer: r.body))
                 }
             }

@@ -216,7 +216,7 @@ final class WakeUpDataBoundTests: XCTestCase {
         func blob(_ n: Int) throws -> WakeUpValue { try WakeUpValue(parsing: "\"" + String(repeating: "x", count: n) + "\"") }
         func refused(_ app: String, _ path: String, _ n: Int, mentioning text: String) async throws {
             let value = try blob(n), at = try WakeUpPath(parsing: path)
-            do { try await s.write(app: app, path: at, value: value); XCTFail("\(app)\(path) \(n) bytes accepted") } catch let error as WakeUpError {
+            do { try await s.write(app: app, path: at, value: value); XCTFail("\(app)\(path) \(n) bytes accepted") } catch {
                 XCTAssertEqual(error.code, .storageFull); XCTAssertEqual(error.code.httpStatus, 507)
                 XCTAssertTrue(error.message.contains(text), error.message)
             }

@@ -213,8 +213,8 @@ public enum LockTarget: Equatable, Sendable, CustomStringConvertible {
 
 /// The virtual phone (central): scans for a lock advertising `FFF2`, connects, discovers, reads
 /// the SPSM, opens the credit-based channel and runs the credential side (an `APDUResponder`).
-public final class BLEPhone {
-    public struct Configuration {
+public final class BLEPhone: Sendable {
+    public struct Configuration: Sendable {
         public var transport: TransportSpec
         public var btsnoop: String?
         public var name = "LockBench Phone"

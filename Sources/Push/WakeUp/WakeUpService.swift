@@ -232,10 +232,10 @@ public final class WakeUpService: Sendable {
         for (device, data) in messages {
             do {
                 try await relay.send(PushMessage(token: device, data: data, background: true, service: .fcm))
-            } catch let e as PushRefusal {
-                guard case .unregistered = e else { continue }
+            } catch {
+                guard case .unregistered = error else { continue }
                 locked { s in for (app, ns) in s.namespaces { s.namespaces[app]!.subscriptions = ns.subscriptions.filter { $0.key.device != device } } }
-            } catch {}
+            }
         }
     }
 }
