@@ -1,6 +1,7 @@
 import ByteCore
 import Codecs
 import Foundation
+import Synchronization
 
 /// The reader this engine decides for: its group and sub identifiers (16 bytes each).
 public struct ReaderIdentity: Equatable, Sendable {
@@ -300,72 +301,73 @@ public struct DecisionCore: Sendable {
 /// The engine as the access protocol sees it (`AccessDecider`): the pure `DecisionCore` plus
 /// mutable state and a time source. The time source is injected (the lock passes its virtual
 /// clock), so the engine never reads the system clock itself. Thread-safe.
-public final class OfflineUnlockEngine: AccessDecider, @unchecked Sendable {
+public final class OfflineUnlockEngine: AccessDecider, Sendable {
     public let core: DecisionCore
-    private var _state: EngineState
-    private let now: () -> Date
-    private let lock = NSLock()
+    private struct Held {
+        var state: EngineState
+        var onStateChange: (@Sendable (EngineState) -> Void)?
+    }
+    private let held: Mutex<Held>
+    private let now: @Sendable () -> Date
     /// Called with the new state after each decision, before `decide` returns (the lock persists it).
-    public var onStateChange: ((EngineState) -> Void)?
+    public var onStateChange: (@Sendable (EngineState) -> Void)? {
+        get { held.withLock { $0.onStateChange } }
+        set { held.withLock { $0.onStateChange = newValue } }
+    }
 
     /// Verifies each cached document of `state` once, here (see `DecisionCore.verifyCachedDocuments`).
-    public init(core: DecisionCore, state: EngineState, now: @escaping () -> Date) {
+    public init(core: DecisionCore, state: EngineState, now: @escaping @Sendable () -> Date) {
         self.core = core
         var state = state
         core.verifyCachedDocuments(&state)
-        self._state = state
+        self.held = Mutex(Held(state: state))
         self.now = now
     }
 
     /// Setting it verifies the cached documents the state's memo does not know (none, for a state
     /// read from this property and modified), and makes the changes untracked (`EngineChanges`).
     public var state: EngineState {
-        get { lock.lock(); defer { lock.unlock() }; return _state }
+        get { held.withLock { $0.state } }
         set {
             var s = newValue
             core.verifyCachedDocuments(&s)
             s.markUntracked()
-            lock.lock(); _state = s; lock.unlock()
+            held.withLock { [s] in $0.state = s }
         }
     }
 
     /// What the decisions since the last call changed (the lock records it; see `EngineChanges`).
     public func takeChanges() -> EngineChanges {
-        lock.lock(); defer { lock.unlock() }
-        return _state.takeChanges()
+        held.withLock { $0.state.takeChanges() }
     }
 
     /// Puts back what `changes` (from `takeChanges`) changed: decisions the lock could not record.
     public func undo(_ changes: EngineChanges) {
-        lock.lock(); defer { lock.unlock() }
-        _state.undo(changes)
+        held.withLock { $0.state.undo(changes) }
     }
 
     /// The trusted clock now (without copying the state).
-    public var trustedClock: TrustedClock { lock.lock(); defer { lock.unlock() }; return _state.clock }
+    public var trustedClock: TrustedClock { held.withLock { $0.state.clock } }
 
     /// The id (hex) of the verified access document cached for this key, if any (for the audit log).
     public func cachedDocumentID(credentialPublicKey: [UInt8]) -> String? {
-        lock.lock(); defer { lock.unlock() }
-        return core.cachedDocument(Hex.encode(credentialPublicKey), state: &_state).map { Hex.encode($0.id) }
+        held.withLock { core.cachedDocument(Hex.encode(credentialPublicKey), state: &$0.state).map { Hex.encode($0.id) } }
     }
 
     /// The revocation list changes of the decisions since the last call (the lock audits them).
     public func takeRevocationChanges() -> [RevocationChange] {
-        lock.lock(); defer { lock.unlock() }
-        return _state.takeRevocationChanges()
+        held.withLock { $0.state.takeRevocationChanges() }
     }
 
     public func wantsStepUp(credentialPublicKey: [UInt8], timestamps: SignedTimestamps) -> Bool {
-        lock.lock(); defer { lock.unlock() }
-        return core.wantsStepUp(credentialPublicKey: credentialPublicKey, timestamps: timestamps, state: _state, at: now())
+        held.withLock { core.wantsStepUp(credentialPublicKey: credentialPublicKey, timestamps: timestamps, state: $0.state, at: now()) }
     }
 
     public func decide(_ presentation: Presentation) -> Decision {
-        lock.lock()
-        let decision = core.decide(presentation, state: &_state, at: now())
-        let snapshot = _state
-        lock.unlock()
+        let (decision, snapshot, onStateChange) = held.withLock { h in
+            let decision = core.decide(presentation, state: &h.state, at: now())
+            return (decision, h.state, h.onStateChange)
+        }
         onStateChange?(snapshot)
         return decision
     }

@@ -222,15 +222,15 @@ final class EngineDecisionTests: XCTestCase {
     }
 
     func testEngineClassUsesInjectedTimeAndReportsState() {
-        var time = now
-        let engine = OfflineUnlockEngine(core: f.core(), state: state, now: { time })
-        var saved: EngineState?
-        engine.onStateChange = { saved = $0 }
+        let time = Monitor(now)
+        let engine = OfflineUnlockEngine(core: f.core(), state: state, now: { time.withLock { $0 } })
+        let saved = Monitor<EngineState?>(nil)
+        engine.onStateChange = { state in saved.withLock { $0 = state } }
         XCTAssertTrue(engine.wantsStepUp(credentialPublicKey: f.credentialKey))
         XCTAssertTrue(engine.decide(f.presentation(access: [f.accessDocument()])).isGrant)
-        XCTAssertEqual(saved?.cachedDocuments.count, 1)
+        XCTAssertEqual(saved.withLock { $0 }?.cachedDocuments.count, 1)
         XCTAssertFalse(engine.wantsStepUp(credentialPublicKey: f.credentialKey))
-        time = now.addingTimeInterval(-3600)
+        time.withLock { [now] in $0 = now.addingTimeInterval(-3600) }
         XCTAssertEqual(engine.decide(f.presentation()).denyReason, .clockRollback)
     }
 }
@@ -258,7 +258,7 @@ final class EngineDocumentMemoTests: XCTestCase {
     func testStateFromDiskIsVerifiedOnceWhenTheEngineTakesIt() throws {
         let loaded = try JSONDecoder().decode(EngineState.self, from: try JSONEncoder().encode(acceptedState()))
         XCTAssertNil(loaded.verified.verdict(key: keyHex, bytes: loaded.cachedDocuments[keyHex]!, trust: f.trust()))
-        let engine = OfflineUnlockEngine(core: f.core(), state: loaded, now: { self.now })
+        let engine = OfflineUnlockEngine(core: f.core(), state: loaded, now: { [now] in now })
         let s = engine.state
         XCTAssertNotNil(s.verified.verdict(key: keyHex, bytes: s.cachedDocuments[keyHex]!, trust: f.trust())?.document)
         XCTAssertFalse(engine.wantsStepUp(credentialPublicKey: f.credentialKey))
@@ -274,7 +274,7 @@ final class EngineDocumentMemoTests: XCTestCase {
         doc.document.issuerAuth.signature[0] ^= 0x80
         state.cachedDocuments[keyHex] = doc.encoded()
         let loaded = try JSONDecoder().decode(EngineState.self, from: try JSONEncoder().encode(state))
-        let engine = OfflineUnlockEngine(core: f.core(), state: loaded, now: { self.now })
+        let engine = OfflineUnlockEngine(core: f.core(), state: loaded, now: { [now] in now })
         XCTAssertTrue(engine.wantsStepUp(credentialPublicKey: f.credentialKey))
         XCTAssertEqual(engine.decide(f.presentation()).denyReason, .unknownCredential)
         XCTAssertNil(engine.cachedDocumentID(credentialPublicKey: f.credentialKey))

@@ -140,24 +140,24 @@ struct CredentialServe: ParsableCommand {
 }
 
 /// Passes APDUs to the credential and notes when a transaction ended (EXCHANGE or CONTROL FLOW answered).
-final class TransactionEndWatcher: APDUResponder, @unchecked Sendable {
+final class TransactionEndWatcher: APDUResponder {
     private let credential: CredentialSession
-    private let condition = NSCondition()
-    private var ended = false
-    private(set) var commands = 0
+    private struct Progress {
+        var ended = false
+        var commands = 0
+    }
+    private let progress = Monitor(Progress())
+    var commands: Int { progress.withLock { $0.commands } }
 
     init(_ credential: CredentialSession) { self.credential = credential }
 
-    func arm() { condition.withLock { ended = false; commands = 0 } }
+    func arm() { progress.withLock { $0 = Progress() } }
 
     func respond(to command: [UInt8]) -> [UInt8] {
         let response = credential.respond(to: command)
-        condition.withLock {
-            commands += 1
-            if command.count >= 2, command[1] == Instruction.exchange || command[1] == Instruction.controlFlow {
-                ended = true
-                condition.broadcast()
-            }
+        progress.withLock { p in
+            p.commands += 1
+            if command.count >= 2, command[1] == Instruction.exchange || command[1] == Instruction.controlFlow { p.ended = true }
         }
         return response
     }
@@ -165,9 +165,6 @@ final class TransactionEndWatcher: APDUResponder, @unchecked Sendable {
     func reset() { credential.reset() }
 
     func waitForEnd(timeout: TimeInterval) -> Bool {
-        condition.lock(); defer { condition.unlock() }
-        let deadline = Date().addingTimeInterval(timeout)
-        while !ended { if !condition.wait(until: deadline) { return ended } }
-        return true
+        progress.wait(until: Date().addingTimeInterval(timeout), for: \.ended) { _, ended in ended }
     }
 }

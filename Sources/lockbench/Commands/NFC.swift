@@ -195,34 +195,31 @@ struct ListCommand: ParsableCommand {
 
 /// The `insert`/`remove`/`status`/`quit` commands of `nfc virtual-reader`, from stdin, the
 /// control FIFO and signals (any thread).
-final class VirtualReaderConsole: @unchecked Sendable {
+final class VirtualReaderConsole: Sendable {
     private let reader: VirtualReader
     private let defaultUID: [UInt8]
     /// The responder `insert` places in the field, given the UID it uses.
-    private let card: (_ uid: [UInt8]) -> APDUResponder
-    private let done = DispatchSemaphore(value: 0)
-    private let lock = NSLock()
-    private var finished = false
+    private let card: @Sendable (_ uid: [UInt8]) -> APDUResponder
+    /// Whether `finish` was called; commands run one at a time under it.
+    private let finished = Monitor(false)
 
-    init(reader: VirtualReader, defaultUID: [UInt8], card: @escaping (_ uid: [UInt8]) -> APDUResponder) {
+    init(reader: VirtualReader, defaultUID: [UInt8], card: @escaping @Sendable (_ uid: [UInt8]) -> APDUResponder) {
         self.reader = reader
         self.defaultUID = defaultUID
         self.card = card
     }
 
-    func finish() {
-        lock.lock(); defer { lock.unlock() }
-        guard !finished else { return }
-        finished = true
-        done.signal()
-    }
+    func finish() { finished.withLock { $0 = true } }
 
-    func waitUntilFinished() { done.wait() }
+    func waitUntilFinished() { finished.wait(until: nil, for: { $0 }) { _, _ in } }
 
     func command(_ line: String) {
         let words = line.split(separator: " ").map(String.init)
         if ["quit", "exit", "stop"].contains(words.first?.lowercased() ?? "") { finish(); return }
-        lock.lock(); defer { lock.unlock() }
+        finished.withLock { _ in run(words) }
+    }
+
+    private func run(_ words: [String]) {
         switch words.first?.lowercased() {
         case "insert":
             let uid = words.count > 1 ? Hex.decode(words[1]) : defaultUID
