@@ -4,6 +4,7 @@ import Codecs
 import Crypto
 import Foundation
 import OfflineUnlock
+import Synchronization
 
 /// Presents a phone to a reader under test, one transaction per call: accepts one socket
 /// connection, places a virtual card in a virtual PN532's field, or connects over BLE.
@@ -41,13 +42,15 @@ public struct ObservedTransaction: Sendable {
 
 /// A LockBench phone with a fault or tweak, recording everything the reader sends (an
 /// `APDUResponder` for any radio). Thread-safe: transports answer on their own threads.
-public final class ObservingPhone: APDUResponder, @unchecked Sendable {
+public final class ObservingPhone: APDUResponder {
     public let session: CredentialSession
     let recorder: TranscriptRecorder?
     let random: RecordingRandom
-    private let condition = NSCondition()
-    private var observed = ObservedTransaction()
-    private var assembler = CommandAssembler()
+    private struct Watch {
+        var observed = ObservedTransaction()
+        var assembler = CommandAssembler()
+    }
+    private let watch = Monitor(Watch())
 
     init(session: CredentialSession, random: RecordingRandom, recorder: TranscriptRecorder?) {
         self.session = session
@@ -62,45 +65,43 @@ public final class ObservingPhone: APDUResponder, @unchecked Sendable {
         let answer = session.respond(to: command)
         let parsed = try? CommandAPDU(parsing: command)
         recorder?.record(.response, answer)
-        condition.lock()
-        defer { condition.broadcast(); condition.unlock() }
-        observed.exchanges.append((command, answer))
-        guard let parsed, parsed.ins != Instruction.getResponse else { return answer }
-        if case .complete(let whole)? = try? assembler.feed(parsed) {
-            observed.commands.append(whole)
+        watch.withLock { watch in observe(command, answer, parsed, in: &watch) }
+        return answer
+    }
+
+    private func observe(_ command: [UInt8], _ answer: [UInt8], _ parsed: CommandAPDU?, in watch: inout Watch) {
+        watch.observed.exchanges.append((command, answer))
+        guard let parsed, parsed.ins != Instruction.getResponse else { return }
+        if case .complete(let whole)? = try? watch.assembler.feed(parsed) {
+            watch.observed.commands.append(whole)
             let sw = answer.count >= 2 ? StatusWord(answer[answer.count - 2], answer[answer.count - 1]) : .noPreciseDiagnosis
-            observed.answers.append(sw)
+            watch.observed.answers.append(sw)
             switch whole.ins {
             case Instruction.exchange where sw == .success || sw.isBytesRemaining:
-                observed.readerStatus = session.lastReaderStatus
+                watch.observed.readerStatus = session.lastReaderStatus
             case Instruction.controlFlow:
-                observed.controlFlow = try? ControlFlow(parsing: whole.data)
+                watch.observed.controlFlow = try? ControlFlow(parsing: whole.data)
             case Instruction.auth0 where answer.count > 67 && answer[0] == 0x86:
                 // Keep the phone's ephemeral private key for the transcript (--transcript-secrets).
                 if let key = random.privateKey(for: Array(answer[2..<67])) { recorder?.secret("ephemeral-private", key) }
             default: break
             }
         }
-        return answer
     }
 
     /// Starts a new observation (one per presentation).
     public func beginTransaction() {
-        condition.lock(); observed = ObservedTransaction(); assembler.reset(); condition.unlock()
+        watch.withLock { $0 = Watch() }
     }
 
-    public var observation: ObservedTransaction { condition.lock(); defer { condition.unlock() }; return observed }
+    public var observation: ObservedTransaction { watch.withLock { $0.observed } }
 
     /// Waits until the reader ended the transaction (EXCHANGE with a status, or CONTROL FLOW), then
     /// `settle` more seconds for a last command; false on timeout.
     @discardableResult
     public func waitUntilEnded(timeout: TimeInterval, settle: TimeInterval = 0.2) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        condition.lock()
-        while !observed.ended {
-            if !condition.wait(until: deadline) { condition.unlock(); return false }
-        }
-        condition.unlock()
+        let ended = watch.wait(until: Date(timeIntervalSinceNow: timeout), for: \.observed.ended) { _, ended in ended }
+        guard ended else { return false }
         Thread.sleep(forTimeInterval: settle)
         return true
     }
@@ -108,19 +109,18 @@ public final class ObservingPhone: APDUResponder, @unchecked Sendable {
 
 /// Records each 32-byte draw so the ephemeral private key behind an AUTH0 answer can be written
 /// to a transcript (only with --transcript-secrets).
-final class RecordingRandom: RandomSource, @unchecked Sendable {
+final class RecordingRandom: RandomSource {
     private let inner = SystemRandom()
-    private let lock = NSLock()
-    private var draws: [[UInt8]] = []
+    private let draws = Mutex<[[UInt8]]>([])
 
     func bytes(_ count: Int) -> [UInt8] {
         let b = inner.bytes(count)
-        if count == 32 { lock.withLock { draws.append(b); if draws.count > 64 { draws.removeFirst() } } }
+        if count == 32 { draws.withLock { draws in draws.append(b); if draws.count > 64 { draws.removeFirst() } } }
         return b
     }
 
     func privateKey(for publicKey: [UInt8]) -> [UInt8]? {
-        lock.withLock {
+        draws.withLock { draws in
             draws.last { (try? P256.KeyAgreement.PrivateKey(rawRepresentation: $0)).map { Array($0.publicKey.x963Representation) } == publicKey }
         }
     }

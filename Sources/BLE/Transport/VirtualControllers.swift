@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The launcher for the virtual controllers that CI, the tests and `lockbench-bench ble` run the
 /// stack on: Bumble's (`python3 -m bumble.apps.controllers tcp-server:127.0.0.1:P1 …`, N
@@ -6,7 +7,7 @@ import Foundation
 /// its HCI port). Ports are free loopback ports; the child dies with this process even when it is
 /// killed (PR_SET_PDEATHSIG, set by a python3 trampoline, survives exec), and `stop()` (or
 /// deinit) kills and reaps it.
-public final class VirtualControllers: @unchecked Sendable {
+public final class VirtualControllers: Sendable {
     public enum Kind: Sendable { case bumble, rootCanal }
 
     public let kind: Kind
@@ -14,8 +15,8 @@ public final class VirtualControllers: @unchecked Sendable {
     /// every connection.
     public let ports: [UInt16]
     private let arguments: [String]
-    private let lock = NSLock()
-    private var process: Process?
+    /// The running child, nil when stopped.
+    private let process = Mutex<Process?>(nil)
 
     /// The `--ble` transport of controller `index` (any index on RootCanal).
     public func spec(_ index: Int) -> String {
@@ -60,7 +61,7 @@ public final class VirtualControllers: @unchecked Sendable {
     public func start(timeout: TimeInterval = 20) throws(BLEError) {
         stop()
         let p = try VirtualControllers.launch(arguments)
-        lock.withLock { process = p }
+        process.withLock { $0 = p }
         let deadline = Date(timeIntervalSinceNow: timeout)
         while !ports.allSatisfy(VirtualControllers.isListening) {
             guard Date() < deadline, p.isRunning else {
@@ -73,7 +74,7 @@ public final class VirtualControllers: @unchecked Sendable {
 
     /// Kills and reaps the controllers (the hosts on them see the transport close).
     public func stop() {
-        guard let p = lock.withLock({ () -> Process? in defer { process = nil }; return process }) else { return }
+        guard let p = process.withLock({ $0.take() }) else { return }
         VirtualControllers.kill(p)
     }
 
