@@ -157,7 +157,7 @@ let package = Package(
         .testTarget(name: "LockTests", dependencies: ["Lock", "AccessProtocol", "OfflineUnlock", "ByteCore", "Codecs", "LockBenchTestSupport", crypto, "lockbench", "lockbench-bench"]),
         .testTarget(name: "NFCTests", dependencies: ["NFC", "ReaderSeam", "VirtualPN532", "ByteCore", "LockBenchTestSupport"]),
         .testTarget(name: "BLETests", dependencies: ["BLE", "ReaderSeam", "ByteCore", "LockBenchTestSupport",
-                                                     "AccessProtocol", "OfflineUnlock", "Lock", "LockRuntime", "Codecs", crypto]),
+                                                     "AccessProtocol", "OfflineUnlock", "Lock", "LockRuntime", "Codecs", crypto], exclude: ["python"]),
         .testTarget(name: "LockRuntimeTests", dependencies: ["LockRuntime", "Conformance", "PCSC", "SocketTransport", "AccessProtocol", "OfflineUnlock", "Lock", "VirtualPN532", "ByteCore", "Codecs", "LockBenchTestSupport", crypto]),
         // --- Trust ---
         .testTarget(name: "TrustTests", dependencies: [
@@ -166,7 +166,7 @@ let package = Package(
         ], exclude: ["python"]),
         // --- end Trust ---
         // Whole-program tests: run the built `lockbench` binary (and its server side) as a user would.
-        .testTarget(name: "EndToEndTests", dependencies: ["lockbench", "lockbench-server", "lockbench-bench", "BLE", "ByteCore", "Codecs", "LockBenchTestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["lockbench", "lockbench-server", "lockbench-bench", "BLE", "ByteCore", "Codecs", "LockBenchTestSupport"], exclude: ["python"]),
     ],
     // Swift 6 language mode everywhere: the compiler checks the concurrency (strict, complete).
     swiftLanguageModes: [.v6]

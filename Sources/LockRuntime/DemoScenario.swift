@@ -38,9 +38,10 @@ public struct DemoScenario {
 
         let service = try LockService(configuration: config)
         let runner = LockRunner(service: service, nfc: .virtual(link: nil), ble: nil, emit: event)
-        let done = DispatchSemaphore(value: 0)
-        var last: TransactionOutcome?
-        runner.onOutcome = { last = $0; done.signal() }
+        /// Outcomes seen so far and the last one; each tap waits for one more.
+        let outcomes = Monitor<(seen: Int, last: TransactionOutcome?)>((0, nil))
+        var awaited = 0
+        runner.onOutcome = { outcome in outcomes.withLock { $0 = ($0.seen + 1, outcome) } }
         try runner.start()
         defer { runner.stop() }
         guard let reader = runner.virtualReader else { throw LockServiceError("virtual reader did not start") }
@@ -59,7 +60,8 @@ public struct DemoScenario {
             say("tap: \(title)")
             uidCounter += 1
             try reader.insert(card, uid: [0x04, 0x4C, 0x42, 0x00, 0x00, 0x00, uidCounter])
-            let finished = done.wait(timeout: .now() + 10) == .success
+            let (finished, last) = outcomes.wait(until: Date().addingTimeInterval(10), for: { $0.seen > awaited }) { s, ready in (ready, s.last) }
+            if finished { awaited += 1 }
             reader.remove()
             steps.append(Step(title: title, expected: expect, outcome: finished ? last : nil))
             Thread.sleep(forTimeInterval: 0.15)  // let the loop see the card leave before the next tap
