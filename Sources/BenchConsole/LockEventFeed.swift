@@ -1,3 +1,4 @@
+import ByteCore
 import Foundation
 import Synchronization
 #if canImport(Glibc)
@@ -70,17 +71,10 @@ public final class LockEventFeed: Sendable {
     }
 
     private func connectToLock() -> Int32? {
-        var address = sockaddr_un()
-        guard path.utf8.count < MemoryLayout.size(ofValue: address.sun_path) else { return nil }
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard let address = UnixSocketAddress(path: path) else { return nil }
+        let fd = UnixSocketAddress.streamSocket()
         guard fd >= 0 else { return nil }
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, byte) in path.utf8.enumerated() { raw[i] = byte }
-        }
-        let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        let rc = address.connect(fd)
         if rc != 0 { Glibc.close(fd); return nil }
         return fd
     }

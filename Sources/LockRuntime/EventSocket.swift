@@ -1,3 +1,4 @@
+import ByteCore
 import Foundation
 import Synchronization
 #if canImport(Glibc)
@@ -30,24 +31,17 @@ public final class EventSocket: Sendable {
     /// Listens on `path` (mode 0600: events name credentials). A socket left there by an earlier
     /// run is replaced; any other file is refused.
     public init(path: String) throws(EventSocketError) {
-        var address = sockaddr_un()
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard path.utf8.count < capacity else { throw EventSocketError("\(path): a socket path is at most \(capacity - 1) bytes") }
+        guard let address = UnixSocketAddress(path: path) else {
+            throw EventSocketError("\(path): a socket path is 1 to \(UnixSocketAddress.maximumPathBytes) bytes")
+        }
         var info = stat()
         if lstat(path, &info) == 0 {
             guard info.st_mode & S_IFMT == S_IFSOCK else { throw EventSocketError("\(path) exists and is not a socket; give another path") }
             unlink(path)
         }
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = UnixSocketAddress.streamSocket()
         guard fd >= 0 else { throw EventSocketError("socket: \(String(cString: strerror(errno)))") }
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, byte) in path.utf8.enumerated() { raw[i] = byte }
-            raw[path.utf8.count] = 0
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        let bound = address.bind(fd)
         guard bound == 0, chmod(path, 0o600) == 0, listen(fd, 8) == 0 else {
             let why = String(cString: strerror(errno))
             Glibc.close(fd)

@@ -1,3 +1,4 @@
+import ByteCore
 import Foundation
 import LockBenchTestSupport
 import XCTest
@@ -80,15 +81,8 @@ private final class Viewer {
     private var pending = [UInt8]()
 
     init(path: String) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, byte) in path.utf8.enumerated() { raw[i] = byte }
-        }
-        let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        fd = UnixSocketAddress.streamSocket()
+        let rc = try XCTUnwrap(UnixSocketAddress(path: path)).connect(fd)
         guard rc == 0 else { throw POSIXError(.ECONNREFUSED) }
     }
     deinit { close(fd) }
