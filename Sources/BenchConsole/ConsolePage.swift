@@ -28,6 +28,7 @@ enum ConsolePage {
   .mono { font-family: ui-monospace, monospace; font-size: 0.85rem; }
   th:last-child { width: 17rem; }
   td.apdus ol { margin: 0.3rem 0 0 0; padding-left: 1.2rem; font-size: 0.8rem; }
+  pre.opened { margin: 0.15rem 0 0.3rem 0; padding: 0.3rem; background: #f3f3ee; font-size: 0.75rem; white-space: pre-wrap; overflow-wrap: anywhere; max-height: 9rem; overflow-y: auto; }
   #radio { max-height: 14rem; overflow-y: auto; font-size: 0.85rem; margin: 0; padding-left: 1.1rem; }
 </style>
 </head>
@@ -109,6 +110,13 @@ function show(event) {
       const item = document.createElement("li");
       item.textContent = (a.direction === "reader → phone" ? "→ " : "← ") + a.meaning;
       item.title = a.hex;
+      if (Array.isArray(a.opened) && a.opened.length > 0) {
+        const clear = document.createElement("pre");
+        clear.className = "opened";
+        clear.setAttribute("aria-label", "decrypted " + text(a.label) + " payload");
+        clear.textContent = "decrypted by the lock:\n" + a.opened.map(text).join("\n");
+        item.appendChild(clear);
+      }
       list.appendChild(item);
     }
     details.append(summary, list);

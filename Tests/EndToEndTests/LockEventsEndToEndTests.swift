@@ -30,6 +30,18 @@ final class LockEventsEndToEndTests: XCTestCase {
         XCTAssertLessThan(delay, 1, "the decision reaches the viewer within a second of the tap")
         XCTAssertEqual(decision["credential"] as? String, "6361726f6c")
         XCTAssertEqual(decision["clock"] as? String, "lock")
+        // Then its APDUs, each payload the lock sealed or opened itself shown in the clear.
+        var apdus: [String: Any] = [:]
+        while apdus["kind"] as? String != "apdus" { apdus = try viewer.nextEvent(timeout: 5) }
+        XCTAssertEqual(apdus["transaction"] as? String, decision["transaction"] as? String)
+        let lines = try XCTUnwrap(apdus["apdus"] as? [[String: Any]], "\(apdus)")
+        func opened(_ label: String, _ direction: String) -> [String] {
+            lines.first { $0["label"] as? String == label && $0["direction"] as? String == direction && $0["opened"] != nil }?["opened"] as? [String] ?? []
+        }
+        let exchange = opened("EXCHANGE", "reader → phone"), answer = opened("EXCHANGE", "phone → reader")
+        XCTAssertTrue(exchange.contains { $0.contains("reader status") || $0.hasPrefix("97") }, "the closing EXCHANGE in the clear: \(exchange)")
+        XCTAssertTrue(answer.first?.contains("status 0000 success") ?? false, "the phone's answer in the clear: \(answer)")
+        XCTAssertNil(lines.first { $0["label"] as? String == "SELECT" }?["opened"], "SELECT is not encrypted: nothing to open")
         // The same event on the lock's own output: one stream, two readers.
         XCTAssertTrue(try lock.waitForLine(containing: "GRANTED").contains("6361726f6c"))
 
@@ -156,6 +168,9 @@ final class ConsoleBrowserTests: XCTestCase {
             XCTAssertTrue(row.text.contains("→ SELECT ;") && row.text.contains("→ AUTH0") && row.text.contains("← 9000 normal processing"), row.text)
         }
         XCTAssertTrue(rows[1].text.contains("ENVELOPE"), "the denied phone stepped up: \(rows[1].text)")
+        // The payloads the lock opened itself, in the clear: its DeviceRequest and the phone's documents.
+        XCTAssertTrue(rows[1].text.contains("decrypted by the lock") && rows[1].text.contains("DeviceResponse"), rows[1].text)
+        XCTAssertTrue(rows[0].text.contains("decrypted by the lock"), rows[0].text)
         for n in ["console-1-granted.png", "console-2-denied.png"] {
             let size = (try? FileManager.default.attributesOfItem(atPath: shots.appendingPathComponent(n).path)[.size] as? Int) ?? 0
             XCTAssertGreaterThan(size ?? 0, 10_000, "screenshot \(n)")
