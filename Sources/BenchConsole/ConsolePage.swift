@@ -25,6 +25,9 @@ enum ConsolePage {
   .decision { font-weight: 700; }
   .granted .decision { color: #0b6b2f; }
   .denied .decision { color: #a3161b; }
+  .pass .verdict { color: #0b6b2f; font-weight: 700; }
+  .fail .verdict { color: #a3161b; font-weight: 700; }
+  .warn .verdict { color: #8a5a00; font-weight: 700; }
   .mono { font-family: ui-monospace, monospace; font-size: 0.85rem; }
   th:last-child { width: 17rem; }
   td.apdus ol { margin: 0.3rem 0 0 0; padding-left: 1.2rem; font-size: 0.8rem; }
@@ -61,6 +64,16 @@ enum ConsolePage {
       <caption class="visually-hidden" style="text-align:left;color:#555;font-size:0.85rem">newest first; times on the lock's clock</caption>
       <thead><tr><th scope="col">Time</th><th scope="col">Radio</th><th scope="col">Decision</th><th scope="col">Reason</th><th scope="col">Credential</th><th scope="col">Path</th><th scope="col">ms</th><th scope="col">APDUs</th></tr></thead>
       <tbody id="transactions" aria-live="polite"></tbody>
+    </table>
+  </section>
+  <section id="conformance" aria-labelledby="conformance-heading" hidden style="grid-column: 1 / -1">
+    <h2 id="conformance-heading">Conformance</h2>
+    <p id="conformance-progress" role="status" aria-live="polite">no run yet</p>
+    <p id="conformance-summary"></p>
+    <table>
+      <caption class="visually-hidden">each check as it ends, in order, with the official case it mirrors</caption>
+      <thead><tr><th scope="col">#</th><th scope="col">Check</th><th scope="col">Official case</th><th scope="col">Result</th><th scope="col">Reason</th><th scope="col">s</th></tr></thead>
+      <tbody id="conformance-results"></tbody>
     </table>
   </section>
 </main>
@@ -132,6 +145,49 @@ const source = new EventSource("/events");
 source.onopen = () => { reset(); $("link").textContent = "connected to the console"; };
 source.onerror = () => { $("link").textContent = "console unreachable; retrying"; };
 source.onmessage = (m) => { try { show(JSON.parse(m.data)); } catch (e) { /* not an event: skip it */ } };
+// Conformance runs, when the console follows their socket (`console --conformance`).
+const verdicts = { pass: "PASS", fail: "FAIL", not_applicable: "N/A", not_run: "NOT RUN" };
+function conformance(event) {
+  const section = $("conformance");
+  if (event.kind === "conformance-started") {
+    section.hidden = false;
+    section.dataset.total = text(event.total);
+    delete section.dataset.finished;
+    $("conformance-results").replaceChildren();
+    $("conformance-summary").textContent = "";
+    $("conformance-progress").textContent = event.direction + " conformance over " + event.transport + ": 0/" + event.total + " checks";
+    return;
+  }
+  if (event.kind === "check" && event.result) {
+    const r = event.result, advisory = r.advisory && r.status === "fail";
+    const row = document.createElement("tr");
+    row.className = advisory ? "warn" : r.status === "fail" ? "fail" : r.status === "pass" ? "pass" : "other";
+    row.dataset.status = text(r.status);
+    cell(row, event.index + 1);
+    cell(row, r.id, "mono");
+    cell(row, r.officialCase || (r.advisory ? "advisory (LockBench's own rule)" : ""), "mono");
+    cell(row, advisory ? "WARN" : verdicts[r.status] || text(r.status), "verdict");
+    cell(row, r.reason);
+    cell(row, typeof r.seconds === "number" ? r.seconds.toFixed(2) : "");
+    $("conformance-results").appendChild(row);
+    $("conformance-progress").textContent = "checks " + (event.index + 1) + "/" + event.total + " · " + r.id;
+    return;
+  }
+  if (event.kind === "conformance-finished") {
+    section.dataset.finished = event.interrupted ? "interrupted" : "yes";
+    for (const k of ["passed", "failed", "advisoriesFailed", "notApplicable", "notRun"]) section.dataset[k] = text(event[k]);
+    $("conformance-summary").textContent = event.summary + (event.interrupted ? " (interrupted)" : "");
+    $("conformance-progress").textContent = event.interrupted ? "run interrupted" : "run finished";
+    return;
+  }
+  if (event.kind === "console" && section.dataset.total && !section.dataset.finished) $("conformance-progress").textContent = event.message;
+}
+fetch("/healthz").then((r) => r.json()).then((health) => {
+  if (!("conformance" in health)) return;
+  $("conformance").hidden = false;
+  const runs = new EventSource("/conformance/events");
+  runs.onmessage = (m) => { try { conformance(JSON.parse(m.data)); } catch (e) { /* not an event: skip it */ } };
+}).catch(() => {});
 </script>
 </body>
 </html>

@@ -16,8 +16,11 @@ public final class EventSocket: Sendable {
     private struct Viewers {
         var sockets: [Int32] = []
         var started: String?
+        /// The last `replay` lines after the start, sent to a viewer that connects late.
+        var recent: [String] = []
         var closed = false
     }
+    private let replay: Int
     private let viewers = Mutex(Viewers())
     /// At most this many viewers at once; more are refused (closed at once).
     public static let maximumViewers = 16
@@ -30,7 +33,10 @@ public final class EventSocket: Sendable {
 
     /// Listens on `path` (mode 0600: events name credentials). A socket left there by an earlier
     /// run is replaced; any other file is refused.
-    public init(path: String) throws(EventSocketError) {
+    /// `replay`: how many of the latest lines a late viewer gets after the start line (0 for a
+    /// lock, whose viewers watch from when they connect; a conformance run replays its checks).
+    public init(path: String, replay: Int = 0) throws(EventSocketError) {
+        self.replay = max(0, replay)
         guard let address = UnixSocketAddress(path: path) else {
             throw EventSocketError("\(path): a socket path is 1 to \(UnixSocketAddress.maximumPathBytes) bytes")
         }
@@ -59,29 +65,30 @@ public final class EventSocket: Sendable {
                 if errno == EINTR { continue }
                 return   // closed
             }
-            let greeting = viewers.withLock { v -> String?? in
-                guard !v.closed, v.sockets.count < Self.maximumViewers else { return .none }
+            // Greeted under the lock, so no line published meanwhile comes before the greeting.
+            let accepted = viewers.withLock { v -> Bool in
+                guard !v.closed, v.sockets.count < Self.maximumViewers else { return false }
+                for line in (v.started.map { [$0] } ?? []) + v.recent where !send(line, to: fd) { return false }
                 v.sockets.append(fd)
-                return .some(v.started)
+                return true
             }
-            switch greeting {
-            case .none: Glibc.close(fd)
-            case .some(let started?): send(started, to: fd)
-            case .some(.none): break
-            }
+            if !accepted { Glibc.close(fd) }
         }
     }
 
     /// Sends `line` (one JSON object) to every viewer; a viewer that cannot take it now is dropped.
     public func publish(_ line: String, isStart: Bool = false) {
-        let sockets = viewers.withLock { v -> [Int32] in
-            if isStart { v.started = line }
-            return v.sockets
+        // Sends never block, so they are made under the lock: every viewer sees one order.
+        let dropped = viewers.withLock { v -> [Int32] in
+            if isStart { v.started = line; v.recent = [] } else if replay > 0 {
+                v.recent.append(line)
+                if v.recent.count > replay { v.recent.removeFirst(v.recent.count - replay) }
+            }
+            let dropped = v.sockets.filter { !send(line, to: $0) }
+            v.sockets.removeAll { dropped.contains($0) }
+            return dropped
         }
-        for fd in sockets where !send(line, to: fd) {
-            viewers.withLock { $0.sockets.removeAll { $0 == fd } }
-            Glibc.close(fd)
-        }
+        for fd in dropped { Glibc.close(fd) }
     }
 
     @discardableResult
@@ -91,14 +98,16 @@ public final class EventSocket: Sendable {
         return sent == bytes.count
     }
 
-    /// Stops listening, disconnects every viewer and removes the socket file.
+    /// Stops listening, disconnects every viewer and removes the socket file; later calls do
+    /// nothing (the listener's descriptor may already be another file's).
     public func close() {
-        let sockets = viewers.withLock { v -> [Int32] in
-            guard !v.closed else { return [] }
+        let sockets = viewers.withLock { v -> [Int32]? in
+            guard !v.closed else { return nil }
             v.closed = true
             defer { v.sockets = [] }
             return v.sockets
         }
+        guard let sockets else { return }
         for fd in sockets { Glibc.close(fd) }
         shutdown(listener, Int32(SHUT_RDWR))
         Glibc.close(listener)

@@ -105,6 +105,53 @@ final class ConformanceEndToEndTests: XCTestCase {
         return UInt16(line.split(separator: ":").last!.trimmingCharacters(in: .whitespaces))!
     }
 
+    // MARK: - The bench console
+
+    /// `conformance credential --events` watched on the bench console in headless Chromium: the
+    /// page lists every check as it ends, with the counts of the run's own JSON report.
+    func testAConformanceRunStreamsToTheBenchConsole() throws {
+        let port = try servePhone()
+        let events = dir.appendingPathComponent("conformance.sock").path
+        let console = try InteractiveProcess(["console", "--lock", "unix:" + dir.appendingPathComponent("no-lock.sock").path,
+                                              "--conformance", "unix:" + events, "--port", "0"])
+        defer { console.terminate() }
+        let listening = try console.waitForLine(containing: "console listening on http://", timeout: 60)
+        let url = try XCTUnwrap(listening.split(separator: " ").last.map(String.init))
+        let shots = Repository.root.appendingPathComponent(".build/test-artifacts/console")
+        try FileManager.default.createDirectory(at: shots, withIntermediateDirectories: true)
+        let browser = Process()
+        browser.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        browser.arguments = ["python3", Repository.root.appendingPathComponent("Tests/EndToEndTests/python/console_conformance.py").path,
+                             url, shots.appendingPathComponent("console-conformance.png").path]
+        let out = Pipe()
+        browser.standardOutput = out
+        let errors = Pipe()
+        browser.standardError = errors
+        let errorText = PipeDrain(errors)
+        try browser.run()
+        defer { if browser.isRunning { kill(browser.processIdentifier, SIGKILL) } }
+        let ready = LockBenchProcess.readOutput(of: browser, from: out, timeout: 90) { $0.contains("ready") || $0.contains("error") }
+        XCTAssertTrue(ready.contains("ready"), ready + errorText.text)
+
+        let r = try lb(["conformance", "credential", "--reader-identity", "door.reader.json", "--connect", "127.0.0.1:\(port)",
+                        "--json", "--events", "unix:" + events])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: events), "the run removes its socket when it ends")
+        let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.stdout[r.stdout.firstIndex(of: "{")!...].utf8)) as? [String: Any])
+        let seen = ready + LockBenchProcess.readOutput(of: browser, from: out, timeout: 240) { $0.contains("{") && $0.hasSuffix("\n") || $0.contains("error") }
+        XCTAssertTrue(browser.waitUntilExit(timeout: 60))
+        let line = try XCTUnwrap(seen.split(separator: "\n").first { $0.hasPrefix("{") }, seen + errorText.text)
+        let shown = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        XCTAssertEqual(shown["finished"] as? String, "yes")
+        for key in ["passed", "failed", "advisoriesFailed", "notApplicable", "notRun"] {
+            XCTAssertEqual(shown[key] as? Int, json[key] as? Int, "the console's \(key) count")
+        }
+        let results = try XCTUnwrap(json["results"] as? [[String: Any]])
+        let rows = try XCTUnwrap(shown["rows"] as? [[String]])
+        XCTAssertEqual(shown["total"] as? Int, results.count)
+        XCTAssertEqual(rows.map { $0.count > 1 ? $0[1] : "" }, results.compactMap { $0["id"] as? String }, "every check, in order")
+        XCTAssertTrue(rows.contains { $0.count > 3 && $0[3] == "PASS" && !$0[2].isEmpty }, "a passed check names its official case: \(rows.prefix(3))")
+    }
+
     // MARK: - Usage, environment, the catalogue
 
     func testExitCodesAndTheCatalogue() throws {
