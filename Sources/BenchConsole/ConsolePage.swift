@@ -47,7 +47,8 @@ enum ConsolePage {
       <dl>
         <dt>State</dt><dd id="lock-state">no started event yet</dd>
         <dt>Certification</dt><dd id="lock-certification">unknown</dd>
-        <dt>Bolt at start</dt><dd id="lock-bolt">unknown</dd>
+        <dt>Bolt</dt><dd id="lock-bolt">unknown</dd>
+        <dt>Audit chain</dt><dd id="lock-audit">unknown</dd>
         <dt>Clock</dt><dd id="lock-clock">unknown</dd>
         <dt>Decisions</dt><dd id="counts">0 granted, 0 denied</dd>
         <dt>Last decision</dt><dd id="last">none</dd>
@@ -55,6 +56,7 @@ enum ConsolePage {
     </section>
     <section aria-labelledby="radio-heading" style="margin-top:1rem">
       <h2 id="radio-heading">Radios</h2>
+      <dl id="radio-state" aria-label="each radio's state"></dl>
       <ul id="radio" aria-live="off"></ul>
     </section>
   </div>
@@ -83,8 +85,30 @@ const $ = (id) => document.getElementById(id);
 let granted = 0, denied = 0;
 function text(value) { return value === undefined || value === null ? "" : String(value); }
 function cell(row, value, cls) { const td = document.createElement("td"); td.textContent = text(value); if (cls) td.className = cls; row.appendChild(td); }
-function reset() { granted = 0; denied = 0; $("transactions").replaceChildren(); $("radio").replaceChildren(); $("counts").textContent = "0 granted, 0 denied"; }
+function reset() { granted = 0; denied = 0; $("transactions").replaceChildren(); $("radio").replaceChildren(); $("radio-state").replaceChildren(); $("counts").textContent = "0 granted, 0 denied"; }
+// Each radio's state, from its last event that changes it.
+const radioWords = { "loop-started": "listening", "reader-opened": "reader open, polling", "advertising": "advertising",
+                     "card-arrived": "card in the field", "card-removed": "polling", "card-ignored": "card ignored",
+                     "reader-lost": "READER LOST, reopening", "transaction-failed": "transaction failed; polling" };
+function radioState(radio, what) {
+  if (!(what in radioWords)) return;
+  let value = document.getElementById("radio-" + radio);
+  if (!value) {
+    const term = document.createElement("dt");
+    term.textContent = radio;
+    value = document.createElement("dd");
+    value.id = "radio-" + radio;
+    $("radio-state").append(term, value);
+  }
+  value.textContent = radioWords[what];
+}
+function audit(chain) {
+  if (!chain) return;
+  $("lock-audit").textContent = (chain.damage ? "DAMAGED at start (" + chain.damage + "); " : "intact; ") + chain.entries + " entries, head " + chain.head + "…";
+}
 function show(event) {
+  audit(event.audit);
+  if (event.bolt) $("lock-bolt").textContent = event.bolt + " (after the last decision)";
   if (event.kind === "started") {
     $("lock-state").textContent = event.message;
     if (event.lock) {
@@ -136,6 +160,7 @@ function show(event) {
     row.querySelector("td.apdus").replaceChildren(details);
     return;
   }
+  if (event.kind === "radio" && event.radio) radioState(event.radio, event.radioEvent);
   const li = document.createElement("li");
   li.textContent = text(event.time).slice(11, 19) + " " + (event.radio ? event.radio + ": " : "") + event.message;
   $("radio").prepend(li);

@@ -171,6 +171,23 @@ final class ConsoleBrowserTests: XCTestCase {
         // The payloads the lock opened itself, in the clear: its DeviceRequest and the phone's documents.
         XCTAssertTrue(rows[1].text.contains("decrypted by the lock") && rows[1].text.contains("DeviceResponse"), rows[1].text)
         XCTAssertTrue(rows[0].text.contains("decrypted by the lock"), rows[0].text)
+        // The lock panel follows: the audit chain grows by one entry per decision (its head
+        // changes), the bolt is the decision's, and the NFC radio has a state.
+        var panels: [[String: String]] = []
+        for kind in ["granted", "denied"] {
+            seen += LockBenchProcess.readOutput(of: browser, from: out, timeout: 20) { $0.contains("panel \(kind) ") || $0.contains("error") }
+            let line = try XCTUnwrap(seen.split(separator: "\n").first { $0.hasPrefix("panel \(kind) ") }, seen)
+            panels.append(try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.dropFirst("panel \(kind) ".count).utf8)) as? [String: String]))
+        }
+        func entries(_ panel: [String: String]) -> Int? {
+            let words = (panel["audit"] ?? "").split(separator: " ")
+            return words.firstIndex(of: "entries,").flatMap { $0 > 0 ? Int(words[$0 - 1]) : nil }
+        }
+        XCTAssertTrue(panels[0]["audit"]?.hasPrefix("intact; ") ?? false, "\(panels)")
+        XCTAssertEqual(entries(panels[1]), entries(panels[0]).map { $0 + 1 }, "one audit entry per decision: \(panels)")
+        XCTAssertNotEqual(panels[0]["audit"], panels[1]["audit"])
+        XCTAssertTrue(panels.allSatisfy { $0["bolt"]?.contains("after the last decision") ?? false }, "\(panels)")
+        XCTAssertTrue(panels[1]["radios"]?.contains("nfc") ?? false, "\(panels)")
         for n in ["console-1-granted.png", "console-2-denied.png"] {
             let size = (try? FileManager.default.attributesOfItem(atPath: shots.appendingPathComponent(n).path)[.size] as? Int) ?? 0
             XCTAssertGreaterThan(size ?? 0, 10_000, "screenshot \(n)")
