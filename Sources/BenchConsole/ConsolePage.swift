@@ -54,6 +54,13 @@ enum ConsolePage {
         <dt>Last decision</dt><dd id="last">none</dd>
       </dl>
     </section>
+    <section aria-labelledby="latency-heading" style="margin-top:1rem">
+      <h2 id="latency-heading">Latency</h2>
+      <svg id="latency" width="100%" viewBox="0 0 320 170" role="img" aria-labelledby="latency-title">
+        <title id="latency-title">Arrival to decision of every tap, as a cumulative distribution: FAST solid, standard dashed</title>
+      </svg>
+      <p id="latency-text" class="mono" style="margin:0.3rem 0 0 0">no decisions yet</p>
+    </section>
     <section aria-labelledby="radio-heading" style="margin-top:1rem">
       <h2 id="radio-heading">Radios</h2>
       <dl id="radio-state" aria-label="each radio's state"></dl>
@@ -85,7 +92,7 @@ const $ = (id) => document.getElementById(id);
 let granted = 0, denied = 0;
 function text(value) { return value === undefined || value === null ? "" : String(value); }
 function cell(row, value, cls) { const td = document.createElement("td"); td.textContent = text(value); if (cls) td.className = cls; row.appendChild(td); }
-function reset() { granted = 0; denied = 0; $("transactions").replaceChildren(); $("radio").replaceChildren(); $("radio-state").replaceChildren(); $("counts").textContent = "0 granted, 0 denied"; }
+function reset() { granted = 0; denied = 0; latencies.FAST = []; latencies.standard = []; plot(); $("latency-text").textContent = "no decisions yet"; $("transactions").replaceChildren(); $("radio").replaceChildren(); $("radio-state").replaceChildren(); $("counts").textContent = "0 granted, 0 denied"; }
 // Each radio's state, from its last event that changes it.
 const radioWords = { "loop-started": "listening", "reader-opened": "reader open, polling", "advertising": "advertising",
                      "card-arrived": "card in the field", "card-removed": "polling", "card-ignored": "card ignored",
@@ -101,6 +108,33 @@ function radioState(radio, what) {
     $("radio-state").append(term, value);
   }
   value.textContent = radioWords[what];
+}
+// Every decision's milliseconds, drawn as a cumulative distribution per path (SVG, no library):
+// the whole spread and the tail, as `lockbench-bench nfc --plot` draws it.
+const latencies = { FAST: [], standard: [] };
+function plot() {
+  const svg = $("latency"), ns = "http://www.w3.org/2000/svg";
+  [...svg.querySelectorAll("polyline, text, line")].forEach((e) => e.remove());
+  const all = latencies.FAST.concat(latencies.standard);
+  if (all.length === 0) return;
+  let top = 1;
+  while (top < Math.max(...all)) top = top * (String(top)[0] === "2" ? 2.5 : 2);
+  const x = (ms) => 40 + (ms / top) * 270, y = (share) => 10 + (1 - share) * 130;
+  const add = (name, attrs, content) => { const e = document.createElementNS(ns, name); for (const k in attrs) e.setAttribute(k, attrs[k]); if (content !== undefined) e.textContent = content; svg.appendChild(e); return e; };
+  add("line", { x1: 40, y1: 140, x2: 310, y2: 140, stroke: "#888" });
+  add("line", { x1: 40, y1: 10, x2: 40, y2: 140, stroke: "#888" });
+  add("text", { x: 40, y: 156, "font-size": 10, "text-anchor": "middle" }, "0");
+  add("text", { x: 310, y: 156, "font-size": 10, "text-anchor": "end" }, top + " ms");
+  add("text", { x: 36, y: 14, "font-size": 10, "text-anchor": "end" }, "100%");
+  const summary = [];
+  for (const [path, dash, colour] of [["FAST", "", "#0b6b2f"], ["standard", "5 3", "#1f5fa8"]]) {
+    const xs = latencies[path].slice().sort((a, b) => a - b);
+    if (xs.length === 0) continue;
+    const points = [x(xs[0]) + "," + y(0)].concat(xs.map((ms, i) => x(ms) + "," + y((i + 1) / xs.length)));
+    add("polyline", { points: points.join(" "), fill: "none", stroke: colour, "stroke-width": 2, "stroke-dasharray": dash, "data-name": path });
+    summary.push(path + ": n=" + xs.length + ", median " + xs[Math.floor((xs.length - 1) / 2)] + " ms, max " + xs[xs.length - 1] + " ms");
+  }
+  $("latency-text").textContent = summary.join("; ");
 }
 function audit(chain) {
   if (!chain) return;
@@ -132,6 +166,7 @@ function show(event) {
     cell(row, "", "apdus");
     $("transactions").prepend(row);
     if (event.kind === "granted") granted++; else denied++;
+    if (typeof event.milliseconds === "number") { latencies[event.fast ? "FAST" : "standard"].push(event.milliseconds); plot(); }
     $("counts").textContent = granted + " granted, " + denied + " denied";
     $("last").textContent = event.message;
     return;

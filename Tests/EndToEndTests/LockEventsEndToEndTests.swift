@@ -144,7 +144,7 @@ final class ConsoleBrowserTests: XCTestCase {
         defer { if browser.isRunning { kill(browser.processIdentifier, SIGKILL) } }
         var seen = LockBenchProcess.readOutput(of: browser, from: out, timeout: 90) { $0.contains("ready\n") || $0.contains("error") }
         XCTAssertTrue(seen.contains("ready"), "headless Chromium (apt chromium chromium-driver, pip selenium) did not show the lock: \(seen)")
-        XCTAssertTrue(seen.contains(#"landmarks ["header", "main", "section", "section", "section"]"#), seen)
+        XCTAssertTrue(seen.contains(#"landmarks ["header", "main", "section", "section", "section", "section"]"#), seen)
         XCTAssertTrue(seen.contains(#""certification": "Schlage NDE 02.12.72: certified""#) && seen.contains(#""bolt": "secured""#)
                       && seen.contains(#""clock": "trusted, "#), "the lock panel: \(seen)")
 
@@ -188,6 +188,9 @@ final class ConsoleBrowserTests: XCTestCase {
         XCTAssertNotEqual(panels[0]["audit"], panels[1]["audit"])
         XCTAssertTrue(panels.allSatisfy { $0["bolt"]?.contains("after the last decision") ?? false }, "\(panels)")
         XCTAssertTrue(panels[1]["radios"]?.contains("nfc") ?? false, "\(panels)")
+        // The latency plot has one point per decision, its summary the decision's path.
+        XCTAssertEqual(panels.map { $0["plotted"] }, ["1", "2"], "\(panels)")
+        XCTAssertTrue(panels[1]["latency"]?.contains("n=") ?? false, "\(panels)")
         for n in ["console-1-granted.png", "console-2-denied.png"] {
             let size = (try? FileManager.default.attributesOfItem(atPath: shots.appendingPathComponent(n).path)[.size] as? Int) ?? 0
             XCTAssertGreaterThan(size ?? 0, 10_000, "screenshot \(n)")

@@ -48,7 +48,10 @@ try:
         driver.save_screenshot("%s/console-%d-%s.png" % (shots, index + 1, kind))
         print("panel %s %s" % (kind, json.dumps({"audit": driver.find_element(By.ID, "lock-audit").text,
                                                  "bolt": driver.find_element(By.ID, "lock-bolt").text,
-                                                 "radios": driver.find_element(By.ID, "radio-state").text})), flush=True)
+                                                 "radios": driver.find_element(By.ID, "radio-state").text,
+                                                 "latency": driver.find_element(By.ID, "latency-text").text,
+                                                 "plotted": str(sum(len((p.get_attribute("points") or "").split()) - 1
+                                                                    for p in driver.find_elements(By.CSS_SELECTOR, "#latency polyline")))})), flush=True)
         print("row %s %.3f %s" % (kind, seen, text), flush=True)
 finally:
     driver.quit()
