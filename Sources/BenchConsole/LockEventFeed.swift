@@ -8,7 +8,7 @@ import Glibc
 /// A running lock's events as it publishes them (`lock run --events unix:PATH`), or a conformance
 /// run's (`conformance … --events`): read on a thread of its own (a blocking socket), kept as the
 /// last `capacity` lines plus the start line (kind `startKind`), and handed to every subscriber as
-/// they come. When the publisher goes away the feed says so and connects again every second, so
+/// they come. When the publisher goes away the feed says so and connects again four times a second, so
 /// a console outlives a lock restart and follows one conformance run after another.
 public final class LockEventFeed: Sendable {
     public let path: String
@@ -73,7 +73,7 @@ public final class LockEventFeed: Sendable {
                 state.withLock { $0.connected = false }
                 publish(#"{"kind":"console","message":"\#(publisher)'s event socket closed; waiting for it"}"#, recent: false)
             }
-            sleep(1)
+            usleep(250_000)   // a conformance run waits up to 2 s for its first viewer
         }
     }
 

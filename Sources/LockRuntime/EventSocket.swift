@@ -98,6 +98,19 @@ public final class EventSocket: Sendable {
         return sent == bytes.count
     }
 
+    /// Waits until a viewer is connected, at most `timeout` seconds; true when one is. A short
+    /// run (a conformance run can take 0.1 s) gives a console that polls for the socket the time
+    /// to connect, so the run is watched from its start.
+    @discardableResult
+    public func waitForViewer(timeout: TimeInterval) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while viewers.withLock({ $0.sockets.isEmpty && !$0.closed }) {
+            guard Date() < deadline else { return false }
+            usleep(10_000)
+        }
+        return viewers.withLock { !$0.sockets.isEmpty }
+    }
+
     /// Stops listening, disconnects every viewer and removes the socket file; later calls do
     /// nothing (the listener's descriptor may already be another file's).
     public func close() {

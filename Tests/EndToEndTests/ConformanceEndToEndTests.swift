@@ -112,34 +112,19 @@ final class ConformanceEndToEndTests: XCTestCase {
     func testAConformanceRunStreamsToTheBenchConsole() throws {
         let port = try servePhone()
         let events = dir.appendingPathComponent("conformance.sock").path
-        let console = try InteractiveProcess(["console", "--lock", "unix:" + dir.appendingPathComponent("no-lock.sock").path,
-                                              "--conformance", "unix:" + events, "--port", "0"])
+        let (console, url) = try BrowserScript.console(["--lock", "unix:" + dir.appendingPathComponent("no-lock.sock").path,
+                                                       "--conformance", "unix:" + events])
         defer { console.terminate() }
-        let listening = try console.waitForLine(containing: "console listening on http://", timeout: 60)
-        let url = try XCTUnwrap(listening.split(separator: " ").last.map(String.init))
-        let shots = Repository.root.appendingPathComponent(".build/test-artifacts/console")
-        try FileManager.default.createDirectory(at: shots, withIntermediateDirectories: true)
-        let browser = Process()
-        browser.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        browser.arguments = ["python3", Repository.root.appendingPathComponent("Tests/EndToEndTests/python/console_conformance.py").path,
-                             url, shots.appendingPathComponent("console-conformance.png").path]
-        let out = Pipe()
-        browser.standardOutput = out
-        let errors = Pipe()
-        browser.standardError = errors
-        let errorText = PipeDrain(errors)
-        try browser.run()
-        defer { if browser.isRunning { kill(browser.processIdentifier, SIGKILL) } }
-        let ready = LockBenchProcess.readOutput(of: browser, from: out, timeout: 90) { $0.contains("ready") || $0.contains("error") }
-        XCTAssertTrue(ready.contains("ready"), ready + errorText.text)
+        let browser = try BrowserScript("console_conformance.py", [url, try BrowserScript.screenshots.appendingPathComponent("console-conformance.png").path])
+        XCTAssertTrue(browser.read(timeout: 90) { $0.contains("ready") }.contains("ready"), browser.seen + browser.errorText)
 
         let r = try lb(["conformance", "credential", "--reader-identity", "door.reader.json", "--connect", "127.0.0.1:\(port)",
                         "--json", "--events", "unix:" + events])
         XCTAssertFalse(FileManager.default.fileExists(atPath: events), "the run removes its socket when it ends")
         let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.stdout[r.stdout.firstIndex(of: "{")!...].utf8)) as? [String: Any])
-        let seen = ready + LockBenchProcess.readOutput(of: browser, from: out, timeout: 240) { $0.contains("{") && $0.hasSuffix("\n") || $0.contains("error") }
-        XCTAssertTrue(browser.waitUntilExit(timeout: 60))
-        let line = try XCTUnwrap(seen.split(separator: "\n").first { $0.hasPrefix("{") }, seen + errorText.text)
+        browser.read(timeout: 240) { $0.contains("{") && $0.hasSuffix("\n") }
+        XCTAssertTrue(browser.process.waitUntilExit(timeout: 60))
+        let line = try XCTUnwrap(browser.line(startingWith: "{"), browser.seen + browser.errorText)
         let shown = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         XCTAssertEqual(shown["finished"] as? String, "yes")
         for key in ["passed", "failed", "advisoriesFailed", "notApplicable", "notRun"] {

@@ -126,24 +126,12 @@ final class ConsoleBrowserTests: XCTestCase {
     func testATapThroughTheVirtualPN532AppearsOnThePageWithinASecond() throws {
         let (dir, socketPath, lock) = try LockEventsEndToEndTests.demoLockWithEvents(self)
         defer { lock.terminate() }
-        let console = try InteractiveProcess(["console", "--lock", "unix:" + socketPath, "--port", "0"])
+        let (console, url) = try BrowserScript.console(["--lock", "unix:" + socketPath])
         defer { console.terminate() }
-        let listening = try console.waitForLine(containing: "console listening on http://", timeout: 60)
-        let url = try XCTUnwrap(listening.split(separator: " ").last.map(String.init))
-
-        let shots = Repository.root.appendingPathComponent(".build/test-artifacts/console")
-        try FileManager.default.createDirectory(at: shots, withIntermediateDirectories: true)
-        let browser = Process()
-        browser.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        browser.arguments = ["python3", Repository.root.appendingPathComponent("Tests/EndToEndTests/python/console_browser.py").path,
-                             url, shots.path, "granted", "denied"]
-        let out = Pipe()
-        browser.standardOutput = out
-        browser.standardError = FileHandle.nullDevice
-        try browser.run()
-        defer { if browser.isRunning { kill(browser.processIdentifier, SIGKILL) } }
-        var seen = LockBenchProcess.readOutput(of: browser, from: out, timeout: 90) { $0.contains("ready\n") || $0.contains("error") }
-        XCTAssertTrue(seen.contains("ready"), "headless Chromium (apt chromium chromium-driver, pip selenium) did not show the lock: \(seen)")
+        let shots = try BrowserScript.screenshots
+        let browser = try BrowserScript("console_browser.py", [url, shots.path, "granted", "denied"])
+        let seen = browser.read(timeout: 90) { $0.contains("ready\n") }
+        XCTAssertTrue(seen.contains("ready"), "headless Chromium (apt chromium chromium-driver, pip selenium) did not show the lock: \(seen)\(browser.errorText)")
         XCTAssertTrue(seen.contains(#"landmarks ["header", "main", "section", "section", "section", "section"]"#), seen)
         XCTAssertTrue(seen.contains(#""certification": "Schlage NDE 02.12.72: certified""#) && seen.contains(#""bolt": "secured""#)
                       && seen.contains(#""clock": "trusted, "#), "the lock panel: \(seen)")
@@ -153,8 +141,8 @@ final class ConsoleBrowserTests: XCTestCase {
             if kind == "denied" { lock.send("remove") }
             let tapped = Date().timeIntervalSince1970
             lock.send("tap \(dir.path)/\(tap).key.pem \(dir.path)/\(tap).access.cbor")
-            seen += LockBenchProcess.readOutput(of: browser, from: out, timeout: 40) { $0.contains("row \(kind) ") || $0.contains("error") }
-            let line = try XCTUnwrap(seen.split(separator: "\n").first { $0.hasPrefix("row \(kind) ") }, seen)
+            browser.read(timeout: 40) { $0.contains("row \(kind) ") }
+            let line = try XCTUnwrap(browser.line(startingWith: "row \(kind) "), browser.seen + browser.errorText)
             let words = line.split(separator: " ", maxSplits: 3)
             let appeared = try XCTUnwrap(Double(words[2]))
             rows.append((kind, appeared - tapped, String(words[3])))
@@ -175,8 +163,8 @@ final class ConsoleBrowserTests: XCTestCase {
         // changes), the bolt is the decision's, and the NFC radio has a state.
         var panels: [[String: String]] = []
         for kind in ["granted", "denied"] {
-            seen += LockBenchProcess.readOutput(of: browser, from: out, timeout: 20) { $0.contains("panel \(kind) ") || $0.contains("error") }
-            let line = try XCTUnwrap(seen.split(separator: "\n").first { $0.hasPrefix("panel \(kind) ") }, seen)
+            browser.read(timeout: 20) { $0.contains("panel \(kind) ") }
+            let line = try XCTUnwrap(browser.line(startingWith: "panel \(kind) "), browser.seen + browser.errorText)
             panels.append(try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.dropFirst("panel \(kind) ".count).utf8)) as? [String: String]))
         }
         func entries(_ panel: [String: String]) -> Int? {

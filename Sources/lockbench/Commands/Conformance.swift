@@ -53,7 +53,7 @@ struct ConformanceOutputOptions: ParsableArguments {
     @Flag(help: ArgumentHelp("Fail (exit 1) on advisories too: rules of LockBench's own that no official case states (printed as `warn`)."))
     var strict = false
 
-    @Option(name: .customLong("events"), help: ArgumentHelp("Also publish the run on a Unix-domain socket as it goes, for a bench console (`lockbench console --conformance unix:PATH`): the checks planned, each result as it ends, the counts. A viewer that connects late gets the run so far.", valueName: "unix:path"))
+    @Option(name: .customLong("events"), help: ArgumentHelp("Also publish the run on a Unix-domain socket as it goes, for a bench console (`lockbench console --conformance unix:PATH`): the checks planned, each result as it ends, the counts. The run waits up to 2 s for a first viewer (a console polls for the socket); one that connects later gets the run so far.", valueName: "unix:path"))
     var events: String?
 
     func validate() throws {
@@ -95,6 +95,7 @@ struct ConformanceOutputOptions: ParsableArguments {
         let events = try openEvents()
         defer { events?.close() }
         events?.publish(ConformanceEvents.started(direction: direction, transport: transport, checks: checks.map(\.id), at: Date()), isStart: true)
+        events?.waitForViewer(timeout: 2)
         let stop = StopSignals { _ in
             progress.clear()
             let report = run.report
