@@ -123,7 +123,7 @@ let package = Package(
         // The server side (`lockbench trust|phone|scenario|push|fleet` runs it): the HTTP and
         // database stack stays out of the lock binary.
         // The bench console: a running lock's events (its Unix socket) served to a browser.
-        .target(name: "BenchConsole", dependencies: ["HTTPServing", hummingbird, logging, nioCore]),
+        .target(name: "BenchConsole", dependencies: ["ByteCore", "HTTPServing", hummingbird, logging, nioCore]),
         .executableTarget(name: "lockbench-server", dependencies: [
             "CommandLineSupport", "BenchConsole",
             "LockRuntime", "ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", argumentParser,
