@@ -8,8 +8,8 @@ import Foundation
 ///
 /// Every call that waits is bounded by its `timeout` (the loop passes short slices), so a loop
 /// can always stop; nothing here needs a thread of its own.
-public protocol CardReader: AnyObject {
-    associatedtype Card: PresentedCard
+public protocol CardReader: AnyObject, SendableMetatype {
+    associatedtype Card: PresentedCard, SendableMetatype
 
     /// What the reader is, as the user named it (`pcsc:Virtual PCD 00 00`, `pn532_uart:/tmp/r`).
     var spec: String { get }

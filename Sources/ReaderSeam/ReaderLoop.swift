@@ -170,7 +170,7 @@ public final class ReaderLoop<Reader: CardReader, Outcome>: @unchecked Sendable 
             worker.start()
             // At the limit: wait (bounded by stop) for a card to be done.
             condition.lock()
-            while inFlight >= c.maxConcurrent && !stopping { condition.wait(until: Date().addingTimeInterval(c.waitSlice)) }
+            while inFlight >= c.maxConcurrent && !stopping { _ = condition.wait(until: Date().addingTimeInterval(c.waitSlice)) }
             condition.unlock()
         }
     }

@@ -154,7 +154,7 @@ enum TransactionBenchmark {
         }
         report.say("")
         /// One transaction kind against its crypto floor: five lines for people, the figures for --json.
-        func section(_ title: String, _ name: String, floor: Double, floorParts: String, _ m: (lock: Double, engine: Double, total: Double), goal: Double? = nil) {
+        func section(_ title: String, _ name: String, floor: Double, floorParts: String, _ m: (lock: Double, total: Double, engine: Double), goal: Double? = nil) {
             func ratio(_ x: Double) -> String { String(format: "%.2f", x / floor) }
             report.say(title)
             report.say("  crypto floor                     \(us(floor))   \(floorParts)")
