@@ -62,17 +62,23 @@ public enum ContactlessATR {
 /// A virtual card in a vpcd reader: connects to pcscd's vpcd port (the card is inserted), answers
 /// the reader's control bytes and APDUs with `responder`, and is pulled with `remove()` (the
 /// connection closes: pcscd reports the card gone). Runs on a thread of its own.
-public final class VirtualICC: @unchecked Sendable {
+public final class VirtualICC: Sendable {
     public static let defaultPort: UInt16 = 35963
     public let responder: APDUResponder
     public let atr: [UInt8]
-    private let condition = NSCondition()
-    private var socket: TCPSocket?
-    private var removing = false
-    private var serving = false
-    private var _commands = 0
+    private struct Link {
+        var socket: TCPSocket?
+        var removing = false
+        var serving = false
+        var commands = 0
+        var onCommand: (@Sendable ([UInt8]) -> Void)?
+    }
+    private let link = Monitor(Link())
     /// Called with every command APDU before it is answered (on the card's thread).
-    public var onCommand: (([UInt8]) -> Void)?
+    public var onCommand: (@Sendable ([UInt8]) -> Void)? {
+        get { link.withLock { $0.onCommand } }
+        set { link.withLock { $0.onCommand = newValue } }
+    }
 
     public init(responder: APDUResponder, atr: [UInt8] = ContactlessATR.iso14443_4()) {
         self.responder = responder
@@ -80,19 +86,19 @@ public final class VirtualICC: @unchecked Sendable {
     }
 
     /// Command APDUs answered since the card was created.
-    public var commands: Int { condition.lock(); defer { condition.unlock() }; return _commands }
+    public var commands: Int { link.withLock { $0.commands } }
 
     /// True while the card is connected to the reader.
-    public var isInserted: Bool { condition.lock(); defer { condition.unlock() }; return serving }
+    public var isInserted: Bool { link.withLock { $0.serving } }
 
     /// Connects to vpcd at host:port and serves until `remove()` or until the reader closes.
     public func insert(host: String = "127.0.0.1", port: UInt16 = defaultPort) throws(SocketError) {
         let socket = try TCPSocket.connect(host: host, port: port)
-        condition.lock()
-        self.socket = socket
-        removing = false
-        serving = true
-        condition.unlock()
+        link.withLock { l in
+            l.socket = socket
+            l.removing = false
+            l.serving = true
+        }
         responder.reset()
         let thread = Thread { [self] in self.serve(socket) }
         thread.name = "vpicc"
@@ -103,33 +109,26 @@ public final class VirtualICC: @unchecked Sendable {
     /// card's thread has stopped unless `wait` is false (from `onCommand`, on the card's own
     /// thread: the command is then left unanswered, as when a card leaves mid-exchange); idempotent.
     public func remove(wait: Bool = true) {
-        condition.lock()
-        removing = true
-        while wait && serving { condition.wait() }
-        condition.unlock()
+        link.withLock { $0.removing = true }
+        if wait { link.wait(until: nil, for: { !$0.serving }) { _, _ in } }
     }
 
     /// Blocks until the reader closed the connection or `remove()` was called (or `timeout` passed).
     @discardableResult
     public func waitUntilRemoved(timeout: TimeInterval) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        let deadline = Date().addingTimeInterval(timeout)
-        while serving { if !condition.wait(until: deadline) { return !serving } }
-        return true
+        link.wait(until: Date().addingTimeInterval(timeout), for: { !$0.serving }) { _, removed in removed }
     }
 
-    private var isRemoving: Bool { condition.lock(); defer { condition.unlock() }; return removing }
+    private var isRemoving: Bool { link.withLock { $0.removing } }
 
     private func serve(_ socket: TCPSocket) {
         defer {
             socket.close()
             responder.reset()
-            condition.lock()
-            serving = false
-            self.socket = nil
-            condition.broadcast()
-            condition.unlock()
+            link.withLock { l in
+                l.serving = false
+                l.socket = nil
+            }
         }
         var decoder = VPICCFrameDecoder()
         while !isRemoving {
@@ -151,12 +150,12 @@ public final class VirtualICC: @unchecked Sendable {
                 case .control:
                     answer = nil
                 case .apdu(let command):
-                    onCommand?(command)
+                    onCommand?(command)  // outside the lock: it may call `remove(wait: false)`
                     guard !isRemoving else { return }  // pulled while the reader waits for the answer
                     let response = responder.respond(to: command)
                     guard !isRemoving else { return }  // pulled while answering: the answer never leaves
                     answer = response
-                    condition.lock(); _commands += 1; condition.unlock()
+                    link.withLock { $0.commands += 1 }
                 }
                 if let answer, (try? socket.sendAll(VPICCMessage.frame(answer))) == nil { return }
             }

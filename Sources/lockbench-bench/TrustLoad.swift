@@ -48,6 +48,9 @@ enum TrustLoad {
     // MARK: the bench's side
 
     /// A running `trust-load` child.
+    ///
+    /// Safe because (`@unchecked Sendable`) it wraps the child's pipes: one job at a time is
+    /// written and its answer read (the bench awaits each `run` before the next).
     final class Child: @unchecked Sendable {
         private let process = Process()
         private let input = Pipe(), output = Pipe()
