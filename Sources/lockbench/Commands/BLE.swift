@@ -88,9 +88,8 @@ struct BLELockCommand: ParsableCommand {
         config.psm = psm
         config.log = ble.logger
         config.address = address.flatMap { try? BLEAddress(staticRandom: $0) }
-        let done = DispatchSemaphore(value: 0)
-        let countLock = NSLock()
-        var finished = 0, granted = 0
+        /// Transactions finished and granted; the command ends once `target` finished.
+        let tally = Monitor<(finished: Int, granted: Int)>((0, 0))
         let target = count
         let lock: BLELock
         do { lock = try BLELock(configuration: config) } catch {
@@ -108,21 +107,20 @@ struct BLELockCommand: ParsableCommand {
         let loop = ReaderLoop(reader: lock, configuration: .init(maxConcurrent: 4), granted: { $0 },
                               transaction: EchoFlow.lockTransaction { ok in
             print(ok ? "granted" : "denied")
-            countLock.withLock {
-                finished += 1
-                if ok { granted += 1 }
-                if target > 0 && finished == target { done.signal() }
+            tally.withLock { t in
+                t.finished += 1
+                if ok { t.granted += 1 }
             }
         })
         loop.start()
         if target == 0 {
             while true { Thread.sleep(forTimeInterval: 3600) }
         }
-        done.wait()
+        tally.wait(until: nil, for: { $0.finished >= target }) { _, _ in }
         Thread.sleep(forTimeInterval: 0.2)
         loop.stop()
         lock.stop()
-        if countLock.withLock({ granted }) < target { throw ExitCode(ExitCodes.negative) }
+        if tally.withLock({ $0.granted }) < target { throw ExitCode(ExitCodes.negative) }
     }
 }
 

@@ -154,43 +154,42 @@ struct LockRun: ParsableCommand {
             do { return try EventSocket(path: path) } catch { throw UserError(message: "--events: \(error)", code: ExitCodes.environment) }
         }
         defer { eventSocket?.close() }
-        let output = NSLock()
+        /// One line at a time on stdout, from the radios' threads and the console's.
+        let output = Monitor(())
         let runner = LockRunner(service: service, nfc: nfcSpec.map(LockRunner.NFCSource.init), ble: bleSpec,
                                 socket: socketReader, btsnoop: btsnoop) { event in
-            output.lock(); defer { output.unlock() }
-            emitLine(json ? event.json : event.line)
-            eventSocket?.publish(event.json, isStart: event.kind == .started)
+            output.withLock { _ in
+                emitLine(json ? event.json : event.line)
+                eventSocket?.publish(event.json, isStart: event.kind == .started)
+            }
         }
         runner.bleAddress = bleAddress
         if let eventSocket { runner.onOutcome = { outcome in eventSocket.publish(ViewerAPDUs.event(outcome)) } }
-        let finished = DispatchSemaphore(value: 0)
-        // A reader that is not there stops the lock (exit 3, with the reason and its fix), unless
-        // --wait-for-reader; one another process is still creating gets a few seconds.
-        let unavailableLock = NSLock()
-        var unavailable: String?
+        // Whether the lock should stop, and why when a reader that is not there stops it (exit 3,
+        // with the reason and its fix), unless --wait-for-reader; one another process is still
+        // creating gets a few seconds.
+        let stop = Monitor<(requested: Bool, unavailable: String?)>((false, nil))
         runner.waitForReader = waitForReader
         runner.showRetries = !json && isatty(STDOUT_FILENO) == 1
         runner.startGrace = { radio in Self.startGrace(radio: radio, nfc: nfcSpec, ble: bleSpec) }
         runner.onReaderUnavailable = { radio, failure in
             let spec = radio == .nfc ? nfcSpec ?? "" : radio == .ble ? bleSpec ?? "" : socket ?? ""
             let reason = (failure as? any CodedError)?.reason ?? "\(failure)"
-            unavailableLock.withLock { unavailable = "no \(radio.rawValue) reader at \(spec): \(reason)\n(or pass --wait-for-reader to wait until it is there)" }
-            finished.signal()
+            stop.withLock { $0 = (true, "no \(radio.rawValue) reader at \(spec): \(reason)\n(or pass --wait-for-reader to wait until it is there)") }
         }
         do { try runner.start() } catch {
             throw UserError(message: "cannot start the lock: \(error)", code: ExitCodes.environment)
         }
-        let signals = StopSignals { _ in finished.signal() }
+        let signals = StopSignals { _ in stop.withLock { $0.requested = true } }
         let console = TapConsole(service: service, reader: runner.virtualReader, say: { line in
-            output.lock(); defer { output.unlock() }
-            emitLine(json ? LockEvent(kind: .radio, message: line).json : line)
-        }, quit: { finished.signal() })
+            output.withLock { _ in emitLine(json ? LockEvent(kind: .radio, message: line).json : line) }
+        }, quit: { stop.withLock { $0.requested = true } })
         if Console.start(noConsole: noConsole, command: "lock run", alternatives: "stop the lock with SIGINT or SIGTERM") {
             Thread.detachNewThread { while let line = readLine() { console.handle(line) } }
         }
-        finished.wait()
+        stop.wait(until: nil, for: \.requested) { _, _ in }
         withExtendedLifetime(signals) { runner.stop() }
-        if let why = unavailableLock.withLock({ unavailable }) { throw UserError(message: why, code: ExitCodes.environment) }
+        if let why = stop.withLock({ $0.unavailable }) { throw UserError(message: why, code: ExitCodes.environment) }
     }
 
     /// How long a radio that never opened may fail before `lock run` gives up on it: none for a
