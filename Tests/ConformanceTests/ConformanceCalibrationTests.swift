@@ -28,7 +28,9 @@ final class ConformanceCalibrationTests: XCTestCase {
                                         trustedReaders: [TrustedReader(groupID: identity.groupID, publicKey: identity.publicKey),
                                                          // Provisioned as the reader-certificate cases' prompt says.
                                                          TrustedReader(groupID: OfficialReaderCertificates.groupID,
-                                                                       publicKey: OfficialReaderCertificates.issuerPublicKey, issuerCA: true)],
+                                                                       publicKey: OfficialReaderCertificates.issuerPublicKey, issuerCA: true)]
+                                            // Provisioned as NFC_UD_STANDARD_SIXTEEN_GROUPIDENTIFIER_ONE_AC's precondition says.
+                                            + OfficialReaderGroups.trustedReaders,
                                         accessDocuments: [access], revocationDocuments: [revocation], versions: versions, faults: faults,
                                         mailbox: try Mailbox([UInt8](repeating: 7, count: 0x12C)))
         profile.apply(to: &c)
@@ -39,6 +41,7 @@ final class ConformanceCalibrationTests: XCTestCase {
         let subject = CredentialUnderTest(open: { (InMemoryLink(session), {}) }, identity: identity)
         var profile = CredentialProfile.discover(subject, issuerKeys: [issuer.publicBytes])
         profile.readerCertificates = true
+        profile.sixteenReaderGroups = true
         return ConformanceReport(direction: "credential", transport: "memory", results: CredentialCatalogue.all.map { $0.evaluate(subject, profile) })
     }
 
@@ -115,6 +118,27 @@ final class ConformanceCalibrationTests: XCTestCase {
                        r.lines().joined(separator: "\n"))
     }
 
+    /// NFC_UD_STANDARD_SIXTEEN_GROUPIDENTIFIER_ONE_AC: the official reader keys are the public
+    /// halves the file lists; a phone missing one of the fourteen groups the case runs fails it,
+    /// naming the group; without `--sixteen-reader-groups` it is not applicable, saying what to provision.
+    func testTheSixteenGroupsCaseNeedsEveryGroupTheCaseRuns() throws {
+        for i in 0..<16 {
+            XCTAssertEqual(OfficialReaderGroups.identity(i).publicKey, OfficialReaderGroups.publicKeys[i], "group \(i)")
+        }
+        XCTAssertEqual(OfficialReaderGroups.groupIDs[2].hex.uppercased(), "00113344667799AA00113344667799AD")
+        var c = try phone().configuration
+        c.trustedReaders.removeAll { $0.groupID == OfficialReaderGroups.groupIDs[9] }
+        let r = run(CredentialSession(configuration: c))
+        XCTAssertEqual(failures(r).official, ["standard.sixteen-groups"], r.lines().joined(separator: "\n"))
+        let reason = r.results.first { $0.id == "standard.sixteen-groups" }!.reason
+        XCTAssertTrue(reason.contains("00113344667799AA00113344667799BE"), reason)
+        let session = try phone()
+        let subject = CredentialUnderTest(open: { (InMemoryLink(session), {}) }, identity: identity)
+        let unprovisioned = CredentialCatalogue.all.first { $0.id == "standard.sixteen-groups" }!.evaluate(subject, CredentialProfile.discover(subject))
+        XCTAssertEqual(unprovisioned.status, .notApplicable)
+        XCTAssertTrue(unprovisioned.reason.contains("--sixteen-reader-groups"), unprovisioned.reason)
+    }
+
     /// A phone whose documents another issuer signed fails the official step-up cases.
     func testADocumentOfAnotherIssuerFailsTheStepUpCases() throws {
         let session = try phone()
@@ -143,7 +167,8 @@ final class ConformanceCalibrationTests: XCTestCase {
         let closingExactly: Set<String> = ["auth0.extra-tag", "auth1.extra-tag", "auth1.standard", "fast.cached-key", "exchange.status",
                                            "mailbox.read", "auth0.response-chaining", "exchange.extra-tag", "mailbox.write-request",
                                            "stepup.ad", "stepup.basic", "stepup.ad-rd", "stepup.rd",
-                                           "cert.auth1", "cert.auth1-chained", "cert.load-cert", "cert.load-cert-chained"]
+                                           "cert.auth1", "cert.auth1-chained", "cert.load-cert", "cert.load-cert-chained",
+                                           "mailbox.extended-length", "standard.sixteen-groups"]
         let expected: [(CredentialFaults, Set<String>)] = [
             (.legacyExchangeStatus, closingExactly),
             (.ignoreP1P2, ["auth0.wrong-p1p2", "auth1.wrong-p1p2"]),
@@ -153,6 +178,7 @@ final class ConformanceCalibrationTests: XCTestCase {
             (.wrongSignature, ["auth1.standard"]),
             (.replayEphemeralKey, ["fast.consecutive-decoys"]),
             (.skipCertificateCheck, ["cert.neg.load-cert-signature", "cert.neg.load-cert-format"]),
+            (.shortAPDUsOnly, ["mailbox.extended-length"]),
         ]
         for (fault, checks) in expected {
             XCTAssertEqual(failures(run(try phone(faults: fault))).official, checks, "fault \(fault)")
