@@ -246,20 +246,22 @@ public final class ReaderProbe {
         expedited = channel
         readerKeys[.expedited] = keys.expeditedSKReader
         auth1Plaintext = plain
-        do { return try TLV.parseAll(plain) } catch {
+        // Top-level fields only: the official reader skips a tag it does not list whatever it holds
+        // (tlv.py verifySequence), e.g. the AA 03 010203 of --fault auth1-extra-tag.
+        do { return try TLV.parseFields(plain) } catch {
             throw CheckStop(.fail("AUTH1 plaintext is not BER-TLV (§6): \(error)", actual: plain))
         }
     }
 
     /// The credential public key from the AUTH1 plaintext (`5A`).
     public var credentialKey: [UInt8]? {
-        guard let p = auth1Plaintext, let t = try? TLV.parseAll(p) else { return nil }
+        guard let p = auth1Plaintext, let t = try? TLV.parseFields(p) else { return nil }
         return t.first(Tag.Auth1.credentialKey)?.value
     }
 
     /// The signaling bitmap from the AUTH1 plaintext (`5E`), nil when absent.
     public var signaling: UInt16? {
-        guard let p = auth1Plaintext, let t = try? TLV.parseAll(p), let s = t.first(Tag.Auth1.signaling)?.value, s.count == 2 else { return nil }
+        guard let p = auth1Plaintext, let t = try? TLV.parseFields(p), let s = t.first(Tag.Auth1.signaling)?.value, s.count == 2 else { return nil }
         return UInt16(s[0]) << 8 | UInt16(s[1])
     }
 

@@ -179,9 +179,56 @@ final class ConformanceCalibrationTests: XCTestCase {
             (.replayEphemeralKey, ["fast.consecutive-decoys"]),
             (.skipCertificateCheck, ["cert.neg.load-cert-signature", "cert.neg.load-cert-format"]),
             (.shortAPDUsOnly, ["mailbox.extended-length"]),
+            // The official reader skips a tag it does not list (tlv.py verifySequence), in AUTH0 and AUTH1 answers alike.
+            (.auth0ExtraTag, []),
+            (.auth1ExtraTag, []),
+            (.auth1WrongSignatureTag, ["auth1.standard"]),
+            (.fciOtherAID, ["select.fci"]),
+            (.corruptEnvelope, ["stepup.ad", "stepup.basic", "stepup.ad-rd", "stepup.rd"]),
+            // Only the case that requires both documents misses the access document.
+            (.emptyDeviceResponse, ["stepup.ad-rd"]),
+            (.acceptUnlistedVersion, ["auth0.unsupported-version"]),
+            // BLE-only knobs: over NFC and the socket the phone behaves.
+            (.refuseSelectOnBLE, []),
+            (.noRKERequest, []),
         ]
         for (fault, checks) in expected {
             XCTAssertEqual(failures(run(try phone(faults: fault))).official, checks, "fault \(fault)")
+        }
+        // Every knob has a row, here or in the test below.
+        let calibrated = expected.map(\.0) + Self.transactionBreaking.map(\.0)
+        for (name, fault) in CredentialFaults.names {
+            XCTAssertTrue(calibrated.contains(fault), "--fault \(name) has no calibration row")
+        }
+    }
+
+    /// Knobs that break every transaction at AUTH0 or AUTH1 (and strip-versions, which needs two
+    /// versions to strip one). The official verdict of every case that needs a working AUTH1 is a
+    /// failure. LockBench fails `auth1.standard` (or `auth0.standard`) and the cases without a
+    /// discovery gate; the gated ones are not applicable, naming the failed discovery — never a pass.
+    static let transactionBreaking: [(CredentialFaults, String)] = [
+        (.corruptCiphertext, "auth1.standard"), (.stripVersions, "auth1.standard"),
+        (.malformedAuth0, "auth0.standard"), (.auth0WrongTag, "auth0.standard"),
+    ]
+
+    func testAKnobBreakingEveryTransactionPassesNoCaseThatNeedsIt() throws {
+        // Cases that end before a usable AUTH1 answer: they pass on such a phone, as officially.
+        let beforeAuth1: Set<String> = ["select.fci", "auth0.chaining-not-completed", "auth0.unsupported-version", "auth0.wrong-p1p2",
+                                        "auth0.standard", "auth1.bad-reader-signature", "auth1.chaining-not-completed", "auth1.wrong-p1p2",
+                                        "auth1.wrong-signature-length", "fast.consecutive-decoys"]
+        for (fault, named) in Self.transactionBreaking {
+            let r = run(try phone(faults: fault, versions: fault == .stripVersions ? [ProtocolVersion.v1_0, 0x0101] : [ProtocolVersion.v1_0]))
+            XCTAssertTrue(failures(r).official.contains(named), "fault \(fault): \(named) must fail")
+            for result in r.results where !result.advisory {
+                switch result.status {
+                case .pass:
+                    XCTAssertTrue(beforeAuth1.contains(result.id), "fault \(fault): \(result.id) passed")
+                case .notApplicable:
+                    XCTAssertTrue(result.reason.contains("did not complete AUTH1"), "fault \(fault): \(result.id): \(result.reason)")
+                default:
+                    break
+                }
+            }
         }
     }
 
