@@ -56,6 +56,15 @@ final class APDUTests: XCTestCase {
         XCTAssertTrue(four.extendedLength)
         XCTAssertEqual(try CommandAPDU(parsing: four.encoded()), four)
         XCTAssertEqual(try four.encoded().count, 4 + 3 + 300 + 2)
+        // Chained, an extended command stays extended part by part and reassembles whole (the fuzzer's property).
+        let parts = CommandChainer.split(four, chunk: 100)
+        XCTAssertEqual(parts.count, 3)
+        XCTAssertTrue(parts.allSatisfy { $0.extendedLength })
+        XCTAssertEqual(try parts[0].encoded().prefix(7), [0x90, 0xC9, 0x00, 0x00, 0x00, 0x00, 0x64])
+        var assembler = CommandAssembler()
+        var whole: CommandAPDU?
+        for part in parts { if case .complete(let c) = try assembler.feed(CommandAPDU(parsing: part.encoded())) { whole = c } }
+        XCTAssertEqual(whole, four)
         // Short form still refuses an Le above 256; extended refuses one above 65 536.
         XCTAssertThrowsError(try CommandAPDU(cla: 0, ins: 0xC0, le: 275).encoded()) { XCTAssertEqual(($0 as? APDUError)?.code, .tooLong) }
         XCTAssertThrowsError(try CommandAPDU(cla: 0, ins: 0xC0, le: 65_537, extendedLength: true).encoded()) { XCTAssertEqual(($0 as? APDUError)?.code, .tooLong) }
