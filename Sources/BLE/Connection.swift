@@ -5,7 +5,7 @@ import Foundation
 /// channels, the ATT server for this peer and the ATT client bearer. Methods called by the
 /// host's reader thread run with the host's `cond` held.
 ///
-/// Safe because (`@unchecked Sendable`) its mutable state is part of the host's monitor: read and
+/// Safe because its mutable state is part of the host's monitor: read and
 /// written only with `host.cond` held, like `BLEHost`'s own.
 public final class BLEConnection: @unchecked Sendable {
     let host: BLEHost
@@ -339,7 +339,7 @@ public final class BLEConnection: @unchecked Sendable {
 /// An LE credit-based connection-oriented channel (Core Vol 3 Part A §10.2): whole SDUs in and
 /// out; segmentation, reassembly and credits are handled underneath.
 ///
-/// Safe because (`@unchecked Sendable`) its mutable state is part of the host's monitor: read and
+/// Safe because its mutable state is part of the host's monitor: read and
 /// written only with `connection.host.cond` held.
 public final class L2CAPChannel: @unchecked Sendable {
     let connection: BLEConnection

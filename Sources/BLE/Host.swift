@@ -13,7 +13,7 @@ public typealias BLELogger = @Sendable (String) -> Void
 /// All state is guarded by one condition (`cond`); the reader thread decodes and handles
 /// packets under it, callers wait on it. User callbacks run on their own threads.
 ///
-/// Safe because (`@unchecked Sendable`) it is a monitor around the HCI transport (a socket or
+/// Safe because it is a monitor around the HCI transport (a socket or
 /// UART descriptor read by a thread of its own): every mutable property, its connections' and
 /// their channels' are read and written with `cond` held; the hooks are set before `start`.
 public final class BLEHost: @unchecked Sendable {

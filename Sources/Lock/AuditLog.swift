@@ -166,7 +166,7 @@ public struct AuditDamage: Equatable, Sendable, CustomStringConvertible {
 
 /// Append-only audit log with an HMAC chain; every `append` is on disk (fsync) when it returns.
 ///
-/// Safe because (`@unchecked Sendable`) it wraps a file descriptor: the descriptor, the chain head,
+/// Safe because it wraps a file descriptor: the descriptor, the chain head,
 /// the length and the broken flag are read and written with `mutex` held.
 public final class AuditLog: @unchecked Sendable {
     public static let fileName = "audit.log"

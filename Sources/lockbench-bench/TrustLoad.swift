@@ -49,7 +49,7 @@ enum TrustLoad {
 
     /// A running `trust-load` child.
     ///
-    /// Safe because (`@unchecked Sendable`) it wraps the child's pipes: one job at a time is
+    /// Safe because it wraps the child's pipes: one job at a time is
     /// written and its answer read (the bench awaits each `run` before the next).
     final class Child: @unchecked Sendable {
         private let process = Process()

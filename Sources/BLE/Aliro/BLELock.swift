@@ -101,7 +101,7 @@ public enum BLELockEvent: Sendable {
 /// at once: run the loop with `maxConcurrent` > 1). The host reconnects to a controller that goes
 /// away by itself; the loop hears of it as a lost reader and `open()` waits for the controller.
 ///
-/// Safe because (`@unchecked Sendable`) the host's threads call back into it: its waiting state
+/// Safe because the host's threads call back into it: its waiting state
 /// is read and written with `state` held, the advertisement with `host.cond` held (it is part
 /// of the host's monitor), and the hooks (`onEvent`, `onNotice`) are set before `start`.
 public final class BLELock: CardReader, @unchecked Sendable {
