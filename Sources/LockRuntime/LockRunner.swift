@@ -3,6 +3,7 @@ import BLE
 import ByteCore
 import Codecs
 import Foundation
+import Synchronization
 import Lock
 import NFC
 import OfflineUnlock
@@ -40,10 +41,13 @@ public final class LockRunner {
     /// Called (once) when a radio that never opened is given up on: the command stops the lock and
     /// exits with the reason.
     public var onReaderUnavailable: ((RadioInterface, Error) -> Void)?
-    private let startLock = NSLock()
-    private var opened: Set<RadioInterface> = []
-    private var failingSince: [RadioInterface: Date] = [:]
-    private var gaveUp = false
+    /// Which radios opened, since when the others fail, and whether the runner gave up on one.
+    private struct Opening {
+        var opened: Set<RadioInterface> = []
+        var failingSince: [RadioInterface: Date] = [:]
+        var gaveUp = false
+    }
+    private let opening = Mutex(Opening())
 
     public init(service: LockService, nfc: NFCSource?, ble: String?, socket: SocketReader.Configuration? = nil,
                 btsnoop: String? = nil, emit: @escaping (LockEvent) -> Void) {
@@ -154,10 +158,10 @@ public final class LockRunner {
             onOutcome?(outcome)
         case .stopped:
             break
-        case .readerLost(let failure, let attempt, let retryIn) where !startLock.withLock({ opened.contains(radio) }):
+        case .readerLost(let failure, let attempt, let retryIn) where !opening.withLock({ $0.opened.contains(radio) }):
             readerNotThere(radio, failure: failure, attempt: attempt, retryIn: retryIn)
         default:
-            if case .readerOpened = event { startLock.withLock { _ = opened.insert(radio) } }
+            if case .readerOpened = event { opening.withLock { _ = $0.opened.insert(radio) } }
             var e = LockEvent(kind: event.isProblem ? .warning : .radio, radio: radio, message: event.description)
             e.radioEvent = switch event {
             case .started: .loopStarted
@@ -177,11 +181,11 @@ public final class LockRunner {
     /// the lock waits for it and, on a terminal, show each retry.
     private func readerNotThere(_ radio: RadioInterface, failure: Error, attempt: Int, retryIn: TimeInterval) {
         let reason = (failure as? any CodedError)?.reason ?? "\(failure)"
-        let giveUp = startLock.withLock { () -> Bool in
-            let since = failingSince[radio] ?? Date()
-            failingSince[radio] = since
-            let giveUp = !waitForReader && !gaveUp && Date().timeIntervalSince(since) >= startGrace(radio)
-            if giveUp { gaveUp = true }
+        let giveUp = opening.withLock { o -> Bool in
+            let since = o.failingSince[radio] ?? Date()
+            o.failingSince[radio] = since
+            let giveUp = !waitForReader && !o.gaveUp && Date().timeIntervalSince(since) >= startGrace(radio)
+            if giveUp { o.gaveUp = true }
             return giveUp
         }
         if giveUp { onReaderUnavailable?(radio, failure); return }

@@ -4,6 +4,7 @@ import ByteCore
 import Codecs
 import Crypto
 import Foundation
+import Synchronization
 import Lock
 import LockRuntime
 import OfflineUnlock
@@ -144,8 +145,8 @@ enum BLEBenchmark {
         let phoneKey = P256.Signing.PrivateKey()
         let trusted: TrustedReader
         let document: [UInt8]
-        private let lock = NSLock()
-        private var counts: [String: Int] = [:]
+        /// Outcomes by kind, recorded from the reader loop's threads.
+        private let counts = Mutex<[String: Int]>([:])
 
         init() throws {
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("lockbench-ble-bench-\(UUID().uuidString)")
@@ -177,10 +178,10 @@ enum BLEBenchmark {
 
         func record(_ outcome: TransactionOutcome) {
             let key = (outcome.granted ? "granted" : "denied") + (outcome.fast ? " fast" : "") + (outcome.stepUp ? " step-up" : "")
-            lock.withLock { counts[key, default: 0] += 1 }
+            counts.withLock { $0[key, default: 0] += 1 }
         }
 
-        var summary: String { lock.withLock { counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") } }
+        var summary: String { counts.withLock { $0.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") } }
     }
 
     static func median(_ xs: [Double]) -> Double? {
