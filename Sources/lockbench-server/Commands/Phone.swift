@@ -7,6 +7,8 @@ import Foundation
 import LockRuntime
 import SocketTransport
 import NFC
+import PhoneRadios
+import PhoneSeam
 import OfflineUnlock
 import Push
 import CommandLineSupport
@@ -129,46 +131,45 @@ struct PhoneCommand: AsyncParsableCommand {
             let interface: RadioInterface = transport == "ble" ? .ble : transport == "pn532" ? .nfc : .socket
             let responder = PhoneResponder(phone: phone, trusting: readers, interface: interface)
 
-            // The radio.
-            var stopRadio: () -> Void = {}
+            // The radio, from the phone radios' registry.
+            let spec: PhoneRadioSpec = switch transport {
+            case "socket": .socket(host: "127.0.0.1", port: UInt16(port))
+            case "pn532": .pn532(link: link)
+            default: .ble(transport: ble!)
+            }
+            let radio: any PhoneRadio
+            do { radio = try spec.radio() } catch {
+                switch spec {
+                case .socket: throw UserError(message: "cannot listen on 127.0.0.1:\(port): \(error); pick another --port", code: ExitCodes.environment)
+                case .pn532: throw UserError(message: "cannot start the virtual PN532: \(error)", code: ExitCodes.environment)
+                default:
+                    if let e = error as? BLEError, e.code == .badTransportSpec { throw UserError(message: "--ble: \(e.reason)") }
+                    throw UserError(message: "cannot start the phone's BLE controller \(ble ?? ""): \(error)", code: ExitCodes.environment)
+                }
+            }
+            let stopRadio: () -> Void = { radio.close() }
             var bleTap: (@Sendable () -> String)?
             var field: ((Bool) -> String)?
-            switch transport {
-            case "socket":
-                let server: SocketCredentialServer
-                do { server = try SocketCredentialServer(host: "127.0.0.1", port: UInt16(port)) } catch {
-                    throw UserError(message: "cannot listen on 127.0.0.1:\(port): \(error); pick another --port", code: ExitCodes.environment)
+            switch radio {
+            case let socket as SocketPhoneRadio:
+                say("listening", ["address": socket.address])
+                // The lock connects when it will: one transaction per connection until the radio closes.
+                Thread.detachNewThread {
+                    while true { do { _ = try socket.present(responder, timeout: 1) } catch { return } }
                 }
-                say("listening", ["address": "127.0.0.1:\(server.port)"])
-                Thread.detachNewThread { try? server.serve(responder) }
-                stopRadio = { server.close() }
-            case "pn532":
-                let reader: VirtualReader
-                do { reader = try VirtualReader(card: responder, link: link) } catch {
-                    throw UserError(message: "cannot start the virtual PN532: \(error)", code: ExitCodes.environment)
-                }
-                say("virtual-pn532", ["connstring": reader.connstring])
-                stopRadio = { reader.stop() }
-                // The phone enters (true) or leaves (false) the field; one uid per entry, so the
+            case let pn532 as VirtualPN532PhoneRadio:
+                say("virtual-pn532", ["connstring": pn532.address])
+                // The phone enters (true) or leaves (false) the field; a new uid per entry, so the
                 // lock sees a new card each time.
-                let uids = Counter()
                 field = { enter in
-                    guard enter else { reader.remove(); return "removed" }
-                    do {
-                        try reader.insert(responder, uid: [0x08, 0x50, 0x48, 0x4F, 0x4E, 0x45, uids.next()])
-                        return "inserted"
-                    } catch { return "failed: \(error)" }
+                    guard enter else { pn532.leave(); return "removed" }
+                    do { try pn532.enter(responder); return "inserted" } catch { return "failed: \(error)" }
                 }
             default:
-                let spec: TransportSpec
-                do { spec = try TransportSpec(parsing: ble!) } catch { throw UserError(message: "--ble: \(error.reason)") }
                 bleTap = {
                     do {
-                        let p = try BLEPhone(configuration: BLEPhone.Configuration(transport: spec))
-                        try p.start()
-                        defer { p.stop() }
-                        let outcome = try p.unlock(with: responder)
-                        return outcome.granted ? "granted" : "denied"
+                        let tap = try radio.present(responder, timeout: 10)
+                        return tap.granted == true ? "granted" : "denied"
                     } catch {
                         return "failed: \(error)"
                     }
@@ -316,10 +317,6 @@ private final class OneAtATime: Sendable {
     func release() { value.withLock { $0 = false } }
 }
 
-/// The last byte of the phone's UID on each entry into the field.
-private final class Counter: Sendable {
-    private let value = Mutex<UInt8>(0)
-    func next() -> UInt8 { value.withLock { $0 &+= 1; return $0 } }
 }
 
 struct ScenarioCommand: AsyncParsableCommand {
