@@ -2,7 +2,8 @@
 // LockBench: one target per layer; data flows radio → transport → protocol → engine → lock.
 // Pure layers (ByteCore, Codecs, Certification, AccessProtocol, OfflineUnlock, Lock) import no C
 // module and do no radio I/O; only NFC imports CLibNFC, only PCSC imports CPCSCLite, only BLE
-// imports CBlueZ. Every radio is a `CardReader` (ReaderSeam) that one `ReaderLoop` drives.
+// imports CBlueZ. Every radio is a `CardReader` (ReaderSeam) that one `ReaderLoop` drives; on the
+// phone's side, its twin: every radio is a `PhoneRadio` (PhoneSeam) named by one `PhoneRadioSpec`.
 import PackageDescription
 
 let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto")

@@ -317,8 +317,6 @@ private final class OneAtATime: Sendable {
     func release() { value.withLock { $0 = false } }
 }
 
-}
-
 struct ScenarioCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scenario",
