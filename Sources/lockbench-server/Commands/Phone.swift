@@ -158,6 +158,10 @@ struct PhoneCommand: AsyncParsableCommand {
                     while true { do { _ = try socket.present(responder, timeout: 1) } catch { return } }
                 }
             case let pn532 as VirtualPN532PhoneRadio:
+                // The phone starts in the field, as a phone held to the reader.
+                do { try pn532.enter(responder) } catch {
+                    throw UserError(message: "cannot start the virtual PN532: \(error)", code: ExitCodes.environment)
+                }
                 say("virtual-pn532", ["connstring": pn532.address])
                 // The phone enters (true) or leaves (false) the field; a new uid per entry, so the
                 // lock sees a new card each time.
