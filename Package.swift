@@ -100,7 +100,7 @@ let package = Package(
         ], swiftSettings: swift6),
         // Conformance over BLE (LockBench the lock or the phone, frame by frame): the BLE catalogues.
         .target(name: "ConformanceRadios", dependencies: [
-            "Conformance", "PhoneSeam", "PhoneRadios", "BLE", "AccessProtocol", "ByteCore", "Codecs", "OfflineUnlock", crypto,
+            "Conformance", "PhoneSeam", "PhoneRadios", "BLE", "NFC", "ReaderSeam", "AccessProtocol", "ByteCore", "Codecs", "OfflineUnlock", crypto,
         ], swiftSettings: swift6),
         // --- Trust: the service that keeps short-lived keys current, in layers: the model (records,
         // changes, errors, the storage seam), the service core (documents, tokens, approvals), one
@@ -171,7 +171,7 @@ let package = Package(
         .testTarget(name: "NFCTests", dependencies: ["NFC", "ReaderSeam", "VirtualPN532", "ByteCore", "LockBenchTestSupport"]),
         .testTarget(name: "BLETests", dependencies: ["BLE", "ReaderSeam", "ByteCore", "LockBenchTestSupport",
                                                      "AccessProtocol", "OfflineUnlock", "Lock", "LockRuntime", "Codecs", crypto]),
-        .testTarget(name: "LockRuntimeTests", dependencies: ["LockRuntime", "Conformance", "ConformanceRadios", "PhoneSeam", "PhoneRadios", "BLE", "PCSC", "SocketTransport", "AccessProtocol", "OfflineUnlock", "Lock", "VirtualPN532", "ByteCore", "Codecs", "LockBenchTestSupport", crypto]),
+        .testTarget(name: "LockRuntimeTests", dependencies: ["LockRuntime", "Conformance", "ConformanceRadios", "PhoneSeam", "PhoneRadios", "BLE", "NFC", "ReaderSeam", "PCSC", "SocketTransport", "AccessProtocol", "OfflineUnlock", "Lock", "VirtualPN532", "ByteCore", "Codecs", "LockBenchTestSupport", crypto]),
         // --- Trust ---
         .testTarget(name: "TrustTests", dependencies: [
             "lockbench", "lockbench-server", "TrustModel", "TrustCore", "TrustSQLite", "TrustPostgres", "TrustBackends", "TrustHTTP", "TrustPhone", "Scenario", "Push", "OfflineUnlock", "Lock", "LockRuntime", "ByteCore", "Codecs", "LockBenchTestSupport", crypto,

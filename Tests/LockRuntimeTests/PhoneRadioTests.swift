@@ -5,6 +5,9 @@ import Foundation
 import LockBenchTestSupport
 import Lock
 import LockRuntime
+import Conformance
+@testable import NFC
+import ReaderSeam
 import PhoneRadios
 import PhoneSeam
 import SocketTransport
@@ -172,6 +175,47 @@ final class PhoneRadioTests: XCTestCase {
         XCTAssertEqual(outcome.credentialID, Array("carol".utf8).hex)
     }
 
+    // MARK: Conformance through the lock's seam: cycling the field
+
+    /// `conformance credential --nfc`: LockBench the reader takes one link per transaction from
+    /// `LibNFCReader` (`CardReaderLinks`); between two, `cycleField` turns the field off and on, so
+    /// a phone that stays on the reader is selected afresh (a new session) for the next check.
+    func testNFCConformanceLinksCycleTheFieldSoAPhoneLeftOnTheReaderIsTappedAfresh() throws {
+        let radio = try VirtualPN532PhoneRadio(link: nil)
+        defer { radio.close() }
+        let phone = CountingPhone()
+        try radio.enter(phone)
+        let reader = LibNFCReader(configuration: .init(connstring: radio.address, apduTimeout: 3000))
+        let links = try CardReaderLinks(reader, waitForCard: 10)
+        defer { links.close() }
+        let select: [UInt8] = [0x00, 0xA4, 0x04, 0x00, 0x09, 0xA0, 0x00, 0x00, 0x09, 0x09, 0xAC, 0xCE, 0x55, 0x01, 0x00]
+        for n in 1...2 {
+            let (link, close) = try links.open()
+            XCTAssertEqual(try link.transceive(select), [0x90, 0x00], "transaction \(n)")
+            let resetsBefore = phone.resets
+            close()
+            // The field went off: the chip resets the card's session (on its queue: bounded wait).
+            let deadline = Date(timeIntervalSinceNow: 5)
+            while phone.resets == resetsBefore && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+            XCTAssertGreaterThan(phone.resets, resetsBefore, "cycling the field after transaction \(n) reset the phone")
+        }
+        XCTAssertEqual(phone.commands, 2, "one SELECT per transaction, the phone never left the field")
+    }
+
+    func testOnlyAReaderWithAFieldCyclesIt() throws {
+        let server = try SocketCredentialServer(host: "127.0.0.1", port: 0)
+        defer { server.close() }
+        let socket = SocketReader(configuration: .init(host: "127.0.0.1", port: server.port))
+        let connected = try XCTUnwrap(try socket.waitForCard(timeout: 2), "the listening server is a card for the socket reader")
+        defer { socket.finish(connected, granted: nil) }
+        XCTAssertFalse(try socket.cycleField(connected), "no field on TCP: wait for the card to leave instead")
+        let closed = LibNFCReader(connstring: "pn532_uart:/nonexistent")
+        let card = LibNFCReader.Card(target: TargetInfo(uid: [1, 2, 3, 4], atqa: 0x0004, sak: 0x20, ats: []), link: connected.link)
+        XCTAssertThrowsError(try closed.cycleField(card), "a reader that is not open refuses") { error in
+            XCTAssertEqual((error as? NFCError)?.code, .closed, "\(error)")
+        }
+    }
+
     // MARK: The registry's parse: every form, every refusal
 
     func testTheRegistryParsesEveryForm() throws {
@@ -230,4 +274,14 @@ final class PhoneRadioTests: XCTestCase {
 final class SimplePhone: APDUResponder, @unchecked Sendable {
     func respond(to command: [UInt8]) -> [UInt8] { [0x90, 0x00] }
     func reset() {}
+}
+
+/// Counts commands and session resets (the field dropping).
+final class CountingPhone: APDUResponder, @unchecked Sendable {
+    private let lock = NSLock()
+    private var _commands = 0, _resets = 0
+    var commands: Int { lock.withLock { _commands } }
+    var resets: Int { lock.withLock { _resets } }
+    func respond(to command: [UInt8]) -> [UInt8] { lock.withLock { _commands += 1 }; return [0x90, 0x00] }
+    func reset() { lock.withLock { _resets += 1 } }
 }
