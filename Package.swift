@@ -123,7 +123,7 @@ let package = Package(
         ], swiftSettings: swift6),
         .target(name: "Scenario", dependencies: ["Push",
             "ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", "Lock", "LockRuntime", "TrustModel", "TrustCore", "TrustBackends", "TrustHTTP", "TrustPhone", crypto,
-            "BLE", "VirtualPN532", "SocketTransport", "PhoneSeam", "PhoneRadios", "ReaderSeam",
+            "BLE", "SocketTransport", "PhoneSeam", "PhoneRadios",
         ], swiftSettings: swift6),
         // --- end Trust ---
         // What both command-line products share: running a command with LockBench's exit codes.

@@ -20,6 +20,9 @@ public enum PhoneRadioSpec: Equatable, Sendable, CustomStringConvertible {
     /// The forms `init(parsing:)` takes, for `--help`.
     public static let forms = "socket[:[HOST:]PORT], pn532[:LINKPATH], vpicc[:[HOST:]PORT], ble:TRANSPORT"
 
+    /// vpcd's first port (its reader "Virtual PCD 00 00"), the default of `vpicc`.
+    public static let vpcdPort: UInt16 = 35963
+
     /// Longest spec taken (a path or a transport, not a document).
     static let maximumLength = 1024
 
@@ -34,7 +37,7 @@ public enum PhoneRadioSpec: Equatable, Sendable, CustomStringConvertible {
             if let rest, rest.isEmpty { throw PhoneRadioSpecError(text, "pn532: names no link path after the colon") }
             self = .pn532(link: rest)
         case "vpicc":
-            let (host, port) = try Self.address(rest, text, defaultPort: 35963)
+            let (host, port) = try Self.address(rest, text, defaultPort: Self.vpcdPort)
             self = .vpicc(host: host, port: port)
         case "ble":
             guard let rest, !rest.isEmpty else { throw PhoneRadioSpecError(text, "ble needs a controller transport: ble:tcp:HOST:PORT or ble:hci0") }

@@ -9,11 +9,12 @@ import TrustPhone
 
 /// Taps over a real radio: each lock runs its real `LockRunner` (the loop `lock run` uses), and
 /// the phone comes through its `PhoneRadio` from the registry (`PhoneRadioSpec`) — a virtual
-/// PN532 on a pty that the lock's real libnfc opens, or a BLE central on one of two Bumble
-/// virtual controllers. The outcome is the one the runner reports; the runner's typed radio
+/// PN532 on a pty that the lock's real libnfc opens, a card in pcscd's virtual reader (vpicc →
+/// vpcd) that the lock reads through pcsc-lite, or a BLE central on one of two Bumble virtual
+/// controllers. The outcome is the one the runner reports; the runner's typed radio
 /// events (`LockEvent.RadioEvent`), not its log text, say when the lock saw the phone leave.
 public final class RadioTap: TapTransport, @unchecked Sendable {
-    public enum Radio: String, Sendable { case pn532, ble }
+    public enum Radio: String, Sendable, CaseIterable { case pn532, vpicc, ble }
     public let radio: Radio
     public var name: String { radio.rawValue }
     public var interface: RadioInterface { radio == .ble ? .ble : .nfc }
@@ -46,6 +47,9 @@ public final class RadioTap: TapTransport, @unchecked Sendable {
         switch radio {
         case .pn532:
             phoneSpec = .pn532(link: nil)
+        case .vpicc:
+            guard runners.isEmpty else { throw RadioError(description: "PC/SC scenarios take one lock (one vpcd reader)") }
+            phoneSpec = .vpicc(host: "127.0.0.1", port: PhoneRadioSpec.vpcdPort)
         case .ble:
             if controllers == nil {
                 do { controllers = try VirtualControllers.bumble() } catch {
@@ -59,7 +63,13 @@ public final class RadioTap: TapTransport, @unchecked Sendable {
         let phoneRadio: any PhoneRadio
         do { phoneRadio = try phoneSpec.radio() } catch { throw RadioError(description: "the phone's radio \(phoneSpec): \(error)") }
         let box = RunningBox()
-        let runner = LockRunner(service: service, nfc: radio == .pn532 ? .connstring(phoneRadio.address) : nil, ble: bleSpec) { event in
+        // The lock's reader that reaches this phone radio.
+        let nfc: LockRunner.NFCSource? = switch phoneRadio {
+        case let pn532 as VirtualPN532PhoneRadio: .connstring(pn532.address)
+        case let vpicc as VirtualICCPhoneRadio: .pcsc(reader: vpicc.readerName)
+        default: nil
+        }
+        let runner = LockRunner(service: service, nfc: nfc, ble: bleSpec) { event in
             guard let r = box.running else { return }
             r.condition.lock()
             if event.radioEvent == .cardRemoved { r.removals += 1 }
@@ -88,8 +98,8 @@ public final class RadioTap: TapTransport, @unchecked Sendable {
         do { _ = try r.phoneRadio.present(phone, timeout: timeout) } catch {
             throw RadioError(description: "\(radio == .ble ? "BLE transaction" : "the phone's radio"): \(error)")
         }
-        let outcomes = try wait(r, "a decision over \(radio == .ble ? "BLE" : "the virtual PN532")") { $0.outcomes.count > before }
-        if radio == .pn532 { _ = try? wait(r, "the card leaving the field") { $0.removals > removedBefore } }
+        let outcomes = try wait(r, "a decision over \(r.phoneRadio.spec)") { $0.outcomes.count > before }
+        if radio != .ble { _ = try? wait(r, "the card leaving the field") { $0.removals > removedBefore } }
         return outcomes[before]
     }
 

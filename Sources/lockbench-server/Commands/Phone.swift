@@ -345,14 +345,14 @@ struct ScenarioCommand: AsyncParsableCommand {
         var json = false
         @Flag(help: "Print each line as it runs.")
         var verbose = false
-        @Option(help: ArgumentHelp("socket (default), pn532 (a virtual PN532 per lock, through libnfc) or ble (Bumble's virtual controllers).", valueName: "transport"))
+        @Option(help: ArgumentHelp("socket (default), pn532 (a virtual PN532 per lock, through libnfc), vpicc (a card in pcscd's Virtual PCD 00 00, through pcsc-lite) or ble (Bumble's virtual controllers).", valueName: "transport"))
         var transport: String = "socket"
         @Option(help: ArgumentHelp("virtual or system.", valueName: "mode"))
         var clock: String = "virtual"
 
         func validate() throws {
             guard !files.isEmpty else { throw ValidationError("name at least one scenario file") }
-            guard ["socket", "pn532", "ble"].contains(transport) else { throw ValidationError("--transport is socket, pn532 or ble") }
+            guard ["socket", "pn532", "vpicc", "ble"].contains(transport) else { throw ValidationError("--transport is socket, pn532, vpicc or ble") }
             guard clock == "virtual" || clock == "system" else { throw ValidationError("--clock is virtual or system") }
         }
 
@@ -364,7 +364,7 @@ struct ScenarioCommand: AsyncParsableCommand {
                     throw UserError(message: "\(f): \(error.description)")
                 }
             }
-            let tap: TapTransport = transport == "socket" ? SocketTap() : RadioTap(transport == "ble" ? .ble : .pn532)
+            let tap: TapTransport = transport == "socket" ? SocketTap() : RadioTap(RadioTap.Radio(rawValue: transport)!)
             let runner = ScenarioRunner(transport: tap, clockMode: clock == "system" ? .system : .virtual)
             if verbose { runner.trace = { emitError($0) } }
             var results = [ScenarioResult]()
