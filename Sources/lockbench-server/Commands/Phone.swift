@@ -44,7 +44,9 @@ struct PhoneCommand: AsyncParsableCommand {
             `lockbench lock transact` or a lock connects), pn532 (a virtual PN532 on a pty, or at \
             --link, with the phone in its field; its connstring is printed for the lock, e.g. \
             `lockbench lock run --nfc pn532_uart:PATH`; `remove` takes the phone out of the field and \
-            `insert` or `tap` brings it back), or ble (each `tap` command connects to the lock on \
+            `insert` or `tap` brings it back), vpicc (each `tap` puts the phone as a card in pcscd's \
+            virtual reader "Virtual PCD 00 00" until the lock ended the transaction: `lockbench lock run \
+            --nfc "pcsc:Virtual PCD 00 00"`), or ble (each `tap` command connects to the lock on \
             --ble and runs one transaction).
 
             Commands (stdin, one per line): poll, offline, online, show, login CODE, logout (the service \
@@ -76,7 +78,7 @@ struct PhoneCommand: AsyncParsableCommand {
         var pollEvery: String = "8h"
         @Flag(name: .customLong("no-auto-recover"), help: "On an expired login fail with token_expired instead of asking to re-authorize.")
         var noAutoRecover = false
-        @Option(help: ArgumentHelp("socket, pn532 or ble.", valueName: "transport"))
+        @Option(help: ArgumentHelp("socket, pn532, vpicc or ble.", valueName: "transport"))
         var transport: String = "socket"
         @Option(help: ArgumentHelp("With socket: the port to listen on (0: any, printed).", valueName: "n"))
         var port: Int = Int(SocketCredentialServer.defaultPort)
@@ -96,7 +98,7 @@ struct PhoneCommand: AsyncParsableCommand {
         var noConsole = false
 
         func validate() throws {
-            guard ["socket", "pn532", "ble"].contains(transport) else { throw ValidationError("--transport is socket, pn532 or ble") }
+            guard ["socket", "pn532", "vpicc", "ble"].contains(transport) else { throw ValidationError("--transport is socket, pn532, vpicc or ble") }
             guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535") }
             if transport == "ble" && ble == nil { throw ValidationError("--transport ble needs --ble SPEC (e.g. tcp:127.0.0.1:9101)") }
             if link != nil && transport != "pn532" { throw ValidationError("--link is for --transport pn532") }
@@ -128,15 +130,14 @@ struct PhoneCommand: AsyncParsableCommand {
             let say: @Sendable (String, [String: String]) -> Void = { [json] text, fields in
                 emitLine(json ? KeyFiles.compactJSON(fields.merging(["event": text]) { a, _ in a }) : text + (fields.isEmpty ? "" : " " + fields.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")))
             }
-            let interface: RadioInterface = transport == "ble" ? .ble : transport == "pn532" ? .nfc : .socket
-            let responder = PhoneResponder(phone: phone, trusting: readers, interface: interface)
-
             // The radio, from the phone radios' registry.
             let spec: PhoneRadioSpec = switch transport {
             case "socket": .socket(host: "127.0.0.1", port: UInt16(port))
             case "pn532": .pn532(link: link)
+            case "vpicc": .vpicc(host: "127.0.0.1", port: PhoneRadioSpec.vpcdPort)
             default: .ble(transport: ble!)
             }
+            let responder = PhoneResponder(phone: phone, trusting: readers, interface: spec.interface)
             let radio: any PhoneRadio
             do { radio = try spec.radio() } catch {
                 switch spec {
@@ -148,7 +149,7 @@ struct PhoneCommand: AsyncParsableCommand {
                 }
             }
             let stopRadio: () -> Void = { radio.close() }
-            var bleTap: (@Sendable () -> String)?
+            var radioTap: (@Sendable () -> String)?
             var field: ((Bool) -> String)?
             switch radio {
             case let socket as SocketPhoneRadio:
@@ -170,10 +171,12 @@ struct PhoneCommand: AsyncParsableCommand {
                     do { try pn532.enter(responder); return "inserted" } catch { return "failed: \(error)" }
                 }
             default:
-                bleTap = {
+                // One `tap`, one presentation: BLE reports the lock's decision, vpicc only that the lock ended it.
+                radioTap = {
                     do {
-                        let tap = try radio.present(responder, timeout: 10)
-                        return tap.granted == true ? "granted" : "denied"
+                        let tap = try radio.present(responder, timeout: 30)
+                        if let granted = tap.granted { return granted ? "granted" : "denied" }
+                        return tap.ended ? "ended" : "no transaction within 30 s"
                     } catch {
                         return "failed: \(error)"
                     }
@@ -299,9 +302,9 @@ struct PhoneCommand: AsyncParsableCommand {
                                   "online": String(phone.isOnline), "loggedIn": String(phone.isLoggedIn),
                                   "nextPoll": phone.nextScheduledPoll.map(RFC3339.format) ?? "never", "lastError": phone.lastError ?? "-"])
                 case "tap":
-                    if let bleTap { say("tap", ["result": await onOwnThread("ble-tap", bleTap)]); continue }
+                    if let radioTap { say("tap", ["result": await onOwnThread("radio-tap", radioTap)]); continue }
                     if let field { _ = field(false); say("field", ["phone": field(true)]); continue }
-                    say("tap: only with --transport ble or pn532 (on socket the lock connects)", [:])
+                    say("tap: only with --transport ble, vpicc or pn532 (on socket the lock connects)", [:])
                 case "insert", "remove":
                     guard let field else { say("\(verb): only with --transport pn532", [:]); continue }
                     say("field", ["phone": field(verb == "insert")])
