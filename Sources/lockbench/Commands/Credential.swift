@@ -85,7 +85,7 @@ struct CredentialServe: ParsableCommand {
         let credential = try phone.makeSession(interface: .nfc, versions: try SocketCLI.versions(versions, flag: "--versions"))!
         if let vpicc {
             let (host, port) = try SocketCLI.address(vpicc, flag: "--vpicc")
-            return try serveAsCard(credential, radio: VirtualICCPhoneRadio(host: host, port: port))
+            return try serveAsCard(credential, radio: try PhoneRadioSpec.vpicc(host: host, port: port).radio())
         }
         let radio: any PhoneRadio
         var options = PhoneRadioSpec.Options()
@@ -117,7 +117,7 @@ struct CredentialServe: ParsableCommand {
     }
 
     /// `--vpicc`: the credential as a card in vpcd's reader, one tap per insertion.
-    private func serveAsCard(_ credential: CredentialSession, radio: VirtualICCPhoneRadio) throws {
+    private func serveAsCard(_ credential: CredentialSession, radio: any PhoneRadio) throws {
         repeat {
             let tap: PhoneTap
             do {
