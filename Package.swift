@@ -100,7 +100,7 @@ let package = Package(
         ], swiftSettings: swift6),
         // Conformance over BLE (LockBench the lock or the phone, frame by frame): the BLE catalogues.
         .target(name: "ConformanceRadios", dependencies: [
-            "Conformance", "PhoneSeam", "PhoneRadios", "BLE", "NFC", "ReaderSeam", "AccessProtocol", "ByteCore", "Codecs", "OfflineUnlock", crypto,
+            "Conformance", "PhoneRadios", "BLE", "AccessProtocol", "ByteCore", "Codecs", "OfflineUnlock", crypto,
         ], swiftSettings: swift6),
         // --- Trust: the service that keeps short-lived keys current, in layers: the model (records,
         // changes, errors, the storage seam), the service core (documents, tokens, approvals), one
