@@ -171,7 +171,7 @@ let package = Package(
         .testTarget(name: "NFCTests", dependencies: ["NFC", "ReaderSeam", "VirtualPN532", "ByteCore", "LockBenchTestSupport"]),
         .testTarget(name: "BLETests", dependencies: ["BLE", "ReaderSeam", "ByteCore", "LockBenchTestSupport",
                                                      "AccessProtocol", "OfflineUnlock", "Lock", "LockRuntime", "Codecs", crypto]),
-        .testTarget(name: "LockRuntimeTests", dependencies: ["LockRuntime", "Conformance", "ConformanceRadios", "PhoneSeam", "PhoneRadios", "BLE", "NFC", "ReaderSeam", "PCSC", "SocketTransport", "AccessProtocol", "OfflineUnlock", "Lock", "VirtualPN532", "ByteCore", "Codecs", "LockBenchTestSupport", crypto]),
+        .testTarget(name: "LockRuntimeTests", dependencies: ["LockRuntime", "Conformance", "ConformanceRadios", "PhoneSeam", "PhoneRadios", "NFC", "ReaderSeam", "PCSC", "SocketTransport", "AccessProtocol", "OfflineUnlock", "Lock", "VirtualPN532", "ByteCore", "Codecs", "LockBenchTestSupport", crypto]),
         // --- Trust ---
         .testTarget(name: "TrustTests", dependencies: [
             "lockbench", "lockbench-server", "TrustModel", "TrustCore", "TrustSQLite", "TrustPostgres", "TrustBackends", "TrustHTTP", "TrustPhone", "Scenario", "Push", "OfflineUnlock", "Lock", "LockRuntime", "ByteCore", "Codecs", "LockBenchTestSupport", crypto,
