@@ -210,6 +210,9 @@ struct ConformanceCredential: ParsableCommand {
     @Flag(name: .customLong("reader-certificates"),
           help: "The phone was provisioned as the official reader-certificate cases' operator prompt says (it trusts the reader issuer key 043928f3… for reader group 00113344667799AA00113344667799AA; LockBench's phone: its reader-issuer-ca option, 00113344667799AA00113344667799AA=FILE): run the cert.* checks, which play the official reader with its certificates.")
     var readerCertificates = false
+    @Flag(name: .customLong("sixteen-reader-groups"),
+          help: "The phone's access credential trusts the sixteen reader groups 00113344667799AA00113344667799AB…CE of the official case NFC_UD_STANDARD_SIXTEEN_GROUPIDENTIFIER_ONE_AC, with the case's reader keys (LockBench's phone: --trust-official-reader-groups): run standard.sixteen-groups.")
+    var sixteenReaderGroups = false
     @Option(name: .customLong("element-id"), help: ArgumentHelp("The element identifier the step-up checks ask for in namespace aliro-a (the tool's th_access_element_id).", valueName: "id"))
     var elementID: String = DocType.accessElement
     @Option(help: ArgumentHelp("With --ble: seconds to wait for the phone in each step of a check.", valueName: "seconds"))
@@ -259,6 +262,7 @@ struct ConformanceCredential: ParsableCommand {
         let phone = CredentialUnderTest(open: opener, identity: identity, interface: interface, recorder: recorder, elementID: elementID)
         var profile = CredentialProfile.discover(phone, issuerKeys: issuerKeys)
         profile.readerCertificates = readerCertificates
+        profile.sixteenReaderGroups = sixteenReaderGroups
         if profile.fci == nil, let problem = profile.problem, problem.hasPrefix("could not reach") {
             throw UserError(message: "\(transport): \(problem)", code: ExitCodes.environment)
         }
