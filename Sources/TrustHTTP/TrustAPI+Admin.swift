@@ -14,6 +14,7 @@ import NIOCore
 ///   GET  /v1/admin/users                      devices:read
 ///   GET  /v1/admin/devices[?user=U]           devices:read
 ///   POST /v1/admin/devices                    devices:write       {"device","user","credentialKey": hex point} → 201 with the login code
+///   GET  /v1/admin/devices/{id}/events       devices:read        the device's history, oldest first
 ///   POST /v1/admin/devices/{id}/credential    credentials:write   {"state": active|suspended|deactivated|deleted, "reason"}
 ///   GET  /v1/admin/grants[?user=U]            grants:read
 ///   POST /v1/admin/grants                     grants:write        {"grant","user","readers":[…],"schedules":[…]} → 201
@@ -26,6 +27,7 @@ extension TrustAPI {
     struct NewGrant: Codable { var grant: String; var user: String; var readers: [String]; var schedules: [String]? }
     struct CredentialChange: Codable { var state: String; var reason: String? }
     struct Reason: Codable { var reason: String }
+    struct DeviceHistory: Codable { var device: String; var retained: Int; var events: [DeviceEvent] }
 
     static func adminGrant(_ g: GrantRecord) -> AdminGrant {
         AdminGrant(grant: g.id, user: g.user, readers: g.readers, schedules: g.schedules, state: g.state.rawValue, reason: g.reason)
@@ -82,6 +84,12 @@ extension TrustAPI {
                 }
                 let code = try await service.addDevice(id: d.device, user: d.user, credentialKey: key)
                 return json(AdminDevice(device: d.device, user: d.user, credential: CredentialState.active.rawValue, code: code), status: .created)
+            }
+        }
+        router.get("/v1/admin/devices/:id/events") { request, context -> Response in
+            let id = context.parameters.get("id") ?? ""
+            return await admin(.devicesRead, request) { _ in
+                json(DeviceHistory(device: id, retained: DeviceEvent.retained, events: try await service.deviceHistory(device: id)))
             }
         }
         router.post("/v1/admin/devices/:id/credential") { request, context -> Response in

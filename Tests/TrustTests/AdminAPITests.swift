@@ -80,6 +80,21 @@ final class AdminAPITests: XCTestCase {
             (status, body) = try await call(.get, "/v1/admin/revocations", key: reader)
             XCTAssertEqual(status, 403, body)
 
+            // A device's history: why p1 lost its key, with the scope devices:read.
+            let history = "/v1/admin/devices/{id}/events"
+            (status, body) = try await call(.get, "/v1/admin/devices/p1/events", key: reader, documented: history)
+            XCTAssertEqual(status, 200, body)
+            let events = try JSONDecoder().decode(TrustAPI.DeviceHistory.self, from: Data(body.utf8))
+            XCTAssertEqual(events.events.map(\.kind), [.keyIssued, .grantIssued, .keyDeleted, .credentialChanged, .grantRevoked], body)
+            XCTAssertEqual(events.retained, DeviceEvent.retained)
+            (status, body) = try await call(.get, "/v1/admin/devices/nobody/events", key: reader, documented: history)
+            XCTAssertEqual(status, 404, body)
+            (status, body) = try await call(.get, "/v1/admin/devices/\(String(repeating: "p", count: 65))/events", key: reader, documented: history)
+            XCTAssertEqual(status, 400, body)
+            let grantsOnly = try await f.service.createAdminKey(name: "grants", scopes: [.grantsRead])
+            (status, body) = try await call(.get, "/v1/admin/devices/p1/events", key: grantsOnly, documented: history)
+            XCTAssertEqual(status, 403, body); XCTAssertTrue(body.contains("devices:read"), body)
+
             // A deleted key is refused from then on.
             let id = String(full.split(separator: ".")[1])
             let deleted = try await f.service.deleteAdminKey(id: id)

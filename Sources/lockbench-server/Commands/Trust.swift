@@ -365,7 +365,39 @@ struct FixedClock: TrustClock {
 struct DeviceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "device", abstract: "Register devices (phones) and their credential keys; issue login codes.",
-        subcommands: [Add.self, Enroll.self, ApproveCode.self, List.self])
+        subcommands: [Add.self, Enroll.self, ApproveCode.self, List.self, History.self])
+
+    struct History: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Why did this phone lose its key: the device's history, oldest first.",
+            discussion: """
+            Every key issued, refreshed or deleted, the administrative change behind it (grant-issued, \
+            grant-modified, grant-revoked, lock-grants-revoked, credential-changed), every push sent or \
+            refused by the relay, every poll and refresh refused, with the reason. The newest \(DeviceEvent.retained) \
+            are kept per device. Also GET /v1/admin/devices/{id}/events (scope devices:read).
+            """)
+        @OptionGroup var site: TrustCommand.SiteOptions
+        @Argument(help: ArgumentHelp("The device id.", valueName: "id"))
+        var device: String
+        func run() async throws {
+            let device = self.device
+            let events = try await site.withService { try await $0.deviceHistory(device: device) }
+            if site.json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys]
+                print(String(decoding: try encoder.encode(events), as: UTF8.self))
+                return
+            }
+            for e in events {
+                var line = "\(e.at)  \(e.kind.rawValue)"
+                if let k = e.key { line += "  key=\(k)" }
+                if let i = e.iteration { line += " iteration=\(i)" }
+                if let r = e.reason { line += "  reason=\(r)" }
+                if let d = e.detail { line += "  (\(d))" }
+                print(line)
+            }
+        }
+    }
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
