@@ -18,6 +18,7 @@ import NIOCore
 ///   POST /v1/admin/devices/{id}/credential    credentials:write   {"state": active|suspended|deactivated|deleted, "reason"}
 ///   GET  /v1/admin/grants[?user=U]            grants:read
 ///   POST /v1/admin/grants                     grants:write        {"grant","user","readers":[…],"schedules":[…]} → 201
+///   POST /v1/admin/grants/{id}/modify         grants:write        {"readers":[…],"schedules":[…]} (either or both) → the grant, re-issued
 ///   POST /v1/admin/grants/{id}/revoke         grants:write        {"reason"}
 ///   GET  /v1/admin/revocations                revocations:read
 extension TrustAPI {
@@ -27,6 +28,7 @@ extension TrustAPI {
     struct NewGrant: Codable { var grant: String; var user: String; var readers: [String]; var schedules: [String]? }
     struct CredentialChange: Codable { var state: String; var reason: String? }
     struct Reason: Codable { var reason: String }
+    struct GrantChange: Codable { var readers: [String]?; var schedules: [String]? }
     struct DeviceHistory: Codable { var device: String; var retained: Int; var events: [DeviceEvent] }
 
     static func adminGrant(_ g: GrantRecord) -> AdminGrant {
@@ -113,6 +115,18 @@ extension TrustAPI {
                 _ = try await service.addGrant(id: g.grant, user: g.user, readers: g.readers, schedules: g.schedules ?? [])
                 guard let stored = try await service.grants(user: g.user).first(where: { $0.id == g.grant }) else { throw TrustError(.notFound, "grant \(g.grant)") }
                 return json(adminGrant(stored), status: .created)
+            }
+        }
+        router.post("/v1/admin/grants/:id/modify") { request, context -> Response in
+            let id = context.parameters.get("id") ?? ""
+            return await admin(.grantsWrite, request) { body in
+                let m = try decode(GrantChange.self, body)
+                guard m.readers != nil || m.schedules != nil else {
+                    throw TrustError(.invalidRequest, "name readers, schedules or both (an empty schedules list lifts every window)")
+                }
+                _ = try await service.modifyGrant(id: id, readers: m.readers, schedules: m.schedules)
+                guard let stored = try await service.grants().first(where: { $0.id == id }) else { throw TrustError(.notFound, "grant \(id)") }
+                return json(adminGrant(stored))
             }
         }
         router.post("/v1/admin/grants/:id/revoke") { request, context -> Response in
