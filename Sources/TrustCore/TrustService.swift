@@ -53,6 +53,7 @@ public final class TrustService: Sendable {
         return try await storage.write { tx in
             if try await tx.device(id) != nil { throw TrustError(.conflict, "device \(id) exists") }
             try await tx.putDevice(DeviceRecord(id: id, user: user, credentialKey: credentialKey, createdAt: now, updatedAt: now))
+            try await self.webhook([WebhookItem(type: "device-enrolled", device: id)], tx: tx)
             return try await self.tokens.newEnrollment(device: id, tx: tx, now: now)
         }
     }
@@ -202,8 +203,11 @@ public final class TrustService: Sendable {
         if state.familyRevoked {
             // In the device's history (if it exists: a forged name must not add rows).
             if state.device != nil {
-                try? await storage.recordDeviceEvents([DeviceEvent(seq: 0, device: device, kind: .pollFailed, at: now, reason: "login-revoked",
-                                                                   detail: "the token's login was revoked or ended")])
+                try? await storage.write { tx in
+                    try await tx.appendDeviceEvents(try await tx.numbered([DeviceEvent(seq: 0, device: device, kind: .pollFailed, at: now, reason: "login-revoked",
+                                                                                       detail: "the token's login was revoked or ended")]), keep: DeviceEvent.retained)
+                    try await self.webhook([WebhookItem(type: "key-refresh-failed", device: device, reason: "login-revoked")], tx: tx)
+                }
             }
             throw TrustError(.invalidToken, "the token's login was revoked")
         }

@@ -105,6 +105,67 @@ final class WebhookTests: XCTestCase {
         XCTAssertTrue(none.isEmpty, "no subscriber, no events stored")
     }
 
+    func testApprovalsEnrolmentsAndFailedRefreshesAreEvents() async throws { try await moreEvents(.sqlite) }
+    func testApprovalsEnrolmentsAndFailedRefreshesAreEventsOnPostgreSQL() async throws { try await moreEvents(.postgres) }
+
+    /// Beyond the administrative changes: a device enrolled, an approval requested and answered, a
+    /// key refresh refused, each written in its change's own transaction (a refused request writes
+    /// none), delivered signed and in order across a restart of the dispatcher.
+    func moreEvents(_ backend: TrustBackend) async throws {
+        let f = try await TrustFixture.make(backend: backend); defer { Task { await f.close() } }
+        let subscriber = Subscriber(refuseFirst: 0)
+        let router = Router(context: BasicRequestContext.self)
+        router.post("/hook") { request, _ -> Response in
+            let body = try await request.body.collect(upTo: 1 << 16)
+            subscriber.calls.withLock {
+                $0.append(.init(body: Array(body.readableBytesView), signature: request.headers[.init("LockBench-Signature")!] ?? "",
+                                id: request.headers[.init("LockBench-Event-Id")!] ?? "", at: Date(), accepted: true))
+            }
+            return Response(status: .noContent)
+        }
+        guard let server = try await BackgroundHTTPServer.start(router: router, host: "127.0.0.1", port: 0, serverName: "subscriber",
+                                                                logger: Logger(label: "subscriber")) else { return XCTFail("no subscriber") }
+        defer { Task { await server.stop() } }
+        let hook = try await f.service.addWebhook(url: server.baseURL + "/hook")
+        func deliver(until n: Int, _ dispatcher: WebhookDispatcher) async throws {
+            let deadline = Date().addingTimeInterval(20)
+            while subscriber.accepted.count < n {
+                guard Date() < deadline else { return XCTFail("\(subscriber.accepted.count) of \(n) events delivered in 20 s") }
+                await dispatcher.deliverDue()
+                try await Task.sleep(nanoseconds: 20_000_000)
+            }
+        }
+
+        _ = try await f.login("alice-phone", user: "alice")
+        _ = try await f.service.addGrant(id: "g1", user: "alice", readers: [f.group])
+        let bob = try await f.login("bob-phone", user: "bob")
+        let asked = try await f.service.requestApproval(ApprovalRequest(approver: "alice", lock: f.group), requester: "bob-phone")
+        // Refused (carol holds no grant): its transaction wrote nothing, so no event either.
+        await XCTAssertTrustError(.forbidden) { try await f.service.requestApproval(ApprovalRequest(approver: "carol", lock: f.group), requester: "bob-phone") }
+        try await deliver(until: 4, WebhookDispatcher(service: f.service, backoff: 0.2, maxBackoff: 1))
+
+        // While no dispatcher runs: an answer and a refused refresh (a reused token); the next delivers them.
+        _ = try await f.service.answerApproval(id: asked.id, device: "alice-phone", .deny)
+        _ = try await f.service.refresh(token: bob.refresh_token)
+        f.clock.advance(f.service.settings.refreshGrace + 1)
+        await XCTAssertTrustError(.invalidGrant) { try await f.service.refresh(token: bob.refresh_token) }
+        let second = WebhookDispatcher(service: f.service, backoff: 0.2, maxBackoff: 1)
+        try await deliver(until: 6, second)
+        let deadline = Date().addingTimeInterval(20)
+        while try await f.service.nextWebhookEvent(for: hook) != nil, Date() < deadline {
+            await second.deliverDue(); try await Task.sleep(nanoseconds: 20_000_000)
+        }
+
+        let events = try subscriber.accepted.map { try JSONDecoder().decode(TrustService.WebhookEvent.self, from: Data($0.body)) }
+        XCTAssertEqual(events.map(\.seq), Array(1...Int64(events.count)), "in order, no gap, none twice")
+        XCTAssertEqual(events.map(\.type), ["device-enrolled", "grant-issued", "device-enrolled", "approval-requested", "approval-answered", "key-refresh-failed"])
+        XCTAssertEqual(events.map(\.device), ["alice-phone", "alice-phone", "bob-phone", "bob-phone", "alice-phone", "bob-phone"])
+        XCTAssertEqual(events[3].approval, asked.id); XCTAssertEqual(events[4].approval, asked.id)
+        XCTAssertEqual(events[4].reason, "denied:denied")
+        XCTAssertEqual(events[5].reason, "invalid_grant")
+        for call in subscriber.all { XCTAssertTrue(Self.verify(call, secret: hook.secret), call.signature) }
+    }
+
     /// As a user runs it: `trust webhook add`, `trust serve` delivering changes the command line
     /// makes, stopped, a change made while it is down, and started again: the subscriber gets every
     /// event, in order, each signed with the secret `webhook add` printed.

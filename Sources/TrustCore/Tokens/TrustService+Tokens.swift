@@ -67,7 +67,15 @@ extension TrustService {
             }
         }
         try await view.flush()
-        try await tx.appendDeviceEvents(try await tx.numbered(failures), keep: DeviceEvent.retained)
+        if !failures.isEmpty {
+            try await tx.appendDeviceEvents(try await tx.numbered(failures), keep: DeviceEvent.retained)
+            // Webhooks, in the same commit (rare: read whether anyone subscribes here rather than
+            // keep the service's cache on the rotation path).
+            if try await !tx.settings(prefix: webhookPrefix, limit: 1).isEmpty {
+                try await recordWebhookEvents(failures.map { WebhookItem(type: "key-refresh-failed", device: $0.device, reason: $0.reason) },
+                                              at: batch.first?.now ?? Date(), tx: tx)
+            }
+        }
         return out
     }
 

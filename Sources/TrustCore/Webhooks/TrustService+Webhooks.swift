@@ -19,10 +19,24 @@ extension TrustService {
     public struct WebhookEvent: Codable, Sendable, Equatable {
         public var id: String
         public var seq: Int64
-        /// The change: grant-issued, grant-modified, grant-revoked, lock-grants-revoked, credential-changed.
+        /// The change: grant-issued, grant-modified, grant-revoked, lock-grants-revoked, credential-changed
+        /// (administrative); device-enrolled, approval-requested, approval-answered, key-refresh-failed.
         public var type: String
         public var device: String
         public var at: String
+        /// approval-*: the request's id.
+        public var approval: String?
+        /// approval-answered: approved or denied (and why); key-refresh-failed: the OAuth error, or
+        /// login-revoked for a refused poll.
+        public var reason: String?
+    }
+
+    /// An event to record (`seq`, `id` and `at` are given when stored).
+    struct WebhookItem: Sendable {
+        var type: String
+        var device: String
+        var approval: String? = nil
+        var reason: String? = nil
     }
 
     static let webhookPrefix = "webhook."
@@ -90,11 +104,22 @@ extension TrustService {
 
     /// Writes the events of `change` (one per affected device).
     static func recordWebhookEvents(_ change: TrustChange, at now: Date, tx: any TrustTransaction) async throws {
-        guard !change.affected.isEmpty else { return }
+        try await recordWebhookEvents(change.affected.map { WebhookItem(type: $0.trigger.rawValue, device: $0.device) }, at: now, tx: tx)
+    }
+
+    /// Writes `items` as events in `tx` (the change's own transaction) when anyone subscribes.
+    func webhook(_ items: [WebhookItem], tx: any TrustTransaction) async throws {
+        guard !items.isEmpty, try await hasWebhookSubscribers(tx) else { return }
+        try await Self.recordWebhookEvents(items, at: now(), tx: tx)
+    }
+
+    static func recordWebhookEvents(_ items: [WebhookItem], at now: Date, tx: any TrustTransaction) async throws {
+        guard !items.isEmpty else { return }
         var seq = Int64(try await tx.setting(webhookSequence) ?? "0") ?? 0
-        for a in change.affected {
+        for a in items {
             seq += 1
-            let event = WebhookEvent(id: "evt_\(seq)", seq: seq, type: a.trigger.rawValue, device: a.device, at: RFC3339.format(now))
+            let event = WebhookEvent(id: "evt_\(seq)", seq: seq, type: a.type, device: a.device, at: RFC3339.format(now),
+                                     approval: a.approval, reason: a.reason.map { String($0.prefix(64)) })
             try await tx.setSetting(eventKey(seq), String(decoding: try JSONEncoder().encode(event), as: UTF8.self))
         }
         try await tx.setSetting(webhookSequence, String(seq))
