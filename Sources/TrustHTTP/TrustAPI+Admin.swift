@@ -21,6 +21,7 @@ import NIOCore
 ///   POST /v1/admin/grants/{id}/modify         grants:write        {"readers":[…],"schedules":[…]} (either or both) → the grant, re-issued
 ///   POST /v1/admin/grants/{id}/revoke         grants:write        {"reason"}
 ///   GET  /v1/admin/revocations                revocations:read
+///   GET  /v1/admin/doors/{id}                 doors:read          what phones reported of door GROUP:SUB
 extension TrustAPI {
     struct AdminDevice: Codable { var device: String; var user: String; var credential: String; var code: String? }
     struct AdminGrant: Codable { var grant: String; var user: String; var readers: [String]; var schedules: [String]; var state: String; var reason: String? }
@@ -137,6 +138,10 @@ extension TrustAPI {
                 guard let stored = try await service.grants().first(where: { $0.id == id }) else { throw TrustError(.notFound, "grant \(id)") }
                 return json(adminGrant(stored))
             }
+        }
+        router.get("/v1/admin/doors/:id") { request, context -> Response in
+            let id = context.parameters.get("id") ?? ""
+            return await admin(.doorsRead, request) { _ in json(try await service.door(id)) }
         }
         router.get("/v1/admin/revocations") { request, _ -> Response in
             await admin(.revocationsRead, request) { _ in

@@ -43,7 +43,7 @@ struct TrustCommand: AsyncParsableCommand {
               company"
           lockbench trust credential suspend --site site --device alice-phone
         """,
-        subcommands: [Init.self, Serve.self, DeviceCommand.self, GrantCommand.self, CredentialStateCommand.self, AdminKeyCommand.self, WebhookCommand.self])
+        subcommands: [Init.self, Serve.self, DeviceCommand.self, GrantCommand.self, CredentialStateCommand.self, AdminKeyCommand.self, WebhookCommand.self, DoorCommand.self])
 
     struct SiteOptions: ParsableArguments {
         @Option(help: ArgumentHelp("The site directory (from `trust init`).", valueName: "dir"))
@@ -254,7 +254,7 @@ struct AdminKeyCommand: AsyncParsableCommand {
         The admin API (/v1/admin/…, docs/trust-openapi.json) does what these commands do — users, \
         devices, grants, credentials, revocations — through the same service calls, with \
         Authorization: Bearer KEY. A key holds scopes: devices:read, devices:write, grants:read, \
-        grants:write, credentials:write, revocations:read. The key is printed once; the site keeps \
+        grants:write, credentials:write, revocations:read, doors:read. The key is printed once; the site keeps \
         only its SHA-256.
         """,
         subcommands: [Create.self, List.self, Delete.self])
