@@ -1,3 +1,5 @@
+import ByteCore
+import Codecs
 import Crypto
 import Foundation
 import Hummingbird
@@ -144,7 +146,7 @@ final class DoorReportTests: XCTestCase {
         _ = try await f.service.setCredential(device: "p1", to: .active)
 
         // Both routes, answers checked against the OpenAPI document.
-        let operator = try await f.service.createAdminKey(name: "ops", scopes: [.doorsRead])
+        let ops = try await f.service.createAdminKey(name: "ops", scopes: [.doorsRead])
         let other = try await f.service.createAdminKey(name: "other", scopes: [.devicesRead])
         let app = Application(router: TrustAPI.router(service: f.service))
         try await app.test(.router) { client in
@@ -162,17 +164,17 @@ final class DoorReportTests: XCTestCase {
             XCTAssertEqual(status, 400, body); XCTAssertTrue(body.contains("the path"), body)
             (status, body) = try await call(.post, "/v1/doors/\(door)/reports", #"{"door":1}"#, key: tokens.access_token, documented: reports)
             XCTAssertEqual(status, 400, body)
-            (status, body) = try await call(.post, "/v1/doors/\(door)/reports", report(door).encoded(), key: operator, documented: reports)
+            (status, body) = try await call(.post, "/v1/doors/\(door)/reports", report(door).encoded(), key: ops, documented: reports)
             XCTAssertEqual(status, 401, "an admin key is not a phone's token: \(body)")
-            (status, body) = try await call(.get, "/v1/admin/doors/\(door)", key: operator, documented: admin)
+            (status, body) = try await call(.get, "/v1/admin/doors/\(door)", key: ops, documented: admin)
             XCTAssertEqual(status, 200, body)
             let record = try JSONDecoder().decode(DoorRecord.self, from: Data(body.utf8))
             XCTAssertEqual(record.revocationSerial, 9); XCTAssertEqual(record.reports.last?.device, "p1")
             (status, body) = try await call(.get, "/v1/admin/doors/\(door)", key: other, documented: admin)
             XCTAssertEqual(status, 403, body); XCTAssertTrue(body.contains("doors:read"), body)
-            (status, body) = try await call(.get, "/v1/admin/doors/\(f.group):\(String(repeating: "f", count: 32))", key: operator, documented: admin)
+            (status, body) = try await call(.get, "/v1/admin/doors/\(f.group):\(String(repeating: "f", count: 32))", key: ops, documented: admin)
             XCTAssertEqual(status, 404, body)
-            (status, body) = try await call(.get, "/v1/admin/doors/nodoor", key: operator, documented: admin)
+            (status, body) = try await call(.get, "/v1/admin/doors/nodoor", key: ops, documented: admin)
             XCTAssertEqual(status, 400, body)
             (status, body) = try await call(.get, "/v1/admin/doors/\(door)", key: tokens.access_token, documented: admin)
             XCTAssertEqual(status, 401, body)
@@ -182,7 +184,7 @@ final class DoorReportTests: XCTestCase {
         try await f.storage.write { tx in
             for i in 0..<(DoorRecord.maxDoors - 2) {
                 let hex = String(i, radix: 16)
-                let d = f.group + ":" + String(repeating: "a", count: 32 - hex.count) + hex
+                let d = f.group + ":d" + String(repeating: "0", count: 31 - hex.count) + hex
                 try await tx.setSetting(TrustService.doorPrefix + d, String(decoding: try JSONEncoder().encode(DoorRecord(door: d)), as: UTF8.self))
             }
         }
@@ -200,10 +202,10 @@ final class DoorReportTests: XCTestCase {
             "trust device add --site site --device alice-phone --user alice --credential-key site/alice-phone.pub.pem",
             "trust grant add --site site --grant g1 --user alice --reader-identity site/front-door.reader.json --whole-group",
         ], in: dir)
-        let group = try ReaderIdentityFile.load(dir + "/site/front-door.reader.json").file.groupID.lowercased()
+        let group = try ReaderIdentityFile.load(dir.appendingPathComponent("site/front-door.reader.json").path).file.groupID.lowercased()
         let door = group + ":" + String(repeating: "0", count: 31) + "7"
-        let site = try TrustSite.open(dir + "/site")
-        let service = try await site.service(database: nil, clock: SystemClock())
+        let site = try TrustSite.open(dir.appendingPathComponent("site").path)
+        let service = try await site.service(clock: SystemClock())
         try await service.reportDoor(device: "alice-phone", DoorReport(door: door, decision: .granted, readerStatus: "0101", at: Date(), revocationSerial: 3, revocationDelivered: true))
         try await service.storage.close()
 
