@@ -127,7 +127,7 @@ let package = Package(
         // The server side (`lockbench trust|phone|scenario|push|fleet` runs it): the HTTP and
         // database stack stays out of the lock binary.
         // The bench console: a running lock's events (its Unix socket) served to a browser.
-        .target(name: "BenchConsole", dependencies: ["HTTPServing", hummingbird, logging, nioCore], swiftSettings: swift6),
+        .target(name: "BenchConsole", dependencies: ["ByteCore", "HTTPServing", hummingbird, logging, nioCore], swiftSettings: swift6),
         .executableTarget(name: "lockbench-server", dependencies: [
             "CommandLineSupport", "BenchConsole",
             "LockRuntime", "ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", argumentParser,

@@ -138,6 +138,20 @@ public struct TransactionResult: Sendable, Equatable {
     public var mailboxOperations: [MailboxOperation] = []
     public var mailboxReads: [[UInt8]] = []
     public var mailboxStatus: UInt16? = nil
+    /// The secure-channel payloads this reader sealed or opened, each against the transcript
+    /// entry that carried it: what the lock itself saw in the clear, for its own viewers.
+    public var opened: [OpenedPayload] = []
+}
+
+/// A payload the reader sealed (a command's) or opened (an answer's), as plaintext.
+public struct OpenedPayload: Sendable, Equatable {
+    /// The index in the transcript of the APDU that carried it (a chained command's first part,
+    /// the last part of a chained answer).
+    public var entry: Int
+    /// What it is: the command whose payload or answer it was (AUTH0 for a FAST cryptogram,
+    /// AUTH1, ENVELOPE, EXCHANGE), whatever APDU carried its last bytes.
+    public var label: String
+    public var plaintext: [UInt8]
 }
 
 /// The RKE part of a BLE transaction: the action asked and the status the lock reported in
@@ -519,6 +533,7 @@ public struct ReaderSession {
             if result.acknowledged, var ch = closing {
                 // The response must open under the device key and the next device counter.
                 if let plain = try? ch.open(response.data) {
+                    result.opened.append(OpenedPayload(entry: result.transcript.count - 1, label: "EXCHANGE", plaintext: plain))
                     let reads = result.mailboxOperations.filter(\.isRead).count
                     if let answer = try? ExchangeResponsePlaintext(parsing: plain, reads: reads) {
                         if !result.mailboxOperations.isEmpty {
@@ -622,6 +637,7 @@ public struct ReaderSession {
             for entry in fastCache.all {
                 let keys = KeySchedule.fastKeys(persistent: entry.persistent, context: ctx, credentialKey: entry.key)
                 guard let plain = KeySchedule.openCryptogram(keys, cryptogram) else { continue }
+                result.opened.append(OpenedPayload(entry: result.transcript.count - 1, label: "AUTH0", plaintext: plain))
                 // Documents needed (none usable cached, or the credential carries newer) and the
                 // phone has some to give (5E bit 0 or 1; no 5E: assume so): go standard.
                 let offers = SignalingBitmap(cryptogramPlaintext: plain)?.announcesDocuments ?? true
@@ -692,6 +708,7 @@ public struct ReaderSession {
         let plain: [UInt8]
         do {
             plain = try ch.open(response.data)
+            result.opened.append(OpenedPayload(entry: result.transcript.count - 1, label: "AUTH1", plaintext: plain))
         } catch {
             if let preferred = configuration.supportedVersions.first, ctx.version != preferred {
                 return fail(.downgrade, "AUTH1 response did not decrypt after negotiating \(versionText(ctx.version)) below the preferred \(versionText(preferred)): the SELECT answer was probably altered")
@@ -772,6 +789,7 @@ public struct ReaderSession {
         do { sealed = try ch.seal(request) } catch { return failOnChannel(.secureChannelFailure, "\(error)") }
         stepUpChannel = ch
         step = .envelope
+        result.opened.append(OpenedPayload(entry: result.transcript.count, label: "ENVELOPE", plaintext: request))
         return send(Commands.envelope(StepUpEnvelope.wrap(sealed)), "ENVELOPE")
     }
 
@@ -792,6 +810,7 @@ public struct ReaderSession {
         do { plain = try ch.open(sealed) } catch {
             return failOnChannel(.secureChannelFailure, "ENVELOPE response: \(error)")
         }
+        result.opened.append(OpenedPayload(entry: result.transcript.count - 1, label: "ENVELOPE", plaintext: plain))
         stepUpChannel = ch
         let documents: DeviceResponse
         do {
@@ -833,6 +852,7 @@ public struct ReaderSession {
         result.readerStatus = message.readerStatus
         result.mailboxOperations = message.orderedMailbox
         step = .exchange
+        result.opened.append(OpenedPayload(entry: result.transcript.count, label: "EXCHANGE", plaintext: message.encoded()))
         return send(Commands.exchange(sealed), "EXCHANGE")
     }
 

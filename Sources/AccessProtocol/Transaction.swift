@@ -37,6 +37,8 @@ public struct TransactionOutcome: Sendable, Equatable {
     public var linkLostAfterDecision: String? = nil
     /// BLE RKE (`02 06` … `02 04`): the action asked and the status reported, or the refusal.
     public var remote: RemoteActionRecord? = nil
+    /// The payloads the lock sealed or opened itself, against their transcript entries.
+    public var opened: [OpenedPayload] = []
 
     public struct Timings: Sendable, Equatable {
         /// Wall time of the whole transaction, seconds.
@@ -175,7 +177,8 @@ public final class LockReader {
                                   acknowledged: result.acknowledged, interface: interface, at: time,
                                   timings: .init(total: total, transport: Double(transportNanos) / 1e9, commands: commands),
                                   transcript: result.transcript, readerStatus: result.readerStatus, mailbox: MailboxRecord(result),
-                                  decided: result.decided, linkLostAfterDecision: result.linkLostAfterDecision, remote: result.remote)
+                                  decided: result.decided, linkLostAfterDecision: result.linkLostAfterDecision, remote: result.remote,
+                                  opened: result.opened)
     }
 
     /// Drives `initial` over `link` until it completes, the transport fails, or the transaction

@@ -1,16 +1,22 @@
+import ByteCore
 import Foundation
 import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A running lock's events as it publishes them (`lock run --events unix:PATH`): read on a thread
-/// of its own (a blocking socket), kept as the last `capacity` lines plus the lock's `started`
-/// line, and handed to every subscriber as they come. When the lock goes away the feed says so
-/// and connects again every second, so a console outlives a lock restart.
+/// A running lock's events as it publishes them (`lock run --events unix:PATH`), or a conformance
+/// run's (`conformance … --events`): read on a thread of its own (a blocking socket), kept as the
+/// last `capacity` lines plus the start line (kind `startKind`), and handed to every subscriber as
+/// they come. When the publisher goes away the feed says so and connects again four times a second, so
+/// a console outlives a lock restart and follows one conformance run after another.
 public final class LockEventFeed: Sendable {
     public let path: String
     public let capacity: Int
+    /// The kind of the line that starts a stream (`started`, `conformance-started`).
+    public let startKind: String
+    /// What publishes here, in the line the feed adds when the socket closes ("the lock").
+    public let publisher: String
     private struct State {
         var started: String?
         var recent: [String] = []
@@ -23,9 +29,11 @@ public final class LockEventFeed: Sendable {
     /// A line longer than this is not an event (the lock's are well under 4 KiB): dropped.
     static let maximumLine = 64 * 1024
 
-    public init(path: String, capacity: Int = 200) {
+    public init(path: String, capacity: Int = 200, startKind: String = "started", publisher: String = "the lock") {
         self.path = path
         self.capacity = max(1, capacity)
+        self.startKind = startKind
+        self.publisher = publisher
         Thread.detachNewThread { [self] in follow() }
     }
 
@@ -63,24 +71,17 @@ public final class LockEventFeed: Sendable {
                 read(from: fd)
                 Glibc.close(fd)
                 state.withLock { $0.connected = false }
-                publish(#"{"kind":"console","message":"the lock's event socket closed; waiting for it"}"#, recent: false)
+                publish(#"{"kind":"console","message":"\#(publisher)'s event socket closed; waiting for it"}"#, recent: false)
             }
-            sleep(1)
+            usleep(250_000)   // a conformance run waits up to 2 s for its first viewer
         }
     }
 
     private func connectToLock() -> Int32? {
-        var address = sockaddr_un()
-        guard path.utf8.count < MemoryLayout.size(ofValue: address.sun_path) else { return nil }
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard let address = UnixSocketAddress(path: path) else { return nil }
+        let fd = UnixSocketAddress.streamSocket()
         guard fd >= 0 else { return nil }
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, byte) in path.utf8.enumerated() { raw[i] = byte }
-        }
-        let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        let rc = address.connect(fd)
         if rc != 0 { Glibc.close(fd); return nil }
         return fd
     }
@@ -105,7 +106,7 @@ public final class LockEventFeed: Sendable {
     }
 
     private func publish(_ line: String, recent: Bool) {
-        let isStart = line.contains(#""kind":"started""#)
+        let isStart = line.contains(#""kind":"\#(startKind)""#)
         let subscribers = state.withLock { s -> [AsyncStream<String>.Continuation] in
             if isStart { s.started = line; s.recent.removeAll() }
             else if recent { s.recent.append(line); if s.recent.count > capacity { s.recent.removeFirst(s.recent.count - capacity) } }

@@ -42,6 +42,24 @@ public struct TraceDecoder {
     }
 }
 
+extension TraceDecoder {
+    /// A secure-channel payload in trace's words, for one who holds it already opened (the lock
+    /// publishing what it sealed and opened itself: `lock run --events`). `label` is the APDU's
+    /// (AUTH1, ENVELOPE, EXCHANGE); `fromReader` its direction.
+    public static func describe(plaintext: [UInt8], label: String, fromReader: Bool) -> [String] {
+        switch (label, fromReader) {
+        case ("AUTH0", false): return ["FAST cryptogram:"] + SessionState.tlvLines(plaintext, .cryptogramPlaintext).map { "  " + $0 }
+        case ("AUTH1", false): return SessionState.tlvLines(plaintext, .auth1Plaintext)
+        case ("EXCHANGE", true): return SessionState.tlvLines(plaintext, .exchangePlaintext)
+        case ("EXCHANGE", false): return [SessionState.exchangeAnswer(plaintext)]
+        case ("ENVELOPE", _):
+            guard let cbor = try? CBOR(parsing: plaintext) else { return ["not CBOR"] }
+            return ["\(fromReader ? "DeviceRequest" : "DeviceResponse") " + SessionState.diagnostic(cbor, depth: 0)]
+        default: return []
+        }
+    }
+}
+
 /// One secure channel seen from outside: both directions' keys and next counters.
 struct ObservedChannel {
     var name: String
@@ -127,15 +145,15 @@ struct SessionState {
             let which = data == AID.expedited ? "access AID" : data == AID.stepUp ? "step-up AID" : "another AID"
             lines.append("AID \(data.hex) (\(which))")
         case Instruction.auth0:
-            lines += tlvLines(data, .auth0Command)
+            lines += Self.tlvLines(data, .auth0Command)
             auth0 = try? Auth0Command(parsing: data)
         case Instruction.auth1:
-            lines += tlvLines(data, .auth1Command)
+            lines += Self.tlvLines(data, .auth1Command)
             if let certificate = (try? Auth1Command(parsing: data))?.certificate { lines += Self.certificateLines(certificate) }
         case Instruction.loadCert:
             lines += Self.certificateLines(data)
         case Instruction.controlFlow:
-            lines += tlvLines(data, .controlFlow)
+            lines += Self.tlvLines(data, .controlFlow)
             if let cf = try? ControlFlow(parsing: data) {
                 lines.append("→ transaction ends: S1 \(Hex.encode([cf.s1])) (\(cf.s1 == 0 ? "failure" : "success")), S2 \(Hex.encode([cf.s2]))\(cf.s2 == 0x27 ? " (authentication failure)" : cf.s2 == 0 ? "" : "")")
             }
@@ -166,7 +184,7 @@ struct SessionState {
         guard sw == .success, let ins = lastIns, !lastWasChainPart, !whole.isEmpty else { return lines }
         switch ins {
         case Instruction.select:
-            lines += tlvLines(whole, .selectResponse)
+            lines += Self.tlvLines(whole, .selectResponse)
             if let fciParsed = try? SelectResponse(parsing: whole) {
                 if fciParsed.aid == AID.expedited { fci = fciParsed.proprietaryTLV }
             } else if (try? TLV(parsing: whole))?.tag == Tag.FCI.template, stepUp == nil, let sk = stepUpSK {
@@ -174,7 +192,7 @@ struct SessionState {
                 stepUp = ObservedChannel(name: "step-up", readerKey: s.reader, deviceKey: s.device)
             }
         case Instruction.auth0:
-            lines += tlvLines(whole, .auth0Response)
+            lines += Self.tlvLines(whole, .auth0Response)
             lines += auth0Answered(whole)
         case Instruction.auth1:
             lines += auth1Answered(whole)
@@ -212,7 +230,7 @@ struct SessionState {
                     let fast = KeySchedule.fastKeys(persistent: p.key, context: context(groupKey), credentialKey: p.credentialKey)
                     guard let plain = KeySchedule.openCryptogram(fast, cryptogram) else { continue }
                     lines.append("FAST cryptogram opens with the Kpersistent of credential \(Array(p.credentialKey.prefix(9)).hex)…:")
-                    lines += tlvLines(plain, .cryptogramPlaintext).map { "  " + $0 }
+                    lines += Self.tlvLines(plain, .cryptogramPlaintext).map { "  " + $0 }
                     expedited = ObservedChannel(name: "FAST expedited", readerKey: fast.expeditedSKReader, deviceKey: fast.expeditedSKDevice)
                     opened = true
                     break
@@ -257,7 +275,7 @@ struct SessionState {
             expedited = ch
             stepUpSK = c.keys.stepUpSK
             var lines = ["decrypted (\(note)):"]
-            lines += tlvLines(plain, .auth1Plaintext).map { "  " + $0 }
+            lines += Self.tlvLines(plain, .auth1Plaintext).map { "  " + $0 }
             if let t = try? TLV.parseAll(plain), let key = t.first(Tag.Auth1.credentialKey)?.value, let sig = t.first(Tag.Auth1.signature)?.value {
                 let ok = Primitives.verifyRaw(signature: sig, message: c.context.signedData(reader: false), publicKey: key)
                 lines.append(ok ? "device signature verifies with 5A" : "device signature does NOT verify with 5A")
@@ -281,15 +299,15 @@ struct SessionState {
             if which == "step-up" { opened = stepUp?.open(data, fromReader: fromReader) } else { opened = expedited?.open(data, fromReader: fromReader) }
             guard let (plain, note) = opened else { continue }
             if fromReader { lastExchangeChannel = which }
-            if fromReader { return ["decrypted (\(note)):"] + tlvLines(plain, .exchangePlaintext).map { "  " + $0 } }
-            return ["decrypted (\(note)): \(plain.hex)", "  " + exchangeAnswer(plain)]
+            if fromReader { return ["decrypted (\(note)):"] + Self.tlvLines(plain, .exchangePlaintext).map { "  " + $0 } }
+            return ["decrypted (\(note)): \(plain.hex)", "  " + Self.exchangeAnswer(plain)]
         }
         if expedited == nil && stepUp == nil { return missingKeys() }
         return ["does not open under any known channel key at a nearby counter (wrong channel, replay beyond the window, or corrupted)"]
     }
 
     /// `len2 ‖ data …, 00 02 SS SS` (§10).
-    func exchangeAnswer(_ plain: [UInt8]) -> String {
+    static func exchangeAnswer(_ plain: [UInt8]) -> String {
         var at = 0
         var parts: [String] = []
         while at + 2 <= plain.count {
@@ -298,7 +316,8 @@ struct SessionState {
             let body = Array(plain[(at + 2)..<(at + 2 + len)])
             if at + 2 + len == plain.count, len == 2 {
                 let sw = StatusWord(body[0], body[1])
-                parts.append("status \(sw) \(Names.status(sw))")
+                // 00 02 00 00 is success (the reference device, the official reader); 90 00 too, from older phones.
+                parts.append(sw.rawValue == 0x0000 ? "status 0000 success" : "status \(sw) \(Names.status(sw))")
             } else {
                 parts.append("read \(len) bytes: \(body.hex)")
             }
@@ -321,7 +340,7 @@ struct SessionState {
 
     // MARK: - TLVs
 
-    func tlvLines(_ data: [UInt8], _ context: Names.Context, depth: Int = 0) -> [String] {
+    static func tlvLines(_ data: [UInt8], _ context: Names.Context, depth: Int = 0) -> [String] {
         guard depth < 6 else { return ["…"] }
         guard let tlvs = try? TLV.parseAll(data) else { return ["not BER-TLV: \(data.hex)"] }
         var lines: [String] = []
@@ -330,7 +349,7 @@ struct SessionState {
             let name = Names.tag(t.tag, in: context)
             if t.isConstructed, t.value.count > 0, (try? t.children()) != nil {
                 lines.append("\(tag) \(name) (\(t.value.count) bytes)")
-                lines += tlvLines(t.value, context, depth: depth + 1).map { "  " + $0 }
+                lines += Self.tlvLines(t.value, context, depth: depth + 1).map { "  " + $0 }
             } else {
                 lines.append("\(tag) \(name): \(Self.value(t, context))")
             }

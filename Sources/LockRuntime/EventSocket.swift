@@ -1,3 +1,4 @@
+import ByteCore
 import Foundation
 import Synchronization
 #if canImport(Glibc)
@@ -15,8 +16,11 @@ public final class EventSocket: Sendable {
     private struct Viewers {
         var sockets: [Int32] = []
         var started: String?
+        /// The last `replay` lines after the start, sent to a viewer that connects late.
+        var recent: [String] = []
         var closed = false
     }
+    private let replay: Int
     private let viewers = Mutex(Viewers())
     /// At most this many viewers at once; more are refused (closed at once).
     public static let maximumViewers = 16
@@ -29,25 +33,21 @@ public final class EventSocket: Sendable {
 
     /// Listens on `path` (mode 0600: events name credentials). A socket left there by an earlier
     /// run is replaced; any other file is refused.
-    public init(path: String) throws(EventSocketError) {
-        var address = sockaddr_un()
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard path.utf8.count < capacity else { throw EventSocketError("\(path): a socket path is at most \(capacity - 1) bytes") }
+    /// `replay`: how many of the latest lines a late viewer gets after the start line (0 for a
+    /// lock, whose viewers watch from when they connect; a conformance run replays its checks).
+    public init(path: String, replay: Int = 0) throws(EventSocketError) {
+        self.replay = max(0, replay)
+        guard let address = UnixSocketAddress(path: path) else {
+            throw EventSocketError("\(path): a socket path is 1 to \(UnixSocketAddress.maximumPathBytes) bytes")
+        }
         var info = stat()
         if lstat(path, &info) == 0 {
             guard info.st_mode & S_IFMT == S_IFSOCK else { throw EventSocketError("\(path) exists and is not a socket; give another path") }
             unlink(path)
         }
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = UnixSocketAddress.streamSocket()
         guard fd >= 0 else { throw EventSocketError("socket: \(String(cString: strerror(errno)))") }
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, byte) in path.utf8.enumerated() { raw[i] = byte }
-            raw[path.utf8.count] = 0
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        let bound = address.bind(fd)
         guard bound == 0, chmod(path, 0o600) == 0, listen(fd, 8) == 0 else {
             let why = String(cString: strerror(errno))
             Glibc.close(fd)
@@ -65,29 +65,30 @@ public final class EventSocket: Sendable {
                 if errno == EINTR { continue }
                 return   // closed
             }
-            let greeting = viewers.withLock { v -> String?? in
-                guard !v.closed, v.sockets.count < Self.maximumViewers else { return .none }
+            // Greeted under the lock, so no line published meanwhile comes before the greeting.
+            let accepted = viewers.withLock { v -> Bool in
+                guard !v.closed, v.sockets.count < Self.maximumViewers else { return false }
+                for line in (v.started.map { [$0] } ?? []) + v.recent where !send(line, to: fd) { return false }
                 v.sockets.append(fd)
-                return .some(v.started)
+                return true
             }
-            switch greeting {
-            case .none: Glibc.close(fd)
-            case .some(let started?): send(started, to: fd)
-            case .some(.none): break
-            }
+            if !accepted { Glibc.close(fd) }
         }
     }
 
     /// Sends `line` (one JSON object) to every viewer; a viewer that cannot take it now is dropped.
     public func publish(_ line: String, isStart: Bool = false) {
-        let sockets = viewers.withLock { v -> [Int32] in
-            if isStart { v.started = line }
-            return v.sockets
+        // Sends never block, so they are made under the lock: every viewer sees one order.
+        let dropped = viewers.withLock { v -> [Int32] in
+            if isStart { v.started = line; v.recent = [] } else if replay > 0 {
+                v.recent.append(line)
+                if v.recent.count > replay { v.recent.removeFirst(v.recent.count - replay) }
+            }
+            let dropped = v.sockets.filter { !send(line, to: $0) }
+            v.sockets.removeAll { dropped.contains($0) }
+            return dropped
         }
-        for fd in sockets where !send(line, to: fd) {
-            viewers.withLock { $0.sockets.removeAll { $0 == fd } }
-            Glibc.close(fd)
-        }
+        for fd in dropped { Glibc.close(fd) }
     }
 
     @discardableResult
@@ -97,14 +98,29 @@ public final class EventSocket: Sendable {
         return sent == bytes.count
     }
 
-    /// Stops listening, disconnects every viewer and removes the socket file.
+    /// Waits until a viewer is connected, at most `timeout` seconds; true when one is. A short
+    /// run (a conformance run can take 0.1 s) gives a console that polls for the socket the time
+    /// to connect, so the run is watched from its start.
+    @discardableResult
+    public func waitForViewer(timeout: TimeInterval) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while viewers.withLock({ $0.sockets.isEmpty && !$0.closed }) {
+            guard Date() < deadline else { return false }
+            usleep(10_000)
+        }
+        return viewers.withLock { !$0.sockets.isEmpty }
+    }
+
+    /// Stops listening, disconnects every viewer and removes the socket file; later calls do
+    /// nothing (the listener's descriptor may already be another file's).
     public func close() {
-        let sockets = viewers.withLock { v -> [Int32] in
-            guard !v.closed else { return [] }
+        let sockets = viewers.withLock { v -> [Int32]? in
+            guard !v.closed else { return nil }
             v.closed = true
             defer { v.sockets = [] }
             return v.sockets
         }
+        guard let sockets else { return }
         for fd in sockets { Glibc.close(fd) }
         shutdown(listener, Int32(SHUT_RDWR))
         Glibc.close(listener)

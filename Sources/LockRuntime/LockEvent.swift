@@ -2,6 +2,7 @@ import AccessProtocol
 import ByteCore
 import Codecs
 import Foundation
+import Lock
 
 /// One thing the running lock reports: a line for people, a JSON object for machines.
 public struct LockEvent: Encodable, Sendable {
@@ -47,6 +48,24 @@ public struct LockEvent: Encodable, Sendable {
     public var rke: String?
     /// For `kind == .started`: the lock as a viewer shows it (a console's lock panel).
     public var lock: LockSummary?
+    /// On `started` and each decision: the audit chain as it stands (the decision's entry included).
+    public var audit: AuditChain?
+    /// On each decision: the bolt as the decision left it.
+    public var bolt: String?
+
+    /// The audit chain's state for a viewer: how many entries, the head MAC's first 8 bytes (the
+    /// chain's fingerprint: it changes with every entry), and the damage found on disk at start.
+    public struct AuditChain: Encodable, Sendable {
+        public var entries: UInt64
+        public var head: String
+        public var damage: String?
+        public init(_ log: AuditLog) {
+            let head = log.head
+            entries = head.seq
+            self.head = String(head.mac.prefix(16))
+            damage = log.damage?.description
+        }
+    }
 
     /// What a viewer needs to know of the lock it watches, at start.
     public struct LockSummary: Encodable, Sendable {

@@ -68,6 +68,7 @@ public final class LockRunner {
         }
         started.lock = .init(model: config.model, firmware: config.firmware, certification: verdict.summary, bolt: service.lock.boltName,
                              clockTrusted: service.lock.engine.state.clock.trusted, clock: clock)
+        started.audit = .init(service.lock.audit)
         emit(started)
         if let note = Self.clockNote(service.lock.clock.mode, trusted: service.lock.engine.state.clock.trusted) {
             emit(LockEvent(kind: .warning, message: note))
@@ -146,7 +147,10 @@ public final class LockRunner {
     private func readerEvent(_ event: ReaderEvent<TransactionOutcome>, radio: RadioInterface) {
         switch event {
         case .transactionCompleted(_, let outcome, _):
-            emit(LockEvent(outcome: outcome))
+            var event = LockEvent(outcome: outcome)
+            event.audit = .init(service.lock.audit)
+            event.bolt = service.lock.boltName
+            emit(event)
             onOutcome?(outcome)
         case .stopped:
             break

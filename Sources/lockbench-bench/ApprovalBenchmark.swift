@@ -10,7 +10,7 @@ import TrustSQLite
 /// in the same run on the same disk. The goal: the ratio stays near 1 (issue 22 §1.4: with every
 /// stored request in one index row, 4,000 of them made each approval write 4.4 times slower).
 enum ApprovalBenchmark {
-    static func run(stored: Int, samples: Int, directory: String) async throws -> Int32 {
+    static func run(stored: Int, samples: Int, directory: String, report: BenchReport) async throws -> Int32 {
         let base = directory + "/lockbench-approvals-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: base) }
@@ -32,11 +32,14 @@ enum ApprovalBenchmark {
             fullTimes.append(try await full.oneApproval())
         }
         let e = median(emptyTimes), f = median(fullTimes)
-        print("approvals: request + answer (two durable writes), median of \(samples), SQLite on \(directory)")
-        print(String(format: "baseline, no stored requests: %.2f ms", e * 1000))
-        print(String(format: "%d stored requests:           %.2f ms", stored, f * 1000))
-        print(String(format: "ratio: %.2f× (goal: flat, ≤ 1.5×)", f / e))
-        return f / e <= 1.5 ? 0 : 1
+        report.say("approvals: request + answer (two durable writes), median of \(samples), SQLite on \(directory)")
+        report.say(String(format: "baseline, no stored requests: %.2f ms", e * 1000))
+        report.say(String(format: "%d stored requests:           %.2f ms", stored, f * 1000))
+        report.say(String(format: "ratio: %.2f× (goal: flat, ≤ 1.5×)", f / e))
+        report.figure("approval, no stored requests", e * 1000, "ms")
+        let met = f / e <= 1.5
+        report.figure("approval, \(stored) stored requests", f * 1000, "ms", baseline: "approval, no stored requests", goal: "ratio ≤ 1.5", met: met)
+        return met ? 0 : 1
     }
 
     static func median(_ xs: [Double]) -> Double { let s = xs.sorted(); return s[s.count / 2] }
@@ -78,6 +81,7 @@ extension LockBenchBench {
         @Option(help: "Approvals timed on each site; the median counts.") var samples = 200
         @Option(help: ArgumentHelp("Where the two databases go (default: the temporary directory).", valueName: "dir"))
         var directory: String?
+        @Flag(help: "Print the results as one JSON document (the text goes to standard error).") var json = false
 
         func validate() throws {
             guard (0...100_000).contains(stored) else { throw ValidationError("--stored takes 0…100000") }
@@ -85,8 +89,14 @@ extension LockBenchBench {
         }
 
         func run() async throws {
-            let status = try await ApprovalBenchmark.run(stored: stored, samples: samples,
-                                                         directory: directory ?? FileManager.default.temporaryDirectory.path)
+            let report = BenchReport("approvals", parameters: ["stored": "\(stored)", "samples": "\(samples)"], json: json)
+            let status: Int32
+            do {
+                status = report.finish(try await ApprovalBenchmark.run(stored: stored, samples: samples,
+                                                                       directory: directory ?? FileManager.default.temporaryDirectory.path, report: report))
+            } catch {
+                status = report.finish(3, error: "approvals benchmark failed: \(error)")
+            }
             if status != 0 { throw ExitCode(status) }
         }
     }

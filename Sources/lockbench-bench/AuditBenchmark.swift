@@ -7,28 +7,23 @@ import Certification
 import Foundation
 
 enum AuditBenchmark {
-    static func main(rows: Int, runs: Int, lockbench: String?) {
+    /// The exit status: 0 measured, 1 over the goal, 3 no lockbench binary or a run failed.
+    static func main(rows: Int, runs: Int, lockbench: String?, report: BenchReport) -> Int32 {
         let binary = lockbench ?? URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
             .deletingLastPathComponent().appendingPathComponent("lockbench").path
         guard FileManager.default.isExecutableFile(atPath: binary) else {
-            usage("no lockbench binary at \(binary); build it first (swift build -c release --product lockbench) or pass --lockbench PATH")
+            return report.finish(3, error: "lockbench-bench audit: no lockbench binary at \(binary); build it first (swift build -c release --product lockbench) or pass --lockbench PATH")
         }
         do {
-            try run(rows: rows, runs: runs, binary: binary)
+            return report.finish(try run(rows: rows, runs: runs, binary: binary, report: report))
         } catch {
-            FileHandle.standardError.write(Data("lockbench-bench audit: \(error)\n".utf8))
-            exit(3)
+            return report.finish(3, error: "lockbench-bench audit: \(error)")
         }
-    }
-
-    static func usage(_ message: String) -> Never {
-        FileHandle.standardError.write(Data("lockbench-bench audit: \(message)\n".utf8))
-        exit(2)
     }
 
     struct Failure: Error, CustomStringConvertible { var description: String }
 
-    static func run(rows: Int, runs: Int, binary: String) throws {
+    static func run(rows: Int, runs: Int, binary: String, report: BenchReport) throws -> Int32 {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("lockbench-bench-\(ProcessInfo.processInfo.processIdentifier)")
         let tablesDir = dir.appendingPathComponent("tables")
         try FileManager.default.createDirectory(at: tablesDir, withIntermediateDirectories: true)
@@ -46,7 +41,7 @@ enum AuditBenchmark {
         let inventory = dir.appendingPathComponent("inventory.csv").path
         let started = Date()
         let size = try generateInventory(rows: rows, to: inventory)
-        print("inventory: \(rows) rows, \(size / 1_000_000) MB, generated in \(String(format: "%.2f", Date().timeIntervalSince(started))) s")
+        report.say("inventory: \(rows) rows, \(size / 1_000_000) MB, generated in \(String(format: "%.2f", Date().timeIntervalSince(started))) s")
 
         // Equivalence first (untimed): both must give every device the same verdict.
         let checkRows = min(rows, 50_000)
@@ -60,7 +55,7 @@ enum AuditBenchmark {
         }
         var counts: [String: Int] = [:]
         for v in swiftVerdicts { counts[v, default: 0] += 1 }
-        print("equivalence: lockbench and awk agree on all \(checkRows) sampled verdicts (\(counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")))")
+        report.say("equivalence: lockbench and awk agree on all \(checkRows) sampled verdicts (\(counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")))")
 
         // Timed runs, alternating, output to /dev/null; the best of `runs` for each.
         var swiftTimes: [Double] = [], awkTimes: [Double] = []
@@ -70,9 +65,12 @@ enum AuditBenchmark {
         }
         let s = swiftTimes.min()!, a = awkTimes.min()!
         func f(_ t: Double) -> String { String(format: "%.3f", t) }
-        print("lockbench firmware audit --format csv: best \(f(s)) s of \(runs) (\(swiftTimes.map(f).joined(separator: ", ")))  \(Int(Double(rows) / s)) rows/s")
-        print("awk join (\(awkName())):               best \(f(a)) s of \(runs) (\(awkTimes.map(f).joined(separator: ", ")))  \(Int(Double(rows) / a)) rows/s")
-        print("ratio lockbench / awk: \(String(format: "%.2f", s / a))× (goal ≤ 3×)")
+        report.say("lockbench firmware audit --format csv: best \(f(s)) s of \(runs) (\(swiftTimes.map(f).joined(separator: ", ")))  \(Int(Double(rows) / s)) rows/s")
+        report.say("awk join (\(awkName())):               best \(f(a)) s of \(runs) (\(awkTimes.map(f).joined(separator: ", ")))  \(Int(Double(rows) / a)) rows/s")
+        report.say("ratio lockbench / awk: \(String(format: "%.2f", s / a))× (goal ≤ 3×)")
+        report.figure("awk join, best run", a, "s")
+        report.figure("lockbench firmware audit --format csv, best run", s, "s", baseline: "awk join, best run", goal: "ratio ≤ 3", met: s / a <= 3)
+        return s / a <= 3 ? 0 : 1
     }
 
     // MARK: Inventory

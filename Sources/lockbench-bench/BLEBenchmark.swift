@@ -17,7 +17,8 @@ import ReaderSeam
 /// (N standard, then N FAST transactions); `--echo-flow` measures the radio alone with
 /// LockBench's echo flow (connection to APDU exchange complete).
 enum BLEBenchmark {
-    static func run(count: Int, echoes: Int, lockSpec: String?, phoneSpec: String?, controller: String, engine: Bool) -> Int32 {
+    static func run(count: Int, echoes: Int, lockSpec: String?, phoneSpec: String?, controller: String, engine: Bool,
+                    report: BenchReport, plot: String? = nil) -> Int32 {
         var lockSpec = lockSpec, phoneSpec = phoneSpec
         // Virtual controllers unless both ends were given: Bumble's two on one link, or RootCanal
         // (one controller per connection on its HCI port; models connection events).
@@ -29,8 +30,7 @@ enum BLEBenchmark {
                 phoneSpec = started.spec(1)
                 controllers = started
             } catch {
-                print("cannot start the \(controller) controller: \(error)")
-                return 3
+                return report.finish(3, error: "cannot start the \(controller) controller: \(error)")
             }
         }
         defer { controllers?.stop() }
@@ -51,7 +51,7 @@ enum BLEBenchmark {
             let loop = ReaderLoop(reader: lock, configuration: .init(maxConcurrent: 4), granted: { $0 }, transaction: transaction)
             loop.start()
             defer { loop.stop() }
-            guard lock.waitUntilAdvertising(timeout: 20) else { print("the lock's controller did not come up"); return 3 }
+            guard lock.waitUntilAdvertising(timeout: 20) else { return report.finish(3, error: "the lock's controller did not come up") }
             let phone = try BLEPhone(configuration: BLEPhone.Configuration(transport: try TransportSpec(parsing: phoneSpec!)))
             try phone.start(timeout: 20)
             defer { phone.stop() }
@@ -64,7 +64,7 @@ enum BLEBenchmark {
             for _ in 0..<echoes {
                 let t0 = Date()
                 try echo.send(probe)
-                guard try echo.receive(timeout: 5) == probe else { print("echo mismatch"); return 1 }
+                guard try echo.receive(timeout: 5) == probe else { return report.finish(1, error: "echo mismatch") }
                 rtts.append(Date().timeIntervalSince(t0) * 1000)
             }
             echo.close()
@@ -104,25 +104,35 @@ enum BLEBenchmark {
                     }
                 }
             }
-            print("BLE over \(controller == "rootcanal" ? "RootCanal" : "Bumble") virtual controllers (\(lockSpec!) ↔ \(phoneSpec!))"
+            report.say("BLE over \(controller == "rootcanal" ? "RootCanal" : "Bumble") virtual controllers (\(lockSpec!) ↔ \(phoneSpec!))"
                   + (engine ? ", real reader + engine + credential" : ", echo flow"))
-            print(line("baseline: L2CAP echo round trip (20-byte SDU)", rtts))
-            print(line(engine ? "connection → decision, standard (granted)" : "connection → APDU exchange complete (granted)", total))
-            if engine { print(line("connection → decision, FAST (granted)", fastTotal)) }
-            print(line("  connection → channel open (MTU, discovery, SPSM read, version write, CoC)", toChannel))
-            print(line(engine ? "  channel open → completed (SELECT, AUTH0, AUTH1, EXCHANGE, completed)" : "  channel open → completed (SELECT + 2 APDUs + completed notification)", exchange))
-            if let site { print("lock decisions: \(site.summary)") }
-            print("unlocks: \(total.count + fastTotal.count) granted, \(failures) failed")
+            report.say(line("baseline: L2CAP echo round trip (20-byte SDU)", rtts))
+            report.say(line(engine ? "connection → decision, standard (granted)" : "connection → APDU exchange complete (granted)", total))
+            if engine { report.say(line("connection → decision, FAST (granted)", fastTotal)) }
+            report.say(line("  connection → channel open (MTU, discovery, SPSM read, version write, CoC)", toChannel))
+            report.say(line(engine ? "  channel open → completed (SELECT, AUTH0, AUTH1, EXCHANGE, completed)" : "  channel open → completed (SELECT + 2 APDUs + completed notification)", exchange))
+            if let site { report.say("lock decisions: \(site.summary)") }
+            report.say("unlocks: \(total.count + fastTotal.count) granted, \(failures) failed")
             if let m = median(total), let e = median(rtts) {
-                print(String(format: "ratio: unlock median = %.1f × echo median; goal ≤ 50 ms median: %@", m / e, m <= 50 ? "met" : "NOT met"))
+                report.say(String(format: "ratio: unlock median = %.1f × echo median; goal ≤ 50 ms median: %@", m / e, m <= 50 ? "met" : "NOT met"))
             }
-            return failures == 0 ? 0 : 1
+            let unlock = engine ? "connection → decision, standard" : "connection → APDU exchange complete"
+            report.figure("L2CAP echo round trip, median", median(rtts) ?? 0, "ms")
+            report.figure("\(unlock), median", median(total) ?? 0, "ms", baseline: "L2CAP echo round trip, median",
+                          goal: "≤ 50 ms", met: median(total).map { $0 <= 50 })
+            if engine { report.figure("connection → decision, FAST, median", median(fastTotal) ?? 0, "ms", baseline: "L2CAP echo round trip, median") }
+            report.figure("failed unlocks", Double(failures), "unlocks", goal: "0", met: failures == 0)
+            if let plot {
+                let drawn = LatencyPlot(title: "BLE unlock over virtual controllers, against a bare L2CAP echo",
+                                        series: [("L2CAP echo round trip", rtts.map { $0 / 1000 }), (unlock, total.map { $0 / 1000 })]
+                                            + (engine ? [("connection → decision, FAST", fastTotal.map { $0 / 1000 })] : []))
+                do { try drawn.write(to: plot) } catch { return report.finish(3) }
+            }
+            return report.finish(failures == 0 ? 0 : 1)
         } catch let error as BLEError {
-            print("BLE benchmark failed: \(error.reason)")
-            return 3
+            return report.finish(3, error: "BLE benchmark failed: \(error.reason)")
         } catch {
-            print("BLE benchmark failed: \(error)")
-            return 3
+            return report.finish(3, error: "BLE benchmark failed: \(error)")
         }
     }
 

@@ -22,7 +22,7 @@ import OfflineUnlock
 /// decisions; point `directory` at the disk you care about. The load average is printed with the
 /// numbers (a shared machine's other writers move the fsync).
 enum DurabilityBenchmark {
-    static func run(samples: Int, directory: String) -> Int32 {
+    static func run(samples: Int, directory: String, report: BenchReport) -> Int32 {
         let dir = directory + "/lockbench-durability-\(UUID().uuidString.prefix(8))"
         defer { try? FileManager.default.removeItem(atPath: dir) }
         do {
@@ -49,26 +49,31 @@ enum DurabilityBenchmark {
             let fsyncMedian = (fsyncBefore + fsyncAfter) / 2
             let lone = try [0.002, 0.010].map { idle in (idle, median(try scratch.lone(count: samples, idle: idle))) }
             func ms(_ s: Double) -> String { String(format: "%.3f ms", s * 1000) }
-            print("directory: \(directory)")
-            print("load average: \(FsyncBaseline.loadAverage())")
-            print("bare fsync (300-byte append + fsync), median of \(samples): \(ms(fsyncBefore)) before, \(ms(fsyncAfter)) after the decisions")
-            print("the same fsync alone, after the disk was idle (as a tap's, which follows idle): "
+            report.figure("bare fsync, back to back", fsyncMedian * 1000, "ms")
+            for (idle, m) in lone { report.figure("bare fsync alone after \(Int(idle * 1000)) ms idle", m * 1000, "ms", baseline: "bare fsync, back to back") }
+            report.say("directory: \(directory)")
+            report.say("load average: \(FsyncBaseline.loadAverage())")
+            report.say("bare fsync (300-byte append + fsync), median of \(samples): \(ms(fsyncBefore)) before, \(ms(fsyncAfter)) after the decisions")
+            report.say("the same fsync alone, after the disk was idle (as a tap's, which follows idle): "
                   + lone.map { "\(Int($0.0 * 1000)) ms idle \(ms($0.1)) (" + String(format: "%.2f", $0.1 / fsyncMedian) + "× back to back)" }
                     .joined(separator: ", "))
             for (kind, a, b) in [("cached-document decision", one.cached, many.cached), ("step-up decision", one.stepUp, many.stepUp)] {
                 for (label, m) in [("1 cached document", a), ("256 cached documents", b)] {
-                    print("\(kind) made durable, \(label): median \(ms(m)) = bare fsync + \(ms(m - fsyncMedian)); " +
+                    report.figure("\(kind) made durable, \(label)", m * 1000, "ms", baseline: "bare fsync, back to back",
+                                  goal: "≤ one fsync + 1 ms", met: m <= fsyncMedian + 0.001)
+                    report.say("\(kind) made durable, \(label): median \(ms(m)) = bare fsync + \(ms(m - fsyncMedian)); " +
                           "goal ≤ one fsync + 1 ms (\(ms(fsyncMedian + 0.001))): \(m <= fsyncMedian + 0.001 ? "met" : "NOT met")")
                 }
-                print(String(format: "\(kind): cost with 256 vs 1 cached documents: %.2f×", b / a))
+                report.say(String(format: "\(kind): cost with 256 vs 1 cached documents: %.2f×", b / a))
             }
-            print("step-up decision made durable, 256 cached documents and the cache full (each step-up evicts the document " +
+            report.say("step-up decision made durable, 256 cached documents and the cache full (each step-up evicts the document " +
                   "expiring soonest): median \(ms(full)) = bare fsync + \(ms(full - fsyncMedian))")
-            print(String(format: "step-up decision, cache full: cost with 256 vs 1 cached documents: %.2f×", full / one.stepUp))
-            return 0
+            report.say(String(format: "step-up decision, cache full: cost with 256 vs 1 cached documents: %.2f×", full / one.stepUp))
+            report.figure("step-up decision made durable, 256 cached documents, cache full", full * 1000, "ms",
+                          baseline: "step-up decision made durable, 1 cached document")
+            return report.finish(0)
         } catch {
-            print("durability benchmark failed: \(error)")
-            return 3
+            return report.finish(3, error: "durability benchmark failed: \(error)")
         }
     }
 

@@ -57,12 +57,18 @@ extension LockBenchBench {
         @Option(help: ArgumentHelp("The lockbench binary to time (default: the one beside this benchmark).", valueName: "path"))
         var lockbench: String?
 
+        @Flag(help: "Print the results as one JSON document (the text goes to standard error).")
+        var json = false
+
         func validate() throws {
             guard rows > 0 else { throw ValidationError("--rows takes a positive number") }
             guard runs > 0 else { throw ValidationError("--runs takes a positive number") }
         }
 
-        func run() throws { AuditBenchmark.main(rows: rows, runs: runs, lockbench: lockbench) }
+        func run() throws {
+            let report = BenchReport("audit", parameters: ["rows": "\(rows)", "runs": "\(runs)"], json: json)
+            try finish(AuditBenchmark.main(rows: rows, runs: runs, lockbench: lockbench, report: report))
+        }
     }
 
     struct Transaction: ParsableCommand {
@@ -80,12 +86,18 @@ extension LockBenchBench {
         @Option(help: "Batches (the best batch counts: shared cores make it the least disturbed one).")
         var batches = 5
 
+        @Flag(help: "Print the results as one JSON document (the text goes to standard error).")
+        var json = false
+
         func validate() throws {
             guard iterations > 0 else { throw ValidationError("--iterations takes a positive number") }
             guard batches > 0 else { throw ValidationError("--batches takes a positive number") }
         }
 
-        func run() throws { try finish(TransactionBenchmark.run(iterations: iterations, batches: batches)) }
+        func run() throws {
+            let report = BenchReport("transaction", parameters: ["iterations": "\(iterations)", "batches": "\(batches)"], json: json)
+            try finish(TransactionBenchmark.run(iterations: iterations, batches: batches, report: report))
+        }
     }
 
     struct NFC: ParsableCommand {
@@ -168,8 +180,11 @@ extension LockBenchBench {
         @Option(help: "The vpcd port the virtual card connects to (35963 for slot 00 00, 35964 for 00 01).")
         var port: UInt16 = 35963
 
-        @Flag(help: "Print the results as JSON.")
+        @Flag(help: "Print the results as one JSON document (the text goes to standard error).")
         var json = false
+
+        @Option(help: ArgumentHelp("Also draw the tap latencies against the bare round trip as an SVG file (the whole distribution).", valueName: "file.svg"))
+        var plot: String?
 
         func validate() throws {
             guard roundTrips > 0 else { throw ValidationError("--round-trips takes a positive number") }
@@ -177,7 +192,8 @@ extension LockBenchBench {
         }
 
         func run() throws {
-            try finish(PCSCBenchmark.main(roundTrips: roundTrips, taps: taps, reader: reader, port: port, json: json))
+            let report = BenchReport("pcsc", parameters: ["roundTrips": "\(roundTrips)", "taps": "\(taps)", "reader": reader, "port": "\(port)"], json: json)
+            try finish(PCSCBenchmark.main(roundTrips: roundTrips, taps: taps, reader: reader, port: port, report: report, plot: plot))
         }
     }
 
@@ -224,6 +240,12 @@ extension LockBenchBench {
         @Option(help: ArgumentHelp("The phone's HCI transport.", valueName: "tcp:HOST:PORT"))
         var phone: String?
 
+        @Flag(help: "Print the results as one JSON document (the text goes to standard error).")
+        var json = false
+
+        @Option(help: ArgumentHelp("Also draw each unlock's latency against the echo round trip as an SVG file (the whole distribution).", valueName: "file.svg"))
+        var plot: String?
+
         func validate() throws {
             guard count > 0 else { throw ValidationError("--count takes a positive number") }
             guard echoes > 0 else { throw ValidationError("--echoes takes a positive number") }
@@ -231,8 +253,10 @@ extension LockBenchBench {
         }
 
         func run() throws {
+            let report = BenchReport("ble", parameters: ["count": "\(count)", "echoes": "\(echoes)", "controller": controller,
+                                                         "flow": flow == .engine ? "engine" : "echo-flow"], json: json)
             try finish(BLEBenchmark.run(count: count, echoes: echoes, lockSpec: lock, phoneSpec: phone,
-                                        controller: controller, engine: flow == .engine))
+                                        controller: controller, engine: flow == .engine, report: report, plot: plot))
         }
     }
 }
@@ -254,6 +278,7 @@ extension LockBenchBench {
         var workers = 64
         @Option(help: ArgumentHelp("Where the locks' state goes (default: the temporary directory).", valueName: "dir"))
         var directory: String?
+        @Flag(help: "Print the results as one JSON document (the text goes to standard error).") var json = false
 
         func validate() throws {
             guard (1...100_000).contains(locks) else { throw ValidationError("--locks takes 1…100000") }
@@ -262,7 +287,8 @@ extension LockBenchBench {
         }
 
         func run() async throws {
-            try finish(await FleetBenchmark.run(locks: locks, taps: taps, workers: workers, directory: directory ?? FileManager.default.temporaryDirectory.path))
+            let report = BenchReport("fleet", parameters: ["locks": "\(locks)", "taps": "\(taps)", "workers": "\(workers)"], json: json)
+            try finish(await FleetBenchmark.run(locks: locks, taps: taps, workers: workers, directory: directory ?? FileManager.default.temporaryDirectory.path, report: report))
         }
     }
 
@@ -292,12 +318,16 @@ extension LockBenchBench {
         @Option(help: ArgumentHelp("Where to write (default: the temporary directory).", valueName: "dir"))
         var directory: String?
 
+        @Flag(help: "Print the results as one JSON document (the text goes to standard error).")
+        var json = false
+
         func validate() throws {
             guard samples >= 10 else { throw ValidationError("--samples takes a number of at least 10") }
         }
 
         func run() throws {
-            try finish(DurabilityBenchmark.run(samples: samples, directory: directory ?? FileManager.default.temporaryDirectory.path))
+            let report = BenchReport("durability", parameters: ["samples": "\(samples)"], json: json)
+            try finish(DurabilityBenchmark.run(samples: samples, directory: directory ?? FileManager.default.temporaryDirectory.path, report: report))
         }
     }
 }

@@ -5,7 +5,7 @@ import PCSC
 import ReaderSeam
 import VirtualPN532
 
-/// `lockbench-bench pcsc [--round-trips N] [--taps N] [--reader NAME] [--port N] [--json]`: the
+/// `lockbench-bench pcsc [--round-trips N] [--taps N] [--reader NAME] [--port N] [--json] [--plot F]`: the
 /// lock on a PC/SC reader through the real pcscd and vsmartcard's vpcd, a software phone as the
 /// virtual card (`VirtualICC`). Baseline in the same run: the bare SCardTransmit SELECT round
 /// trip (libpcsclite → pcscd → vpcd → TCP → the card and back). Then taps through `LockRunner`:
@@ -13,28 +13,31 @@ import VirtualPN532
 /// the card: polling, ATR, SCardGetStatusChange) and arrival → decision (the transaction), with
 /// the transaction's own time waiting on PC/SC. Needs pcscd running with vsmartcard-vpcd.
 enum PCSCBenchmark {
-    static func main(roundTrips: Int, taps: Int, reader: String, port: UInt16, json: Bool) -> Int32 {
+    static func main(roundTrips: Int, taps: Int, reader: String, port: UInt16, report: BenchReport, plot: String? = nil) -> Int32 {
         do {
-            let rows = try [baseline(reader: reader, port: port, count: roundTrips)] + self.taps(reader: reader, port: port, count: taps)
-            if json {
-                let e = JSONEncoder()
-                e.outputFormatting = [.prettyPrinted, .sortedKeys]
-                print(String(decoding: try e.encode(rows), as: UTF8.self))
-            } else {
-                print("PC/SC through pcscd + vpcd on \"\(reader)\" (port \(port))")
-                for row in rows { print(row.line) }
-                let ratio = rows[2].medianMs / max(rows[0].medianMs, 0.001)
-                print(String(format: "arrival to decision / bare round trip: %.0f×", ratio))
+            let bare = try baseline(reader: reader, port: port, count: roundTrips)
+            let tapped = try self.taps(reader: reader, port: port, count: taps)
+            report.say("PC/SC through pcscd + vpcd on \"\(reader)\" (port \(port))")
+            for row in [bare.stats] + tapped.stats { report.distribution(row) }
+            let ratio = tapped.stats[1].medianMs / max(bare.stats.medianMs, 0.001)
+            report.say(String(format: "arrival to decision / bare round trip: %.0f×", ratio))
+            report.figure("bare SCardTransmit SELECT round trip, median", bare.stats.medianMs, "ms")
+            report.figure("FAST tap, arrival to decision, median", tapped.stats[1].medianMs, "ms", baseline: "bare SCardTransmit SELECT round trip, median")
+            report.figure("FAST tap, card inserted to decision, median", tapped.stats[0].medianMs, "ms", baseline: "bare SCardTransmit SELECT round trip, median")
+            if let plot {
+                let drawn = LatencyPlot(title: "PC/SC FAST tap through pcscd and vpcd, against a bare SCardTransmit round trip",
+                                        series: [("bare SCardTransmit round trip", bare.samples), ("arrival to decision", tapped.decide),
+                                                 ("card inserted to decision", tapped.total)])
+                do { try drawn.write(to: plot) } catch { return report.finish(3) }
             }
-            return 0
+            return report.finish(0)
         } catch {
-            print("pcsc benchmark: \(error)")
-            return 3
+            return report.finish(3, error: "pcsc benchmark failed: \(error)")
         }
     }
 
     /// The bare SCardTransmit SELECT round trip to a `SimpleCard`.
-    static func baseline(reader name: String, port: UInt16, count: Int) throws -> NFCBenchmark.Stats {
+    static func baseline(reader name: String, port: UInt16, count: Int) throws -> (stats: NFCBenchmark.Stats, samples: [TimeInterval]) {
         let reader = PCSCReader(readerName: name)
         _ = try reader.open()
         defer { reader.close() }
@@ -57,11 +60,12 @@ enum PCSCBenchmark {
         while !(try reader.waitForRemoval(card, timeout: 0.25)) {
             guard Date() < deadline.addingTimeInterval(15) else { throw BenchFailure(description: "pcscd did not see the card leave") }
         }
-        return NFCBenchmark.Stats(name: "bare SCardTransmit SELECT round trip", samples: Array(samples.dropFirst(10)))
+        let kept = Array(samples.dropFirst(10))
+        return (NFCBenchmark.Stats(name: "bare SCardTransmit SELECT round trip", samples: kept), kept)
     }
 
     /// Taps of one phone through the whole lock; the first (step-up) is dropped, the rest are FAST.
-    static func taps(reader name: String, port: UInt16, count: Int) throws -> [NFCBenchmark.Stats] {
+    static func taps(reader name: String, port: UInt16, count: Int) throws -> (stats: [NFCBenchmark.Stats], total: [TimeInterval], decide: [TimeInterval]) {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("lockbench-bench-pcsc-\(getpid())")
         defer { try? FileManager.default.removeItem(at: dir) }
         try? FileManager.default.removeItem(at: dir)
@@ -107,10 +111,10 @@ enum PCSCBenchmark {
             decide.append(Double(decided - arrived) / 1e9)
             transport.append(o.timings.transport)
         }
-        return [NFCBenchmark.Stats(name: "FAST tap: card inserted to decision", samples: total),
-                NFCBenchmark.Stats(name: "  arrival to decision", samples: decide),
-                NFCBenchmark.Stats(name: "    waiting on PC/SC + phone", samples: transport),
-                NFCBenchmark.Stats(name: "  insertion to arrival (vpcd + pcscd)", samples: detect)]
+        return ([NFCBenchmark.Stats(name: "FAST tap: card inserted to decision", samples: total),
+                 NFCBenchmark.Stats(name: "  arrival to decision", samples: decide),
+                 NFCBenchmark.Stats(name: "    waiting on PC/SC + phone", samples: transport),
+                 NFCBenchmark.Stats(name: "  insertion to arrival (vpcd + pcscd)", samples: detect)], total, decide)
     }
 
     struct BenchFailure: Error, CustomStringConvertible {

@@ -92,15 +92,17 @@ enum PushBenchmark {
         var value: Int { lock.lock(); defer { lock.unlock() }; return n }
     }
 
-    static func run(runs: Int, devices: Int, pn532: Bool) async throws -> Int32 {
+    static func run(runs: Int, devices: Int, pn532: Bool, report: BenchReport) async throws -> Int32 {
         func f(_ x: Double, _ d: Int = 1) -> String { String(format: "%.\(d)f", x) }
-        print("push benchmark: \(runs) scenario runs per figure, fan-out to \(devices) devices")
+        report.say("push benchmark: \(runs) scenario runs per figure, fan-out to \(devices) devices")
         let socket = try await segment(revoke: true, runs: runs, transport: SocketTap(), clock: .virtual)
         let socketBase = try await segment(revoke: false, runs: runs, transport: SocketTap(), clock: .virtual)
         var rows = [String]()
         var ok = true
         let socketOK = socket.p95 <= 100
         ok = ok && socketOK
+        report.figure("socket: the two taps alone, p95", socketBase.p95, "ms")
+        report.figure("socket: revocation → denial, p95", socket.p95, "ms", baseline: "socket: the two taps alone, p95", goal: "≤ 100 ms", met: socketOK)
         rows.append("| revocation → denial, all online, socket (revoke → push → poll → carried → tap → deny) | p50 \(f(socket.p50)) ms, p95 \(f(socket.p95)) ms | the two taps alone: p95 \(f(socketBase.p95)) ms | \(f(socket.p95 / max(socketBase.p95, 0.001), 2)) | p95 ≤ 100 ms | \(socketOK ? "yes" : "no") |")
         if pn532 {
             let tap = RadioTap(.pn532)
@@ -109,15 +111,20 @@ enum PushBenchmark {
             let nfcBase = try await segment(revoke: false, runs: runs, transport: tap, clock: .system)
             let nfcOK = nfc.p95 <= 150
             ok = ok && nfcOK
+            report.figure("virtual PN532: the two taps alone, p95", nfcBase.p95, "ms")
+            report.figure("virtual PN532: revocation → denial, p95", nfc.p95, "ms", baseline: "virtual PN532: the two taps alone, p95", goal: "≤ 150 ms", met: nfcOK)
             rows.append("| revocation → denial, all online, virtual PN532 | p50 \(f(nfc.p50)) ms, p95 \(f(nfc.p95)) ms | the two taps alone: p95 \(f(nfcBase.p95)) ms | \(f(nfc.p95 / max(nfcBase.p95, 0.001), 2)) | p95 ≤ 150 ms | \(nfcOK ? "yes" : "no") |")
         }
         let fan = try await fanOut(devices: devices)
         let fanOK = fan.seconds <= 1 && fan.largest <= PushRules.maxPayloadBytes && fan.queued == devices
         ok = ok && fanOK
+        report.figure("fan-out: building the payloads alone", fan.baseline * 1000, "ms")
+        report.figure("fan-out: one revocation to \(devices) devices through the relay", fan.seconds * 1000, "ms",
+                      baseline: "fan-out: building the payloads alone", goal: "≤ 1 s, none > 4096 bytes, all queued", met: fanOK)
         rows.append("| fan-out: one revocation, \(devices) devices, every push through the relay's rules | \(fan.queued) queued in \(f(fan.seconds * 1000)) ms, largest \(fan.largest) bytes | building the payloads alone: \(f(fan.baseline * 1000)) ms | \(f(fan.seconds / max(fan.baseline, 1e-6), 1)) | ≤ 1 s, none > 4096 bytes | \(fanOK ? "yes" : "no") |")
-        print("| figure | measured | baseline (same run) | ratio | target | met |")
-        print("|---|---|---|---|---|---|")
-        rows.forEach { print($0) }
+        report.say("| figure | measured | baseline (same run) | ratio | target | met |")
+        report.say("|---|---|---|---|---|---|")
+        rows.forEach { report.say($0) }
         return ok ? 0 : 1
     }
 }
@@ -130,6 +137,7 @@ extension LockBenchBench {
         @Option(help: "Scenario runs per figure (p95 over them).") var runs = 20
         @Option(help: "Devices a revocation fans out to.") var devices = 10_000
         @Flag(help: "Skip the virtual PN532 figure (it needs libnfc).") var noPn532 = false
+        @Flag(help: "Print the results as one JSON document (the text goes to standard error).") var json = false
 
         func validate() throws {
             guard (1...10_000).contains(runs) else { throw ValidationError("--runs is 1…10000") }
@@ -137,10 +145,10 @@ extension LockBenchBench {
         }
 
         func run() async throws {
+            let report = BenchReport("push", parameters: ["runs": "\(runs)", "devices": "\(devices)", "pn532": "\(!noPn532)"], json: json)
             let code: Int32
-            do { code = try await PushBenchmark.run(runs: runs, devices: devices, pn532: !noPn532) } catch {
-                print("error: \(error)")
-                code = 3
+            do { code = report.finish(try await PushBenchmark.run(runs: runs, devices: devices, pn532: !noPn532, report: report)) } catch {
+                code = report.finish(3, error: "push benchmark failed: \(error)")
             }
             if code != 0 { throw ExitCode(code) }
         }

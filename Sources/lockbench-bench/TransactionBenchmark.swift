@@ -32,7 +32,7 @@ final class TimingDecider: AccessDecider {
 }
 
 enum TransactionBenchmark {
-    static func run(iterations: Int, batches: Int) -> Int32 {
+    static func run(iterations: Int, batches: Int, report: BenchReport) -> Int32 {
 
         // Fixture: a reader, a credential holding an access document, and the real engine with
         // that document cached (so the standard path has no step-up).
@@ -134,43 +134,48 @@ enum TransactionBenchmark {
         let credentialPoint = credentialKey.publicBytes  // outside the loop: deriving it costs more than the lookup
         let wantsStepUp = measure(n) { _ = e.wantsStepUp(credentialPublicKey: credentialPoint) }
         let isPoint = measure(n) { _ = Primitives.isPoint(peerPublic) }
-        print("components")
+        report.say("components")
         for (name, t) in [("key from 32 random bytes", keyFromBytes), ("SystemRandom 32 bytes", randomBytes),
                           ("engine wantsStepUp (cached doc)", wantsStepUp), ("P-256 point check", isPoint)] {
-            print("  \(name.padding(toLength: 32, withPad: " ", startingAt: 0)) \(us(t))")
+            report.say("  \(name.padding(toLength: 32, withPad: " ", startingAt: 0)) \(us(t))")
         }
         let standardFloor = keygen + ecdh + x963 + hkdf160 + hkdf32 + sign + verify + openAuth1 + sealExchange + openExchange
         let fastFloor = keygen + hkdf160 + openCryptogram + sealExchange + openExchange
 
-        print("lockbench-bench transaction: \(batches) batches × \(iterations) transactions, best batch mean")
-        print("")
-        print("crypto primitives (lock side)")
+        report.say("lockbench-bench transaction: \(batches) batches × \(iterations) transactions, best batch mean")
+        report.say("")
+        report.say("crypto primitives (lock side)")
         for (name, t) in [("P-256 key generation", keygen), ("ECDH (incl. peer key check)", ecdh), ("ECDSA sign", sign),
                           ("ECDSA verify (incl. key check)", verify), ("X9.63 KDF", x963), ("HKDF-SHA256 → 160", hkdf160),
                           ("HKDF-SHA256 → 32", hkdf32), ("AES-GCM open AUTH1 response", openAuth1),
                           ("AES-GCM seal EXCHANGE", sealExchange), ("AES-GCM open EXCHANGE response", openExchange),
                           ("AES-GCM open cryptogram", openCryptogram)] {
-            print("  \(name.padding(toLength: 32, withPad: " ", startingAt: 0)) \(us(t))")
+            report.say("  \(name.padding(toLength: 32, withPad: " ", startingAt: 0)) \(us(t))")
         }
-        print("")
-        print("standard transaction (SELECT, AUTH0, AUTH1, EXCHANGE; engine decides from its cached document)")
-        print("  crypto floor                     \(us(standardFloor))   keygen + ECDH + X9.63 + HKDF 160 + HKDF 32 + sign + verify + 3 GCM")
-        print("  lock side                        \(us(standard.lock))   ratio \(String(format: "%.2f", standard.lock / standardFloor))× floor (goal ≤ 1.30)")
-        print("    of which the engine            \(us(standard.engine))   (wantsStepUp + decide)")
-        print("  lock side, protocol only         \(us(standard.lock - standard.engine))   ratio \(String(format: "%.2f", (standard.lock - standard.engine) / standardFloor))× floor")
-        print("  both sides, in memory            \(us(standard.total))")
-        print("")
-        print("FAST transaction (SELECT, AUTH0 with cryptogram, EXCHANGE)")
-        print("  crypto floor                     \(us(fastFloor))   keygen + HKDF 160 + 3 GCM")
-        print("  lock side                        \(us(fast.lock))   ratio \(String(format: "%.2f", fast.lock / fastFloor))× floor")
-        print("    of which the engine            \(us(fast.engine))   (wantsStepUp + decide)")
-        print("  lock side, protocol only         \(us(fast.lock - fast.engine))   ratio \(String(format: "%.2f", (fast.lock - fast.engine) / fastFloor))× floor")
-        print("  both sides, in memory            \(us(fast.total))")
-        print("")
-        print(String(format: "FAST vs standard (lock side): %.1f× faster (goal ≥ 10); protocol only: %.1f×; crypto floors: %.1f×",
+        report.say("")
+        /// One transaction kind against its crypto floor: five lines for people, the figures for --json.
+        func section(_ title: String, _ name: String, floor: Double, floorParts: String, _ m: (lock: Double, engine: Double, total: Double), goal: Double? = nil) {
+            func ratio(_ x: Double) -> String { String(format: "%.2f", x / floor) }
+            report.say(title)
+            report.say("  crypto floor                     \(us(floor))   \(floorParts)")
+            report.say("  lock side                        \(us(m.lock))   ratio \(ratio(m.lock))× floor" + (goal.map { String(format: " (goal ≤ %.2f)", $0) } ?? ""))
+            report.say("    of which the engine            \(us(m.engine))   (wantsStepUp + decide)")
+            report.say("  lock side, protocol only         \(us(m.lock - m.engine))   ratio \(ratio(m.lock - m.engine))× floor")
+            report.say("  both sides, in memory            \(us(m.total))")
+            report.say("")
+            report.figure("\(name), crypto floor", floor * 1e6, "µs")
+            report.figure("\(name), lock side", m.lock * 1e6, "µs", baseline: "\(name), crypto floor",
+                          goal: goal.map { String(format: "ratio ≤ %.2f", $0) }, met: goal.map { m.lock / floor <= $0 })
+            report.figure("\(name), both sides in memory", m.total * 1e6, "µs")
+        }
+        section("standard transaction (SELECT, AUTH0, AUTH1, EXCHANGE; engine decides from its cached document)", "standard",
+                floor: standardFloor, floorParts: "keygen + ECDH + X9.63 + HKDF 160 + HKDF 32 + sign + verify + 3 GCM", standard, goal: 1.30)
+        section("FAST transaction (SELECT, AUTH0 with cryptogram, EXCHANGE)", "FAST", floor: fastFloor, floorParts: "keygen + HKDF 160 + 3 GCM", fast)
+        report.say(String(format: "FAST vs standard (lock side): %.1f× faster (goal ≥ 10); protocol only: %.1f×; crypto floors: %.1f×",
                      standard.lock / fast.lock, (standard.lock - standard.engine) / (fast.lock - fast.engine), standardFloor / fastFloor))
-        print(String(format: "transactions per second on one core (lock side): standard %.0f, FAST %.0f", 1 / standard.lock, 1 / fast.lock))
-        print(String(format: "transactions per second on one core (both sides in one process): standard %.0f, FAST %.0f", 1 / standard.total, 1 / fast.total))
-        return 0
+        report.say(String(format: "transactions per second on one core (lock side): standard %.0f, FAST %.0f", 1 / standard.lock, 1 / fast.lock))
+        report.say(String(format: "transactions per second on one core (both sides in one process): standard %.0f, FAST %.0f", 1 / standard.total, 1 / fast.total))
+        report.figure("standard ÷ FAST, lock side", standard.lock / fast.lock, "times", goal: "≥ 10", met: standard.lock / fast.lock >= 10)
+        return report.finish(0)
     }
 }

@@ -27,26 +27,9 @@ import TrustPhone
 ///   HTTP must leave one live token;
 /// - the 9-hour offline scenario vs the same scenario without the 9 hours.
 enum TrustBenchmark {
-    static func run(_ arguments: [String]) async -> Int32 {
-        var phones = 1000, concurrency = 64, rounds = 5, rotations = 5000
-        var i = 0
-        while i < arguments.count {
-            let next = i + 1 < arguments.count ? Int(arguments[i + 1]) : nil
-            switch (arguments[i], next) {
-            case ("--phones", let n?): phones = n
-            case ("--concurrency", let n?): concurrency = n
-            case ("--rounds", let n?): rounds = n
-            case ("--rotations", let n?): rotations = n
-            default:
-                print("usage: lockbench-bench trust [--phones N (1000)] [--concurrency N (64)] [--rounds N (5)] [--rotations N (5000)]")
-                return 2
-            }
-            i += 2
-        }
-        guard phones > 0, concurrency > 0, rounds > 0, rotations > 0 else { print("counts must be positive"); return 2 }
-        do { return try await measure(phones: phones, concurrency: concurrency, rounds: rounds, rotations: rotations) } catch {
-            print("error: \(error)")
-            return 3
+    static func run(phones: Int, concurrency: Int, rounds: Int, rotations: Int, report: BenchReport) async -> Int32 {
+        do { return report.finish(try await measure(phones: phones, concurrency: concurrency, rounds: rounds, rotations: rotations, report: report)) } catch {
+            return report.finish(3, error: "trust benchmark failed: \(error)")
         }
     }
 
@@ -96,7 +79,7 @@ enum TrustBenchmark {
         return Sample(rate: Double(n) / seconds, p50: pct(0.5), p99: pct(0.99))
     }
 
-    static func measure(phones: Int, concurrency: Int, rounds: Int, rotations: Int) async throws -> Int32 {
+    static func measure(phones: Int, concurrency: Int, rounds: Int, rotations: Int, report: BenchReport) async throws -> Int32 {
         let dir = NSTemporaryDirectory() + "lockbench-bench-trust-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -115,7 +98,7 @@ enum TrustBenchmark {
         let phonesProcess = try TrustLoad.Child()
         defer { phonesProcess.quit() }
 
-        print("trust benchmark: \(phones) phones (in process \(phonesProcess.pid)), concurrency \(concurrency), SQLite WAL synchronous=FULL at \(dir)")
+        report.say("trust benchmark: \(phones) phones (in process \(phonesProcess.pid)), concurrency \(concurrency), SQLite WAL synchronous=FULL at \(dir)")
         // Fixture: a user, a device and a grant per phone, logged in (the code exchanged through
         // the service), refresh tokens for the rotations; then the phones fetch their first keys.
         let workers = min(concurrency, phones)
@@ -139,7 +122,7 @@ enum TrustBenchmark {
             let svc = try await TrustService(storage: s, issuerKey: issuerKey, tokenKey: tokenKey, settings: settings, clock: clock)
             pgStorages.append(s); pgServices.append(svc); pgServers.append(try await TrustServer.start(service: svc))
         }
-        print("  PostgreSQL: two instances on \(pgURL.split(separator: "@").last ?? "")")
+        report.say("  PostgreSQL: two instances on \(pgURL.split(separator: "@").last ?? "")")
         let pgPhones = try TrustLoad.Child()
         defer { pgPhones.quit() }
         let pgAccess = try await logIn(phones, services: pgServices, group: group)
@@ -167,7 +150,7 @@ enum TrustBenchmark {
             let u = try await Sample.measured(phonesProcess, .init(op: .poll, count: phones, expectKeys: 0))
             refreshRounds.append((s, baseline, u))
             pgRounds.append(pg)
-            print("  round: key refreshes \(Int(s.rate))/s p99 \(String(format: "%.1f", s.p99)) ms (\(s.cpuText)); two instances on PostgreSQL \(Int(pg.rate))/s p99 \(String(format: "%.1f", pg.p99)) ms; /healthz \(Int(baseline.rate))/s (\(baseline.cpuText)); unchanged polls \(Int(u.rate))/s (\(u.cpuText))")
+            report.say("  round: key refreshes \(Int(s.rate))/s p99 \(String(format: "%.1f", s.p99)) ms (\(s.cpuText)); two instances on PostgreSQL \(Int(pg.rate))/s p99 \(String(format: "%.1f", pg.p99)) ms; /healthz \(Int(baseline.rate))/s (\(baseline.cpuText)); unchanged polls \(Int(u.rate))/s (\(u.cpuText))")
         }
         for srv in pgServers { await srv.stop() }
         for s in pgStorages { try await s.close() }
@@ -183,7 +166,7 @@ enum TrustBenchmark {
             }
             let r = Sample(try await phonesProcess.run(.init(op: .rotate, count: perRound, holders: holders, workers: workers)))
             rotationRounds.append((r, h, w))
-            print("  round: rotations \(Int(r.rate))/s p99 \(String(format: "%.1f", r.p99)) ms; /healthz \(Int(h.rate))/s; bare durable write \(Int(w.rate))/s")
+            report.say("  round: rotations \(Int(r.rate))/s p99 \(String(format: "%.1f", r.p99)) ms; /healthz \(Int(h.rate))/s; bare durable write \(Int(w.rate))/s")
         }
         // 50 rotations of one token at once over HTTP (grace window on): never two live tokens in
         // its family.
@@ -208,7 +191,7 @@ enum TrustBenchmark {
         var nineBest = Double.infinity, zeroBest = Double.infinity
         for _ in 0..<3 {
             let a = await runner.run(nine), b = await runner.run(zero)
-            guard a.status == .passed, b.status == .passed else { print("scenario failed: \(a.message ?? "") \(b.message ?? "")"); return 1 }
+            guard a.status == .passed, b.status == .passed else { report.say("scenario failed: \(a.message ?? "") \(b.message ?? "")"); return 1 }
             nineBest = min(nineBest, a.seconds); zeroBest = min(zeroBest, b.seconds)
         }
 
@@ -230,19 +213,32 @@ enum TrustBenchmark {
         let rotationHealth = median(rotationRounds.map(\.healthz.rate)), rotationWrite = median(rotationRounds.map(\.write.rate))
         let rotationRatio = median(rotationRounds.map { $0.figure.rate / $0.healthz.rate })
         let writeRatio = median(rotationRounds.map { $0.figure.rate / $0.write.rate })
-        print("")
-        print("Medians over \(rounds) rounds; ratio = median of the per-round ratios (figure ÷ baseline measured just before it).")
-        print("")
-        print("| figure | measured | baseline (same run) | ratio | target | met |")
-        print("|---|---|---|---|---|---|")
+        report.say("")
+        report.say("Medians over \(rounds) rounds; ratio = median of the per-round ratios (figure ÷ baseline measured just before it).")
+        report.say("")
+        report.say("| figure | measured | baseline (same run) | ratio | target | met |")
+        report.say("|---|---|---|---|---|---|")
         let refreshOK = refresh.rate >= 5000 && refresh.p99 <= 20
-        print("| key refreshes over HTTP, SQLite durable (\(issued) re-issued keys, \(phones) phones, \(concurrency) in flight) | \(f(refresh.rate))/s (best \(f(refresh.best))), p50 \(f(refresh.p50, 1)) ms, p99 \(f(refresh.p99, 1)) ms | /healthz \(f(refreshBase.rate))/s, p99 \(f(refreshBase.p99, 1)) ms | \(f(refreshRatio, 3)) | ≥ 5,000/s, p99 ≤ 20 ms | \(refreshOK ? "yes" : "no") |")
-        print("| polls with nothing changed (204: token check, one read) | \(f(unchanged.rate))/s, p99 \(f(unchanged.p99, 1)) ms | /healthz \(f(refreshBase.rate))/s | \(f(unchangedRatio, 3)) | — | — |")
-        print("| key refreshes over HTTP, two instances on one PostgreSQL (phone k → instance k mod 2) | \(f(pg.rate))/s, p50 \(f(pg.p50, 1)) ms, p99 \(f(pg.p99, 1)) ms | one instance on SQLite \(f(refresh.rate))/s, p99 \(f(refresh.p99, 1)) ms | \(f(pgRatio, 3)) | — (measured) | — |")
+        report.say("| key refreshes over HTTP, SQLite durable (\(issued) re-issued keys, \(phones) phones, \(concurrency) in flight) | \(f(refresh.rate))/s (best \(f(refresh.best))), p50 \(f(refresh.p50, 1)) ms, p99 \(f(refresh.p99, 1)) ms | /healthz \(f(refreshBase.rate))/s, p99 \(f(refreshBase.p99, 1)) ms | \(f(refreshRatio, 3)) | ≥ 5,000/s, p99 ≤ 20 ms | \(refreshOK ? "yes" : "no") |")
+        report.say("| polls with nothing changed (204: token check, one read) | \(f(unchanged.rate))/s, p99 \(f(unchanged.p99, 1)) ms | /healthz \(f(refreshBase.rate))/s | \(f(unchangedRatio, 3)) | — | — |")
+        report.say("| key refreshes over HTTP, two instances on one PostgreSQL (phone k → instance k mod 2) | \(f(pg.rate))/s, p50 \(f(pg.p50, 1)) ms, p99 \(f(pg.p99, 1)) ms | one instance on SQLite \(f(refresh.rate))/s, p99 \(f(refresh.p99, 1)) ms | \(f(pgRatio, 3)) | — (measured) | — |")
         let rotationOK = rotation.rate >= 2000 && live == 1
-        print("| refresh rotations over HTTP, reuse detection, durable (\(perRound * rounds)) | \(f(rotation.rate))/s (best \(f(rotation.best))), p99 \(f(rotation.p99, 1)) ms | /healthz \(f(rotationHealth))/s; bare durable write \(f(rotationWrite))/s | \(f(rotationRatio, 3)); \(f(writeRatio, 3)) | ≥ 2,000/s | \(rotationOK ? "yes" : "no") |")
-        print("| 50 concurrent rotations of one token | \(live) live token(s) in the family | — | — | exactly 1 | \(live == 1 ? "yes" : "no") |")
-        print("| 9-hour offline scenario, wall time | \(f(nineBest * 1000, 1)) ms | same lines, no 9 h: \(f(zeroBest * 1000, 1)) ms | \(f(nineBest / zeroBest, 2)) | ≤ 1,000 ms | \(nineBest <= 1 ? "yes" : "no") |")
+        report.say("| refresh rotations over HTTP, reuse detection, durable (\(perRound * rounds)) | \(f(rotation.rate))/s (best \(f(rotation.best))), p99 \(f(rotation.p99, 1)) ms | /healthz \(f(rotationHealth))/s; bare durable write \(f(rotationWrite))/s | \(f(rotationRatio, 3)); \(f(writeRatio, 3)) | ≥ 2,000/s | \(rotationOK ? "yes" : "no") |")
+        report.say("| 50 concurrent rotations of one token | \(live) live token(s) in the family | — | — | exactly 1 | \(live == 1 ? "yes" : "no") |")
+        report.say("| 9-hour offline scenario, wall time | \(f(nineBest * 1000, 1)) ms | same lines, no 9 h: \(f(zeroBest * 1000, 1)) ms | \(f(nineBest / zeroBest, 2)) | ≤ 1,000 ms | \(nineBest <= 1 ? "yes" : "no") |")
+        report.figure("/healthz", refreshBase.rate, "requests per second")
+        report.figure("key refreshes, SQLite durable", refresh.rate, "per second", baseline: "/healthz", ratio: refreshRatio,
+                      goal: "≥ 5000/s, p99 ≤ 20 ms; ratio ≥ 0.2", met: refreshOK)
+        report.figure("key refreshes p99", refresh.p99, "ms")
+        report.figure("polls with nothing changed", unchanged.rate, "per second", baseline: "/healthz", ratio: unchangedRatio)
+        report.figure("key refreshes, two instances on PostgreSQL", pg.rate, "per second", baseline: "key refreshes, SQLite durable", ratio: pgRatio)
+        report.figure("/healthz during rotations", rotationHealth, "requests per second")
+        report.figure("bare durable write", rotationWrite, "per second")
+        report.figure("refresh rotations", rotation.rate, "per second", baseline: "/healthz during rotations", ratio: rotationRatio,
+                      goal: "≥ 2000/s", met: rotationOK)
+        report.figure("live tokens after 50 concurrent rotations of one", Double(live), "tokens", goal: "exactly 1", met: live == 1)
+        report.figure("scenario without the 9 hours", zeroBest * 1000, "ms")
+        report.figure("9-hour offline scenario", nineBest * 1000, "ms", baseline: "scenario without the 9 hours", goal: "≤ 1000 ms", met: nineBest <= 1)
         return refreshOK && rotationOK && nineBest <= 1 ? 0 : 1
     }
 
@@ -289,9 +285,17 @@ extension LockBenchBench {
         @Option(help: "Requests in flight at once.") var concurrency = 64
         @Option(help: "Rounds: each measures a baseline and then the figure; the table gives medians.") var rounds = 5
         @Option(help: "Refresh-token rotations, spread over the rounds.") var rotations = 5000
+        @Flag(help: "Print the results as one JSON document (the text goes to standard error).") var json = false
+
+        func validate() throws {
+            for (name, n) in [("--phones", phones), ("--concurrency", concurrency), ("--rounds", rounds), ("--rotations", rotations)] where n <= 0 {
+                throw ValidationError("\(name) takes a positive number")
+            }
+        }
 
         func run() async throws {
-            let status = await TrustBenchmark.run(["--phones", "\(phones)", "--concurrency", "\(concurrency)", "--rounds", "\(rounds)", "--rotations", "\(rotations)"])
+            let report = BenchReport("trust", parameters: ["phones": "\(phones)", "concurrency": "\(concurrency)", "rounds": "\(rounds)", "rotations": "\(rotations)"], json: json)
+            let status = await TrustBenchmark.run(phones: phones, concurrency: concurrency, rounds: rounds, rotations: rotations, report: report)
             if status != 0 { throw ExitCode(status) }
         }
     }

@@ -109,6 +109,61 @@ final class BenchCommandTests: XCTestCase {
         XCTAssertGreaterThan(report["fastSpeedup"] as? Double ?? 0, 0)
     }
 
+    /// Every benchmark has `--json`; each prints one JSON document on standard output (its text
+    /// on standard error), every figure with a baseline carries the ratio to a figure of the same
+    /// run, and the document's status is the exit status.
+    func testEveryBenchmarkPrintsOneJSONDocumentWithItsBaselines() throws {
+        let top = try bench(["--help"])
+        let section = top.stdout.components(separatedBy: "SUBCOMMANDS:").last?.components(separatedBy: "\n\n").first ?? ""
+        let subcommands = section.split(separator: "\n").compactMap { line -> String? in
+            line.hasPrefix("  ") && !line.hasPrefix("   ") ? line.split(separator: " ").first.map(String.init) : nil
+        }.filter { !["help", "audit-burst", "trust-load"].contains($0) }
+        XCTAssertGreaterThanOrEqual(subcommands.count, 10, top.stdout)
+        for sub in subcommands {
+            XCTAssertTrue(try bench([sub, "--help"]).stdout.contains("--json"), "\(sub) --help lacks --json")
+        }
+        let runs: [[String]] = [["transaction", "--iterations", "20", "--batches", "1"], ["durability", "--samples", "10"],
+                                ["approvals", "--stored", "10", "--samples", "10"], ["fleet", "--locks", "2", "--taps", "20", "--workers", "2"],
+                                ["audit", "--rows", "500", "--runs", "1"]]
+        for args in runs {
+            let r = try bench(args + ["--json"])
+            XCTAssertFalse(r.timedOut, "\(args)")
+            XCTAssertTrue([0, 1].contains(r.status), "\(args): \(r.stderr)")
+            let doc = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], "\(args): \(r.stdout)")
+            XCTAssertEqual(doc["benchmark"] as? String, args[0])
+            XCTAssertEqual((doc["status"] as? NSNumber)?.int32Value, r.status, "\(args)")
+            XCTAssertFalse(r.stderr.isEmpty, "\(args): the human lines go to standard error")
+            let figures = try XCTUnwrap(doc["figures"] as? [[String: Any]], r.stdout)
+            XCTAssertGreaterThanOrEqual(figures.count, 2, "\(args)")
+            var byName: [String: Double] = [:]
+            for figure in figures {
+                let value = try XCTUnwrap(figure["value"] as? Double, "\(figure)")
+                if let baseline = figure["baseline"] as? String {
+                    let base = try XCTUnwrap(byName[baseline], "\(args): \(figure["name"] ?? "") names a baseline not measured before it")
+                    let ratio = try XCTUnwrap(figure["ratio"] as? Double, "\(figure)")
+                    XCTAssertEqual(ratio, value / base, accuracy: max(1e-9, ratio * 1e-6), "\(args): \(figure)")
+                }
+                byName[try XCTUnwrap(figure["name"] as? String)] = value
+            }
+            XCTAssertTrue(figures.contains { $0["baseline"] != nil }, "\(args): no figure against a baseline")
+        }
+    }
+
+    /// `pcsc --json --plot` through the real pcscd and vpcd: the bare round trip and the FAST
+    /// tap's distributions, the ratio against the bare round trip, and a plot with both.
+    func testPCSCReportsDistributionsAndDrawsThem() throws {
+        let plot = try LockBenchProcess.temporaryDirectory(self).appendingPathComponent("pcsc.svg")
+        let r = try bench(["pcsc", "--round-trips", "20", "--taps", "3", "--json", "--plot", plot.path])
+        XCTAssertEqual(r.status, 0, r.stdout + r.stderr)
+        let doc = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], r.stdout)
+        let rows = try XCTUnwrap(doc["distributions"] as? [[String: Any]])
+        XCTAssertEqual(rows.map { $0["count"] as? Int }, [20, 3, 3, 3, 3], "three FAST taps after the step-up one")
+        let svg = try String(contentsOf: plot, encoding: .utf8)
+        for name in ["bare SCardTransmit round trip", "arrival to decision", "card inserted to decision"] {
+            XCTAssertTrue(svg.contains("data-name=\"\(name)\""), name)
+        }
+    }
+
     func testBadValuesAreUsageErrors() throws {
         for args in [["transaction", "--iterations", "many"], ["transaction", "--batches", "0"], ["audit", "--rows", "-1"],
                      ["ble", "--controller", "nope"], ["nfc", "--poll-interval-ms", "0"], ["no-such-benchmark"]] {

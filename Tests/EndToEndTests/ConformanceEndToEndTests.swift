@@ -105,6 +105,38 @@ final class ConformanceEndToEndTests: XCTestCase {
         return UInt16(line.split(separator: ":").last!.trimmingCharacters(in: .whitespaces))!
     }
 
+    // MARK: - The bench console
+
+    /// `conformance credential --events` watched on the bench console in headless Chromium: the
+    /// page lists every check as it ends, with the counts of the run's own JSON report.
+    func testAConformanceRunStreamsToTheBenchConsole() throws {
+        let port = try servePhone()
+        let events = dir.appendingPathComponent("conformance.sock").path
+        let (console, url) = try BrowserScript.console(["--lock", "unix:" + dir.appendingPathComponent("no-lock.sock").path,
+                                                       "--conformance", "unix:" + events])
+        defer { console.terminate() }
+        let browser = try BrowserScript("console_conformance.py", [url, try BrowserScript.screenshots.appendingPathComponent("console-conformance.png").path])
+        XCTAssertTrue(browser.read(timeout: 90) { $0.contains("ready") }.contains("ready"), browser.seen + browser.errorText)
+
+        let r = try lb(["conformance", "credential", "--reader-identity", "door.reader.json", "--connect", "127.0.0.1:\(port)",
+                        "--json", "--events", "unix:" + events])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: events), "the run removes its socket when it ends")
+        let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.stdout[r.stdout.firstIndex(of: "{")!...].utf8)) as? [String: Any])
+        browser.read(timeout: 240) { $0.contains("{") && $0.hasSuffix("\n") }
+        XCTAssertTrue(browser.process.waitUntilExit(timeout: 60))
+        let line = try XCTUnwrap(browser.line(startingWith: "{"), browser.seen + browser.errorText)
+        let shown = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        XCTAssertEqual(shown["finished"] as? String, "yes")
+        for key in ["passed", "failed", "advisoriesFailed", "notApplicable", "notRun"] {
+            XCTAssertEqual(shown[key] as? Int, json[key] as? Int, "the console's \(key) count")
+        }
+        let results = try XCTUnwrap(json["results"] as? [[String: Any]])
+        let rows = try XCTUnwrap(shown["rows"] as? [[String]])
+        XCTAssertEqual(shown["total"] as? Int, results.count)
+        XCTAssertEqual(rows.map { $0.count > 1 ? $0[1] : "" }, results.compactMap { $0["id"] as? String }, "every check, in order")
+        XCTAssertTrue(rows.contains { $0.count > 3 && $0[3] == "PASS" && !$0[2].isEmpty }, "a passed check names its official case: \(rows.prefix(3))")
+    }
+
     // MARK: - Usage, environment, the catalogue
 
     func testExitCodesAndTheCatalogue() throws {

@@ -1,3 +1,4 @@
+import ByteCore
 import Foundation
 import LockBenchTestSupport
 import XCTest
@@ -29,6 +30,18 @@ final class LockEventsEndToEndTests: XCTestCase {
         XCTAssertLessThan(delay, 1, "the decision reaches the viewer within a second of the tap")
         XCTAssertEqual(decision["credential"] as? String, "6361726f6c")
         XCTAssertEqual(decision["clock"] as? String, "lock")
+        // Then its APDUs, each payload the lock sealed or opened itself shown in the clear.
+        var apdus: [String: Any] = [:]
+        while apdus["kind"] as? String != "apdus" { apdus = try viewer.nextEvent(timeout: 5) }
+        XCTAssertEqual(apdus["transaction"] as? String, decision["transaction"] as? String)
+        let lines = try XCTUnwrap(apdus["apdus"] as? [[String: Any]], "\(apdus)")
+        func opened(_ label: String, _ direction: String) -> [String] {
+            lines.first { $0["label"] as? String == label && $0["direction"] as? String == direction && $0["opened"] != nil }?["opened"] as? [String] ?? []
+        }
+        let exchange = opened("EXCHANGE", "reader → phone"), answer = opened("EXCHANGE", "phone → reader")
+        XCTAssertTrue(exchange.contains { $0.contains("reader status") || $0.hasPrefix("97") }, "the closing EXCHANGE in the clear: \(exchange)")
+        XCTAssertTrue(answer.first?.contains("status 0000 success") ?? false, "the phone's answer in the clear: \(answer)")
+        XCTAssertNil(lines.first { $0["label"] as? String == "SELECT" }?["opened"], "SELECT is not encrypted: nothing to open")
         // The same event on the lock's own output: one stream, two readers.
         XCTAssertTrue(try lock.waitForLine(containing: "GRANTED").contains("6361726f6c"))
 
@@ -80,15 +93,8 @@ private final class Viewer {
     private var pending = [UInt8]()
 
     init(path: String) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, byte) in path.utf8.enumerated() { raw[i] = byte }
-        }
-        let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        fd = UnixSocketAddress.streamSocket()
+        let rc = try XCTUnwrap(UnixSocketAddress(path: path)).connect(fd)
         guard rc == 0 else { throw POSIXError(.ECONNREFUSED) }
     }
     deinit { close(fd) }
@@ -120,25 +126,13 @@ final class ConsoleBrowserTests: XCTestCase {
     func testATapThroughTheVirtualPN532AppearsOnThePageWithinASecond() throws {
         let (dir, socketPath, lock) = try LockEventsEndToEndTests.demoLockWithEvents(self)
         defer { lock.terminate() }
-        let console = try InteractiveProcess(["console", "--lock", "unix:" + socketPath, "--port", "0"])
+        let (console, url) = try BrowserScript.console(["--lock", "unix:" + socketPath])
         defer { console.terminate() }
-        let listening = try console.waitForLine(containing: "console listening on http://", timeout: 60)
-        let url = try XCTUnwrap(listening.split(separator: " ").last.map(String.init))
-
-        let shots = Repository.root.appendingPathComponent(".build/test-artifacts/console")
-        try FileManager.default.createDirectory(at: shots, withIntermediateDirectories: true)
-        let browser = Process()
-        browser.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        browser.arguments = ["python3", Repository.root.appendingPathComponent("Tests/EndToEndTests/python/console_browser.py").path,
-                             url, shots.path, "granted", "denied"]
-        let out = Pipe()
-        browser.standardOutput = out
-        browser.standardError = FileHandle.nullDevice
-        try browser.run()
-        defer { if browser.isRunning { kill(browser.processIdentifier, SIGKILL) } }
-        var seen = LockBenchProcess.readOutput(of: browser, from: out, timeout: 90) { $0.contains("ready\n") || $0.contains("error") }
-        XCTAssertTrue(seen.contains("ready"), "headless Chromium (apt chromium chromium-driver, pip selenium) did not show the lock: \(seen)")
-        XCTAssertTrue(seen.contains(#"landmarks ["header", "main", "section", "section", "section"]"#), seen)
+        let shots = try BrowserScript.screenshots
+        let browser = try BrowserScript("console_browser.py", [url, shots.path, "granted", "denied"])
+        let seen = browser.read(timeout: 90) { $0.contains("ready\n") }
+        XCTAssertTrue(seen.contains("ready"), "headless Chromium (apt chromium chromium-driver, pip selenium) did not show the lock: \(seen)\(browser.errorText)")
+        XCTAssertTrue(seen.contains(#"landmarks ["header", "main", "section", "section", "section", "section"]"#), seen)
         XCTAssertTrue(seen.contains(#""certification": "Schlage NDE 02.12.72: certified""#) && seen.contains(#""bolt": "secured""#)
                       && seen.contains(#""clock": "trusted, "#), "the lock panel: \(seen)")
 
@@ -147,8 +141,8 @@ final class ConsoleBrowserTests: XCTestCase {
             if kind == "denied" { lock.send("remove") }
             let tapped = Date().timeIntervalSince1970
             lock.send("tap \(dir.path)/\(tap).key.pem \(dir.path)/\(tap).access.cbor")
-            seen += LockBenchProcess.readOutput(of: browser, from: out, timeout: 40) { $0.contains("row \(kind) ") || $0.contains("error") }
-            let line = try XCTUnwrap(seen.split(separator: "\n").first { $0.hasPrefix("row \(kind) ") }, seen)
+            browser.read(timeout: 40) { $0.contains("row \(kind) ") }
+            let line = try XCTUnwrap(browser.line(startingWith: "row \(kind) "), browser.seen + browser.errorText)
             let words = line.split(separator: " ", maxSplits: 3)
             let appeared = try XCTUnwrap(Double(words[2]))
             rows.append((kind, appeared - tapped, String(words[3])))
@@ -162,6 +156,29 @@ final class ConsoleBrowserTests: XCTestCase {
             XCTAssertTrue(row.text.contains("→ SELECT ;") && row.text.contains("→ AUTH0") && row.text.contains("← 9000 normal processing"), row.text)
         }
         XCTAssertTrue(rows[1].text.contains("ENVELOPE"), "the denied phone stepped up: \(rows[1].text)")
+        // The payloads the lock opened itself, in the clear: its DeviceRequest and the phone's documents.
+        XCTAssertTrue(rows[1].text.contains("decrypted by the lock") && rows[1].text.contains("DeviceResponse"), rows[1].text)
+        XCTAssertTrue(rows[0].text.contains("decrypted by the lock"), rows[0].text)
+        // The lock panel follows: the audit chain grows by one entry per decision (its head
+        // changes), the bolt is the decision's, and the NFC radio has a state.
+        var panels: [[String: String]] = []
+        for kind in ["granted", "denied"] {
+            browser.read(timeout: 20) { $0.contains("panel \(kind) ") }
+            let line = try XCTUnwrap(browser.line(startingWith: "panel \(kind) "), browser.seen + browser.errorText)
+            panels.append(try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.dropFirst("panel \(kind) ".count).utf8)) as? [String: String]))
+        }
+        func entries(_ panel: [String: String]) -> Int? {
+            let words = (panel["audit"] ?? "").split(separator: " ")
+            return words.firstIndex(of: "entries,").flatMap { $0 > 0 ? Int(words[$0 - 1]) : nil }
+        }
+        XCTAssertTrue(panels[0]["audit"]?.hasPrefix("intact; ") ?? false, "\(panels)")
+        XCTAssertEqual(entries(panels[1]), entries(panels[0]).map { $0 + 1 }, "one audit entry per decision: \(panels)")
+        XCTAssertNotEqual(panels[0]["audit"], panels[1]["audit"])
+        XCTAssertTrue(panels.allSatisfy { $0["bolt"]?.contains("after the last decision") ?? false }, "\(panels)")
+        XCTAssertTrue(panels[1]["radios"]?.contains("nfc") ?? false, "\(panels)")
+        // The latency plot has one point per decision, its summary the decision's path.
+        XCTAssertEqual(panels.map { $0["plotted"] }, ["1", "2"], "\(panels)")
+        XCTAssertTrue(panels[1]["latency"]?.contains("n=") ?? false, "\(panels)")
         for n in ["console-1-granted.png", "console-2-denied.png"] {
             let size = (try? FileManager.default.attributesOfItem(atPath: shots.appendingPathComponent(n).path)[.size] as? Int) ?? 0
             XCTAssertGreaterThan(size ?? 0, 10_000, "screenshot \(n)")

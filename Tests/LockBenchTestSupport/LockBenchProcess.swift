@@ -123,22 +123,22 @@ public enum LockBenchProcess {
 /// Reads a pipe to its end on a thread of its own.
 public final class PipeDrain: Sendable {
     private let data = Mutex(Data())
-    private let done = DispatchSemaphore(value: 0)
+    /// Left once the pipe has ended: a group, so every later wait returns at once.
+    private let done = DispatchGroup()
 
     public init(_ pipe: Pipe) {
         let handle = pipe.fileHandleForReading
+        done.enter()
         Thread { [self] in
             let all = handle.readDataToEndOfFile()
             data.withLock { $0 = all }
-            done.signal()
+            done.leave()
         }.start()
     }
 
     /// True once the pipe has ended; false when `deadline` passed first.
     public func wait(until deadline: Date) -> Bool {
-        if done.wait(timeout: .now() + min(deadline.timeIntervalSinceNow, 86_400)) == .timedOut { return false }
-        done.signal()   // later waits return at once
-        return true
+        done.wait(timeout: .now() + min(deadline.timeIntervalSinceNow, 86_400)) == .success
     }
 
     public var text: String { String(decoding: data.withLock { $0 }, as: UTF8.self) }

@@ -20,10 +20,16 @@ struct ConsoleCommand: AsyncParsableCommand {
         each transaction as it is decided (time on the lock's clock, radio, GRANTED or DENIED, the \
         reason and its detail, the credential, FAST or standard and step-up, milliseconds) and the \
         radio events. A lock that restarts is followed again once its socket is back.
+
+        With --conformance the page also follows conformance runs as they go (start the run \
+        with `--events` on that path): each check as it ends with the official case it mirrors, \
+        progress, and the counts.
         """)
 
     @Option(help: ArgumentHelp("The lock's event socket, as given to `lock run --events`.", valueName: "unix:path"))
     var lock: String
+    @Option(help: ArgumentHelp("Also follow conformance runs published on this socket (`conformance … --events unix:PATH`): each check as it ends, the counts, one run after another.", valueName: "unix:path"))
+    var conformance: String?
     @Option(help: ArgumentHelp("TCP port (0: any free port, printed).", valueName: "n"))
     var port: Int = 8480
     @Option(help: ArgumentHelp("Address to listen on. The page shows credentials: keep it on loopback unless the bench network is yours.", valueName: "host"))
@@ -31,20 +37,24 @@ struct ConsoleCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard EventSocket.path(of: lock) != nil else { throw ValidationError("--lock \(lock.prefix(80)): give unix:PATH, the path given to lock run --events") }
+        if let conformance, EventSocket.path(of: conformance) == nil {
+            throw ValidationError("--conformance \(conformance.prefix(80)): give unix:PATH, the path given to conformance --events")
+        }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535") }
     }
 
     func run() async throws {
         let path = EventSocket.path(of: lock) ?? ""
         do {
-            guard let (server, feed) = try await ConsoleServer.start(socketPath: path, host: host, port: port, logger: serveLogger("lockbench.console")) else {
+            guard let (server, stopFeeds) = try await ConsoleServer.start(socketPath: path, conformancePath: conformance.flatMap(EventSocket.path(of:)),
+                                                                          host: host, port: port, logger: serveLogger("lockbench.console")) else {
                 throw UserError(message: "cannot listen on \(host):\(port)", code: ExitCodes.environment)
             }
             if !["127.0.0.1", "localhost", "::1"].contains(host) {
                 emitError("warning: the console listens on \(host) without TLS or a login; it shows credentials and decisions to anyone who can reach it")
             }
             try await serveUntilSignal("console", host: host, port: server.port) {
-                feed.stop()
+                stopFeeds()
                 await server.stop()
             }
         } catch let e as HTTPServingError {

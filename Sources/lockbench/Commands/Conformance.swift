@@ -53,9 +53,23 @@ struct ConformanceOutputOptions: ParsableArguments {
     @Flag(help: ArgumentHelp("Fail (exit 1) on advisories too: rules of LockBench's own that no official case states (printed as `warn`)."))
     var strict = false
 
+    @Option(name: .customLong("events"), help: ArgumentHelp("Also publish the run on a Unix-domain socket as it goes, for a bench console (`lockbench console --conformance unix:PATH`): the checks planned, each result as it ends, the counts. The run waits up to 2 s for a first viewer (a console polls for the socket); one that connects later gets the run so far.", valueName: "unix:path"))
+    var events: String?
+
     func validate() throws {
         guard ["text", "json", "junit"].contains(format) else { throw ValidationError("--format must be text, json or junit") }
         if transcriptSecrets && transcript == nil { throw ValidationError("--transcript-secrets needs --transcript FILE") }
+        if let events, EventSocket.path(of: events) == nil {
+            throw ValidationError("--events \(events.prefix(80)): give unix:PATH (a Unix-domain socket path, e.g. unix:/tmp/conformance.events)")
+        }
+    }
+
+    /// The `--events` socket, listening; exit 3 when it cannot be made.
+    func openEvents() throws -> EventSocket? {
+        guard let events, let path = EventSocket.path(of: events) else { return nil }
+        do { return try EventSocket(path: path, replay: 1024) } catch {
+            throw UserError(message: "--events: \(error)", code: ExitCodes.environment)
+        }
     }
 
     var effectiveFormat: String { json ? "json" : format }
@@ -78,9 +92,15 @@ struct ConformanceOutputOptions: ParsableArguments {
         let run = ConformanceRun(checks, direction: direction, transport: transport)
         let text = effectiveFormat == "text"
         let progress = ProgressLine(enabled: text && isatty(STDERR_FILENO) == 1)
+        let events = try openEvents()
+        defer { events?.close() }
+        events?.publish(ConformanceEvents.started(direction: direction, transport: transport, checks: checks.map(\.id), at: Date()), isStart: true)
+        events?.waitForViewer(timeout: 2)
         let stop = StopSignals { _ in
             progress.clear()
             let report = run.report
+            events?.publish(ConformanceEvents.finished(report, interrupted: true))
+            events?.close()
             try? self.writeFiles(report, recorder: recorder)
             if text {
                 for r in report.results where r.status == .notRun { emitLine(ConformanceReport.line(r, width: run.idWidth)) }
@@ -93,13 +113,15 @@ struct ConformanceOutputOptions: ParsableArguments {
         withExtendedLifetime(stop) {
             run.run(checks, subject, profile, starting: { i, check in
                 progress.show("checks \(i)/\(run.total) · \(check.id)" + (awaiting(check).map { " · \($0)" } ?? ""))
-            }, ended: { _, result in
+            }, ended: { i, result in
                 progress.clear()
                 if text { emitLine(ConformanceReport.line(result, width: run.idWidth)) }
+                events?.publish(ConformanceEvents.check(result, index: i, total: run.total))
             })
         }
         progress.clear()
         let report = run.report
+        events?.publish(ConformanceEvents.finished(report, interrupted: false))
         try writeFiles(report, recorder: recorder)
         if text { emitLine(report.summary) } else { printDocument(report) }
         if !report.allPassed(strict: strict) { throw ExitCode(ExitCodes.negative) }

@@ -21,9 +21,9 @@ try:
             sys.exit(1)
         time.sleep(0.02)
     # What a screen reader finds: the landmarks and the live table.
-    landmarks = [e.tag_name for e in driver.find_elements(By.CSS_SELECTOR, "header, main, section[aria-labelledby]")]
+    landmarks = [e.tag_name for e in driver.find_elements(By.CSS_SELECTOR, "header, main, section[aria-labelledby]") if e.is_displayed()]
     print("landmarks " + json.dumps(landmarks), flush=True)
-    print("lock " + json.dumps({k: driver.find_element(By.ID, "lock-" + k).text for k in ("certification", "bolt", "clock")}), flush=True)
+    print("lock " + json.dumps({k: driver.find_element(By.ID, "lock-" + k).text for k in ("certification", "bolt", "clock", "audit")}), flush=True)
     print("ready", flush=True)
     for index, kind in enumerate(kinds):
         deadline = time.time() + 30
@@ -46,6 +46,12 @@ try:
             summary.click()
         text = " | ".join(td.text.replace("\n", " ; ") for td in rows[0].find_elements(By.TAG_NAME, "td"))
         driver.save_screenshot("%s/console-%d-%s.png" % (shots, index + 1, kind))
+        print("panel %s %s" % (kind, json.dumps({"audit": driver.find_element(By.ID, "lock-audit").text,
+                                                 "bolt": driver.find_element(By.ID, "lock-bolt").text,
+                                                 "radios": driver.find_element(By.ID, "radio-state").text,
+                                                 "latency": driver.find_element(By.ID, "latency-text").text,
+                                                 "plotted": str(sum(len((p.get_attribute("points") or "").split()) - 1
+                                                                    for p in driver.find_elements(By.CSS_SELECTOR, "#latency polyline")))})), flush=True)
         print("row %s %.3f %s" % (kind, seen, text), flush=True)
 finally:
     driver.quit()
