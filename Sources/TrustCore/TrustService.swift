@@ -26,6 +26,9 @@ public final class TrustService: Sendable {
     /// first change's transaction), set again by `WebhookDispatcher` on every pass and forgotten
     /// when this process adds or deletes one. Keeps the settings read out of every change.
     let webhookSubscribers = Mutex<Bool?>(nil)
+    /// When this instance last recorded a refused poll per device: a phone retrying with a revoked
+    /// token is recorded once a minute, not once per request (each record is a durable write).
+    let refusedPollsNoted = Mutex<[String: Date]>([:])
 
     public init(storage: any TrustStorage, issuerKey: P256.Signing.PrivateKey, tokenKey: P256.Signing.PrivateKey,
                 settings: TrustSettings = TrustSettings(), clock: any TrustClock = SystemClock()) async throws {
@@ -201,8 +204,15 @@ public final class TrustService: Sendable {
         let now = now()
         let state = try await storage.pollState(device: device, family: family)
         if state.familyRevoked {
-            // In the device's history (if it exists: a forged name must not add rows).
-            if state.device != nil {
+            // In the device's history (if it exists: a forged name must not add rows), at most once
+            // a minute per device.
+            let due = refusedPollsNoted.withLock { noted in
+                if let last = noted[device], now.timeIntervalSince(last) < 60 { return false }
+                if noted.count >= 10_000 { noted.removeAll() }
+                noted[device] = now
+                return true
+            }
+            if state.device != nil, due {
                 try? await storage.write { tx in
                     try await tx.appendDeviceEvents(try await tx.numbered([DeviceEvent(seq: 0, device: device, kind: .pollFailed, at: now, reason: "login-revoked",
                                                                                        detail: "the token's login was revoked or ended")]), keep: DeviceEvent.retained)

@@ -30,6 +30,8 @@ final class DeviceHistoryTests: XCTestCase {
         f.clock.advance(f.service.settings.refreshGrace + 1)
         await XCTAssertTrustError(.invalidGrant) { try await f.service.refresh(token: login.refresh_token) }
         await XCTAssertTrustError(.invalidToken) { try await f.service.poll(device: "p1", since: nil, family: family) }
+        // Retried at once: refused again, recorded once (a refused poll is a write; a minute apart at most).
+        await XCTAssertTrustError(.invalidToken) { try await f.service.poll(device: "p1", since: nil, family: family) }
 
         // A push queued, then one the relay refuses (the token retired).
         let relay = PushRelay(clock: f.clock)

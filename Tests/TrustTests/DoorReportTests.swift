@@ -220,4 +220,44 @@ final class DoorReportTests: XCTestCase {
         let unknown = try LockBenchProcess.run(["trust", "door", "show", group + ":" + String(repeating: "f", count: 32), "--site", "site"], currentDirectory: dir)
         XCTAssertNotEqual(unknown.status, 0); XCTAssertTrue(unknown.stderr.contains("no phone has reported"), unknown.stderr)
     }
+
+    /// `phone run` as a user runs it: after `lock transact` (a separate process) taps it, the phone
+    /// uploads the door's report by itself (`door-reported`), and `trust door show` reads it.
+    func testPhoneRunReportsTheDoorAfterATap() throws {
+        let dir = try LockBenchProcess.temporaryDirectory(self)
+        let made = try LockBenchProcess.runEach([
+            "trust init site", "key reader site/front-door", "key credential site/alice-phone",
+            "config create --reader-identity site/front-door.reader.json --issuer site/issuer.pub.pem --model NDE --firmware 02.12.72 --out site/front-door.lock.json",
+            "trust device add --site site --device alice-phone --user alice --credential-key site/alice-phone.pub.pem",
+            "trust grant add --site site --grant g1 --user alice --reader-identity site/front-door.reader.json --whole-group",
+        ], in: dir).joined(separator: "\n")
+        let code = try XCTUnwrap(made.range(of: #"login code: \S+"#, options: .regularExpression).map { String(made[$0].dropFirst("login code: ".count)) }, made)
+        let trust = try InteractiveProcess(["trust", "serve", "--site", "site", "--port", "0"], currentDirectory: dir)
+        addTeardownBlock { trust.terminate() }
+        let listening = try trust.waitForLine(containing: "listening on", timeout: 60)
+        let url = try XCTUnwrap(listening.range(of: "http://").map { String(listening[$0.lowerBound...]) })
+        let phone = try InteractiveProcess(["phone", "run", "--trust", url, "--device", "alice-phone", "--key", "site/alice-phone.key.pem",
+                                            "--code", code, "--trust-reader", "site/front-door.reader.json", "--transport", "socket", "--port", "0"],
+                                           currentDirectory: dir)
+        addTeardownBlock { phone.terminate() }
+        let address = try phone.waitForLine(containing: "listening", timeout: 30)
+        let port = try XCTUnwrap(address.range(of: #"127\.0\.0\.1:\d+"#, options: .regularExpression).map { String(address[$0]) }, address)
+        _ = try phone.waitForLine(containing: "polled", timeout: 30)
+
+        let tap = try LockBenchProcess.run(["lock", "transact", "--config", "site/front-door.lock.json", "--connect", port], currentDirectory: dir)
+        XCTAssertEqual(tap.status, 0, "granted: \(tap.stdout) \(tap.stderr)")
+        let reported = try phone.waitForLine(containing: "door-reported", timeout: 30)
+        XCTAssertTrue(reported.contains("decision=granted"), reported)
+
+        let reader = try ReaderIdentityFile.load(dir.appendingPathComponent("site/front-door.reader.json").path).file
+        let door = reader.groupID.lowercased() + ":" + reader.subID.lowercased()
+        XCTAssertTrue(reported.contains("door=" + door), "\(reported) names \(door)")
+        let shown = try LockBenchProcess.run(["trust", "door", "show", door, "--site", "site", "--json"], currentDirectory: dir)
+        XCTAssertEqual(shown.status, 0, shown.stderr)
+        let record = try JSONDecoder().decode(DoorRecord.self, from: Data(shown.stdout.utf8))
+        XCTAssertEqual(record.reports.map(\.device), ["alice-phone"])
+        XCTAssertEqual(record.reports.first?.decision, .granted)
+        XCTAssertEqual(record.reports.first?.readerStatus, "0101")
+        XCTAssertNil(record.revocationSerial, "nothing revoked on this site: no list to deliver")
+    }
 }
