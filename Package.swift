@@ -2,7 +2,8 @@
 // LockBench: one target per layer; data flows radio → transport → protocol → engine → lock.
 // Pure layers (ByteCore, Codecs, Certification, AccessProtocol, OfflineUnlock, Lock) import no C
 // module and do no radio I/O; only NFC imports CLibNFC, only PCSC imports CPCSCLite, only BLE
-// imports CBlueZ. Every radio is a `CardReader` (ReaderSeam) that one `ReaderLoop` drives.
+// imports CBlueZ. Every radio is a `CardReader` (ReaderSeam) that one `ReaderLoop` drives; on the
+// phone's side, its twin: every radio is a `PhoneRadio` (PhoneSeam) named by one `PhoneRadioSpec`.
 import PackageDescription
 
 let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto")
@@ -71,7 +72,7 @@ let package = Package(
         // APDU state machines (reader and credential side), key schedule, secure channel.
         .target(name: "AccessProtocol", dependencies: ["ByteCore", "Codecs", "OfflineUnlock", crypto], swiftSettings: swift6),
         // Conformance checks against phones and readers LockBench did not build, transcripts, trace.
-        .target(name: "Conformance", dependencies: ["ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", crypto], swiftSettings: swift6),
+        .target(name: "Conformance", dependencies: ["ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", "ReaderSeam", "PhoneSeam", crypto], swiftSettings: swift6),
         // The lock: state, trusted clock, persisted state, audit log.
         .target(name: "Lock", dependencies: ["ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", crypto], swiftSettings: swift6),
         // System libraries.
@@ -81,6 +82,10 @@ let package = Package(
         // The reader seam: `CardReader` (wait for a card or phone, exchange APDUs, learn it left)
         // and the one reader loop every radio runs under.
         .target(name: "ReaderSeam", dependencies: ["ByteCore"], swiftSettings: swift6),
+        // The phone seam, its twin: `PhoneRadio` (put a phone where a lock can reach it for one
+        // transaction). Each radio's phone side and the one registry that names them are in PhoneRadios.
+        .target(name: "PhoneSeam", dependencies: ["ByteCore", "AccessProtocol"], swiftSettings: swift6),
+        .target(name: "PhoneRadios", dependencies: ["PhoneSeam", "ByteCore", "SocketTransport", "VirtualPN532", "PCSC", "BLE"], swiftSettings: swift6),
         // Radios, each a CardReader.
         .target(name: "NFC", dependencies: ["ByteCore", "ReaderSeam", "CLibNFC"], swiftSettings: swift6),
         .target(name: "VirtualPN532", dependencies: ["ByteCore"]),
@@ -91,7 +96,11 @@ let package = Package(
         // The one place that wires layers together: config → lock + radios.
         .target(name: "LockRuntime", dependencies: [
             "ByteCore", "Codecs", "Certification", "OfflineUnlock", "AccessProtocol", "Lock",
-            "ReaderSeam", "NFC", "VirtualPN532", "PCSC", "BLE", "SocketTransport", "Conformance", crypto,
+            "ReaderSeam", "NFC", "VirtualPN532", "PCSC", "BLE", "SocketTransport", crypto,
+        ], swiftSettings: swift6),
+        // Conformance over BLE (LockBench the lock or the phone, frame by frame): the BLE catalogues.
+        .target(name: "ConformanceRadios", dependencies: [
+            "Conformance", "PhoneRadios", "BLE", "AccessProtocol", "ByteCore", "Codecs", "OfflineUnlock", crypto,
         ], swiftSettings: swift6),
         // --- Trust: the service that keeps short-lived keys current, in layers: the model (records,
         // changes, errors, the storage seam), the service core (documents, tokens, approvals), one
@@ -114,14 +123,14 @@ let package = Package(
         ], swiftSettings: swift6),
         .target(name: "Scenario", dependencies: ["Push",
             "ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", "Lock", "LockRuntime", "TrustModel", "TrustCore", "TrustBackends", "TrustHTTP", "TrustPhone", crypto,
-            "BLE", "VirtualPN532", "SocketTransport",
+            "BLE", "SocketTransport", "PhoneSeam", "PhoneRadios",
         ], swiftSettings: swift6),
         // --- end Trust ---
         // What both command-line products share: running a command with LockBench's exit codes.
         .target(name: "CommandLineSupport", dependencies: ["LockRuntime", argumentParser], swiftSettings: swift6),
         .executableTarget(name: "lockbench", dependencies: [
             "CommandLineSupport",
-            "LockRuntime", "Certification", "ReaderSeam", "NFC", "PCSC", "BLE", "SocketTransport", "Conformance", argumentParser,
+            "LockRuntime", "Certification", "ReaderSeam", "NFC", "PCSC", "BLE", "SocketTransport", "Conformance", "ConformanceRadios", "PhoneSeam", "PhoneRadios", argumentParser,
             "ByteCore", "Codecs", "AccessProtocol", "OfflineUnlock", "Lock", "VirtualPN532", crypto,
         ], swiftSettings: swift6),
         // The server side (`lockbench trust|phone|scenario|push|fleet` runs it): the HTTP and
@@ -131,7 +140,7 @@ let package = Package(
         .executableTarget(name: "lockbench-server", dependencies: [
             "CommandLineSupport", "BenchConsole",
             "LockRuntime", "ByteCore", "Codecs", "OfflineUnlock", "AccessProtocol", argumentParser,
-            "BLE", "NFC", "SocketTransport", "VirtualPN532",
+            "BLE", "NFC", "SocketTransport", "VirtualPN532", "PhoneSeam", "PhoneRadios",
             "TrustModel", "TrustCore", "TrustBackends", "TrustHTTP", "HTTPServing", "TrustPhone", "Scenario", "Push", serviceLifecycle, logging, metrics, prometheus, nioHTTP1, crypto,
         ], swiftSettings: swift6),
         .executableTarget(name: "lockbench-bench", dependencies: [
@@ -162,7 +171,7 @@ let package = Package(
         .testTarget(name: "NFCTests", dependencies: ["NFC", "ReaderSeam", "VirtualPN532", "ByteCore", "LockBenchTestSupport"]),
         .testTarget(name: "BLETests", dependencies: ["BLE", "ReaderSeam", "ByteCore", "LockBenchTestSupport",
                                                      "AccessProtocol", "OfflineUnlock", "Lock", "LockRuntime", "Codecs", crypto]),
-        .testTarget(name: "LockRuntimeTests", dependencies: ["LockRuntime", "Conformance", "PCSC", "SocketTransport", "AccessProtocol", "OfflineUnlock", "Lock", "VirtualPN532", "ByteCore", "Codecs", "LockBenchTestSupport", crypto]),
+        .testTarget(name: "LockRuntimeTests", dependencies: ["LockRuntime", "Conformance", "ConformanceRadios", "PhoneSeam", "PhoneRadios", "NFC", "ReaderSeam", "PCSC", "SocketTransport", "AccessProtocol", "OfflineUnlock", "Lock", "VirtualPN532", "ByteCore", "Codecs", "LockBenchTestSupport", crypto]),
         // --- Trust ---
         .testTarget(name: "TrustTests", dependencies: [
             "lockbench", "lockbench-server", "TrustModel", "TrustCore", "TrustSQLite", "TrustPostgres", "TrustBackends", "TrustHTTP", "TrustPhone", "Scenario", "Push", "OfflineUnlock", "Lock", "LockRuntime", "ByteCore", "Codecs", "LockBenchTestSupport", crypto,

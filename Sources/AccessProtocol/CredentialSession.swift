@@ -82,6 +82,9 @@ public struct CredentialFaults: OptionSet, Sendable, Hashable {
     /// subject key, whoever signed it), one that does not is ignored (AUTH1 checked with the group
     /// key, even a CA's). The negative certificate cases expect a refusal instead.
     public static let skipCertificateCheck = CredentialFaults(rawValue: 1 << 20)
+    /// Refuse every extended-length command (`00 Lc1 Lc2`, `00 Le1 Le2`) with `6700`, as LockBench's
+    /// phone did before 2026-11-27 (NFC_UD_EXCHANGE_WITH_EXTENDED_LENGTH sends GET RESPONSE `00 C0 00 00 00 01 13`).
+    public static let shortAPDUsOnly = CredentialFaults(rawValue: 1 << 21)
 
     public static let names: [(String, CredentialFaults)] = [
         ("wrong-signature", .wrongSignature), ("corrupt-ciphertext", .corruptCiphertext),
@@ -93,6 +96,7 @@ public struct CredentialFaults: OptionSet, Sendable, Hashable {
         ("commit-atomic-writes", .commitAtomicWrites), ("fci-other-aid", .fciOtherAID),
         ("empty-device-response", .emptyDeviceResponse), ("accept-unlisted-version", .acceptUnlistedVersion),
         ("refuse-select-on-ble", .refuseSelectOnBLE), ("no-rke-request", .noRKERequest), ("skip-certificate-check", .skipCertificateCheck),
+        ("short-apdus-only", .shortAPDUsOnly),
     ]
 
     /// The unknown tag the extra-tag faults add (the public test harness's `UNKNOWN_TAG`).
@@ -475,7 +479,9 @@ public final class CredentialSession: MessageResponder {
         } catch {
             return StatusWord.wrongLength.bytes
         }
-        // GET RESPONSE continues a response chain.
+        if command.extendedLength, configuration.faults.contains(.shortAPDUsOnly) { return StatusWord.wrongLength.bytes }
+        // GET RESPONSE continues a response chain; an extended Le (275 in NFC_UD_EXCHANGE_WITH_EXTENDED_LENGTH)
+        // still gets at most one short part (responseChunk ≤ 256): Le is a maximum.
         if command.cla & 0xEF == 0x00, command.ins == Instruction.getResponse {
             guard chainer.hasPending else { return StatusWord.conditionsNotSatisfied.bytes }
             return chainer.next(le: command.le ?? 256).bytes

@@ -138,6 +138,48 @@ extension CredentialCatalogue {
                 return .pass("one read item of \(items[0].count) bytes; tag 99 skipped")
             }
         },
+        CredentialCheck("mailbox.extended-length", official: "NFC_UD_EXCHANGE_WITH_EXTENDED_LENGTH", section: "§2",
+                        title: "EXCHANGE reading 0x113 bytes (BA 09 8C 01 00 87 04 0000 0113), the answer followed with extended GET RESPONSE 00 C0 00 00 00 01 13: one read item, 00 02 00 00",
+                        applicable: { p in needsAuth1(p) ?? (p.bit(4) ? nil : "the case reads 0x113 bytes of the mailbox (5E bit 4)") }) { phone, _ in
+            try phone.transaction("mailbox.extended-length") { p in
+                try p.select(); try p.auth0(); try p.auth1()
+                // set_extended_length(275, 275): the EXCHANGE stays short (Lc 1 byte, Le 00), every GET
+                // RESPONSE asks Le 275 extended. Any status but 61xx/9000 is InvalidStatusError.
+                let read: [UInt8] = [0xBA, 0x09, 0x8C, 0x01, 0x00, 0x87, 0x04, 0x00, 0x00, 0x01, 0x13]
+                let items = try officialReads(try p.exchange(read, extendedGetResponseLe: 0x113), count: 1)
+                let close = try p.exchange(officialClosing, extendedGetResponseLe: 0x113)
+                guard Array(close.suffix(4)) == ExchangeResponsePlaintext.success else {
+                    return .fail("EXCHANGE returned error status at end of payload", expected: ExchangeResponsePlaintext.success, actual: close)
+                }
+                return .pass("one read item of \(items[0].count) bytes through extended GET RESPONSE; closed 00 02 00 00")
+            }
+        },
+        CredentialCheck("standard.sixteen-groups", official: "NFC_UD_STANDARD_SIXTEEN_GROUPIDENTIFIER_ONE_AC", transactions: OfficialReaderGroups.exercised.count, section: "§6",
+                        title: "fourteen standard transactions, one per reader group 00113344667799AA00113344667799AD…CE with its own reader key: each AUTH1 answers 5A, each EXCHANGE 00 02 00 00",
+                        applicable: { p in p.sixteenReaderGroups ? needsAuth1(p) : OfficialReaderGroups.prompt }) { phone, _ in
+            // for i in range(2, 16): a new Reader (group, key) and a new connection each, no prompt.
+            for i in OfficialReaderGroups.exercised {
+                let identity = OfficialReaderGroups.identity(i)
+                let group = OfficialReaderGroups.groupIDs[i].hex.uppercased()
+                let verdict = try phone.transaction("standard.sixteen-groups \(group)", as: identity, groupKey: nil) { p -> CheckVerdict? in
+                    do {
+                        try p.select()
+                        try auth0RandomPolicy(p)
+                        try p.auth1()
+                        let reply = try p.exchange(officialClosing)
+                        guard Array(reply.suffix(4)) == ExchangeResponsePlaintext.success else {
+                            return .fail("reader group \(group): EXCHANGE returned error status at end of payload", expected: ExchangeResponsePlaintext.success, actual: reply)
+                        }
+                        return nil
+                    } catch var stop as CheckStop {
+                        stop.verdict.reason = "reader group \(group) (iteration \(i)): " + stop.verdict.reason
+                        throw stop
+                    }
+                }
+                if let verdict { return verdict }
+            }
+            return .pass("\(OfficialReaderGroups.exercised.count) standard transactions, groups …AD to …CE, each closed 00 02 00 00")
+        },
         CredentialCheck("mailbox.write-request", official: "NFC_UD_EXCHANGE_WRITE_REQUEST", section: "§10",
                         title: "atomic writes (8C 01 01) are not seen until an 8C 01 00 EXCHANGE commits them; then every write reads back",
                         applicable: { p in needsAuth1(p) ?? (p.bit(5) ? nil : "the case needs a writable mailbox of 0x49 bytes (5E bit 5)") }) { phone, _ in

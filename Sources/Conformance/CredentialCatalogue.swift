@@ -54,6 +54,9 @@ public struct CredentialProfile: Sendable {
     /// The phone was provisioned as the reader-certificate cases' operator prompt says
     /// (`--reader-certificates`): it trusts the official reader issuer key for the official group.
     public var readerCertificates = false
+    /// The phone's access credential trusts the sixteen reader groups of NFC_UD_STANDARD_SIXTEEN_GROUPIDENTIFIER_ONE_AC
+    /// (`--sixteen-reader-groups`; `OfficialReaderGroups.prompt`).
+    public var sixteenReaderGroups = false
 
     public init(fci: SelectResponse? = nil, signaling: UInt16? = nil, credentialKey: [UInt8]? = nil, problem: String? = nil) {
         self.fci = fci

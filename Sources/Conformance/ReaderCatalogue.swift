@@ -4,15 +4,7 @@ import Codecs
 import Crypto
 import Foundation
 import OfflineUnlock
-
-/// Presents a phone to a reader under test, one transaction per call: accepts one socket
-/// connection, places a virtual card in a virtual PN532's field, or connects over BLE.
-public protocol PhonePresenter: AnyObject {
-    /// Runs one transaction with `phone`; returns when the reader ended it (or gave up).
-    func present(_ phone: ObservingPhone) throws
-    /// `socket 127.0.0.1:5000`, `nfc pn532_uart:/dev/pts/4`, …
-    var description: String { get }
-}
+import PhoneSeam
 
 /// What the reader under test did in one transaction, as the phone saw it.
 public struct ObservedTransaction: Sendable {
@@ -129,7 +121,8 @@ final class RecordingRandom: RandomSource, @unchecked Sendable {
 /// A reader under test and how to make phones for it: the phone's key, documents and the
 /// reader it trusts come from the user (the same files as `credential serve`).
 public final class ReaderUnderTest {
-    public let presenter: PhonePresenter
+    /// The radio the phone is presented on (`PhoneRadioSpec`: socket, virtual PN532, vpicc, BLE).
+    public let radio: any PhoneRadio
     public let base: CredentialConfiguration
     public let recorder: TranscriptRecorder?
     /// Seconds to wait for the reader to finish a transaction.
@@ -142,9 +135,9 @@ public final class ReaderUnderTest {
     /// The lock's time, around which minted documents are valid (`--now`).
     public var now: Date
 
-    public init(presenter: PhonePresenter, base: CredentialConfiguration, recorder: TranscriptRecorder? = nil, timeout: TimeInterval = 15,
+    public init(radio: any PhoneRadio, base: CredentialConfiguration, recorder: TranscriptRecorder? = nil, timeout: TimeInterval = 15,
                 issuer: P256.Signing.PrivateKey? = nil, issuerCA: P256.Signing.PrivateKey? = nil, now: Date = Date()) {
-        self.presenter = presenter
+        self.radio = radio
         self.base = base
         self.recorder = recorder
         self.timeout = timeout
@@ -170,7 +163,7 @@ public final class ReaderUnderTest {
     public func present(_ phone: ObservingPhone, _ label: String) throws -> ObservedTransaction {
         recorder?.begin(["check": label, "interface": base.interface.rawValue])
         phone.beginTransaction()
-        do { try presenter.present(phone) } catch {
+        do { _ = try radio.present(phone, timeout: timeout) } catch {
             throw CheckStop(.fail("the reader did not run a transaction: \(error)"))
         }
         let seen = phone.observation

@@ -56,7 +56,10 @@ public final class ReaderProbe {
 
     /// A command with command chaining above `chunk` data bytes, and response chaining followed
     /// with GET RESPONSE of `getResponseLe` (at most 64 parts).
-    public func send(_ command: CommandAPDU, chunk: Int = CommandAPDU.maxShortData, getResponseLe: Int = 256) throws -> ResponseAPDU {
+    /// `extendedGetResponseLe`: every GET RESPONSE asks that Le in extended form, as the official
+    /// tool does once `set_extended_length` is on (NFC_UD_EXCHANGE_WITH_EXTENDED_LENGTH: `00 C0 00 00 00 01 13`).
+    public func send(_ command: CommandAPDU, chunk: Int = CommandAPDU.maxShortData, getResponseLe: Int = 256,
+                     extendedGetResponseLe: Int? = nil) throws -> ResponseAPDU {
         let parts = CommandChainer.split(command, chunk: chunk)
         for part in parts.dropLast() {
             let r = try transmit(part.bytes)
@@ -64,7 +67,8 @@ public final class ReaderProbe {
                 throw CheckStop(.fail("a chained part of \(Names.command(part.bytes)) was answered \(r.status) (\(Names.status(r.status))); expected 9000", expected: [0x90, 0x00], actual: r.status.bytes))
             }
         }
-        return try follow(try transmit(parts.last!.bytes), getResponseLe: getResponseLe, partsWithinLe: true).response
+        return try follow(try transmit(parts.last!.bytes), getResponseLe: getResponseLe, partsWithinLe: true,
+                          extendedGetResponseLe: extendedGetResponseLe).response
     }
 
     // MARK: - Steps
@@ -145,13 +149,14 @@ public final class ReaderProbe {
     /// Follows `61xx` with GET RESPONSE of Le = SW2 (`00`: `getResponseLe`), at most `getResponseLe`,
     /// as the official tool does (at most 64 parts): the whole answer, and whether it came in parts.
     /// `partsWithinLe`: a part longer than its Le fails the check (§2; the official cases do not judge it).
-    public func follow(_ first: ResponseAPDU, getResponseLe: Int = 256, partsWithinLe: Bool = false) throws -> (response: ResponseAPDU, chained: Bool) {
+    public func follow(_ first: ResponseAPDU, getResponseLe: Int = 256, partsWithinLe: Bool = false,
+                       extendedGetResponseLe: Int? = nil) throws -> (response: ResponseAPDU, chained: Bool) {
         var r = first, data = first.data, rounds = 0
         while r.status.isBytesRemaining {
             rounds += 1
             guard rounds <= 64 else { throw CheckStop(.fail("more than 64 response parts (61xx) for one command")) }
-            let want = r.status.sw2 == 0 ? getResponseLe : min(Int(r.status.sw2), getResponseLe)
-            r = try transmit(CommandAPDU(cla: 0x00, ins: Instruction.getResponse, le: want).bytes)
+            let want = extendedGetResponseLe ?? (r.status.sw2 == 0 ? getResponseLe : min(Int(r.status.sw2), getResponseLe))
+            r = try transmit(CommandAPDU(cla: 0x00, ins: Instruction.getResponse, le: want, extendedLength: extendedGetResponseLe != nil).bytes)
             if partsWithinLe && r.data.count > want {
                 throw CheckStop(.fail("GET RESPONSE with Le \(want) answered \(r.data.count) bytes (§2: a part never exceeds Le)"))
             }
@@ -241,20 +246,22 @@ public final class ReaderProbe {
         expedited = channel
         readerKeys[.expedited] = keys.expeditedSKReader
         auth1Plaintext = plain
-        do { return try TLV.parseAll(plain) } catch {
+        // Top-level fields only: the official reader skips a tag it does not list whatever it holds
+        // (tlv.py verifySequence), e.g. the AA 03 010203 of --fault auth1-extra-tag.
+        do { return try TLV.parseFields(plain) } catch {
             throw CheckStop(.fail("AUTH1 plaintext is not BER-TLV (§6): \(error)", actual: plain))
         }
     }
 
     /// The credential public key from the AUTH1 plaintext (`5A`).
     public var credentialKey: [UInt8]? {
-        guard let p = auth1Plaintext, let t = try? TLV.parseAll(p) else { return nil }
+        guard let p = auth1Plaintext, let t = try? TLV.parseFields(p) else { return nil }
         return t.first(Tag.Auth1.credentialKey)?.value
     }
 
     /// The signaling bitmap from the AUTH1 plaintext (`5E`), nil when absent.
     public var signaling: UInt16? {
-        guard let p = auth1Plaintext, let t = try? TLV.parseAll(p), let s = t.first(Tag.Auth1.signaling)?.value, s.count == 2 else { return nil }
+        guard let p = auth1Plaintext, let t = try? TLV.parseFields(p), let s = t.first(Tag.Auth1.signaling)?.value, s.count == 2 else { return nil }
         return UInt16(s[0]) << 8 | UInt16(s[1])
     }
 
@@ -281,7 +288,8 @@ public final class ReaderProbe {
     public enum Channel: String, Sendable { case expedited, stepUp = "step-up" }
 
     /// EXCHANGE (§10) on a channel; `counter` forces the reader counter (replays, gaps).
-    public func sendExchange(_ plaintext: [UInt8], on which: Channel = .expedited, counter: UInt32? = nil, chunk: Int = CommandAPDU.maxShortData) throws -> (ResponseAPDU, [UInt8]) {
+    public func sendExchange(_ plaintext: [UInt8], on which: Channel = .expedited, counter: UInt32? = nil, chunk: Int = CommandAPDU.maxShortData,
+                             extendedGetResponseLe: Int? = nil) throws -> (ResponseAPDU, [UInt8]) {
         guard var channel = which == .expedited ? expedited : stepUp else {
             throw CheckStop(.fail("EXCHANGE before the \(which.rawValue) channel exists"))
         }
@@ -292,7 +300,7 @@ public final class ReaderProbe {
         } else {
             sealed = try channel.seal(plaintext)
         }
-        let r = try send(Commands.exchange(sealed), chunk: chunk)
+        let r = try send(Commands.exchange(sealed), chunk: chunk, extendedGetResponseLe: extendedGetResponseLe)
         if which == .expedited { expedited = channel } else { stepUp = channel }
         return (r, sealed)
     }
@@ -303,8 +311,9 @@ public final class ReaderProbe {
     public func rememberReaderKey(_ which: Channel, _ key: [UInt8]) { readerKeys[which] = key }
 
     /// EXCHANGE that must be answered 9000 with a plaintext that opens under the device key.
-    public func exchange(_ plaintext: [UInt8], on which: Channel = .expedited, chunk: Int = CommandAPDU.maxShortData) throws -> [UInt8] {
-        let (r, _) = try sendExchange(plaintext, on: which, chunk: chunk)
+    public func exchange(_ plaintext: [UInt8], on which: Channel = .expedited, chunk: Int = CommandAPDU.maxShortData,
+                         extendedGetResponseLe: Int? = nil) throws -> [UInt8] {
+        let (r, _) = try sendExchange(plaintext, on: which, chunk: chunk, extendedGetResponseLe: extendedGetResponseLe)
         try Self.expect(r, .success, "EXCHANGE on the \(which.rawValue) channel (§10)")
         guard var channel = which == .expedited ? expedited : stepUp else { throw CheckStop(.fail("no channel")) }
         do {

@@ -122,12 +122,12 @@ struct SessionState {
     mutating func command(_ bytes: [UInt8]) -> [String] {
         let c: CommandAPDU
         do { c = try CommandAPDU(parsing: bytes) } catch {
-            if bytes.count > 6, bytes[4] == 0 { return ["\(Names.command(bytes)) — extended length (Lc 00 \(Hex.encode(Array(bytes[5...6]))))"] }
             return ["not a command APDU: \(error)"]
         }
         var head = "\(Names.command(bytes))  \(Hex.encode([c.cla, c.ins, c.p1, c.p2]).uppercased())"
         if !c.data.isEmpty { head += "  Lc \(c.data.count)" }
         head += c.le.map { "  Le \($0 == 256 ? "00" : String($0))" } ?? "  no Le"
+        if c.extendedLength { head += " (extended length)" }
         if c.ins == Instruction.getResponse { return [head] }
         lastIns = c.ins
         lastWasChainPart = c.isChained && c.ins != Instruction.select

@@ -87,6 +87,15 @@ public final class LibNFCReader: CardReader {
         try !opened().isTargetPresent()
     }
 
+    /// Deselects the card and turns the field off and on (`NP_ACTIVATE_FIELD`): the phone ends
+    /// its transaction and is selected again by the next poll.
+    public func cycleField(_ card: Card) throws -> Bool {
+        let device = try opened()
+        try? device.deselect()
+        try device.cycleField()
+        return true
+    }
+
     /// Bytes no longer reach the reader (unplugged, pty closed): reopen it.
     public func isReaderFailure(_ error: Error) -> Bool {
         guard let e = error as? NFCError else { return false }

@@ -27,6 +27,10 @@ public protocol CardReader: AnyObject {
     func finish(_ card: Card, granted: Bool?)
     /// True when a transaction's error means the reader (not the card) failed: the loop reopens it.
     func isReaderFailure(_ error: Error) -> Bool
+    /// Turns the RF field off and on: `card` (a phone left in the field) ends its transaction and
+    /// the next `waitForCard` selects it afresh, as a new tap. False for a reader with no field
+    /// to cycle (the socket, BLE): then wait for the card to leave instead.
+    func cycleField(_ card: Card) throws -> Bool
     /// Set by the loop: what the radio notices outside a card's life (a BLE central that connects
     /// and is dropped idle…), as (text, is a problem). Readers with nothing to say never call it.
     var onNotice: ((String, Bool) -> Void)? { get set }
@@ -36,6 +40,7 @@ extension CardReader {
     public var startNote: String { "" }
     public func finish(_ card: Card, granted: Bool?) {}
     public func isReaderFailure(_ error: Error) -> Bool { false }
+    public func cycleField(_ card: Card) throws -> Bool { false }
 }
 
 /// A card or phone in front of a reader.

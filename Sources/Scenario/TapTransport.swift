@@ -3,6 +3,8 @@ import ByteCore
 import Foundation
 import SocketTransport
 import LockRuntime
+import PhoneRadios
+import PhoneSeam
 import TrustPhone
 
 /// How a phone meets a lock in a scenario: the real transports, the lock's real `LockService`.
@@ -15,25 +17,30 @@ public protocol TapTransport: AnyObject, Sendable {
     func close()
 }
 
-/// The socket transport (docs/protocol.md): the phone listens on a loopback port as
-/// `credential serve` does, the lock connects as `lock transact` does.
+/// The socket transport (docs/protocol.md): the phone listens on a loopback port through the
+/// registry's socket radio, as `credential serve` does; the lock connects as `lock transact` does.
 public final class SocketTap: TapTransport, @unchecked Sendable {
     public let name = "socket"
     public let interface = RadioInterface.socket
+    /// How long the phone waits for the lock's connection.
+    public var timeout: TimeInterval = 30
     public init() {}
 
     public func tap(_ phone: PhoneResponder, on lock: LockService) throws -> TransactionOutcome {
-        let server = try SocketCredentialServer(host: "127.0.0.1", port: 0)
-        defer { server.close() }
+        guard let radio = try PhoneRadioSpec.socket(host: "127.0.0.1", port: 0).radio() as? SocketPhoneRadio else {
+            throw SocketError(.transport, "the registry's socket radio is not a SocketPhoneRadio")
+        }
+        defer { radio.close() }
         let done = DispatchSemaphore(value: 0)
+        let timeout = self.timeout
         Thread.detachNewThread {
-            _ = try? server.serveOne(phone)
+            _ = try? radio.present(phone, timeout: timeout)
             done.signal()
         }
-        let link = try SocketTransceiver(host: "127.0.0.1", port: server.port)
+        let link = try SocketTransceiver(host: radio.host, port: radio.server.port)
         let outcome = lock.transact(over: link, interface: .socket)
         link.close()
-        done.wait()
+        _ = done.wait(timeout: .now() + timeout + 5)
         return outcome
     }
 

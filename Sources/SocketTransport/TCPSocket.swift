@@ -90,6 +90,20 @@ public final class TCPSocket: Sendable {
         }
     }
 
+    /// True once a connection is waiting to be accepted (a listening socket), false after
+    /// `timeoutMilliseconds`: lets a server bound its wait for a peer that may never come.
+    public func hasPendingConnection(timeoutMilliseconds: Int32) throws(SocketError) -> Bool {
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        while true {
+            let r = poll(&p, 1, timeoutMilliseconds)
+            if r < 0 {
+                if errno == EINTR { continue }
+                throw TCPSocket.error("poll")
+            }
+            return r > 0
+        }
+    }
+
     /// Acknowledges at once instead of delaying the ACK (Linux TCP_QUICKACK; the kernel clears it
     /// again, so call it after each receive). A peer that writes one message in two sends without
     /// TCP_NODELAY (vpcd: length, then body) otherwise waits out Nagle against our delayed ACK, ~40 ms.

@@ -28,12 +28,46 @@ final class APDUTests: XCTestCase {
             do { _ = try CommandAPDU(parsing: b); return nil } catch { return error.code }
         }
         XCTAssertEqual(code([0x00, 0xA4, 0x04]), .truncated)
-        XCTAssertEqual(code([0x00, 0xA4, 0x04, 0x00, 0x00, 0x00, 0x01]), .extendedLength)
+        XCTAssertEqual(code([0x00, 0xA4, 0x04, 0x00, 0x00, 0x01]), .extendedLength)
+        XCTAssertEqual(code([0x80, 0xC9, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01]), .extendedLength)
+        XCTAssertEqual(code([0x80, 0xC9, 0x00, 0x00, 0x00, 0x00, 0x03, 0x01, 0x02]), .badLength)
+        XCTAssertEqual(code([0x80, 0xC9, 0x00, 0x00, 0x00, 0x00, 0x01, 0x01, 0x00]), .badLength)
         XCTAssertEqual(code([0x00, 0xA4, 0x04, 0x00, 0x03, 0x01]), .badLength)
         XCTAssertEqual(code([0x00, 0xA4, 0x04, 0x00, 0x01, 0x01, 0x00, 0x00]), .badLength)
         XCTAssertThrowsError(try CommandAPDU(cla: 0, ins: 0, data: [UInt8](repeating: 0, count: 256)).encoded()) {
             XCTAssertEqual(($0 as? APDUError)?.code, .tooLong)
         }
+    }
+
+    /// ISO/IEC 7816-4 extended forms, as NFC_UD_EXCHANGE_WITH_EXTENDED_LENGTH sends them.
+    func testExtendedLengthForms() throws {
+        // Case 2E: the official GET RESPONSE with Le 275.
+        let get = try CommandAPDU(parsing: [0x00, 0xC0, 0x00, 0x00, 0x00, 0x01, 0x13])
+        XCTAssertEqual(get, CommandAPDU(cla: 0x00, ins: 0xC0, le: 275, extendedLength: true))
+        XCTAssertEqual(try get.encoded(), [0x00, 0xC0, 0x00, 0x00, 0x00, 0x01, 0x13])
+        XCTAssertEqual(try CommandAPDU(parsing: [0x00, 0xC0, 0x00, 0x00, 0x00, 0x00, 0x00]).le, 65_536)
+        // Case 3E and 4E: Lc 00 01 2C, 300 data bytes, Le 00 00.
+        let data = [UInt8](repeating: 0x5A, count: 300)
+        let three = try CommandAPDU(parsing: [0x80, 0xC9, 0x00, 0x00, 0x00, 0x01, 0x2C] + data)
+        XCTAssertEqual(three.data, data)
+        XCTAssertNil(three.le)
+        let four = try CommandAPDU(parsing: [0x80, 0xC9, 0x00, 0x00, 0x00, 0x01, 0x2C] + data + [0x00, 0x00])
+        XCTAssertEqual(four.le, 65_536)
+        XCTAssertTrue(four.extendedLength)
+        XCTAssertEqual(try CommandAPDU(parsing: four.encoded()), four)
+        XCTAssertEqual(try four.encoded().count, 4 + 3 + 300 + 2)
+        // Chained, an extended command stays extended part by part and reassembles whole (the fuzzer's property).
+        let parts = CommandChainer.split(four, chunk: 100)
+        XCTAssertEqual(parts.count, 3)
+        XCTAssertTrue(parts.allSatisfy { $0.extendedLength })
+        XCTAssertEqual(try parts[0].encoded().prefix(7), [0x90, 0xC9, 0x00, 0x00, 0x00, 0x00, 0x64])
+        var assembler = CommandAssembler()
+        var whole: CommandAPDU?
+        for part in parts { if case .complete(let c) = try assembler.feed(CommandAPDU(parsing: part.encoded())) { whole = c } }
+        XCTAssertEqual(whole, four)
+        // Short form still refuses an Le above 256; extended refuses one above 65 536.
+        XCTAssertThrowsError(try CommandAPDU(cla: 0, ins: 0xC0, le: 275).encoded()) { XCTAssertEqual(($0 as? APDUError)?.code, .tooLong) }
+        XCTAssertThrowsError(try CommandAPDU(cla: 0, ins: 0xC0, le: 65_537, extendedLength: true).encoded()) { XCTAssertEqual(($0 as? APDUError)?.code, .tooLong) }
     }
 
     func testResponseRoundTripAndStatusWords() throws {

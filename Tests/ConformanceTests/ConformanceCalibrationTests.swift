@@ -28,7 +28,9 @@ final class ConformanceCalibrationTests: XCTestCase {
                                         trustedReaders: [TrustedReader(groupID: identity.groupID, publicKey: identity.publicKey),
                                                          // Provisioned as the reader-certificate cases' prompt says.
                                                          TrustedReader(groupID: OfficialReaderCertificates.groupID,
-                                                                       publicKey: OfficialReaderCertificates.issuerPublicKey, issuerCA: true)],
+                                                                       publicKey: OfficialReaderCertificates.issuerPublicKey, issuerCA: true)]
+                                            // Provisioned as NFC_UD_STANDARD_SIXTEEN_GROUPIDENTIFIER_ONE_AC's precondition says.
+                                            + OfficialReaderGroups.trustedReaders,
                                         accessDocuments: [access], revocationDocuments: [revocation], versions: versions, faults: faults,
                                         mailbox: try Mailbox([UInt8](repeating: 7, count: 0x12C)))
         profile.apply(to: &c)
@@ -39,6 +41,7 @@ final class ConformanceCalibrationTests: XCTestCase {
         let subject = CredentialUnderTest(open: { (InMemoryLink(session), {}) }, identity: identity)
         var profile = CredentialProfile.discover(subject, issuerKeys: [issuer.publicBytes])
         profile.readerCertificates = true
+        profile.sixteenReaderGroups = true
         return ConformanceReport(direction: "credential", transport: "memory", results: CredentialCatalogue.all.map { $0.evaluate(subject, profile) })
     }
 
@@ -115,6 +118,27 @@ final class ConformanceCalibrationTests: XCTestCase {
                        r.lines().joined(separator: "\n"))
     }
 
+    /// NFC_UD_STANDARD_SIXTEEN_GROUPIDENTIFIER_ONE_AC: the official reader keys are the public
+    /// halves the file lists; a phone missing one of the fourteen groups the case runs fails it,
+    /// naming the group; without `--sixteen-reader-groups` it is not applicable, saying what to provision.
+    func testTheSixteenGroupsCaseNeedsEveryGroupTheCaseRuns() throws {
+        for i in 0..<16 {
+            XCTAssertEqual(OfficialReaderGroups.identity(i).publicKey, OfficialReaderGroups.publicKeys[i], "group \(i)")
+        }
+        XCTAssertEqual(OfficialReaderGroups.groupIDs[2].hex.uppercased(), "00113344667799AA00113344667799AD")
+        var c = try phone().configuration
+        c.trustedReaders.removeAll { $0.groupID == OfficialReaderGroups.groupIDs[9] }
+        let r = run(CredentialSession(configuration: c))
+        XCTAssertEqual(failures(r).official, ["standard.sixteen-groups"], r.lines().joined(separator: "\n"))
+        let reason = r.results.first { $0.id == "standard.sixteen-groups" }!.reason
+        XCTAssertTrue(reason.contains("00113344667799AA00113344667799BE"), reason)
+        let session = try phone()
+        let subject = CredentialUnderTest(open: { (InMemoryLink(session), {}) }, identity: identity)
+        let unprovisioned = CredentialCatalogue.all.first { $0.id == "standard.sixteen-groups" }!.evaluate(subject, CredentialProfile.discover(subject))
+        XCTAssertEqual(unprovisioned.status, .notApplicable)
+        XCTAssertTrue(unprovisioned.reason.contains("--sixteen-reader-groups"), unprovisioned.reason)
+    }
+
     /// A phone whose documents another issuer signed fails the official step-up cases.
     func testADocumentOfAnotherIssuerFailsTheStepUpCases() throws {
         let session = try phone()
@@ -143,7 +167,8 @@ final class ConformanceCalibrationTests: XCTestCase {
         let closingExactly: Set<String> = ["auth0.extra-tag", "auth1.extra-tag", "auth1.standard", "fast.cached-key", "exchange.status",
                                            "mailbox.read", "auth0.response-chaining", "exchange.extra-tag", "mailbox.write-request",
                                            "stepup.ad", "stepup.basic", "stepup.ad-rd", "stepup.rd",
-                                           "cert.auth1", "cert.auth1-chained", "cert.load-cert", "cert.load-cert-chained"]
+                                           "cert.auth1", "cert.auth1-chained", "cert.load-cert", "cert.load-cert-chained",
+                                           "mailbox.extended-length", "standard.sixteen-groups"]
         let expected: [(CredentialFaults, Set<String>)] = [
             (.legacyExchangeStatus, closingExactly),
             (.ignoreP1P2, ["auth0.wrong-p1p2", "auth1.wrong-p1p2"]),
@@ -153,9 +178,57 @@ final class ConformanceCalibrationTests: XCTestCase {
             (.wrongSignature, ["auth1.standard"]),
             (.replayEphemeralKey, ["fast.consecutive-decoys"]),
             (.skipCertificateCheck, ["cert.neg.load-cert-signature", "cert.neg.load-cert-format"]),
+            (.shortAPDUsOnly, ["mailbox.extended-length"]),
+            // The official reader skips a tag it does not list (tlv.py verifySequence), in AUTH0 and AUTH1 answers alike.
+            (.auth0ExtraTag, []),
+            (.auth1ExtraTag, []),
+            (.auth1WrongSignatureTag, ["auth1.standard"]),
+            (.fciOtherAID, ["select.fci"]),
+            (.corruptEnvelope, ["stepup.ad", "stepup.basic", "stepup.ad-rd", "stepup.rd"]),
+            // Only the case that requires both documents misses the access document.
+            (.emptyDeviceResponse, ["stepup.ad-rd"]),
+            (.acceptUnlistedVersion, ["auth0.unsupported-version"]),
+            // BLE-only knobs: over NFC and the socket the phone behaves.
+            (.refuseSelectOnBLE, []),
+            (.noRKERequest, []),
         ]
         for (fault, checks) in expected {
             XCTAssertEqual(failures(run(try phone(faults: fault))).official, checks, "fault \(fault)")
+        }
+        // Every knob has a row, here or in the test below.
+        let calibrated = expected.map(\.0) + Self.transactionBreaking.map(\.0)
+        for (name, fault) in CredentialFaults.names {
+            XCTAssertTrue(calibrated.contains(fault), "--fault \(name) has no calibration row")
+        }
+    }
+
+    /// Knobs that break every transaction at AUTH0 or AUTH1 (and strip-versions, which needs two
+    /// versions to strip one). The official verdict of every case that needs a working AUTH1 is a
+    /// failure. LockBench fails `auth1.standard` (or `auth0.standard`) and the cases without a
+    /// discovery gate; the gated ones are not applicable, naming the failed discovery — never a pass.
+    static let transactionBreaking: [(CredentialFaults, String)] = [
+        (.corruptCiphertext, "auth1.standard"), (.stripVersions, "auth1.standard"),
+        (.malformedAuth0, "auth0.standard"), (.auth0WrongTag, "auth0.standard"),
+    ]
+
+    func testAKnobBreakingEveryTransactionPassesNoCaseThatNeedsIt() throws {
+        // Cases that end before a usable AUTH1 answer: they pass on such a phone, as officially.
+        let beforeAuth1: Set<String> = ["select.fci", "auth0.chaining-not-completed", "auth0.unsupported-version", "auth0.wrong-p1p2",
+                                        "auth0.standard", "auth1.bad-reader-signature", "auth1.chaining-not-completed", "auth1.wrong-p1p2",
+                                        "auth1.wrong-signature-length", "fast.consecutive-decoys"]
+        for (fault, named) in Self.transactionBreaking {
+            let r = run(try phone(faults: fault, versions: fault == .stripVersions ? [ProtocolVersion.v1_0, 0x0101] : [ProtocolVersion.v1_0]))
+            XCTAssertTrue(failures(r).official.contains(named), "fault \(fault): \(named) must fail")
+            for result in r.results where !result.advisory {
+                switch result.status {
+                case .pass:
+                    XCTAssertTrue(beforeAuth1.contains(result.id), "fault \(fault): \(result.id) passed")
+                case .notApplicable:
+                    XCTAssertTrue(result.reason.contains("did not complete AUTH1"), "fault \(fault): \(result.id): \(result.reason)")
+                default:
+                    break
+                }
+            }
         }
     }
 

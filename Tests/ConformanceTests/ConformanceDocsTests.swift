@@ -34,7 +34,7 @@ final class ConformanceDocsTests: XCTestCase {
     /// back by the plan: the two lists cannot drift apart.
     func testThePlanAndTheCataloguesAgree() {
         let ids = Set(CredentialCatalogue.all.map(\.id) + ReaderCatalogue.all.map(\.id))
-        // The BLE checks drive the GATT/L2CAP layer and live in LockRuntime (BLEReaderCatalogue,
+        // The BLE checks drive the GATT/L2CAP layer and live in ConformanceRadios (BLEReaderCatalogue,
         // BLECredentialCatalogue): LockRuntimeTests holds those rows to them.
         for k in OfficialTestPlan.cases where k.collection != .bleReader && k.collection != .bleUserDevice {
             if let id = k.checkID { XCTAssertTrue(ids.contains(id), "\(k.id) names check \(id), which does not exist") }

@@ -43,6 +43,7 @@ final class CredentialCatalogueTests: XCTestCase {
         XCTAssertEqual(results["stepup.response-chaining"]?.status, .pass, results["stepup.response-chaining"]?.reason ?? "")
         XCTAssertEqual(results["mailbox.write"]?.status, .pass)
         XCTAssertEqual(results["exchange.extended-length"]?.status, .notApplicable)
+        XCTAssertEqual(results["mailbox.extended-length"]?.status, .pass, results["mailbox.extended-length"]?.reason ?? "")
     }
 
     func testStepUpSelectRequiredIsCheckedBothWays() {
@@ -61,6 +62,41 @@ final class CredentialCatalogueTests: XCTestCase {
         }
         // A replayed ephemeral key fails the official case that compares two answers, and the advisory.
         XCTAssertEqual(failures(run(phone(faults: .replayEphemeralKey))), ["auth0.fresh-ephemeral", "fast.consecutive-decoys"])
+    }
+
+    /// NFC_UD_EXCHANGE_WITH_EXTENDED_LENGTH byte for byte: the read of 0x113 bytes answers 297
+    /// bytes (2 + 275 + 4 plaintext, 16 tag): 256 of them with 61 29, then the extended GET RESPONSE
+    /// `00 C0 00 00 00 01 13` gets the last 41 with 9000.
+    func testTheExtendedLengthReadIsFollowedWithAnExtendedGetResponse() throws {
+        let mailbox = try Mailbox([UInt8](repeating: 7, count: 0x12C))
+        let recorder = TranscriptRecorder(recordSecrets: false)
+        let r = run(phone(tweak: { $0.mailbox = mailbox }), recorder: recorder)["mailbox.extended-length"]!
+        XCTAssertEqual(r.status, .pass, r.reason)
+        XCTAssertEqual(r.officialCase, "NFC_UD_EXCHANGE_WITH_EXTENDED_LENGTH")
+        let session = try XCTUnwrap(recorder.snapshot.sessions.first { $0.attributes["check"] == "mailbox.extended-length" })
+        let entries = session.entries
+        let i = try XCTUnwrap(entries.firstIndex { $0.direction == .command && $0.bytes == [0x00, 0xC0, 0x00, 0x00, 0x00, 0x01, 0x13] })
+        XCTAssertEqual(entries[i - 1].bytes.count, 258)
+        XCTAssertEqual(Array(entries[i - 1].bytes.suffix(2)), [0x61, 0x29])
+        XCTAssertEqual(entries[i + 1].bytes.count, 43)
+        XCTAssertEqual(Array(entries[i + 1].bytes.suffix(2)), [0x90, 0x00])
+        // The EXCHANGE itself stays short: 80 C9 00 00, Lc 1 byte, Le 00.
+        let exchange = entries[i - 2].bytes
+        XCTAssertEqual(Array(exchange.prefix(5)), [0x80, 0xC9, 0x00, 0x00, UInt8(exchange.count - 6)])
+        XCTAssertEqual(exchange.last, 0x00)
+
+        // A phone that refuses extended lengths (6700) fails it, and names the status.
+        let short = run(phone(faults: .shortAPDUsOnly, tweak: { $0.mailbox = mailbox }))["mailbox.extended-length"]!
+        XCTAssertEqual(short.status, .fail)
+        XCTAssertEqual(short.actual, "6700", short.reason)
+        // A mailbox shorter than 0x113 bytes answers the read 00 02 6A 80: the case fails.
+        let small = run(phone(tweak: { $0.mailbox = try? Mailbox([UInt8](repeating: 7, count: 0x100)) }))["mailbox.extended-length"]!
+        XCTAssertEqual(small.status, .fail)
+        XCTAssertTrue(small.reason.contains("error status at end of payload"), small.reason)
+        // No mailbox (5E bit 4 clear): not applicable, saying why.
+        let none = run(phone())["mailbox.extended-length"]!
+        XCTAssertEqual(none.status, .notApplicable)
+        XCTAssertTrue(none.reason.contains("0x113"), none.reason)
     }
 
     func testAFailureNamesTheExpectedAndActualBytes() {

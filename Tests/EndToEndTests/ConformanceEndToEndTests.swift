@@ -242,9 +242,12 @@ final class ConformanceEndToEndTests: XCTestCase {
     /// exit 0); a knob of §1 fails exactly the official cases it breaks.
     func testTheReferenceProfilePassesAndAKnobFailsOnlyItsCases() throws {
         let issuer = ["--issuer", "issuer.pub.pem"]
-        let port = try servePhone(["--profile", "reference", "--mailbox", "mailbox.bin"])
-        let r = try lb(["conformance", "credential", "--reader-identity", "door.reader.json", "--connect", "127.0.0.1:\(port)"] + issuer)
+        let port = try servePhone(["--profile", "reference", "--mailbox", "mailbox.bin", "--trust-official-reader-groups"])
+        let r = try lb(["conformance", "credential", "--reader-identity", "door.reader.json", "--connect", "127.0.0.1:\(port)", "--sixteen-reader-groups"] + issuer)
         XCTAssertTrue(r.stdout.contains("warn  auth0.unsupported-version.6a88"), r.stdout)
+        // The extended-length read (GET RESPONSE 00 C0 00 00 00 01 13) and the fourteen reader groups ran and passed.
+        XCTAssertTrue(r.stdout.contains("pass  mailbox.extended-length"), r.stdout)
+        XCTAssertTrue(r.stdout.contains("pass  standard.sixteen-groups"), r.stdout)
         XCTAssertTrue(r.stdout.contains("0 failed") && r.stdout.contains("1 advisory failed"), r.stdout)
         XCTAssertEqual(try lb(["conformance", "credential", "--reader-identity", "door.reader.json", "--connect", "127.0.0.1:\(port)", "--strict"] + issuer,
                               expect: 1).status, 1)
@@ -256,6 +259,7 @@ final class ConformanceEndToEndTests: XCTestCase {
         let statuses = try statuses(nfc.stdout)
         assertFailures(statuses, are: [], "reference profile through libnfc")
         XCTAssertEqual(statuses["stepup.ad"], "pass")
+        XCTAssertEqual(statuses["mailbox.extended-length"], "pass")
         card.terminate()
         let faulty = try servePhone(["--fault", "ignore-p1p2", "--mailbox", "mailbox.bin"])
         let f = try lb(["conformance", "credential", "--reader-identity", "door.reader.json", "--connect", "127.0.0.1:\(faulty)", "--json"] + issuer, expect: 1)

@@ -112,6 +112,27 @@ final class PhoneRunEndToEndTests: XCTestCase {
         XCTAssertEqual(phone.process.terminationStatus, 0)
     }
 
+    /// `phone run --transport vpicc`: each `tap` puts the phone as a card in pcscd's "Virtual PCD
+    /// 00 00" (the registry's vpicc radio) until the lock, reading that reader through pcsc-lite,
+    /// ended the transaction.
+    func testPhoneRunOnVpiccTapsALockThroughPcscd() throws {
+        try PCSCDaemon.ensureRunning(offering: "Virtual PCD 00 00")
+        let site = try site()
+        let lock = try InteractiveProcess(["lock", "run", "--config", site.lockConfig, "--nfc", "pcsc:Virtual PCD 00 00", "--json"],
+                                          currentDirectory: site.directory)
+        addTeardownBlock { lock.terminate() }
+        _ = try lock.waitForLine(containing: "\"radioEvent\":\"reader-opened\"", timeout: 60)
+        let phone = try InteractiveProcess(site.phone(["--transport", "vpicc"]), currentDirectory: site.directory)
+        addTeardownBlock { phone.terminate() }
+        XCTAssertTrue(try phone.waitForLine(containing: "polled", timeout: 30).contains("keys=1"))
+        phone.send("tap")
+        let tap = try phone.waitForLine(containing: "tap result=", timeout: 60)
+        XCTAssertTrue(tap.hasSuffix("result=ended"), tap)
+        let granted = try lock.waitForLine(containing: "\"kind\":\"granted\"", timeout: 30)
+        XCTAssertTrue(granted.contains("\"radio\":\"nfc\""), granted)
+        _ = try lock.waitForLine(containing: "\"radioEvent\":\"card-removed\"", timeout: 30)
+    }
+
     /// On the system clock the scenario's time flows with the wall clock: the 9 hours it advances
     /// plus the seconds the run took (on the virtual clock it is exactly 9 h).
     func testScenarioRunOnTheSystemClock() throws {

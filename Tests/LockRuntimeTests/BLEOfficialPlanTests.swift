@@ -1,5 +1,5 @@
 import Conformance
-import LockRuntime
+import ConformanceRadios
 import XCTest
 
 /// The official plan's BLE rows and the BLE catalogues agree: every ble_reader row naming a check

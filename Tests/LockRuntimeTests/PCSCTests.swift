@@ -4,6 +4,8 @@ import Foundation
 import LockBenchTestSupport
 import LockRuntime
 import OfflineUnlock
+import PhoneRadios
+import PhoneSeam
 @testable import PCSC
 import VirtualPN532
 import XCTest
@@ -150,6 +152,31 @@ final class PCSCTests: XCTestCase {
         let again = try tap(lock, phone.session)
         XCTAssertTrue(again.granted)
         XCTAssertTrue(again.fast)
+    }
+
+    /// The phone-side seam on PC/SC: the registry's `vpicc` radio inserts the phone into vpcd's
+    /// reader, the lock's `PCSCReader` (pcsc-lite through pcscd) taps it, and the phone is pulled
+    /// once the lock ended the transaction — twice, two decisions.
+    func testAPhoneFromTheRegistryOnVpiccIsGrantedByTheLockThroughPcscd() throws {
+        let lock = try RunningLock(self, nfc: .pcsc(reader: Self.reader)).start()
+        let radio = try PhoneRadioSpec(parsing: "vpicc:127.0.0.1:\(Self.port)").radio()
+        defer { radio.close() }
+        XCTAssertEqual((radio as? VirtualICCPhoneRadio)?.readerName, Self.reader)
+        let phone = try lock.provisioning.phone(id: "dave")
+        var entered = 0
+        let tap = try radio.present(phone.session, timeout: 20) { entered += 1 }
+        XCTAssertEqual(entered, 1)
+        XCTAssertTrue(tap.ended, "the lock ended the transaction")
+        XCTAssertGreaterThanOrEqual(tap.commands, 3)
+        try lock.wait("a decision", timeout: 20) { _, outcomes in !outcomes.isEmpty }
+        XCTAssertTrue(lock.outcomes[0].granted, "\(lock.outcomes[0].decision)")
+        XCTAssertEqual(lock.outcomes[0].credentialID, Array("dave".utf8).hex)
+        try lock.wait("the card leaving", timeout: 20) { events, _ in events.contains { $0.radioEvent == .cardRemoved } }
+        XCTAssertTrue(try radio.present(phone.session, timeout: 20).ended)
+        try lock.wait("a second decision", timeout: 20) { _, outcomes in outcomes.count >= 2 }
+        XCTAssertTrue(lock.outcomes[1].granted)
+        // vpcd reports a card about once a second: the lock sees it leave before the reader is reused.
+        try lock.wait("the card leaving again", timeout: 20) { events, _ in events.filter { $0.radioEvent == .cardRemoved }.count >= 2 }
     }
 
     func testAnExpiredDocumentIsDenied() throws {

@@ -71,13 +71,13 @@ final class RunningLock {
     func tap(_ card: APDUResponder, on reader: VirtualReader? = nil) throws -> TransactionOutcome {
         let reader = reader ?? self.reader
         let before = outcomes.count
-        let removedBefore = events.filter { $0.message.hasPrefix("card removed") }.count
+        let removedBefore = events.filter { $0.radioEvent == .cardRemoved }.count
         uidCounter &+= 1
         try reader.insert(card, uid: [0x04, 0x4C, 0x52, 0x54, 0x00, 0x00, uidCounter])
         try wait("a decision") { _, outcomes in outcomes.count > before }
         let outcome = outcomes[before]
         reader.remove()
-        try waitForMessage("card removed", count: removedBefore + 1)
+        try wait("the card leaving") { events, _ in events.filter { $0.radioEvent == .cardRemoved }.count > removedBefore }
         return outcome
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import LockBenchTestSupport
 import Scenario
 import XCTest
 
@@ -20,6 +21,12 @@ final class RadioScenarioTests: XCTestCase {
     func testNineHoursOverTheSocket() async throws { try await run(SocketTap()) }
 
     func testNineHoursOverTheVirtualPN532() async throws { try await run(RadioTap(.pn532)) }
+
+    /// The phone radio `vpicc` from the registry, the lock on pcscd's `Virtual PCD 00 00`.
+    func testNineHoursOverPCSCThroughPcscd() async throws {
+        try PCSCDaemon.ensureRunning(offering: "Virtual PCD 00 00")
+        try await run(RadioTap(.vpicc))
+    }
 
     func testNineHoursOverBLEOnBumble() async throws { try await run(RadioTap(.ble)) }
 }

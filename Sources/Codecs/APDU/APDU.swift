@@ -1,14 +1,18 @@
 import ByteCore
 
-// ISO/IEC 7816-4 §5.1 command-response pairs, short length fields only.
+// ISO/IEC 7816-4 §5.1 command-response pairs.
 //
 //   command  = CLA INS P1 P2                      ; case 1
-//            / CLA INS P1 P2 Le                   ; case 2   (Le 00 means 256)
-//            / CLA INS P1 P2 Lc data              ; case 3   (Lc 01-FF)
-//            / CLA INS P1 P2 Lc data Le           ; case 4
-//   response = [data] SW1 SW2                     ; data at most 256 bytes
+//            / CLA INS P1 P2 Le                   ; case 2S  (Le 00 means 256)
+//            / CLA INS P1 P2 Lc data              ; case 3S  (Lc 01-FF)
+//            / CLA INS P1 P2 Lc data Le           ; case 4S
+//            / CLA INS P1 P2 00 Le1 Le2           ; case 2E  (Le 0000 means 65 536)
+//            / CLA INS P1 P2 00 Lc1 Lc2 data      ; case 3E  (Lc 0001-FFFF)
+//            / CLA INS P1 P2 00 Lc1 Lc2 data Le1 Le2 ; case 4E
+//   response = [data] SW1 SW2                     ; data at most 256 bytes (LockBench answers short)
 //
-// Extended lengths (Lc 00 followed by two bytes) are refused with `extendedLength`.
+// Extended commands are parsed because the official case NFC_UD_EXCHANGE_WITH_EXTENDED_LENGTH
+// follows a response chain with GET RESPONSE `00 C0 00 00 00 01 13` (Le 275).
 
 /// One error type for the APDU layer: a stable code, a reason, and where it applies.
 public struct APDUError: CodedError, Equatable, CustomStringConvertible, Sendable {
@@ -17,7 +21,7 @@ public struct APDUError: CodedError, Equatable, CustomStringConvertible, Sendabl
         case truncated = "apdu.truncated"
         /// Lc says more or fewer data bytes than present (and the rest is not a single Le).
         case badLength = "apdu.bad_length"
-        /// An extended-length APDU (Lc = 00 with more bytes); LockBench speaks short APDUs only.
+        /// A malformed extended length field: `00` then one byte, or an extended Lc of `0000`.
         case extendedLength = "apdu.extended_length"
         /// Data or Le out of the short range when encoding.
         case tooLong = "apdu.too_long"
@@ -88,25 +92,33 @@ public struct StatusWord: RawRepresentable, Hashable, Sendable, CustomStringConv
     public var isBytesRemaining: Bool { sw1 == 0x61 }
 }
 
-/// A short command APDU.
+/// A command APDU, short or extended length.
 public struct CommandAPDU: Equatable, Hashable, Sendable {
     public var cla: UInt8
     public var ins: UInt8
     public var p1: UInt8
     public var p2: UInt8
-    /// Command data, 0…255 bytes (absent when empty).
+    /// Command data: 0…255 bytes short, 0…65 535 extended (absent when empty).
     public var data: [UInt8]
-    /// Expected response length 1…256 (`00` on the wire means 256), nil when Le is absent.
+    /// Expected response length: 1…256 short (`00` on the wire means 256), 1…65 536 extended
+    /// (`0000` means 65 536); nil when Le is absent.
     public var le: Int?
+    /// Extended length fields (`00 Lc1 Lc2`, `Le1 Le2`), as parsed or to encode.
+    public var extendedLength: Bool
 
-    public init(cla: UInt8, ins: UInt8, p1: UInt8 = 0, p2: UInt8 = 0, data: [UInt8] = [], le: Int? = nil) {
+    public init(cla: UInt8, ins: UInt8, p1: UInt8 = 0, p2: UInt8 = 0, data: [UInt8] = [], le: Int? = nil, extendedLength: Bool = false) {
         self.cla = cla
         self.ins = ins
         self.p1 = p1
         self.p2 = p2
         self.data = data
         self.le = le
+        self.extendedLength = extendedLength
     }
+
+    /// The largest extended data field and Le.
+    public static let maxExtendedData = 0xFFFF
+    public static let maxExtendedLe = 0x1_0000
 
     /// Bit 0x10 of CLA: more commands of this chain follow (ISO/IEC 7816-4 §5.4.1).
     public static let chainingBit: UInt8 = 0x10
@@ -117,6 +129,7 @@ public struct CommandAPDU: Equatable, Hashable, Sendable {
     public static let maxShortData = 255
 
     public func encoded() throws(APDUError) -> [UInt8] {
+        if extendedLength { return try encodedExtended() }
         guard data.count <= CommandAPDU.maxShortData else {
             throw APDUError(.tooLong, "\(data.count) data bytes; short APDUs carry at most 255 (chain them)")
         }
@@ -125,6 +138,21 @@ public struct CommandAPDU: Equatable, Hashable, Sendable {
         if let le {
             guard (1...256).contains(le) else { throw APDUError(.tooLong, "Le \(le) outside 1…256") }
             out.append(UInt8(truncatingIfNeeded: le))
+        }
+        return out
+    }
+
+    private func encodedExtended() throws(APDUError) -> [UInt8] {
+        guard data.count <= CommandAPDU.maxExtendedData else {
+            throw APDUError(.tooLong, "\(data.count) data bytes; an extended Lc carries at most 65 535")
+        }
+        var out = [cla, ins, p1, p2]
+        if !data.isEmpty { out += [0x00, UInt8(data.count >> 8), UInt8(data.count & 0xFF)] + data }
+        if let le {
+            guard (1...CommandAPDU.maxExtendedLe).contains(le) else { throw APDUError(.tooLong, "Le \(le) outside 1…65 536") }
+            // With no Lc the extended Le takes the 00 marker itself (case 2E).
+            if data.isEmpty { out.append(0x00) }
+            out += [UInt8(truncatingIfNeeded: le >> 8), UInt8(truncatingIfNeeded: le)]
         }
         return out
     }
@@ -143,9 +171,29 @@ public struct CommandAPDU: Equatable, Hashable, Sendable {
             return
         case 5:
             le = b[4] == 0 ? 256 : Int(b[4])
+        case 6 where b[4] == 0:
+            throw APDUError(.extendedLength, "byte 4 is 00 followed by one byte: neither a short Lc (01-FF) nor an extended field (00 Lc1 Lc2 or 00 Le1 Le2)")
+        case 7 where b[4] == 0:
+            // Case 2E: 00 Le1 Le2.
+            extendedLength = true
+            le = Self.extendedLe(b[5], b[6])
         default:
             let lc = Int(b[4])
-            if lc == 0 { throw APDUError(.extendedLength, "Lc 00 followed by more bytes: extended length is not supported") }
+            if lc == 0 {
+                // Case 3E or 4E: 00 Lc1 Lc2 data [Le1 Le2].
+                extendedLength = true
+                let n = Int(b[5]) << 8 | Int(b[6])
+                guard n > 0 else { throw APDUError(.extendedLength, "extended Lc 00 00 00 followed by \(b.count - 7) byte(s): an extended Lc is 0001-FFFF") }
+                if b.count == 7 + n {
+                    data = Array(b[7...])
+                } else if b.count == 9 + n {
+                    data = Array(b[7..<7 + n])
+                    le = Self.extendedLe(b[7 + n], b[8 + n])
+                } else {
+                    throw APDUError(.badLength, "extended Lc 00 \(Hex.encode([b[5], b[6]])) (\(n)) but \(b.count - 7) byte(s) follow")
+                }
+                return
+            }
             if b.count == 5 + lc {
                 data = Array(b[5...])
             } else if b.count == 6 + lc {
@@ -155,6 +203,12 @@ public struct CommandAPDU: Equatable, Hashable, Sendable {
                 throw APDUError(.badLength, "Lc \(lc) but \(b.count - 5) byte(s) follow")
             }
         }
+    }
+
+    /// An extended Le: `0000` means 65 536.
+    private static func extendedLe(_ hi: UInt8, _ lo: UInt8) -> Int {
+        let v = Int(hi) << 8 | Int(lo)
+        return v == 0 ? CommandAPDU.maxExtendedLe : v
     }
 }
 

@@ -7,7 +7,8 @@ import ByteCore
 // bytes per response (256 + SW = 258). Both limits are parameters; these are the defaults.
 
 /// Reader side: cuts one logical command into a chain. Every part but the last has CLA | 0x10
-/// and no Le; the last has the original CLA and Le.
+/// and no Le; the last has the original CLA and Le. An extended-length command chains in
+/// extended-length parts (its Le may exceed a short one's 256).
 public enum CommandChainer {
     public static let defaultChunk = CommandAPDU.maxShortData
 
@@ -21,7 +22,8 @@ public enum CommandChainer {
             let last = end == command.data.count
             parts.append(CommandAPDU(cla: last ? command.cla : command.cla | CommandAPDU.chainingBit,
                                      ins: command.ins, p1: command.p1, p2: command.p2,
-                                     data: Array(command.data[offset..<end]), le: last ? command.le : nil))
+                                     data: Array(command.data[offset..<end]), le: last ? command.le : nil,
+                                     extendedLength: command.extendedLength))
             offset = end
         }
         return parts
@@ -77,7 +79,7 @@ public struct CommandAssembler: Sendable {
             }
             state = .idle
             return .complete(CommandAPDU(cla: command.cla, ins: command.ins, p1: command.p1, p2: command.p2,
-                                         data: all, le: command.le))
+                                         data: all, le: command.le, extendedLength: command.extendedLength))
         }
     }
 }

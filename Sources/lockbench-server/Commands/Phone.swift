@@ -7,6 +7,8 @@ import Foundation
 import LockRuntime
 import SocketTransport
 import NFC
+import PhoneRadios
+import PhoneSeam
 import OfflineUnlock
 import Push
 import CommandLineSupport
@@ -42,7 +44,9 @@ struct PhoneCommand: AsyncParsableCommand {
             `lockbench lock transact` or a lock connects), pn532 (a virtual PN532 on a pty, or at \
             --link, with the phone in its field; its connstring is printed for the lock, e.g. \
             `lockbench lock run --nfc pn532_uart:PATH`; `remove` takes the phone out of the field and \
-            `insert` or `tap` brings it back), or ble (each `tap` command connects to the lock on \
+            `insert` or `tap` brings it back), vpicc (each `tap` puts the phone as a card in pcscd's \
+            virtual reader "Virtual PCD 00 00" until the lock ended the transaction: `lockbench lock run \
+            --nfc "pcsc:Virtual PCD 00 00"`), or ble (each `tap` command connects to the lock on \
             --ble and runs one transaction).
 
             Commands (stdin, one per line): poll, offline, online, show, login CODE, logout (the service \
@@ -76,7 +80,7 @@ struct PhoneCommand: AsyncParsableCommand {
         var pollEvery: String = "8h"
         @Flag(name: .customLong("no-auto-recover"), help: "On an expired login fail with token_expired instead of asking to re-authorize.")
         var noAutoRecover = false
-        @Option(help: ArgumentHelp("socket, pn532 or ble.", valueName: "transport"))
+        @Option(help: ArgumentHelp("socket, pn532, vpicc or ble.", valueName: "transport"))
         var transport: String = "socket"
         @Option(help: ArgumentHelp("With socket: the port to listen on (0: any, printed).", valueName: "n"))
         var port: Int = Int(SocketCredentialServer.defaultPort)
@@ -96,7 +100,7 @@ struct PhoneCommand: AsyncParsableCommand {
         var noConsole = false
 
         func validate() throws {
-            guard ["socket", "pn532", "ble"].contains(transport) else { throw ValidationError("--transport is socket, pn532 or ble") }
+            guard ["socket", "pn532", "vpicc", "ble"].contains(transport) else { throw ValidationError("--transport is socket, pn532, vpicc or ble") }
             guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535") }
             if transport == "ble" && ble == nil { throw ValidationError("--transport ble needs --ble SPEC (e.g. tcp:127.0.0.1:9101)") }
             if link != nil && transport != "pn532" { throw ValidationError("--link is for --transport pn532") }
@@ -128,50 +132,56 @@ struct PhoneCommand: AsyncParsableCommand {
             let say: @Sendable (String, [String: String]) -> Void = { [json] text, fields in
                 emitLine(json ? KeyFiles.compactJSON(fields.merging(["event": text]) { a, _ in a }) : text + (fields.isEmpty ? "" : " " + fields.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")))
             }
-            let interface: RadioInterface = transport == "ble" ? .ble : transport == "pn532" ? .nfc : .socket
-            let responder = PhoneResponder(phone: phone, trusting: readers, interface: interface)
-
-            // The radio.
-            var stopRadio: () -> Void = {}
-            var bleTap: (@Sendable () -> String)?
-            var field: ((Bool) -> String)?
-            switch transport {
-            case "socket":
-                let server: SocketCredentialServer
-                do { server = try SocketCredentialServer(host: "127.0.0.1", port: UInt16(port)) } catch {
-                    throw UserError(message: "cannot listen on 127.0.0.1:\(port): \(error); pick another --port", code: ExitCodes.environment)
+            // The radio, from the phone radios' registry.
+            let spec: PhoneRadioSpec = switch transport {
+            case "socket": .socket(host: "127.0.0.1", port: UInt16(port))
+            case "pn532": .pn532(link: link)
+            case "vpicc": .vpicc(host: "127.0.0.1", port: PhoneRadioSpec.vpcdPort)
+            default: .ble(transport: ble!)
+            }
+            let responder = PhoneResponder(phone: phone, trusting: readers, interface: spec.interface)
+            let radio: any PhoneRadio
+            do { radio = try spec.radio() } catch {
+                switch spec {
+                case .socket: throw UserError(message: "cannot listen on 127.0.0.1:\(port): \(error); pick another --port", code: ExitCodes.environment)
+                case .pn532: throw UserError(message: "cannot start the virtual PN532: \(error)", code: ExitCodes.environment)
+                default:
+                    if let e = error as? BLEError, e.code == .badTransportSpec { throw UserError(message: "--ble: \(e.reason)") }
+                    throw UserError(message: "cannot start the phone's BLE controller \(ble ?? ""): \(error)", code: ExitCodes.environment)
                 }
-                say("listening", ["address": "127.0.0.1:\(server.port)"])
-                Thread.detachNewThread { try? server.serve(responder) }
-                stopRadio = { server.close() }
-            case "pn532":
-                let reader: VirtualReader
-                do { reader = try VirtualReader(card: responder, link: link) } catch {
+            }
+            let stopRadio: () -> Void = { radio.close() }
+            var radioTap: (@Sendable () -> String)?
+            var field: ((Bool) -> String)?
+            switch radio {
+            case let socket as SocketPhoneRadio:
+                say("listening", ["address": socket.address])
+                // The lock connects when it will: one transaction per connection until the radio closes.
+                Thread.detachNewThread {
+                    while true { do { _ = try socket.present(responder, timeout: 1) } catch { return } }
+                }
+            case let pn532 as VirtualPN532PhoneRadio:
+                // The phone starts in the field, as a phone held to the reader.
+                do { try pn532.enter(responder) } catch {
                     throw UserError(message: "cannot start the virtual PN532: \(error)", code: ExitCodes.environment)
                 }
-                say("virtual-pn532", ["connstring": reader.connstring])
-                stopRadio = { reader.stop() }
-                // The phone enters (true) or leaves (false) the field; one uid per entry, so the
+                say("virtual-pn532", ["connstring": pn532.address])
+                // The phone enters (true) or leaves (false) the field; a new uid per entry, so the
                 // lock sees a new card each time.
-                let uids = Counter()
                 field = { enter in
-                    guard enter else { reader.remove(); return "removed" }
-                    do {
-                        try reader.insert(responder, uid: [0x08, 0x50, 0x48, 0x4F, 0x4E, 0x45, uids.next()])
-                        return "inserted"
-                    } catch { return "failed: \(error)" }
+                    guard enter else { pn532.leave(); return "removed" }
+                    do { try pn532.enter(responder); return "inserted" } catch { return "failed: \(error)" }
                 }
             default:
-                let spec: TransportSpec
-                do { spec = try TransportSpec(parsing: ble!) } catch { throw UserError(message: "--ble: \(error.reason)") }
-                bleTap = {
+                // One `tap`, one presentation: BLE reports the lock's decision, vpicc only that the lock ended it.
+                radioTap = {
                     do {
-                        let p = try BLEPhone(configuration: BLEPhone.Configuration(transport: spec))
-                        try p.start()
-                        defer { p.stop() }
-                        let outcome = try p.unlock(with: responder)
-                        responder.noteDoor(granted: outcome.granted)
-                        return outcome.granted ? "granted" : "denied"
+                        let tap = try radio.present(responder, timeout: 30)
+                        // The radio's own word on the decision where it has one (BLE's completed
+                        // notification); otherwise the reader status the phone saw.
+                        if tap.ended || tap.granted != nil { responder.noteDoor(granted: tap.granted) }
+                        if let granted = tap.granted { return granted ? "granted" : "denied" }
+                        return tap.ended ? "ended" : "no transaction within 30 s"
                     } catch {
                         return "failed: \(error)"
                     }
@@ -309,9 +319,9 @@ struct PhoneCommand: AsyncParsableCommand {
                                   "online": String(phone.isOnline), "loggedIn": String(phone.isLoggedIn),
                                   "nextPoll": phone.nextScheduledPoll.map(RFC3339.format) ?? "never", "lastError": phone.lastError ?? "-"])
                 case "tap":
-                    if let bleTap { say("tap", ["result": await onOwnThread("ble-tap", bleTap)]); continue }
+                    if let radioTap { say("tap", ["result": await onOwnThread("radio-tap", radioTap)]); continue }
                     if let field { _ = field(false); say("field", ["phone": field(true)]); continue }
-                    say("tap: only with --transport ble or pn532 (on socket the lock connects)", [:])
+                    say("tap: only with --transport ble, vpicc or pn532 (on socket the lock connects)", [:])
                 case "insert", "remove":
                     guard let field else { say("\(verb): only with --transport pn532", [:]); continue }
                     say("field", ["phone": field(verb == "insert")])
@@ -329,12 +339,6 @@ private final class OneAtATime: Sendable {
     /// True when it was free (and is now taken).
     func claim() -> Bool { value.withLock { was in defer { was = true }; return !was } }
     func release() { value.withLock { $0 = false } }
-}
-
-/// The last byte of the phone's UID on each entry into the field.
-private final class Counter: Sendable {
-    private let value = Mutex<UInt8>(0)
-    func next() -> UInt8 { value.withLock { $0 &+= 1; return $0 } }
 }
 
 struct ScenarioCommand: AsyncParsableCommand {
@@ -361,14 +365,14 @@ struct ScenarioCommand: AsyncParsableCommand {
         var json = false
         @Flag(help: "Print each line as it runs.")
         var verbose = false
-        @Option(help: ArgumentHelp("socket (default), pn532 (a virtual PN532 per lock, through libnfc) or ble (Bumble's virtual controllers).", valueName: "transport"))
+        @Option(help: ArgumentHelp("socket (default), pn532 (a virtual PN532 per lock, through libnfc), vpicc (a card in pcscd's Virtual PCD 00 00, through pcsc-lite) or ble (Bumble's virtual controllers).", valueName: "transport"))
         var transport: String = "socket"
         @Option(help: ArgumentHelp("virtual or system.", valueName: "mode"))
         var clock: String = "virtual"
 
         func validate() throws {
             guard !files.isEmpty else { throw ValidationError("name at least one scenario file") }
-            guard ["socket", "pn532", "ble"].contains(transport) else { throw ValidationError("--transport is socket, pn532 or ble") }
+            guard ["socket", "pn532", "vpicc", "ble"].contains(transport) else { throw ValidationError("--transport is socket, pn532, vpicc or ble") }
             guard clock == "virtual" || clock == "system" else { throw ValidationError("--clock is virtual or system") }
         }
 
@@ -380,7 +384,7 @@ struct ScenarioCommand: AsyncParsableCommand {
                     throw UserError(message: "\(f): \(error.description)")
                 }
             }
-            let tap: TapTransport = transport == "socket" ? SocketTap() : RadioTap(transport == "ble" ? .ble : .pn532)
+            let tap: TapTransport = transport == "socket" ? SocketTap() : RadioTap(RadioTap.Radio(rawValue: transport)!)
             let runner = ScenarioRunner(transport: tap, clockMode: clock == "system" ? .system : .virtual)
             if verbose { runner.trace = { emitError($0) } }
             var results = [ScenarioResult]()

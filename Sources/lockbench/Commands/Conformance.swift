@@ -4,8 +4,13 @@ import BLE
 import ByteCore
 import Codecs
 import Conformance
+import ConformanceRadios
 import Foundation
 import LockRuntime
+import NFC
+import PhoneRadios
+import PhoneSeam
+import SocketTransport
 
 struct ConformanceCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -205,6 +210,9 @@ struct ConformanceCredential: ParsableCommand {
     @Flag(name: .customLong("reader-certificates"),
           help: "The phone was provisioned as the official reader-certificate cases' operator prompt says (it trusts the reader issuer key 043928f3… for reader group 00113344667799AA00113344667799AA; LockBench's phone: its reader-issuer-ca option, 00113344667799AA00113344667799AA=FILE): run the cert.* checks, which play the official reader with its certificates.")
     var readerCertificates = false
+    @Flag(name: .customLong("sixteen-reader-groups"),
+          help: "The phone's access credential trusts the sixteen reader groups 00113344667799AA00113344667799AB…CE of the official case NFC_UD_STANDARD_SIXTEEN_GROUPIDENTIFIER_ONE_AC, with the case's reader keys (LockBench's phone: --trust-official-reader-groups): run standard.sixteen-groups.")
+    var sixteenReaderGroups = false
     @Option(name: .customLong("element-id"), help: ArgumentHelp("The element identifier the step-up checks ask for in namespace aliro-a (the tool's th_access_element_id).", valueName: "id"))
     var elementID: String = DocType.accessElement
     @Option(help: ArgumentHelp("With --ble: seconds to wait for the phone in each step of a check.", valueName: "seconds"))
@@ -232,15 +240,17 @@ struct ConformanceCredential: ParsableCommand {
         let transport: String
         var interface = RadioInterface.nfc
         var cleanup: () -> Void = {}
+        // LockBench is the reader: the phone under test comes through the lock's own `CardReader`s.
         if let connect {
             let (host, port) = try SocketCLI.address(connect)
-            opener = ConformanceTransports.socketOpener(host: host, port: port)
+            let links = try CardReaderLinks(SocketReader(configuration: .init(host: host, port: port, rearmDelay: 0)), waitForCard: 2)
+            opener = links.open
             transport = "socket \(connect)"
             interface = .socket
         } else {
             let nfc = nfc!
-            let links: NFCCardLinks
-            do { links = try NFCCardLinks(connstring: nfc) } catch {
+            let links: CardReaderLinks<LibNFCReader>
+            do { links = try CardReaderLinks(LibNFCReader(configuration: .init(connstring: nfc, apduTimeout: 3000))) } catch {
                 throw UserError(message: "cannot open the NFC reader \(nfc): \(error)", code: ExitCodes.environment)
             }
             opener = links.open
@@ -252,6 +262,7 @@ struct ConformanceCredential: ParsableCommand {
         let phone = CredentialUnderTest(open: opener, identity: identity, interface: interface, recorder: recorder, elementID: elementID)
         var profile = CredentialProfile.discover(phone, issuerKeys: issuerKeys)
         profile.readerCertificates = readerCertificates
+        profile.sixteenReaderGroups = sixteenReaderGroups
         if profile.fci == nil, let problem = profile.problem, problem.hasPrefix("could not reach") {
             throw UserError(message: "\(transport): \(problem)", code: ExitCodes.environment)
         }
@@ -344,48 +355,48 @@ struct ConformanceReader: ParsableCommand {
         // Over BLE the official ble_reader cases (docs/conformance-ble.md), not the NFC ones.
         let checks = try output.selected(ble != nil ? BLEReaderCatalogue.all : ReaderCatalogue.all)
         let recorder = output.transcript.map { _ in TranscriptRecorder(recordSecrets: output.transcriptSecrets) }
-        let presenter: PhonePresenter
-        var cleanup: () -> Void = {}
         let text = output.effectiveFormat == "text"
-        do {
-            if let listen {
-                let p = try SocketPhonePresenter(host: "127.0.0.1", port: UInt16(listen))
-                presenter = p
-                cleanup = { p.server.close() }
-                if text { emitLine("listening on 127.0.0.1:\(p.server.port)") }
-            } else if let nfc {
-                let link = nfc.hasPrefix("virtual:") ? String(nfc.dropFirst("virtual:".count)) : nil
-                let p = try VirtualNFCPhonePresenter(link: link)
-                p.timeout = TimeInterval(timeout)
-                presenter = p
-                cleanup = p.stop
-                emitError("virtual PN532 ready; connstring: \(p.reader.connstring)")
-                guard p.waitForReader(timeout: 60) else {
-                    throw UserError(message: "no reader opened \(p.reader.connstring) within 60 s", code: ExitCodes.environment)
-                }
-            } else {
-                let p = try BLEPhonePresenter(transport: ble!, btsnoop: btsnoop)
-                presenter = p
-                cleanup = p.stop
-            }
-        } catch let e as UserError {
-            throw e
-        } catch {
+        let spec: PhoneRadioSpec
+        if let listen { spec = .socket(host: "127.0.0.1", port: UInt16(listen)) }
+        else if let nfc { spec = .pn532(link: nfc.hasPrefix("virtual:") ? String(nfc.dropFirst("virtual:".count)) : nil) }
+        else { spec = .ble(transport: ble!) }
+        var options = PhoneRadioSpec.Options()
+        options.btsnoop = btsnoop
+        let radio: any PhoneRadio
+        do { radio = try spec.radio(options) } catch {
             throw UserError(message: "cannot start the phone's radio: \(error)", code: ExitCodes.environment)
         }
-        defer { cleanup() }
+        defer { radio.close() }
+        switch spec {
+        case .socket: if text { emitLine("listening on \(radio.address)") }
+        case .pn532:
+            emitError("virtual PN532 ready; connstring: \(radio.address)")
+            guard radio.waitForLock(timeout: 60) else {
+                throw UserError(message: "no reader opened \(radio.address) within 60 s", code: ExitCodes.environment)
+            }
+        default: break
+        }
         var base = session.configuration
         base.interface = interface == .ble ? .ble : .nfc
         let issuer = try issuerKey.map { try KeyFiles.privateKey($0, what: "issuer key") }
         let issuerCA = try issuerCAKey.map { try KeyFiles.privateKey($0, what: "issuer CA key") }
-        let reader = ReaderUnderTest(presenter: presenter, base: base, recorder: recorder, timeout: TimeInterval(timeout),
+        let reader = ReaderUnderTest(radio: radio, base: base, recorder: recorder, timeout: TimeInterval(timeout),
                                      issuer: issuer, issuerCA: issuerCA, now: now.flatMap { RFC3339.parse($0) } ?? Date())
         let needed = checks.map(\.transactions).reduce(0, +)
         if text {
             emitLine("\(checks.count) checks need \(needed) transactions from the reader under test: \(Self.instruction(listen: listen, nfc: nfc)) once per transaction; each check is printed when it ends")
         }
-        try output.execute(checks, reader, (), direction: "reader", transport: presenter.description, recorder: recorder) { check in
+        try output.execute(checks, reader, (), direction: "reader", transport: Self.transportLabel(spec, radio), recorder: recorder) { check in
             "awaiting the reader's transaction" + (check.transactions > 1 ? "s (\(check.transactions))" : "")
+        }
+    }
+
+    /// The radio as the report names it: `socket 127.0.0.1:5000`, `nfc pn532_uart:/dev/pts/4`, `ble tcp:…`.
+    static func transportLabel(_ spec: PhoneRadioSpec, _ radio: any PhoneRadio) -> String {
+        switch spec {
+        case .socket: return "socket \(radio.address)"
+        case .pn532, .vpicc: return "nfc \(radio.address)"
+        case .ble: return "ble \(radio.address)"
         }
     }
 

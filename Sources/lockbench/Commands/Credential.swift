@@ -7,6 +7,8 @@ import Lock
 import LockRuntime
 import OfflineUnlock
 import PCSC
+import PhoneRadios
+import PhoneSeam
 import SocketTransport
 
 /// `lockbench credential serve` and `lockbench lock transact`: a lock and a credential meeting
@@ -81,21 +83,27 @@ struct CredentialServe: ParsableCommand {
 
     func run() throws {
         let credential = try phone.makeSession(interface: .nfc, versions: try SocketCLI.versions(versions, flag: "--versions"))!
-        if let vpicc { return try serveAsCard(credential, vpcd: try SocketCLI.address(vpicc, flag: "--vpicc")) }
-        let server: SocketCredentialServer
-        do {
-            server = try SocketCredentialServer(host: host, port: UInt16(port), framing: SocketFraming(rawValue: framing)!)
-        } catch {
-            throw UserError(message: "cannot listen on \(host):\(port): \(error.reason)", code: ExitCodes.environment)
+        if let vpicc {
+            let (host, port) = try SocketCLI.address(vpicc, flag: "--vpicc")
+            return try serveAsCard(credential, radio: try PhoneRadioSpec.vpicc(host: host, port: port).radio())
         }
-        emitLine(json ? KeyFiles.compactJSON(["event": "listening", "address": "\(host):\(server.port)"])
-                      : "listening on \(host):\(server.port)")
+        let radio: any PhoneRadio
+        var options = PhoneRadioSpec.Options()
+        options.framing = SocketFraming(rawValue: framing)!
+        do { radio = try PhoneRadioSpec.socket(host: host, port: UInt16(port)).radio(options) } catch {
+            throw UserError(message: "cannot listen on \(host):\(port): \((error as? SocketError)?.reason ?? "\(error)")", code: ExitCodes.environment)
+        }
+        defer { radio.close() }
+        emitLine(json ? KeyFiles.compactJSON(["event": "listening", "address": radio.address])
+                      : "listening on \(radio.address)")
         repeat {
             let before = credential.transactions
-            let count: Int
-            do { count = try server.serveOne(credential) } catch {
-                throw UserError(message: "socket: \(error.reason)", code: ExitCodes.environment)
+            let tap: PhoneTap
+            do { tap = try radio.present(credential, timeout: .infinity) } catch {
+                throw UserError(message: "socket: \((error as? SocketError)?.reason ?? "\(error)")", code: ExitCodes.environment)
             }
+            guard tap.ended else { continue }
+            let count = tap.commands
             let served = Served(commands: count,
                                 readerStatus: credential.transactions > before ? credential.lastReaderStatus.map { String(format: "%04X", $0) } : nil,
                                 controlFlow: credential.lastControlFlow.map { Hex.encode($0.encoded()) })
@@ -106,25 +114,24 @@ struct CredentialServe: ParsableCommand {
                          + (served.controlFlow.map { ", control flow \($0)" } ?? ""))
             }
         } while !once
-        server.close()
     }
 
     /// `--vpicc`: the credential as a card in vpcd's reader, one tap per insertion.
-    private func serveAsCard(_ credential: CredentialSession, vpcd: (String, UInt16)) throws {
-        let watcher = TransactionEndWatcher(credential)
-        let card = VirtualICC(responder: watcher)
+    private func serveAsCard(_ credential: CredentialSession, radio: any PhoneRadio) throws {
         repeat {
-            watcher.arm()
-            do { try card.insert(host: vpcd.0, port: vpcd.1) } catch {
-                throw UserError(message: "cannot reach vpcd at \(vpcd.0):\(vpcd.1): \(error.reason). Is pcscd running with the virtual reader "
+            let tap: PhoneTap
+            do {
+                tap = try radio.present(credential, timeout: tapTimeout) {
+                    emitLine(json ? KeyFiles.compactJSON(["event": "inserted", "address": radio.address])
+                                  : "card inserted in vpcd at \(radio.address)")
+                }
+            } catch {
+                throw UserError(message: "cannot reach vpcd at \(radio.address): \((error as? SocketError)?.reason ?? "\(error)"). Is pcscd running with the virtual reader "
                                 + "driver (package vsmartcard-vpcd)? `lockbench pcsc list` should show \"Virtual PCD 00 00\".",
                                 code: ExitCodes.environment)
             }
-            emitLine(json ? KeyFiles.compactJSON(["event": "inserted", "address": "\(vpcd.0):\(vpcd.1)"])
-                          : "card inserted in vpcd at \(vpcd.0):\(vpcd.1)")
-            let ended = watcher.waitForEnd(timeout: tapTimeout)
-            card.remove()
-            let served = Served(commands: watcher.commands,
+            let ended = tap.ended
+            let served = Served(commands: tap.commands,
                                 readerStatus: ended ? credential.lastReaderStatus.map { String(format: "%04X", $0) } : nil,
                                 controlFlow: ended ? credential.lastControlFlow.map { Hex.encode($0.encoded()) } : nil)
             if json {
@@ -136,38 +143,5 @@ struct CredentialServe: ParsableCommand {
             }
             if !once { Thread.sleep(forTimeInterval: 1) }
         } while !once
-    }
-}
-
-/// Passes APDUs to the credential and notes when a transaction ended (EXCHANGE or CONTROL FLOW answered).
-final class TransactionEndWatcher: APDUResponder, @unchecked Sendable {
-    private let credential: CredentialSession
-    private let condition = NSCondition()
-    private var ended = false
-    private(set) var commands = 0
-
-    init(_ credential: CredentialSession) { self.credential = credential }
-
-    func arm() { condition.withLock { ended = false; commands = 0 } }
-
-    func respond(to command: [UInt8]) -> [UInt8] {
-        let response = credential.respond(to: command)
-        condition.withLock {
-            commands += 1
-            if command.count >= 2, command[1] == Instruction.exchange || command[1] == Instruction.controlFlow {
-                ended = true
-                condition.broadcast()
-            }
-        }
-        return response
-    }
-
-    func reset() { credential.reset() }
-
-    func waitForEnd(timeout: TimeInterval) -> Bool {
-        condition.lock(); defer { condition.unlock() }
-        let deadline = Date().addingTimeInterval(timeout)
-        while !ended { if !condition.wait(until: deadline) { return ended } }
-        return true
     }
 }

@@ -2,6 +2,7 @@ import AccessProtocol
 import ArgumentParser
 import ByteCore
 import Codecs
+import Conformance
 import Crypto
 import Foundation
 import Lock
@@ -26,6 +27,10 @@ struct PhoneOptions: ParsableArguments {
     @Option(name: .customLong("reader-issuer-ca"),
             help: ArgumentHelp("Trust a reader issuer CA for a reader group: GROUP=PEM, the group id (32 hex digits) and the CA's public key PEM. Readers of that group must present a certificate the CA signed (LOAD CERT or AUTH1 90); repeatable.", valueName: "group=ca.pub.pem"))
     var readerIssuerCA: [String] = []
+
+    @Flag(name: .customLong("trust-official-reader-groups"),
+          help: "Also trust the sixteen reader groups 00113344667799AA00113344667799AB…CE with the reader keys of the official case NFC_UD_STANDARD_SIXTEEN_GROUPIDENTIFIER_ONE_AC (its precondition; `conformance credential --sixteen-reader-groups` then runs it).")
+    var trustOfficialReaderGroups = false
 
     @Option(name: .customLong("reader-group"), help: ArgumentHelp("With a reader key PEM: the reader's group id, 32 hex digits.", valueName: "hex"))
     var readerGroup: String?
@@ -60,7 +65,7 @@ struct PhoneOptions: ParsableArguments {
             throw ValidationError("--profile must be 'lockbench' or 'reference', got '\(profile)'")
         }
         guard key != nil else {
-            if !documents.isEmpty || !trustReader.isEmpty || !readerIssuerCA.isEmpty || readerGroup != nil || !faults.isEmpty || mailbox != nil
+            if !documents.isEmpty || !trustReader.isEmpty || !readerIssuerCA.isEmpty || readerGroup != nil || !faults.isEmpty || mailbox != nil || trustOfficialReaderGroups
                 || profile != PhoneProfile.lockbench.rawValue || stepUpSelect != StepUpSelectPolicy.optional.rawValue || signedTimes {
                 throw ValidationError("--document, --trust-reader, --reader-group, --fault, --mailbox, --profile, --signed-times and --step-up-select describe a phone: give its --key too")
             }
@@ -91,6 +96,7 @@ struct PhoneOptions: ParsableArguments {
                 return TrustedReader(groupID: Hex.decode(parts[0]) ?? [], publicKey: try KeyFiles.publicKey(parts[1], what: "reader issuer CA key"),
                                      issuerCA: true)
             }
+            + (trustOfficialReaderGroups ? OfficialReaderGroups.trustedReaders : [])
     }
 
     var faultSet: CredentialFaults {

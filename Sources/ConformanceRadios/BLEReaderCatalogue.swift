@@ -3,6 +3,7 @@ import BLE
 import ByteCore
 import Codecs
 import Conformance
+import PhoneRadios
 import Foundation
 import OfflineUnlock
 
@@ -71,12 +72,12 @@ final class BLEPhoneStep {
 
 /// The official ble_reader cases that need neither UWB nor reader certificates (RKE included), each with
 /// its pass criteria (docs/conformance-ble.md): `conformance reader --ble` runs these. LockBench
-/// plays the phone (central) through a `BLEPhonePresenter`.
+/// plays the phone (central) through a `BLEPhoneRadio`.
 public enum BLEReaderCatalogue {
     static let tool = "aliro-certification-tool test_collections/aliro/ble_reader"
 
     static func phone(_ reader: ReaderUnderTest) throws -> BLEPhone {
-        guard let p = reader.presenter as? BLEPhonePresenter else { throw CheckStop(.notApplicable("a BLE case: run with --ble")) }
+        guard let p = reader.radio as? BLEPhoneRadio else { throw CheckStop(.notApplicable("a BLE case: run with --ble")) }
         return p.phone
     }
 
