@@ -57,6 +57,8 @@ public final class CredentialSession: MessageResponder, Sendable {
     /// FLOW S2 byte.
     public var lastReaderStatus: UInt16? { read { $0.lastReaderStatus } }
     public var lastControlFlow: ControlFlow? { read { $0.lastControlFlow } }
+    /// The reader identifier (group ‖ sub) the last AUTH0 named: which door this was.
+    public var lastReaderID: [UInt8]? { read { $0.lastReaderID } }
     public var transactions: Int { read { $0.transactions } }
     /// The lock's completed notification of the last BLE transaction, as opened; or why it did not open.
     public var lastCompleted: AccessProtocolCompleted? { read { $0.lastCompleted } }

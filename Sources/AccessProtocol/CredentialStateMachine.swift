@@ -236,6 +236,8 @@ struct CredentialStateMachine {
     /// EXCHANGE, or the CONTROL FLOW S2 byte.
     public private(set) var lastReaderStatus: UInt16?
     public private(set) var lastControlFlow: ControlFlow?
+    /// The reader identifier (group ‖ sub) the last AUTH0 named: which door this was.
+    public private(set) var lastReaderID: [UInt8]?
     public private(set) var transactions = 0
 
     private enum State {
@@ -590,6 +592,7 @@ struct CredentialStateMachine {
             ephemeralPublic = prepared.publicBytes
             if configuration.faults.contains(.replayEphemeralKey) { replayedEphemeral = ephemeral }
         }
+        lastReaderID = cmd.readerID
         let groupKey = trustedReader(cmd.readerID)?.publicKey
         let context = TranscriptContext(readerGroupKey: groupKey ?? [UInt8](repeating: 0, count: 65), readerID: cmd.readerID,
                                         interfaceByte: configuration.interface == .ble ? 0xC3 : 0x5E, version: cmd.version,

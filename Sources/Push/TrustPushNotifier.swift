@@ -41,6 +41,19 @@ public final class TrustPushNotifier: Sendable {
         else { Counter(label: "lockbench_trust_pushes_sent_total").increment() }
     }
 
+    /// A push's entry in the device's history: sent, or refused and why (`detail`: what it was for).
+    static func event(_ device: String, _ failure: PushRefusal?, _ about: String?) -> DeviceEvent {
+        DeviceEvent(seq: 0, device: device, kind: failure == nil ? .pushSent : .pushFailed, at: Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down)),
+                    reason: failure?.metricReason, detail: about)
+    }
+
+    /// Stores pushes' history in the site's database (none kept without one), one write per batch
+    /// of pushes; a failure is logged: a push is a hint, and so is its bookkeeping.
+    private func record(_ events: [DeviceEvent]) async {
+        guard let storage, !events.isEmpty else { return }
+        do { try await storage.recordDeviceEvents(events) } catch { logger?.warning("recording \(events.count) push events: \(error)") }
+    }
+
     /// Registers a token and answers only once it is stored (`PUT /v1/push-token`): a restart of
     /// the service does not forget the phone until its next login.
     public func registerDurably(device: String, token: String) async throws {
@@ -114,19 +127,23 @@ public final class TrustPushNotifier: Sendable {
     @discardableResult
     public func push(_ data: [String: String], to devices: [String]) async -> Int {
         var queued = 0
+        var history = [DeviceEvent]()
         for device in devices {
             for token in tokens(of: device) {
                 do {
                     _ = try await relay.send(PushMessage(token: token, data: data))
                     queued += 1
                     Self.count(nil)
+                    history.append(Self.event(device, nil, data["type"] ?? data["pushType"]))
                 } catch {
                     Self.count(error)
+                    history.append(Self.event(device, error, data["type"] ?? data["pushType"]))
                     if case .unregistered = error { unregister(device: device, token: token) }
                     logger?.warning("push to \(device) refused: \(error)")
                 }
             }
         }
+        await record(history)
         return queued
     }
 
@@ -134,6 +151,7 @@ public final class TrustPushNotifier: Sendable {
     @discardableResult
     public func notify(_ affected: [(device: String, trigger: PollTrigger)]) async -> Int {
         var queued = 0
+        var history = [DeviceEvent]()
         for a in affected {
             for token in tokens(of: a.device) {
                 do {
@@ -141,8 +159,10 @@ public final class TrustPushNotifier: Sendable {
                                                      collapseID: "trust-\(a.device)".utf8.count <= PushRules.maxCollapseIDBytes ? "trust-\(a.device)" : nil))
                     queued += 1
                     Self.count(nil)
+                    history.append(Self.event(a.device, nil, a.trigger.rawValue))
                 } catch {
                     Self.count(error)
+                    history.append(Self.event(a.device, error, a.trigger.rawValue))
                     if case .unregistered = error {
                         unregister(device: a.device, token: token)
                         do { try await persist(a.device) } catch { logger?.warning("forgetting a dead push token of \(a.device): \(error)") }
@@ -151,6 +171,7 @@ public final class TrustPushNotifier: Sendable {
                 }
             }
         }
+        await record(history)
         return queued
     }
 }

@@ -9,6 +9,7 @@ public enum AdminScope: String, Sendable, CaseIterable, Codable {
     case grantsRead = "grants:read", grantsWrite = "grants:write"
     case credentialsWrite = "credentials:write"
     case revocationsRead = "revocations:read"
+    case doorsRead = "doors:read"
 }
 
 /// Admin API keys: `lbk.ID.SECRET`, shown once at creation; the site stores the id, the name, the

@@ -26,6 +26,9 @@ public final class TrustService: Sendable {
     /// first change's transaction), set again by `WebhookDispatcher` on every pass and forgotten
     /// when this process adds or deletes one. Keeps the settings read out of every change.
     let webhookSubscribers = Mutex<Bool?>(nil)
+    /// When this instance last recorded a refused poll per device: a phone retrying with a revoked
+    /// token is recorded once a minute, not once per request (each record is a durable write).
+    let refusedPollsNoted = Mutex<[String: Date]>([:])
 
     public init(storage: any TrustStorage, issuerKey: P256.Signing.PrivateKey, tokenKey: P256.Signing.PrivateKey,
                 settings: TrustSettings = TrustSettings(), clock: any TrustClock = SystemClock()) async throws {
@@ -53,6 +56,7 @@ public final class TrustService: Sendable {
         return try await storage.write { tx in
             if try await tx.device(id) != nil { throw TrustError(.conflict, "device \(id) exists") }
             try await tx.putDevice(DeviceRecord(id: id, user: user, credentialKey: credentialKey, createdAt: now, updatedAt: now))
+            try await self.webhook([WebhookItem(type: "device-enrolled", device: id)], tx: tx)
             return try await self.tokens.newEnrollment(device: id, tx: tx, now: now)
         }
     }
@@ -71,6 +75,17 @@ public final class TrustService: Sendable {
 
     public func devices(user: String? = nil) async throws -> [DeviceRecord] {
         try await storage.read { tx in try await tx.devices(user: user) }
+    }
+
+    /// A device's history, oldest first (`DeviceEvent`: its keys issued, refreshed and deleted, the
+    /// changes that caused it, its pushes, refused polls and refreshes), the newest `retained`.
+    public func deviceHistory(device: String) async throws -> [DeviceEvent] {
+        try Self.checkName(device, "device id")
+        return try await storage.read { tx in
+            let events = try await tx.deviceEvents(device: device)
+            if events.isEmpty, try await tx.device(device) == nil { throw TrustError(.notFound, "no device \(device)") }
+            return events
+        }
     }
 
     /// Suspend, resume, deactivate (final) or delete a device's credential (Schlage guide). A
@@ -188,7 +203,24 @@ public final class TrustService: Sendable {
     public func poll(device: String, since: Int64?, family: String? = nil) async throws -> PollResult? {
         let now = now()
         let state = try await storage.pollState(device: device, family: family)
-        if state.familyRevoked { throw TrustError(.invalidToken, "the token's login was revoked") }
+        if state.familyRevoked {
+            // In the device's history (if it exists: a forged name must not add rows), at most once
+            // a minute per device.
+            let due = refusedPollsNoted.withLock { noted in
+                if let last = noted[device], now.timeIntervalSince(last) < 60 { return false }
+                if noted.count >= 10_000 { noted.removeAll() }
+                noted[device] = now
+                return true
+            }
+            if state.device != nil, due {
+                try? await storage.write { tx in
+                    try await tx.appendDeviceEvents(try await tx.numbered([DeviceEvent(seq: 0, device: device, kind: .pollFailed, at: now, reason: "login-revoked",
+                                                                                       detail: "the token's login was revoked or ended")]), keep: DeviceEvent.retained)
+                    try await self.webhook([WebhookItem(type: "key-refresh-failed", device: device, reason: "login-revoked")], tx: tx)
+                }
+            }
+            throw TrustError(.invalidToken, "the token's login was revoked")
+        }
         guard let d = state.device else { throw TrustError(.invalidToken, "device \(device) is gone") }
         let snapshot = Snapshot(state: state, device: d)
         guard snapshot.due(now: now, settings: settings) else {
@@ -198,7 +230,7 @@ public final class TrustService: Sendable {
         if !(state.list.map { Self.revocationDue($0, now: now, lifetime: settings.revocationLifetime) } ?? false) {
             var changed = prepared.values.map(\.key).sorted { $0.id < $1.id }
             changed += snapshot.unwanted.map { var tomb = $0; tomb.document = nil; return tomb }
-            let write = KeyWrite(device: device, keysAt: state.keys.map(\.sequence).max(), listAt: state.list?.sequence, keys: changed)
+            let write = KeyWrite(device: device, keysAt: state.keys.map(\.sequence).max(), listAt: state.list?.sequence, keys: changed, at: now)
             if let written = try await keyWrites.submit(write) {
                 let ids = Set(written.map(\.id))
                 return Self.changes(keys: state.keys.filter { !ids.contains($0.id) } + written, list: state.list, since: since,
@@ -218,6 +250,8 @@ public final class TrustService: Sendable {
         var keysAt: Int64?
         var listAt: Int64?
         var keys: [KeyRecord]
+        /// When the poll signed them (the history's time).
+        var at: Date
     }
 
     /// Stores many polls' keys in three statements: the versions they were planned from, checked
@@ -236,13 +270,17 @@ public final class TrustService: Sendable {
         var next = try await tx.reserveSequences(total)
         var out = [Result<[KeyRecord]?, Error>]()
         var all = [KeyRecord]()
+        var events = [DeviceEvent]()
         for (i, w) in batch.enumerated() {
             guard accepted[i] else { out.append(.success(nil)); continue }
             let keys = w.keys.map { k in var k = k; k.sequence = next; next += 1; return k }
             all += keys
+            events += DeviceEvent.of(keys, at: w.at)
             out.append(.success(keys))
         }
         try await tx.putKeys(all)
+        // The history, in the same commit: two more statements per batch, not per key.
+        try await tx.appendDeviceEvents(events, keep: DeviceEvent.retained)
         return out
     }
 
@@ -360,6 +398,7 @@ public final class TrustService: Sendable {
     /// Brings one device's keys in line with its grants and credential state, inside a write.
     func sync(device d: DeviceRecord, tx: any TrustTransaction, now: Date, prepared: [String: PreparedKey] = [:]) async throws {
         let s = try await snapshot(device: d.id, tx: tx)
+        var written = [KeyRecord]()
         for g in s.stale(now: now) {
             let id = KeyRecord.id(grant: g.id, device: d.id)
             let old = s.keys[id]
@@ -371,13 +410,16 @@ public final class TrustService: Sendable {
             }
             key.sequence = try await tx.nextSequence()
             try await tx.putKey(key)
+            written.append(key)
         }
         for k in s.unwanted {
             var tomb = k
             tomb.document = nil
             tomb.sequence = try await tx.nextSequence()
             try await tx.putKey(tomb)
+            written.append(tomb)
         }
+        try await tx.appendDeviceEvents(DeviceEvent.of(written, at: now), keep: DeviceEvent.retained)
         if let list = s.list, Self.revocationDue(list, now: now, lifetime: settings.revocationLifetime) {
             _ = try await publishRevocations(tx, now: now)
         }
@@ -431,6 +473,11 @@ public final class TrustService: Sendable {
     /// Webhook subscribers get it as events, written in the same transaction.
     func announced(_ change: TrustChange, _ tx: any TrustTransaction) async throws -> TrustChange {
         try await tx.announce(change)
+        // Each affected device's history says why it was told to poll.
+        let events = change.affected.compactMap { a in
+            DeviceEvent.Kind(trigger: a.trigger).map { DeviceEvent(seq: 0, device: a.device, kind: $0, at: now(), detail: change.revocationSerial.map { "revocation serial \($0)" }) }
+        }
+        try await tx.appendDeviceEvents(try await tx.numbered(events), keep: DeviceEvent.retained)
         if try await hasWebhookSubscribers(tx) { try await Self.recordWebhookEvents(change, at: now(), tx: tx) }
         return change
     }

@@ -14,11 +14,14 @@ import NIOCore
 ///   GET  /v1/admin/users                      devices:read
 ///   GET  /v1/admin/devices[?user=U]           devices:read
 ///   POST /v1/admin/devices                    devices:write       {"device","user","credentialKey": hex point} → 201 with the login code
+///   GET  /v1/admin/devices/{id}/events       devices:read        the device's history, oldest first
 ///   POST /v1/admin/devices/{id}/credential    credentials:write   {"state": active|suspended|deactivated|deleted, "reason"}
 ///   GET  /v1/admin/grants[?user=U]            grants:read
 ///   POST /v1/admin/grants                     grants:write        {"grant","user","readers":[…],"schedules":[…]} → 201
+///   POST /v1/admin/grants/{id}/modify         grants:write        {"readers":[…],"schedules":[…]} (either or both) → the grant, re-issued
 ///   POST /v1/admin/grants/{id}/revoke         grants:write        {"reason"}
 ///   GET  /v1/admin/revocations                revocations:read
+///   GET  /v1/admin/doors/{id}                 doors:read          what phones reported of door GROUP:SUB
 extension TrustAPI {
     struct AdminDevice: Codable { var device: String; var user: String; var credential: String; var code: String? }
     struct AdminGrant: Codable { var grant: String; var user: String; var readers: [String]; var schedules: [String]; var state: String; var reason: String? }
@@ -26,6 +29,8 @@ extension TrustAPI {
     struct NewGrant: Codable { var grant: String; var user: String; var readers: [String]; var schedules: [String]? }
     struct CredentialChange: Codable { var state: String; var reason: String? }
     struct Reason: Codable { var reason: String }
+    struct GrantChange: Codable { var readers: [String]?; var schedules: [String]? }
+    struct DeviceHistory: Codable { var device: String; var retained: Int; var events: [DeviceEvent] }
 
     static func adminGrant(_ g: GrantRecord) -> AdminGrant {
         AdminGrant(grant: g.id, user: g.user, readers: g.readers, schedules: g.schedules, state: g.state.rawValue, reason: g.reason)
@@ -84,6 +89,12 @@ extension TrustAPI {
                 return json(AdminDevice(device: d.device, user: d.user, credential: CredentialState.active.rawValue, code: code), status: .created)
             }
         }
+        router.get("/v1/admin/devices/:id/events") { request, context -> Response in
+            let id = context.parameters.get("id") ?? ""
+            return await admin(.devicesRead, request) { _ in
+                json(DeviceHistory(device: id, retained: DeviceEvent.retained, events: try await service.deviceHistory(device: id)))
+            }
+        }
         router.post("/v1/admin/devices/:id/credential") { request, context -> Response in
             let id = context.parameters.get("id") ?? ""
             return await admin(.credentialsWrite, request) { body in
@@ -107,6 +118,18 @@ extension TrustAPI {
                 return json(adminGrant(stored), status: .created)
             }
         }
+        router.post("/v1/admin/grants/:id/modify") { request, context -> Response in
+            let id = context.parameters.get("id") ?? ""
+            return await admin(.grantsWrite, request) { body in
+                let m = try decode(GrantChange.self, body)
+                guard m.readers != nil || m.schedules != nil else {
+                    throw TrustError(.invalidRequest, "name readers, schedules or both (an empty schedules list lifts every window)")
+                }
+                _ = try await service.modifyGrant(id: id, readers: m.readers, schedules: m.schedules)
+                guard let stored = try await service.grants().first(where: { $0.id == id }) else { throw TrustError(.notFound, "grant \(id)") }
+                return json(adminGrant(stored))
+            }
+        }
         router.post("/v1/admin/grants/:id/revoke") { request, context -> Response in
             let id = context.parameters.get("id") ?? ""
             return await admin(.grantsWrite, request) { body in
@@ -115,6 +138,10 @@ extension TrustAPI {
                 guard let stored = try await service.grants().first(where: { $0.id == id }) else { throw TrustError(.notFound, "grant \(id)") }
                 return json(adminGrant(stored))
             }
+        }
+        router.get("/v1/admin/doors/:id") { request, context -> Response in
+            let id = context.parameters.get("id") ?? ""
+            return await admin(.doorsRead, request) { _ in json(try await service.door(id)) }
         }
         router.get("/v1/admin/revocations") { request, _ -> Response in
             await admin(.revocationsRead, request) { _ in

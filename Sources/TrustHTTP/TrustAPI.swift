@@ -140,6 +140,7 @@ public enum TrustAPI {
         }
 
         addApprovalRoutes(to: authenticated, service: service, devicePush: devicePush)
+        addDoorRoutes(to: authenticated, service: service)
         addDeviceAuthorizationRoutes(to: router, authenticated: authenticated, service: service)
         addAdminRoutes(to: router, service: service)
 

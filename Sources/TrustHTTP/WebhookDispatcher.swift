@@ -18,11 +18,32 @@ public final class WebhookDispatcher: Sendable {
     let backoff: TimeInterval
     let maxBackoff: TimeInterval
     let logger: Logger?
+    /// This dispatcher's name in the delivery lease (`TrustService.leaseWebhook`), and how long a
+    /// lease lasts: longer than a POST may take (10 s), renewed when half of it is left. An
+    /// instance that stops hands its subscribers to another within `lease` seconds.
+    public let instance: String
+    public let lease: TimeInterval
     private struct Retry { var attempts: Int; var due: Date }
     private let retries = Mutex<[String: Retry]>([:])
+    private let leased = Mutex<[String: Date]>([:])
 
-    public init(service: TrustService, http: HTTPClient = .shared, backoff: TimeInterval = 1, maxBackoff: TimeInterval = 300, logger: Logger? = nil) {
+    public init(service: TrustService, http: HTTPClient = .shared, backoff: TimeInterval = 1, maxBackoff: TimeInterval = 300,
+                lease: TimeInterval = 30, instance: String = UUID().uuidString, logger: Logger? = nil) {
         self.service = service; self.http = http; self.backoff = backoff; self.maxBackoff = maxBackoff; self.logger = logger
+        self.lease = lease; self.instance = instance
+    }
+
+    /// Whether this instance delivers `hook`'s events now: it holds the lease with more than half
+    /// of it left, or takes or renews it (one write per half lease, and only when there is an event).
+    func holdsLease(_ hook: TrustService.Webhook) async -> Bool {
+        if let until = leased.withLock({ $0[hook.id] }), Date().addingTimeInterval(lease / 2) < until { return true }
+        let start = Date()
+        guard (try? await service.leaseWebhook(hook, holder: instance, ttl: lease)) == true else {
+            leased.withLock { $0[hook.id] = nil }
+            return false
+        }
+        leased.withLock { $0[hook.id] = start.addingTimeInterval(lease) }
+        return true
     }
 
     /// The signature header's value for `body` at `time`.
@@ -41,16 +62,27 @@ public final class WebhookDispatcher: Sendable {
         }
     }
 
+    /// Gives up the leases this instance holds (a graceful stop: cancel `start`'s task and wait
+    /// for it first), so another instance delivers at once rather than after the lease.
+    public func release() async {
+        let held = leased.withLock { l in defer { l = [:] }; return Array(l.keys) }
+        for id in held {
+            do { try await service.releaseWebhookLease(hookID: id, holder: instance) } catch {
+                logger?.warning("webhook \(id): could not give up the delivery lease (another instance takes over when it runs out): \(error)")
+            }
+        }
+    }
+
     /// One pass: each subscriber not waiting out a back-off gets its next event.
     public func deliverDue() async {
         guard let hooks = try? await service.webhooks() else { return }
         service.noteWebhookSubscribers(!hooks.isEmpty)
         for hook in hooks {
             if let r = retries.withLock({ $0[hook.id] }), Date() < r.due { continue }
-            guard let event = try? await service.nextWebhookEvent(for: hook) else { continue }
+            guard let event = try? await service.nextWebhookEvent(for: hook), await holdsLease(hook) else { continue }
             if await post(event, to: hook) {
                 retries.withLock { $0[hook.id] = nil }
-                do { try await service.acknowledgeWebhookEvent(event, for: hook) } catch {
+                do { try await service.acknowledgeWebhookEvent(event, for: hook, holder: instance) } catch {
                     logger?.warning("webhook \(hook.id): delivered \(event.id) but could not store the cursor: \(error)")
                 }
             } else {

@@ -115,6 +115,23 @@ public final class TrustClient: Sendable {
         }
     }
 
+    /// `POST /v1/doors/{id}/reports`: what the phone saw at a door (`DoorReport`).
+    public func reportDoor(_ report: DoorReport, accessToken: String) async throws(TrustClientError) {
+        var request = HTTPClientRequest(url: baseURL + "/v1/doors/" + report.door + "/reports")
+        request.method = .POST
+        request.headers.add(name: "Authorization", value: "Bearer " + accessToken)
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(string: report.encoded()))
+        let (status, answer) = try await send(request)
+        switch status {
+        case 201: return
+        case 401: throw .unauthorized(String(decoding: answer, as: UTF8.self))
+        default:
+            let e = (try? JSONDecoder().decode([String: String].self, from: answer)) ?? [:]
+            throw .oauth(code: e["error"] ?? "http_\(status)", description: e["error_description"] ?? "")
+        }
+    }
+
     /// `PUT /v1/push-token`: the service pushes to `token` when this device's keys change.
     public func registerPushToken(_ token: String, accessToken: String) async throws(TrustClientError) {
         var request = HTTPClientRequest(url: baseURL + "/v1/push-token")

@@ -23,8 +23,13 @@ public final class VirtualPhone: Sendable {
         var _events: [Event] = []
         var _lastError: String?
         var fastCache: FastCache?
+        /// What the phone saw at doors, waiting to be uploaded (`uploadDoorReports`), newest kept.
+        var _doorReports: [DoorReport] = []
     }
     private let state = Mutex(State())
+
+    /// Door reports waiting at most (a phone offline for long keeps its newest taps).
+    public static let maxPendingDoorReports = 32
 
     public struct Options: Sendable, Equatable {
         /// Background poll interval; 0 = never.
@@ -351,6 +356,49 @@ public final class VirtualPhone: Sendable {
     }
 
     func keep(fastCache: FastCache) { locked { s in s.fastCache = fastCache } }
+
+    // MARK: door reports
+
+    /// Notes what a finished transaction showed of its door (nil: it named no door): the decision
+    /// from the reader status (`granted` overrides it where the radio says, as BLE's completed
+    /// notification does), the list this phone held, and whether the lock asked for it.
+    @discardableResult
+    public func noteDoor(_ session: CredentialSession, granted: Bool? = nil) -> DoorReport? {
+        guard let id = session.lastReaderID.flatMap(DoorReport.doorID(readerID:)) else { return nil }
+        let serial = revocationSerial
+        let asked = session.lastDeviceRequest?.docTypes.contains(DocType.revocation) ?? false
+        let decision: DoorReport.Decision = granted.map { $0 ? .granted : .denied }
+            ?? DoorReport.decision(readerStatus: session.lastReaderStatus, failed: session.lastControlFlow.map { $0.s1 == ControlFlow.finishedWithFailure } ?? false)
+        let report = DoorReport(door: id, decision: decision, readerStatus: session.lastReaderStatus.map { Hex.encode($0.bigEndianBytes) },
+                                at: clock.now(), revocationSerial: serial, revocationDelivered: asked && serial != nil && !session.configuration.revocationDocuments.isEmpty)
+        locked { s in s._doorReports = Array((s._doorReports + [report]).suffix(Self.maxPendingDoorReports)) }
+        return report
+    }
+
+    public var pendingDoorReports: [DoorReport] { locked { s in s._doorReports } }
+
+    /// Uploads the waiting door reports, oldest first (`POST /v1/doors/{id}/reports`). A report the
+    /// service refuses (403: no grant on that door any more; 400) is dropped; a network failure
+    /// keeps the rest for next time. Returns how many were stored and the first error.
+    public func uploadDoorReports() async -> (sent: Int, error: String?) {
+        var sent = 0
+        while let report = locked({ s in s._doorReports.first }) {
+            let token: String
+            switch await accessToken() {
+            case .success(let t): token = t
+            case .failure(let e): return (sent, e.description)
+            }
+            do {
+                try await client.reportDoor(report, accessToken: token)
+                sent += 1
+                locked { s in if s._doorReports.first == report { s._doorReports.removeFirst() } }
+            } catch {
+                if case .oauth = error { locked { s in if s._doorReports.first == report { s._doorReports.removeFirst() } }; return (sent, error.description) }
+                return (sent, error.description)
+            }
+        }
+        return (sent, nil)
+    }
 }
 
 /// The phone as a radio sees it: each transaction (`reset`) starts a session with the keys the
@@ -374,6 +422,19 @@ public final class PhoneResponder: MessageResponder, @unchecked Sendable {
         current = phone.session(trusting: readers, interface: interface)
         beforeAuth0 = []
         initiated = nil
+        doorNoted = false
+    }
+
+    /// Whether this transaction's door was noted (`VirtualPhone.noteDoor`, once the lock's answer came).
+    private var doorNoted = false
+
+    /// Notes this transaction's door now (a radio that learns the outcome its own way, as BLE's
+    /// completed notification does); once per transaction.
+    @discardableResult
+    public func noteDoor(granted: Bool? = nil) -> DoorReport? {
+        guard !doorNoted else { return nil }
+        doorNoted = true
+        return phone.noteDoor(current, granted: granted)
     }
 
     /// Over BLE: the transport versions of the initiate this transaction opened with (a session
@@ -412,7 +473,10 @@ public final class PhoneResponder: MessageResponder, @unchecked Sendable {
                 beforeAuth0 = nil
             }
         }
-        return current.respond(to: command)
+        let answer = current.respond(to: command)
+        // The lock's last word (EXCHANGE with its reader status, or CONTROL FLOW): the door's report.
+        if !doorNoted, current.lastReaderStatus != nil || current.lastControlFlow != nil { noteDoor() }
+        return answer
     }
 
     public var lastSession: CredentialSession { current }

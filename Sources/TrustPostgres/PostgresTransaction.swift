@@ -252,6 +252,30 @@ struct PostgresTransaction: TrustTransaction {
         }
     }
 
+    /// Device events in two statements per chunk: one multi-row upsert, one delete of every named
+    /// device's rows older than its `keep`-th newest (in byte order, as `settings(prefix:)` reads them).
+    func appendDeviceEvents(_ events: [DeviceEvent], keep: Int) async throws {
+        guard !events.isEmpty else { return }
+        for start in stride(from: 0, to: events.count, by: 500) {
+            let chunk = events[start..<min(events.count, start + 500)]
+            _ = try await q("""
+                INSERT INTO meta (name, value) VALUES \(Self.placeholders(rows: chunk.count, columns: 2))
+                ON CONFLICT (name) DO UPDATE SET value = excluded.value
+                """, chunk.flatMap { e in [.text("setting." + e.rowName), .text(e.encoded())] as [Value] })
+        }
+        let devices = Set(events.map(\.device)).sorted()
+        for start in stride(from: 0, to: devices.count, by: 200) {
+            let chunk = Array(devices[start..<min(devices.count, start + 200)])
+            let clauses = chunk.indices.map { i in
+                "(starts_with(name, $\(2 * i + 1)) AND name COLLATE \"C\" < (SELECT name FROM meta WHERE starts_with(name, $\(2 * i + 1)) "
+                    + "ORDER BY name COLLATE \"C\" DESC LIMIT 1 OFFSET $\(2 * i + 2)))"
+            }
+            _ = try await q("DELETE FROM meta WHERE " + clauses.joined(separator: " OR "), chunk.flatMap { d in
+                [.text("setting." + DeviceEvent.rowPrefix(device: d)), .int(Int64(max(0, keep - 1)))] as [Value]
+            })
+        }
+    }
+
     func revokeFamilies(device: String, at: Date, reason: String) async throws {
         _ = try await q("UPDATE families SET revoked_at = $1, reason = $2 WHERE device = $3 AND revoked_at IS NULL",
                         [.time(at), .text(reason), .text(device)])

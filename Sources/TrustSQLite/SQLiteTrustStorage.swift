@@ -570,6 +570,28 @@ struct SQLiteTransaction: TrustTransaction {
             })
     }
 
+    /// Device events in two statements whatever their number: one multi-row upsert, one delete of
+    /// every named device's rows older than its `keep`-th newest (a range on the primary key each).
+    func appendDeviceEvents(_ events: [DeviceEvent], keep: Int) async throws {
+        guard !events.isEmpty else { return }
+        for start in stride(from: 0, to: events.count, by: 500) {
+            let chunk = events[start..<min(events.count, start + 500)]
+            _ = try await q("""
+                INSERT INTO meta (name, value) VALUES \(Array(repeating: "(?, ?)", count: chunk.count).joined(separator: ", "))
+                ON CONFLICT(name) DO UPDATE SET value = excluded.value
+                """, chunk.flatMap { e in [.text("setting." + e.rowName), .text(e.encoded())] as [SQLiteData] })
+        }
+        let devices = Set(events.map(\.device)).sorted()
+        for start in stride(from: 0, to: devices.count, by: 200) {
+            let chunk = devices[start..<min(devices.count, start + 200)]
+            let one = "(name >= ? AND name < (SELECT name FROM meta WHERE name >= ? AND name < ? ORDER BY name DESC LIMIT 1 OFFSET ?))"
+            _ = try await q("DELETE FROM meta WHERE " + Array(repeating: one, count: chunk.count).joined(separator: " OR "), chunk.flatMap { d in
+                let lo = "setting." + DeviceEvent.rowPrefix(device: d)
+                return [.text(lo), .text(lo), .text(lo + "\u{7F}"), .integer(max(0, keep - 1))] as [SQLiteData]
+            })
+        }
+    }
+
     func revokeFamilies(device: String, at: Date, reason: String) async throws {
         _ = try await q("UPDATE families SET revoked_at = ?, reason = ? WHERE device = ? AND revoked_at IS NULL",
                         [time(at), .text(reason), .text(device)])

@@ -71,14 +71,50 @@ final class AdminAPITests: XCTestCase {
             XCTAssertEqual(status, 200, body)
             let devices = try await f.service.devices(user: "alice")
             XCTAssertEqual(devices.first?.credentialState, .suspended)
+            // Modify: the same service call as `trust grant modify`; the old document is revoked.
+            let modify = "/v1/admin/grants/{id}/modify"
+            let before = try await f.service.revocationEntries().count
+            (status, body) = try await call(.post, "/v1/admin/grants/g1/modify", #"{"schedules":["mon-fri 08:00-18:00"]}"#, key: reader, documented: modify)
+            XCTAssertEqual(status, 403, body); XCTAssertTrue(body.contains("grants:write"), body)
+            (status, body) = try await call(.post, "/v1/admin/grants/g1/modify", #"{}"#, key: full, documented: modify)
+            XCTAssertEqual(status, 400, body)
+            (status, body) = try await call(.post, "/v1/admin/grants/g1/modify", #"{"readers":["zz"]}"#, key: full, documented: modify)
+            XCTAssertEqual(status, 400, body)
+            (status, body) = try await call(.post, "/v1/admin/grants/nope/modify", #"{"readers":["\#(f.group)"]}"#, key: full, documented: modify)
+            XCTAssertEqual(status, 404, body)
+            (status, body) = try await call(.post, "/v1/admin/grants/g1/modify", #"{"schedules":["mon-fri 08:00-18:00"]}"#, key: full, documented: modify)
+            XCTAssertEqual(status, 200, body)
+            let modified = try JSONDecoder().decode(TrustAPI.AdminGrant.self, from: Data(body.utf8))
+            XCTAssertEqual(modified.schedules, ["mon-fri 08:00-18:00"]); XCTAssertEqual(modified.readers, [f.group])
+            let g1 = try await f.service.grants(user: "alice").first { $0.id == "g1" }
+            XCTAssertEqual(g1?.revision, 2, "modified through the service: a new revision")
+            let after = try await f.service.revocationEntries().count
+            XCTAssertEqual(after, before + 1, "the old document revoked")
             (status, body) = try await call(.post, "/v1/admin/grants/g1/revoke", #"{"reason":"left"}"#, key: full, documented: "/v1/admin/grants/{id}/revoke")
             XCTAssertEqual(status, 200, body); XCTAssertTrue(body.contains(#""state":"revoked""#) && body.contains(#""reason":"left""#), body)
             (status, body) = try await call(.post, "/v1/admin/grants/nope/revoke", #"{"reason":"x"}"#, key: full, documented: "/v1/admin/grants/{id}/revoke")
             XCTAssertEqual(status, 404, body)
+            (status, body) = try await call(.post, "/v1/admin/grants/g1/modify", #"{"readers":["\#(f.group)"]}"#, key: full, documented: modify)
+            XCTAssertEqual(status, 409, body)
             (status, body) = try await call(.get, "/v1/admin/revocations", key: full)
             XCTAssertEqual(status, 200, body); XCTAssertTrue(body.contains("credential:p1"), body)
             (status, body) = try await call(.get, "/v1/admin/revocations", key: reader)
             XCTAssertEqual(status, 403, body)
+
+            // A device's history: why p1 lost its key, with the scope devices:read.
+            let history = "/v1/admin/devices/{id}/events"
+            (status, body) = try await call(.get, "/v1/admin/devices/p1/events", key: reader, documented: history)
+            XCTAssertEqual(status, 200, body)
+            let events = try JSONDecoder().decode(TrustAPI.DeviceHistory.self, from: Data(body.utf8))
+            XCTAssertEqual(events.events.map(\.kind), [.keyIssued, .grantIssued, .keyDeleted, .credentialChanged, .grantModified, .grantRevoked], body)
+            XCTAssertEqual(events.retained, DeviceEvent.retained)
+            (status, body) = try await call(.get, "/v1/admin/devices/nobody/events", key: reader, documented: history)
+            XCTAssertEqual(status, 404, body)
+            (status, body) = try await call(.get, "/v1/admin/devices/\(String(repeating: "p", count: 65))/events", key: reader, documented: history)
+            XCTAssertEqual(status, 400, body)
+            let grantsOnly = try await f.service.createAdminKey(name: "grants", scopes: [.grantsRead])
+            (status, body) = try await call(.get, "/v1/admin/devices/p1/events", key: grantsOnly, documented: history)
+            XCTAssertEqual(status, 403, body); XCTAssertTrue(body.contains("devices:read"), body)
 
             // A deleted key is refused from then on.
             let id = String(full.split(separator: ".")[1])

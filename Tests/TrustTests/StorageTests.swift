@@ -71,12 +71,12 @@ final class StorageTests: XCTestCase {
 
             // The device's keys moved (an older version read): refused, nothing written.
             let stale = try await f.storage.write { tx in
-                try await TrustService.store([.init(device: "p1", keysAt: keysAt! - 1, listAt: state.list?.sequence, keys: [key])], tx: tx)
+                try await TrustService.store([.init(device: "p1", keysAt: keysAt! - 1, listAt: state.list?.sequence, keys: [key], at: f.clock.now())], tx: tx)
             }
             XCTAssertNil(try stale[0].get())
             // The list moved: refused.
             let listMoved = try await f.storage.write { tx in
-                try await TrustService.store([.init(device: "p1", keysAt: keysAt, listAt: 999, keys: [key])], tx: tx)
+                try await TrustService.store([.init(device: "p1", keysAt: keysAt, listAt: 999, keys: [key], at: f.clock.now())], tx: tx)
             }
             XCTAssertNil(try listMoved[0].get())
             let unchanged = try await f.storage.read { tx in try await tx.keys(device: "p1") }
@@ -85,8 +85,8 @@ final class StorageTests: XCTestCase {
             // Unchanged: stored with the next sequence; a second write of the same device in the same
             // batch was planned from the same read, so it is refused (it re-plans).
             let both = try await f.storage.write { tx in
-                try await TrustService.store([.init(device: "p1", keysAt: keysAt, listAt: state.list?.sequence, keys: [key]),
-                                              .init(device: "p1", keysAt: keysAt, listAt: state.list?.sequence, keys: [key])], tx: tx)
+                try await TrustService.store([.init(device: "p1", keysAt: keysAt, listAt: state.list?.sequence, keys: [key], at: f.clock.now()),
+                                              .init(device: "p1", keysAt: keysAt, listAt: state.list?.sequence, keys: [key], at: f.clock.now())], tx: tx)
             }
             let written = try XCTUnwrap(try both[0].get())
             XCTAssertNil(try both[1].get())

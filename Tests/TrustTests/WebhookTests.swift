@@ -79,6 +79,7 @@ final class WebhookTests: XCTestCase {
         // No dispatcher runs while these happen; the next one delivers them.
         _ = try await f.service.revokeGrant(id: "g1", reason: "left")
         _ = try await f.service.setCredential(device: "p1", to: .suspended)
+        await first.release()   // stopped gracefully: the next instance need not wait out the lease
         let second = WebhookDispatcher(service: f.service, backoff: 0.2, maxBackoff: 1)
         try await deliver(until: 5, second)
         let deadline = Date().addingTimeInterval(20)
@@ -103,6 +104,69 @@ final class WebhookTests: XCTestCase {
         _ = try await f.service.addGrant(id: "g2", user: "alice", readers: [f.group])
         let none = try await f.storage.read { tx in try await tx.settings(prefix: "webhook-event.", limit: 100) }
         XCTAssertTrue(none.isEmpty, "no subscriber, no events stored")
+    }
+
+    func testApprovalsEnrolmentsAndFailedRefreshesAreEvents() async throws { try await moreEvents(.sqlite) }
+    func testApprovalsEnrolmentsAndFailedRefreshesAreEventsOnPostgreSQL() async throws { try await moreEvents(.postgres) }
+
+    /// Beyond the administrative changes: a device enrolled, an approval requested and answered, a
+    /// key refresh refused, each written in its change's own transaction (a refused request writes
+    /// none), delivered signed and in order across a restart of the dispatcher.
+    func moreEvents(_ backend: TrustBackend) async throws {
+        let f = try await TrustFixture.make(backend: backend); defer { Task { await f.close() } }
+        let subscriber = Subscriber(refuseFirst: 0)
+        let router = Router(context: BasicRequestContext.self)
+        router.post("/hook") { request, _ -> Response in
+            let body = try await request.body.collect(upTo: 1 << 16)
+            subscriber.calls.withLock {
+                $0.append(.init(body: Array(body.readableBytesView), signature: request.headers[.init("LockBench-Signature")!] ?? "",
+                                id: request.headers[.init("LockBench-Event-Id")!] ?? "", at: Date(), accepted: true))
+            }
+            return Response(status: .noContent)
+        }
+        guard let server = try await BackgroundHTTPServer.start(router: router, host: "127.0.0.1", port: 0, serverName: "subscriber",
+                                                                logger: Logger(label: "subscriber")) else { return XCTFail("no subscriber") }
+        defer { Task { await server.stop() } }
+        let hook = try await f.service.addWebhook(url: server.baseURL + "/hook")
+        func deliver(until n: Int, _ dispatcher: WebhookDispatcher) async throws {
+            let deadline = Date().addingTimeInterval(20)
+            while subscriber.accepted.count < n {
+                guard Date() < deadline else { return XCTFail("\(subscriber.accepted.count) of \(n) events delivered in 20 s") }
+                await dispatcher.deliverDue()
+                try await Task.sleep(nanoseconds: 20_000_000)
+            }
+        }
+
+        _ = try await f.login("alice-phone", user: "alice")
+        _ = try await f.service.addGrant(id: "g1", user: "alice", readers: [f.group])
+        let bob = try await f.login("bob-phone", user: "bob")
+        let asked = try await f.service.requestApproval(ApprovalRequest(approver: "alice", lock: f.group), requester: "bob-phone")
+        // Refused (carol holds no grant): its transaction wrote nothing, so no event either.
+        await XCTAssertTrustError(.forbidden) { try await f.service.requestApproval(ApprovalRequest(approver: "carol", lock: f.group), requester: "bob-phone") }
+        let first = WebhookDispatcher(service: f.service, backoff: 0.2, maxBackoff: 1)
+        try await deliver(until: 4, first)
+        await first.release()
+
+        // While no dispatcher runs: an answer and a refused refresh (a reused token); the next delivers them.
+        _ = try await f.service.answerApproval(id: asked.id, device: "alice-phone", .deny)
+        _ = try await f.service.refresh(token: bob.refresh_token)
+        f.clock.advance(f.service.settings.refreshGrace + 1)
+        await XCTAssertTrustError(.invalidGrant) { try await f.service.refresh(token: bob.refresh_token) }
+        let second = WebhookDispatcher(service: f.service, backoff: 0.2, maxBackoff: 1)
+        try await deliver(until: 6, second)
+        let deadline = Date().addingTimeInterval(20)
+        while try await f.service.nextWebhookEvent(for: hook) != nil, Date() < deadline {
+            await second.deliverDue(); try await Task.sleep(nanoseconds: 20_000_000)
+        }
+
+        let events = try subscriber.accepted.map { try JSONDecoder().decode(TrustService.WebhookEvent.self, from: Data($0.body)) }
+        XCTAssertEqual(events.map(\.seq), Array(1...Int64(events.count)), "in order, no gap, none twice")
+        XCTAssertEqual(events.map(\.type), ["device-enrolled", "grant-issued", "device-enrolled", "approval-requested", "approval-answered", "key-refresh-failed"])
+        XCTAssertEqual(events.map(\.device), ["alice-phone", "alice-phone", "bob-phone", "bob-phone", "alice-phone", "bob-phone"])
+        XCTAssertEqual(events[3].approval, asked.id); XCTAssertEqual(events[4].approval, asked.id)
+        XCTAssertEqual(events[4].reason, "denied:denied")
+        XCTAssertEqual(events[5].reason, "invalid_grant")
+        for call in subscriber.all { XCTAssertTrue(Self.verify(call, secret: hook.secret), call.signature) }
     }
 
     /// As a user runs it: `trust webhook add`, `trust serve` delivering changes the command line
@@ -154,6 +218,77 @@ final class WebhookTests: XCTestCase {
         let events = try subscriber.accepted.map { try JSONDecoder().decode(TrustService.WebhookEvent.self, from: Data($0.body)) }
         XCTAssertEqual(events.map(\.type), ["grant-issued", "grant-revoked"])
         XCTAssertEqual(events.map(\.seq), [1, 2])
+        for call in subscriber.accepted { XCTAssertTrue(Self.verify(call, secret: secret), call.signature) }
+    }
+
+    /// Item 5 of the operator work: two `trust serve` processes on one PostgreSQL database deliver
+    /// one ordered stream (a lease per subscriber, taken in the writers' serialized transactions):
+    /// every event once, in order, and when the instance delivering stops, the other takes over
+    /// within the lease (`--webhook-lease 2`). Without the lease both instances post every event.
+    func testTwoTrustServeInstancesDeliverOneOrderedStream() async throws {
+        let url = try ThrowawayPostgres.database()
+        let subscriber = Subscriber(refuseFirst: 0)
+        let router = Router(context: BasicRequestContext.self)
+        router.post("/hook") { request, _ -> Response in
+            let body = try await request.body.collect(upTo: 1 << 16)
+            subscriber.calls.withLock {
+                $0.append(.init(body: Array(body.readableBytesView), signature: request.headers[.init("LockBench-Signature")!] ?? "",
+                                id: request.headers[.init("LockBench-Event-Id")!] ?? "", at: Date(), accepted: true))
+            }
+            return Response(status: .ok)
+        }
+        guard let server = try await BackgroundHTTPServer.start(router: router, host: "127.0.0.1", port: 0, serverName: "subscriber",
+                                                                logger: Logger(label: "subscriber")) else { return XCTFail("no subscriber") }
+        defer { Task { await server.stop() } }
+        let dir = try LockBenchProcess.temporaryDirectory(self)
+        let made = try LockBenchProcess.runEach([
+            "trust init site --db \(url)", "key reader site/front-door", "key credential site/alice-phone",
+            "trust device add --site site --db \(url) --device alice-phone --user alice --credential-key site/alice-phone.pub.pem",
+            "trust webhook add --site site --db \(url) --url \(server.baseURL)/hook",
+        ], in: dir).joined(separator: "\n")
+        let secret = try XCTUnwrap(made.range(of: #"whsec_[A-Za-z0-9_-]+"#, options: .regularExpression).map { String(made[$0]) }, made)
+        func serve() throws -> InteractiveProcess {
+            let p = try InteractiveProcess(["trust", "serve", "--site", "site", "--db", url, "--port", "0", "--webhook-lease", "2"], currentDirectory: dir)
+            addTeardownBlock { p.terminate() }
+            _ = try p.waitForLine(containing: "listening on", timeout: 60)
+            return p
+        }
+        func change(_ n: Int) throws {
+            _ = try LockBenchProcess.runEach(["trust grant add --site site --db \(url) --grant g\(n) --user alice --reader-identity site/front-door.reader.json --whole-group"], in: dir)
+        }
+        func delivered(_ n: Int) async throws -> [Int64] {
+            let deadline = Date().addingTimeInterval(30)
+            while subscriber.accepted.count < n {
+                guard Date() < deadline else { XCTFail("\(subscriber.accepted.count) of \(n) events in 30 s"); break }
+                try await Task.sleep(nanoseconds: 50_000_000)
+            }
+            try await Task.sleep(nanoseconds: 1_000_000_000)   // a second instance posting too would show by now
+            return try subscriber.accepted.map { try JSONDecoder().decode(TrustService.WebhookEvent.self, from: Data($0.body)).seq }
+        }
+
+        let a = try serve(), b = try serve()
+        for n in 1...6 { try change(n) }
+        var seqs = try await delivered(6)
+        XCTAssertEqual(seqs, Array(1...6), "one stream from two instances: each event once, in order")
+        // Whichever delivered, stop one, then the other with a fresh instance beside it: at least one
+        // handover happens, and the stream goes on without a gap or a repeat.
+        a.terminate()
+        try change(7)
+        seqs = try await delivered(7)
+        XCTAssertEqual(seqs, Array(1...7))
+        let c = try serve()
+        b.terminate()
+        try change(8)
+        seqs = try await delivered(8)
+        XCTAssertEqual(seqs, Array(1...8), "the remaining instance took over")
+        // Killed (no graceful release): the lease runs out (2 s) and a new instance takes over.
+        let d = try serve()
+        kill(c.process.processIdentifier, SIGKILL)
+        c.process.waitUntilExit()
+        try change(9)
+        seqs = try await delivered(9)
+        XCTAssertEqual(seqs, Array(1...9), "a killed holder's lease runs out and the other instance delivers")
+        d.terminate()
         for call in subscriber.accepted { XCTAssertTrue(Self.verify(call, secret: secret), call.signature) }
     }
 }

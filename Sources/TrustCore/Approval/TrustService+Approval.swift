@@ -81,6 +81,7 @@ extension TrustService {
             try await tx.putApproval(record)
             try await tx.setPendingApprovalIDs(pending + [record.id], approver: request.approver)
             try await self.indexApproval(record, was: nil, tx: tx, now: now)
+            try await self.webhook([WebhookItem(type: "approval-requested", device: requester, approval: record.id)], tx: tx)
             return record
         }
     }
@@ -173,6 +174,8 @@ extension TrustService {
             try await tx.putApproval(r)
             try await self.dropPending(r, tx: tx)
             try await self.indexApproval(r, was: before, tx: tx, now: now)
+            try await self.webhook([WebhookItem(type: "approval-answered", device: device, approval: r.id,
+                                                reason: r.status == .denied ? "denied:" + (r.denyReason ?? "denied") : r.status.rawValue)], tx: tx)
             return r
         }
     }

@@ -56,12 +56,26 @@ extension TrustService {
         var view = RotationView(tx: tx)
         try await view.load(batch.compactMap { $0.token.utf8.count <= 512 ? TokenAuthority.hash($0.token) : nil })
         var out = [Result<Rotated, Error>]()
+        var failures = [DeviceEvent]()
         for r in batch {
             do { out.append(.success(try await rotateOne(r, settings: settings, view: &view))) } catch let e as TrustError {
                 out.append(.failure(e))
+                // The device's history says why its login stopped (a token naming no device adds nothing).
+                if r.token.utf8.count <= 512, let t = view.tokens[TokenAuthority.hash(r.token)], view.devices[t.device] != nil {
+                    failures.append(DeviceEvent(seq: 0, device: t.device, kind: .refreshFailed, at: r.now, reason: e.code.rawValue, detail: e.message))
+                }
             }
         }
         try await view.flush()
+        if !failures.isEmpty {
+            try await tx.appendDeviceEvents(try await tx.numbered(failures), keep: DeviceEvent.retained)
+            // Webhooks, in the same commit (rare: read whether anyone subscribes here rather than
+            // keep the service's cache on the rotation path).
+            if try await !tx.settings(prefix: webhookPrefix, limit: 1).isEmpty {
+                try await recordWebhookEvents(failures.map { WebhookItem(type: "key-refresh-failed", device: $0.device, reason: $0.reason) },
+                                              at: batch.first?.now ?? Date(), tx: tx)
+            }
+        }
         return out
     }
 

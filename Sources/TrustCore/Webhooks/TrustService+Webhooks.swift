@@ -19,16 +19,31 @@ extension TrustService {
     public struct WebhookEvent: Codable, Sendable, Equatable {
         public var id: String
         public var seq: Int64
-        /// The change: grant-issued, grant-modified, grant-revoked, lock-grants-revoked, credential-changed.
+        /// The change: grant-issued, grant-modified, grant-revoked, lock-grants-revoked, credential-changed
+        /// (administrative); device-enrolled, approval-requested, approval-answered, key-refresh-failed.
         public var type: String
         public var device: String
         public var at: String
+        /// approval-*: the request's id.
+        public var approval: String?
+        /// approval-answered: approved or denied (and why); key-refresh-failed: the OAuth error, or
+        /// login-revoked for a refused poll.
+        public var reason: String?
+    }
+
+    /// An event to record (`seq`, `id` and `at` are given when stored).
+    struct WebhookItem: Sendable {
+        var type: String
+        var device: String
+        var approval: String? = nil
+        var reason: String? = nil
     }
 
     static let webhookPrefix = "webhook."
     static let webhookEventPrefix = "webhook-event."
     static let webhookCursorPrefix = "webhook-cursor."
     static let webhookSequence = "webhook-sequence"
+    static let webhookLeasePrefix = "webhook-lease."
     /// Events kept for a subscriber that does not acknowledge; beyond this the oldest go.
     public static let maxStoredWebhookEvents = 10_000
 
@@ -69,6 +84,7 @@ extension TrustService {
             guard id.utf8.count <= 64, try await tx.setting(Self.webhookPrefix + id) != nil else { return false }
             try await tx.deleteSetting(Self.webhookPrefix + id)
             try await tx.deleteSetting(Self.webhookCursorPrefix + id)
+            try await tx.deleteSetting(Self.webhookLeasePrefix + id)
             // The last subscriber gone: nobody will read the stored events.
             if try await Self.webhooks(tx).isEmpty {
                 for row in try await tx.settings(prefix: Self.webhookEventPrefix, limit: Self.maxStoredWebhookEvents + 64) { try await tx.deleteSetting(row.name) }
@@ -90,11 +106,22 @@ extension TrustService {
 
     /// Writes the events of `change` (one per affected device).
     static func recordWebhookEvents(_ change: TrustChange, at now: Date, tx: any TrustTransaction) async throws {
-        guard !change.affected.isEmpty else { return }
+        try await recordWebhookEvents(change.affected.map { WebhookItem(type: $0.trigger.rawValue, device: $0.device) }, at: now, tx: tx)
+    }
+
+    /// Writes `items` as events in `tx` (the change's own transaction) when anyone subscribes.
+    func webhook(_ items: [WebhookItem], tx: any TrustTransaction) async throws {
+        guard !items.isEmpty, try await hasWebhookSubscribers(tx) else { return }
+        try await Self.recordWebhookEvents(items, at: now(), tx: tx)
+    }
+
+    static func recordWebhookEvents(_ items: [WebhookItem], at now: Date, tx: any TrustTransaction) async throws {
+        guard !items.isEmpty else { return }
         var seq = Int64(try await tx.setting(webhookSequence) ?? "0") ?? 0
-        for a in change.affected {
+        for a in items {
             seq += 1
-            let event = WebhookEvent(id: "evt_\(seq)", seq: seq, type: a.trigger.rawValue, device: a.device, at: RFC3339.format(now))
+            let event = WebhookEvent(id: "evt_\(seq)", seq: seq, type: a.type, device: a.device, at: RFC3339.format(now),
+                                     approval: a.approval, reason: a.reason.map { String($0.prefix(64)) })
             try await tx.setSetting(eventKey(seq), String(decoding: try JSONEncoder().encode(event), as: UTF8.self))
         }
         try await tx.setSetting(webhookSequence, String(seq))
@@ -115,10 +142,50 @@ extension TrustService {
         }
     }
 
-    /// `hook` acknowledged `event`: its cursor moves past it, and events every subscriber has
-    /// acknowledged are deleted.
-    public func acknowledgeWebhookEvent(_ event: WebhookEvent, for hook: Webhook) async throws {
+    /// The delivery lease of a subscriber (several instances on one database, one ordered stream):
+    /// who delivers its events, until when.
+    public struct WebhookLease: Codable, Sendable, Equatable {
+        public var holder: String
+        public var until: Double
+    }
+
+    /// Takes or renews `hook`'s delivery lease for `holder` (an instance) for `ttl` seconds, unless
+    /// another holder's lease is still running; answers whether `holder` holds it now. Writes are
+    /// serialized on every backend (PostgreSQL: the writers' advisory lock), so two instances
+    /// never both hold it: only one delivers, so the subscriber sees one stream, in order.
+    public func leaseWebhook(_ hook: Webhook, holder: String, ttl: TimeInterval) async throws -> Bool {
+        let now = Date().timeIntervalSince1970
+        return try await storage.write { tx in
+            let row = Self.webhookLeasePrefix + hook.id
+            if let text = try await tx.setting(row), let lease = try? JSONDecoder().decode(WebhookLease.self, from: Data(text.utf8)),
+               lease.holder != holder, lease.until > now { return false }
+            guard try await tx.setting(Self.webhookPrefix + hook.id) != nil else { return false }
+            let lease = WebhookLease(holder: holder, until: now + ttl)
+            try await tx.setSetting(row, String(decoding: try JSONEncoder().encode(lease), as: UTF8.self))
+            return true
+        }
+    }
+
+    /// Gives up `holder`'s lease of a subscriber (a graceful stop): another instance delivers at
+    /// once instead of after the lease runs out.
+    public func releaseWebhookLease(hookID: String, holder: String) async throws {
         try await storage.write { tx in
+            let row = Self.webhookLeasePrefix + hookID
+            guard let text = try await tx.setting(row), let lease = try? JSONDecoder().decode(WebhookLease.self, from: Data(text.utf8)),
+                  lease.holder == holder else { return }
+            try await tx.deleteSetting(row)
+        }
+    }
+
+    /// `hook` acknowledged `event`: its cursor moves past it, and events every subscriber has
+    /// acknowledged are deleted. With `holder`, only while that instance holds the lease (one that
+    /// lost it while posting leaves the cursor to the new holder, which sends the event again).
+    public func acknowledgeWebhookEvent(_ event: WebhookEvent, for hook: Webhook, holder: String? = nil) async throws {
+        try await storage.write { tx in
+            if let holder {
+                guard let text = try await tx.setting(Self.webhookLeasePrefix + hook.id),
+                      let lease = try? JSONDecoder().decode(WebhookLease.self, from: Data(text.utf8)), lease.holder == holder else { return }
+            }
             let cursor = Int64(try await tx.setting(Self.webhookCursorPrefix + hook.id) ?? "0") ?? 0
             guard event.seq > cursor, try await tx.setting(Self.webhookPrefix + hook.id) != nil else { return }
             try await tx.setSetting(Self.webhookCursorPrefix + hook.id, String(event.seq))

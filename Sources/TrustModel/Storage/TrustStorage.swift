@@ -81,6 +81,8 @@ public protocol TrustTransaction: Sendable {
     /// Refresh tokens with their families and devices (unknown hashes are left out).
     func rotationStates(hashes: [[UInt8]]) async throws -> [RotationState]
     func putRefreshTokens(_ tokens: [RefreshTokenRecord]) async throws
+    /// Stores device events (`DeviceEvents.swift`, numbered) and keeps each device's newest `keep`.
+    func appendDeviceEvents(_ events: [DeviceEvent], keep: Int) async throws
 
     /// Tells every instance and process on this store, once this transaction commits, who should
     /// poll (the change feed; PostgreSQL: NOTIFY; SQLite: rows of `changes`).
@@ -172,5 +174,9 @@ extension TrustTransaction {
 
     public func putRefreshTokens(_ tokens: [RefreshTokenRecord]) async throws {
         for t in tokens { try await putRefreshToken(t) }
+    }
+
+    public func appendDeviceEvents(_ events: [DeviceEvent], keep: Int) async throws {
+        try await appendDeviceEventsOneByOne(events, keep: keep)
     }
 }

@@ -51,7 +51,9 @@ struct PhoneCommand: AsyncParsableCommand {
 
             Commands (stdin, one per line): poll, offline, online, show, login CODE, logout (the service \
             revokes the login, RFC 7009; the phone forgets its tokens and keys), tap (ble, pn532), \
-            insert and remove (pn532), quit.
+            insert and remove (pn532), quit. After each transaction the phone uploads what the lock \
+            showed it (door GROUP:SUB, the decision from its reader status, the revocation list the lock \
+            asked for) to POST /v1/doors/{id}/reports and prints door-reported; `trust door show` reads it.
 
             Push approval (ForgeRock): `request-unlock USER LOCK [default|challenge|biometric] [TTL]` asks \
             USER's phones to let this phone open LOCK (GROUP[:SUB] hex or NAME.reader.json) and prints the \
@@ -175,6 +177,9 @@ struct PhoneCommand: AsyncParsableCommand {
                 radioTap = {
                     do {
                         let tap = try radio.present(responder, timeout: 30)
+                        // The radio's own word on the decision where it has one (BLE's completed
+                        // notification); otherwise the reader status the phone saw.
+                        if tap.ended || tap.granted != nil { responder.noteDoor(granted: tap.granted) }
                         if let granted = tap.granted { return granted ? "granted" : "denied" }
                         return tap.ended ? "ended" : "no transaction within 30 s"
                     } catch {
@@ -275,6 +280,18 @@ struct PhoneCommand: AsyncParsableCommand {
                 }
             }
             defer { scheduler.cancel() }
+            // After a tap, what the lock showed goes to the service (the door's decision, and the
+            // revocation list the lock asked for): within a second, or at the next chance when offline.
+            let doorReports = Task {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(1))
+                    guard phone.isLoggedIn, phone.isOnline, let first = phone.pendingDoorReports.first else { continue }
+                    let (sent, error) = await phone.uploadDoorReports()
+                    if sent > 0 { say("door-reported", ["door": first.door, "decision": first.decision.rawValue, "reports": String(sent)]) }
+                    if let error { say("door-report-failed", ["error": error]) }
+                }
+            }
+            defer { doorReports.cancel() }
 
             let reading = Console.start(noConsole: noConsole, command: "phone run", alternatives: "it runs until SIGINT or SIGTERM")
             for await line in Console.lines(reading: reading) {

@@ -43,7 +43,7 @@ struct TrustCommand: AsyncParsableCommand {
               company"
           lockbench trust credential suspend --site site --device alice-phone
         """,
-        subcommands: [Init.self, Serve.self, DeviceCommand.self, GrantCommand.self, CredentialStateCommand.self, AdminKeyCommand.self, WebhookCommand.self])
+        subcommands: [Init.self, Serve.self, DeviceCommand.self, GrantCommand.self, CredentialStateCommand.self, AdminKeyCommand.self, WebhookCommand.self, DoorCommand.self])
 
     struct SiteOptions: ParsableArguments {
         @Option(help: ArgumentHelp("The site directory (from `trust init`).", valueName: "dir"))
@@ -183,6 +183,10 @@ struct TrustCommand: AsyncParsableCommand {
             "Answer GET /metrics only with Authorization: Bearer TOKEN. Without it, /metrics is served only when listening on loopback.",
             valueName: "token"))
         var metricsToken: String?
+        @Option(name: .customLong("webhook-lease"), help: ArgumentHelp(
+            "Seconds an instance keeps the right to deliver a webhook subscriber's events: instances on one database deliver one ordered stream, and one that stops is replaced within this time (1 to 3600; above 10, the longest a delivery may take, no event is sent twice by a handover).",
+            valueName: "s"))
+        var webhookLease: Double = 30
         @OptionGroup var tls: TLSOptions
 
         func validate() throws {
@@ -198,12 +202,14 @@ struct TrustCommand: AsyncParsableCommand {
             if pushProviderKey != nil && pushRelay == nil { throw ValidationError("--push-provider-key signs pushes to --push-relay: give both") }
             guard clock == "system" || clock == "virtual" else { throw ValidationError("--clock is system or virtual") }
             if clock == "virtual" && now == nil { throw ValidationError("--clock virtual needs --now TIME") }
+            guard (1...3600).contains(webhookLease) else { throw ValidationError("--webhook-lease must be 1…3600 seconds") }
         }
 
         func run() async throws {
             let site = try TrustCommand.open(self.site)
             let clock = try TrustCommand.clock(now)
             let (db, host, port, pushRelay, metricsToken, tlsFiles) = (self.db, self.host, self.port, self.pushRelay, self.metricsToken, tls.files)
+            let webhookLease = self.webhookLease
             let provider = try pushProviderKey.map { ProviderTokenSigner(key: try KeyFiles.privateKey($0, what: "--push-provider-key")) }
             tls.warnIfExposed(host: host, what: "the trust service")
             // Metrics say who polls how often: beyond loopback they need a token.
@@ -220,7 +226,8 @@ struct TrustCommand: AsyncParsableCommand {
                 // Phones registered before a restart are pushed to again at once, not only after their next login.
                 if let notifier { try await notifier.restore() }
                 // Webhook subscribers (`trust webhook add`): events from the stored cursor on.
-                let webhooks = WebhookDispatcher(service: service, logger: serveLogger("lockbench.trust.webhooks")).start()
+                let dispatcher = WebhookDispatcher(service: service, lease: webhookLease, logger: serveLogger("lockbench.trust.webhooks"))
+                let webhooks = dispatcher.start()
                 let following = notifier.flatMap { n in (service.storage as? TrustChangeFeed).map { n.follow($0) } }
                 let server: TrustServer
                 do {
@@ -238,6 +245,8 @@ struct TrustCommand: AsyncParsableCommand {
                 try await serveUntilSignal("trust service", host: host, port: server.port, secure: tlsFiles != nil) {
                     following?.cancel()
                     webhooks.cancel()
+                    await webhooks.value
+                    await dispatcher.release()
                     await server.stop()
                     try await service.storage.close()
                 }
@@ -254,7 +263,7 @@ struct AdminKeyCommand: AsyncParsableCommand {
         The admin API (/v1/admin/…, docs/trust-openapi.json) does what these commands do — users, \
         devices, grants, credentials, revocations — through the same service calls, with \
         Authorization: Bearer KEY. A key holds scopes: devices:read, devices:write, grants:read, \
-        grants:write, credentials:write, revocations:read. The key is printed once; the site keeps \
+        grants:write, credentials:write, revocations:read, doors:read. The key is printed once; the site keeps \
         only its SHA-256.
         """,
         subcommands: [Create.self, List.self, Delete.self])
@@ -365,7 +374,39 @@ struct FixedClock: TrustClock {
 struct DeviceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "device", abstract: "Register devices (phones) and their credential keys; issue login codes.",
-        subcommands: [Add.self, Enroll.self, ApproveCode.self, List.self])
+        subcommands: [Add.self, Enroll.self, ApproveCode.self, List.self, History.self])
+
+    struct History: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Why did this phone lose its key: the device's history, oldest first.",
+            discussion: """
+            Every key issued, refreshed or deleted, the administrative change behind it (grant-issued, \
+            grant-modified, grant-revoked, lock-grants-revoked, credential-changed), every push sent or \
+            refused by the relay, every poll and refresh refused, with the reason. The newest \(DeviceEvent.retained) \
+            are kept per device. Also GET /v1/admin/devices/{id}/events (scope devices:read).
+            """)
+        @OptionGroup var site: TrustCommand.SiteOptions
+        @Argument(help: ArgumentHelp("The device id.", valueName: "id"))
+        var device: String
+        func run() async throws {
+            let device = self.device
+            let events = try await site.withService { try await $0.deviceHistory(device: device) }
+            if site.json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys]
+                print(String(decoding: try encoder.encode(events), as: UTF8.self))
+                return
+            }
+            for e in events {
+                var line = "\(e.at)  \(e.kind.rawValue)"
+                if let k = e.key { line += "  key=\(k)" }
+                if let i = e.iteration { line += " iteration=\(i)" }
+                if let r = e.reason { line += "  reason=\(r)" }
+                if let d = e.detail { line += "  (\(d))" }
+                print(line)
+            }
+        }
+    }
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
