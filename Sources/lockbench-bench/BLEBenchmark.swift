@@ -83,7 +83,7 @@ enum BLEBenchmark {
             for _ in 0..<count {
                 do {
                     let o = try phone.unlock(with: site?.credential(fast: false) ?? EchoCredential())
-                    guard o.completion == EchoFlow.granted else {
+                    guard o.granted else {
                         failures += 1
                         FileHandle.standardError.write(Data("unlock \(failures): completion \(o.completion.map { Hex.encode($0) } ?? "none") after \(o.commandsAnswered) commands\n".utf8))
                         continue
@@ -98,7 +98,7 @@ enum BLEBenchmark {
             }
             if let fastPhone {
                 for _ in 0..<count {
-                    if let o = try? phone.unlock(with: fastPhone), o.completion == EchoFlow.granted {
+                    if let o = try? phone.unlock(with: fastPhone), o.granted {
                         fastTotal.append(o.connectToCompleted * 1000)
                     } else {
                         failures += 1

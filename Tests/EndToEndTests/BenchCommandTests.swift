@@ -124,7 +124,10 @@ final class BenchCommandTests: XCTestCase {
         }
         let runs: [[String]] = [["transaction", "--iterations", "20", "--batches", "1"], ["durability", "--samples", "10"],
                                 ["approvals", "--stored", "10", "--samples", "10"], ["fleet", "--locks", "2", "--taps", "20", "--workers", "2"],
-                                ["audit", "--rows", "500", "--runs", "1"]]
+                                ["audit", "--rows", "500", "--runs", "1"], ["push", "--runs", "2", "--devices", "10", "--no-pn532"],
+                                // One round: a ratio given as the median of per-round ratios is then the figure's own.
+                                ["trust", "--phones", "4", "--concurrency", "2", "--rounds", "1", "--rotations", "10"],
+                                ["ble", "--count", "2", "--echoes", "5"]]
         for args in runs {
             let r = try bench(args + ["--json"])
             XCTAssertFalse(r.timedOut, "\(args)")
@@ -146,6 +149,10 @@ final class BenchCommandTests: XCTestCase {
                 byName[try XCTUnwrap(figure["name"] as? String)] = value
             }
             XCTAssertTrue(figures.contains { $0["baseline"] != nil }, "\(args): no figure against a baseline")
+            if args[0] == "ble" {
+                XCTAssertEqual(r.status, 0, "every unlock granted: \(r.stderr)")
+                XCTAssertGreaterThan(figures.first { ($0["name"] as? String)?.hasPrefix("connection → decision, standard") ?? false }?["value"] as? Double ?? 0, 0)
+            }
         }
     }
 

@@ -129,7 +129,8 @@ final class ConsoleBrowserTests: XCTestCase {
         let (console, url) = try BrowserScript.console(["--lock", "unix:" + socketPath])
         defer { console.terminate() }
         let shots = try BrowserScript.screenshots
-        let browser = try BrowserScript("console_browser.py", [url, shots.path, "granted", "denied"])
+        let taps = [("granted", "carol"), ("granted", "carol"), ("denied", "alice")]   // standard, then FAST, then a revoked phone
+        let browser = try BrowserScript("console_browser.py", [url, shots.path] + taps.map(\.0))
         let seen = browser.read(timeout: 90) { $0.contains("ready\n") }
         XCTAssertTrue(seen.contains("ready"), "headless Chromium (apt chromium chromium-driver, pip selenium) did not show the lock: \(seen)\(browser.errorText)")
         XCTAssertTrue(seen.contains(#"landmarks ["header", "main", "section", "section", "section", "section"]"#), seen)
@@ -137,35 +138,39 @@ final class ConsoleBrowserTests: XCTestCase {
                       && seen.contains(#""clock": "trusted, "#), "the lock panel: \(seen)")
 
         var rows: [(kind: String, delay: Double, text: String)] = []
-        for (kind, tap) in [("granted", "carol"), ("denied", "alice")] {
-            if kind == "denied" { lock.send("remove") }
+        for (n, (kind, tap)) in taps.enumerated() {
+            if n > 0 { lock.send("remove") }
             let tapped = Date().timeIntervalSince1970
             lock.send("tap \(dir.path)/\(tap).key.pem \(dir.path)/\(tap).access.cbor")
-            browser.read(timeout: 40) { $0.contains("row \(kind) ") }
-            let line = try XCTUnwrap(browser.line(startingWith: "row \(kind) "), browser.seen + browser.errorText)
-            let words = line.split(separator: " ", maxSplits: 3)
-            let appeared = try XCTUnwrap(Double(words[2]))
-            rows.append((kind, appeared - tapped, String(words[3])))
+            browser.read(timeout: 40) { $0.contains("row \(n + 1) \(kind) ") }
+            let line = try XCTUnwrap(browser.line(startingWith: "row \(n + 1) \(kind) "), browser.seen + browser.errorText)
+            let words = line.split(separator: " ", maxSplits: 4)
+            let appeared = try XCTUnwrap(Double(words[3]))
+            rows.append((kind, appeared - tapped, String(words[4])))
         }
         print("console: tap to page \(rows.map { "\($0.kind) \(Int($0.delay * 1000)) ms" }.joined(separator: ", ")); screenshots in \(shots.path)")
         for row in rows { XCTAssertLessThan(row.delay, 1, "\(row.kind) row on the page \(row.delay) s after the tap") }
-        XCTAssertTrue(rows[0].text.contains("GRANTED") && rows[0].text.contains("6361726f6c"), rows[0].text)
-        XCTAssertTrue(rows[1].text.contains("DENIED") && rows[1].text.contains("revoked"), rows[1].text)
+        XCTAssertTrue(rows[0].text.contains("GRANTED") && rows[0].text.contains("6361726f6c") && rows[0].text.contains("standard"), rows[0].text)
+        XCTAssertTrue(rows[1].text.contains("GRANTED") && rows[1].text.contains("FAST"), "the second tap is FAST: \(rows[1].text)")
+        XCTAssertTrue(rows[2].text.contains("DENIED") && rows[2].text.contains("revoked"), rows[2].text)
         // Each row opens onto its APDUs, named as trace names them.
         for row in rows {
             XCTAssertTrue(row.text.contains("→ SELECT ;") && row.text.contains("→ AUTH0") && row.text.contains("← 9000 normal processing"), row.text)
         }
-        XCTAssertTrue(rows[1].text.contains("ENVELOPE"), "the denied phone stepped up: \(rows[1].text)")
-        // The payloads the lock opened itself, in the clear: its DeviceRequest and the phone's documents.
-        XCTAssertTrue(rows[1].text.contains("decrypted by the lock") && rows[1].text.contains("DeviceResponse"), rows[1].text)
+        XCTAssertTrue(rows[2].text.contains("ENVELOPE"), "the denied phone stepped up: \(rows[2].text)")
+        // The payloads the lock opened itself, in the clear: its DeviceRequest and the phone's
+        // documents; on the FAST tap the cryptogram, opened with the cached key.
+        XCTAssertTrue(rows[2].text.contains("decrypted by the lock") && rows[2].text.contains("DeviceResponse"), rows[2].text)
         XCTAssertTrue(rows[0].text.contains("decrypted by the lock"), rows[0].text)
+        XCTAssertTrue(rows[1].text.contains("FAST cryptogram"), rows[1].text)
         // The lock panel follows: the audit chain grows by one entry per decision (its head
         // changes), the bolt is the decision's, and the NFC radio has a state.
         var panels: [[String: String]] = []
-        for kind in ["granted", "denied"] {
-            browser.read(timeout: 20) { $0.contains("panel \(kind) ") }
-            let line = try XCTUnwrap(browser.line(startingWith: "panel \(kind) "), browser.seen + browser.errorText)
-            panels.append(try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.dropFirst("panel \(kind) ".count).utf8)) as? [String: String]))
+        for (n, (kind, _)) in taps.enumerated() {
+            let prefix = "panel \(n + 1) \(kind) "
+            browser.read(timeout: 20) { $0.contains(prefix) }
+            let line = try XCTUnwrap(browser.line(startingWith: prefix), browser.seen + browser.errorText)
+            panels.append(try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.dropFirst(prefix.count).utf8)) as? [String: String]))
         }
         func entries(_ panel: [String: String]) -> Int? {
             let words = (panel["audit"] ?? "").split(separator: " ")
@@ -173,13 +178,14 @@ final class ConsoleBrowserTests: XCTestCase {
         }
         XCTAssertTrue(panels[0]["audit"]?.hasPrefix("intact; ") ?? false, "\(panels)")
         XCTAssertEqual(entries(panels[1]), entries(panels[0]).map { $0 + 1 }, "one audit entry per decision: \(panels)")
+        XCTAssertEqual(entries(panels[2]), entries(panels[0]).map { $0 + 2 }, "one audit entry per decision: \(panels)")
         XCTAssertNotEqual(panels[0]["audit"], panels[1]["audit"])
         XCTAssertTrue(panels.allSatisfy { $0["bolt"]?.contains("after the last decision") ?? false }, "\(panels)")
         XCTAssertTrue(panels[1]["radios"]?.contains("nfc") ?? false, "\(panels)")
         // The latency plot has one point per decision, its summary the decision's path.
-        XCTAssertEqual(panels.map { $0["plotted"] }, ["1", "2"], "\(panels)")
+        XCTAssertEqual(panels.map { $0["plotted"] }, ["1", "2", "3"], "\(panels)")
         XCTAssertTrue(panels[1]["latency"]?.contains("n=") ?? false, "\(panels)")
-        for n in ["console-1-granted.png", "console-2-denied.png"] {
+        for n in ["console-1-granted.png", "console-2-granted.png", "console-3-denied.png"] {
             let size = (try? FileManager.default.attributesOfItem(atPath: shots.appendingPathComponent(n).path)[.size] as? Int) ?? 0
             XCTAssertGreaterThan(size, 10_000, "screenshot \(n)")
         }

@@ -4,6 +4,7 @@ import Codecs
 import Foundation
 import LockRuntime
 import OfflineUnlock
+import Synchronization
 @preconcurrency import VirtualPN532
 
 /// The stdin console of `lock run`: taps software phones on the lock's own virtual reader, and
@@ -16,6 +17,15 @@ struct TapConsole: Sendable {
     let reader: VirtualReader?
     let say: @Sendable (String) -> Void
     let quit: @Sendable () -> Void
+    /// The phones tapped so far, by key and documents: tapping one again is the same phone, which
+    /// kept the FAST key its first grant gave it (a second tap is FAST, as with a real phone).
+    let phones = Phones()
+
+    final class Phones: Sendable {
+        let known = Mutex<[String: CredentialSession]>([:])
+        /// At most this many phones are kept (a console session taps a handful).
+        static let limit = 64
+    }
 
     func handle(_ line: String) {
         let words = line.split(separator: " ").map(String.init)
@@ -61,9 +71,17 @@ struct TapConsole: Sendable {
         }
     }
 
-    /// A software phone that trusts this lock's reader, with the given key and documents.
+    /// A software phone that trusts this lock's reader, with the given key and documents: the one
+    /// tapped before with the same files, else a new one.
     private func credential(key: String?, documents: [String]) throws -> CredentialSession {
         guard let key else { throw UserError(message: "usage: tap KEY.pem DOC.cbor [DOC.cbor…]") }
-        return try service.phone(key: key, documents: documents)
+        let name = ([key] + documents).joined(separator: "\u{0}")
+        if let known = phones.known.withLock({ $0[name] }) { return known }
+        let phone = try service.phone(key: key, documents: documents)
+        phones.known.withLock { known in
+            if known.count >= Phones.limit { known.removeAll() }
+            known[name] = phone
+        }
+        return phone
     }
 }

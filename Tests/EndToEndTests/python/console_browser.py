@@ -1,7 +1,8 @@
 """Drives the bench console in headless Chromium (Selenium, /usr/bin/chromedriver) as a person
 watching it: prints `ready` once the page shows the lock, then for each decision the test asks
-for (`granted`, `denied`) waits for its row, prints `row KIND EPOCH TEXT` with the moment it
-appeared, and saves a screenshot. Usage: console_browser.py URL SCREENSHOT_DIR KIND..."""
+for (`granted`, `denied`, in order; a kind may repeat) waits for its row, prints `row N KIND EPOCH
+TEXT` with the moment it appeared and `panel N KIND {...}` (the lock panel then), and saves a
+screenshot. Usage: console_browser.py URL SCREENSHOT_DIR KIND..."""
 import json
 import sys
 import time
@@ -27,9 +28,10 @@ try:
     print("ready", flush=True)
     for index, kind in enumerate(kinds):
         deadline = time.time() + 30
+        wanted = kinds[: index + 1].count(kind)
         while True:
             rows = driver.find_elements(By.CSS_SELECTOR, "#transactions tr." + kind)
-            if rows:
+            if len(rows) >= wanted:
                 seen = time.time()
                 break
             if time.time() > deadline:
@@ -46,12 +48,12 @@ try:
             summary.click()
         text = " | ".join(td.text.replace("\n", " ; ") for td in rows[0].find_elements(By.TAG_NAME, "td"))
         driver.save_screenshot("%s/console-%d-%s.png" % (shots, index + 1, kind))
-        print("panel %s %s" % (kind, json.dumps({"audit": driver.find_element(By.ID, "lock-audit").text,
+        print("panel %d %s %s" % (index + 1, kind, json.dumps({"audit": driver.find_element(By.ID, "lock-audit").text,
                                                  "bolt": driver.find_element(By.ID, "lock-bolt").text,
                                                  "radios": driver.find_element(By.ID, "radio-state").text,
                                                  "latency": driver.find_element(By.ID, "latency-text").text,
                                                  "plotted": str(sum(len((p.get_attribute("points") or "").split()) - 1
                                                                     for p in driver.find_elements(By.CSS_SELECTOR, "#latency polyline")))})), flush=True)
-        print("row %s %.3f %s" % (kind, seen, text), flush=True)
+        print("row %d %s %.3f %s" % (index + 1, kind, seen, text), flush=True)
 finally:
     driver.quit()
