@@ -25,6 +25,23 @@ final class WebhookTests: XCTestCase {
         var all: [Call] { calls.withLock { $0 } }
     }
 
+    /// A subscriber's endpoint at `/hook` on loopback: records every call (body, signature, event
+    /// id) and refuses the first `refuseFirst` with 500, as a subscriber that is down would.
+    static func serve(_ subscriber: Subscriber) async throws -> BackgroundHTTPServer? {
+        let router = Router(context: BasicRequestContext.self)
+        router.post("/hook") { request, _ -> Response in
+            let body = try await request.body.collect(upTo: 1 << 16)
+            let refuse = subscriber.calls.withLock { $0.count < subscriber.refuseFirst }
+            subscriber.calls.withLock {
+                $0.append(.init(body: Array(body.readableBytesView), signature: request.headers[.init("LockBench-Signature")!] ?? "",
+                                id: request.headers[.init("LockBench-Event-Id")!] ?? "", at: Date(), accepted: !refuse))
+            }
+            return Response(status: refuse ? .internalServerError : .noContent)
+        }
+        return try await BackgroundHTTPServer.start(router: router, host: "127.0.0.1", port: 0, serverName: "subscriber",
+                                                    logger: Logger(label: "subscriber"))
+    }
+
     /// The subscriber's check: the signature over `t.BODY` with the secret, made within 5 minutes.
     static func verify(_ call: Subscriber.Call, secret: String) -> Bool {
         let parts = Dictionary(uniqueKeysWithValues: call.signature.split(separator: ",").compactMap { p -> (String, String)? in
@@ -40,18 +57,7 @@ final class WebhookTests: XCTestCase {
     func signedOrdered(_ backend: TrustBackend) async throws {
         let f = try await TrustFixture.make(backend: backend); defer { Task { await f.close() } }
         let subscriber = Subscriber(refuseFirst: 2)
-        let router = Router(context: BasicRequestContext.self)
-        router.post("/hook") { request, _ -> Response in
-            let body = try await request.body.collect(upTo: 1 << 16)
-            let refuse = subscriber.calls.withLock { $0.count < subscriber.refuseFirst }
-            subscriber.calls.withLock {
-                $0.append(.init(body: Array(body.readableBytesView), signature: request.headers[.init("LockBench-Signature")!] ?? "",
-                                id: request.headers[.init("LockBench-Event-Id")!] ?? "", at: Date(), accepted: !refuse))
-            }
-            return Response(status: refuse ? .internalServerError : .noContent)
-        }
-        guard let server = try await BackgroundHTTPServer.start(router: router, host: "127.0.0.1", port: 0, serverName: "subscriber",
-                                                                logger: Logger(label: "subscriber")) else { return XCTFail("no subscriber") }
+        guard let server = try await Self.serve(subscriber) else { return XCTFail("no subscriber") }
         defer { Task { await server.stop() } }
 
         _ = try await f.service.addDevice(id: "p1", user: "alice", credentialKey: Array(P256.Signing.PrivateKey().publicKey.x963Representation))
@@ -115,17 +121,7 @@ final class WebhookTests: XCTestCase {
     func moreEvents(_ backend: TrustBackend) async throws {
         let f = try await TrustFixture.make(backend: backend); defer { Task { await f.close() } }
         let subscriber = Subscriber(refuseFirst: 0)
-        let router = Router(context: BasicRequestContext.self)
-        router.post("/hook") { request, _ -> Response in
-            let body = try await request.body.collect(upTo: 1 << 16)
-            subscriber.calls.withLock {
-                $0.append(.init(body: Array(body.readableBytesView), signature: request.headers[.init("LockBench-Signature")!] ?? "",
-                                id: request.headers[.init("LockBench-Event-Id")!] ?? "", at: Date(), accepted: true))
-            }
-            return Response(status: .noContent)
-        }
-        guard let server = try await BackgroundHTTPServer.start(router: router, host: "127.0.0.1", port: 0, serverName: "subscriber",
-                                                                logger: Logger(label: "subscriber")) else { return XCTFail("no subscriber") }
+        guard let server = try await Self.serve(subscriber) else { return XCTFail("no subscriber") }
         defer { Task { await server.stop() } }
         let hook = try await f.service.addWebhook(url: server.baseURL + "/hook")
         func deliver(until n: Int, _ dispatcher: WebhookDispatcher) async throws {
@@ -174,17 +170,7 @@ final class WebhookTests: XCTestCase {
     /// event, in order, each signed with the secret `webhook add` printed.
     func testTrustServeDeliversAcrossItsRestart() async throws {
         let subscriber = Subscriber(refuseFirst: 0)
-        let router = Router(context: BasicRequestContext.self)
-        router.post("/hook") { request, _ -> Response in
-            let body = try await request.body.collect(upTo: 1 << 16)
-            subscriber.calls.withLock {
-                $0.append(.init(body: Array(body.readableBytesView), signature: request.headers[.init("LockBench-Signature")!] ?? "",
-                                id: request.headers[.init("LockBench-Event-Id")!] ?? "", at: Date(), accepted: true))
-            }
-            return Response(status: .ok)
-        }
-        guard let server = try await BackgroundHTTPServer.start(router: router, host: "127.0.0.1", port: 0, serverName: "subscriber",
-                                                                logger: Logger(label: "subscriber")) else { return XCTFail("no subscriber") }
+        guard let server = try await Self.serve(subscriber) else { return XCTFail("no subscriber") }
         defer { Task { await server.stop() } }
         let dir = try LockBenchProcess.temporaryDirectory(self)
         let made = try LockBenchProcess.runEach([
@@ -228,17 +214,7 @@ final class WebhookTests: XCTestCase {
     func testTwoTrustServeInstancesDeliverOneOrderedStream() async throws {
         let url = try ThrowawayPostgres.database()
         let subscriber = Subscriber(refuseFirst: 0)
-        let router = Router(context: BasicRequestContext.self)
-        router.post("/hook") { request, _ -> Response in
-            let body = try await request.body.collect(upTo: 1 << 16)
-            subscriber.calls.withLock {
-                $0.append(.init(body: Array(body.readableBytesView), signature: request.headers[.init("LockBench-Signature")!] ?? "",
-                                id: request.headers[.init("LockBench-Event-Id")!] ?? "", at: Date(), accepted: true))
-            }
-            return Response(status: .ok)
-        }
-        guard let server = try await BackgroundHTTPServer.start(router: router, host: "127.0.0.1", port: 0, serverName: "subscriber",
-                                                                logger: Logger(label: "subscriber")) else { return XCTFail("no subscriber") }
+        guard let server = try await Self.serve(subscriber) else { return XCTFail("no subscriber") }
         defer { Task { await server.stop() } }
         let dir = try LockBenchProcess.temporaryDirectory(self)
         let made = try LockBenchProcess.runEach([
