@@ -93,6 +93,12 @@ public final class TCPSocket: Sendable {
     /// True once a connection is waiting to be accepted (a listening socket), false after
     /// `timeoutMilliseconds`: lets a server bound its wait for a peer that may never come.
     public func hasPendingConnection(timeoutMilliseconds: Int32) throws(SocketError) -> Bool {
+        try isReadable(within: timeoutMilliseconds)
+    }
+
+    /// `poll` for input (a connection to accept, bytes, or the end of the stream) up to
+    /// `timeoutMilliseconds` (-1: forever); false on timeout.
+    private func isReadable(within timeoutMilliseconds: Int32) throws(SocketError) -> Bool {
         var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         while true {
             let r = poll(&p, 1, timeoutMilliseconds)
@@ -135,16 +141,7 @@ public final class TCPSocket: Sendable {
     /// Waits up to `timeoutMilliseconds` (-1: forever) for bytes; returns what one `recv` gives,
     /// an empty array at end of stream, nil on timeout.
     public func receive(timeoutMilliseconds: Int32) throws(SocketError) -> [UInt8]? {
-        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        while true {
-            let r = poll(&p, 1, timeoutMilliseconds)
-            if r < 0 {
-                if errno == EINTR { continue }
-                throw TCPSocket.error("poll")
-            }
-            if r == 0 { return nil }
-            break
-        }
+        guard try isReadable(within: timeoutMilliseconds) else { return nil }
         var buf = [UInt8](repeating: 0, count: 4096)
         while true {
             let n = buf.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
