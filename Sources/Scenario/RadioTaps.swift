@@ -2,6 +2,7 @@ import AccessProtocol
 import BLE
 import ByteCore
 import Foundation
+import Synchronization
 import LockRuntime
 import PhoneRadios
 import PhoneSeam
@@ -70,7 +71,7 @@ public final class RadioTap: TapTransport, @unchecked Sendable {
         default: nil
         }
         let runner = LockRunner(service: service, nfc: nfc, ble: bleSpec) { event in
-            guard let r = box.running else { return }
+            guard let r = box.running.withLock({ $0 }) else { return }
             r.condition.lock()
             if event.radioEvent == .cardRemoved { r.removals += 1 }
             if event.radioEvent == .readerOpened || event.radioEvent == .advertising { r.opened = true }
@@ -78,7 +79,7 @@ public final class RadioTap: TapTransport, @unchecked Sendable {
         }
         runner.startGrace = { _ in 5 }
         let r = Running(runner, phoneRadio)
-        box.running = r
+        box.running.withLock { $0 = r }
         runner.onOutcome = { outcome in
             r.condition.lock(); r.outcomes.append(outcome); r.condition.broadcast(); r.condition.unlock()
         }
@@ -120,4 +121,5 @@ public final class RadioTap: TapTransport, @unchecked Sendable {
     }
 }
 
-private final class RunningBox: @unchecked Sendable { var running: RadioTap.Running? }
+/// The running lock, set once it exists; read by the lock's event callback.
+private final class RunningBox: Sendable { let running = Mutex<RadioTap.Running?>(nil) }

@@ -19,12 +19,12 @@ public protocol TapTransport: AnyObject, Sendable {
 
 /// The socket transport (docs/protocol.md): the phone listens on a loopback port through the
 /// registry's socket radio, as `credential serve` does; the lock connects as `lock transact` does.
-public final class SocketTap: TapTransport, @unchecked Sendable {
+public final class SocketTap: TapTransport, Sendable {
     public let name = "socket"
     public let interface = RadioInterface.socket
     /// How long the phone waits for the lock's connection.
-    public var timeout: TimeInterval = 30
-    public init() {}
+    public let timeout: TimeInterval
+    public init(timeout: TimeInterval = 30) { self.timeout = timeout }
 
     public func tap(_ phone: PhoneResponder, on lock: LockService) throws -> TransactionOutcome {
         guard let radio = try PhoneRadioSpec.socket(host: "127.0.0.1", port: 0).radio() as? SocketPhoneRadio else {
@@ -49,7 +49,7 @@ public final class SocketTap: TapTransport, @unchecked Sendable {
 
 /// No radio: the lock's APDUs are handed to the phone in memory. For many taps in one process
 /// (`lockbench fleet`), where what is measured is the protocol, the decision and its journal.
-public final class MemoryTap: TapTransport, @unchecked Sendable {
+public final class MemoryTap: TapTransport, Sendable {
     public let name = "memory"
     public let interface = RadioInterface.socket
     public init() {}
