@@ -3,6 +3,7 @@ import ByteCore
 import Codecs
 import Crypto
 import Foundation
+import Synchronization
 import OfflineUnlock
 
 /// An emulated lock: the engine, the bolt, the clock, persisted state and the audit log. Every
@@ -78,11 +79,10 @@ public final class EmulatedLock: @unchecked Sendable {
     /// Failures of background snapshots, for the next decision to report (set on the snapshot
     /// queue, so under its own lock: the queue must never wait for `mutex`).
     private let backgroundFailures = BackgroundFailures()
-    private final class BackgroundFailures: @unchecked Sendable {
-        private let lock = NSLock()
-        private var failures: [(error: LockError, required: Bool)] = []
-        func add(_ error: LockError, required: Bool) { lock.lock(); failures.append((error, required)); lock.unlock() }
-        func take() -> [(error: LockError, required: Bool)] { lock.lock(); defer { failures = []; lock.unlock() }; return failures }
+    private final class BackgroundFailures: Sendable {
+        private let failures = Mutex<[(error: LockError, required: Bool)]>([])
+        func add(_ error: LockError, required: Bool) { failures.withLock { $0.append((error, required)) } }
+        func take() -> [(error: LockError, required: Bool)] { failures.withLock { all in defer { all = [] }; return all } }
     }
 
     /// Opens the lock described by `configuration`, restoring its state directory if present.
