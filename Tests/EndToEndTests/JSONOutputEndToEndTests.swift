@@ -118,6 +118,8 @@ final class JSONOutputEndToEndTests: XCTestCase {
             "trust credential deactivate": ["trust", "credential", "deactivate", "--site", "ts", "--device", "p1", "--json"],
             "trust credential delete": ["trust", "credential", "delete", "--site", "ts", "--device", "p1", "--json"],
             "trust grant revoke": ["trust", "grant", "revoke", "--site", "ts", "--grant", "g1", "--reason", "test", "--json"],
+            "trust device history": ["trust", "device", "history", "--site", "ts", "p1", "--json"],
+            "trust door show": ["trust", "door", "show", "--site", "ts", String(repeating: "a1", count: 16) + ":" + String(repeating: "b2", count: 16), "--json"],
             "trust admin-key create": ["trust", "admin-key", "create", "--site", "ts", "--name", "ops", "--scope", "devices:read", "--json"],
             "trust admin-key list": ["trust", "admin-key", "list", "--site", "ts", "--json"],
             "trust admin-key delete": ["trust", "admin-key", "delete", "--site", "ts", "--id", "none", "--json"],
@@ -141,7 +143,7 @@ final class JSONOutputEndToEndTests: XCTestCase {
             // The trust credential life cycle in its order; deletion and revocation last.
             func rank(_ k: String) -> Int { ["trust device add": 0, "trust device enroll": 1, "trust grant add": 2, "trust grant modify": 3,
                                              "trust credential suspend": 4, "trust credential resume": 5, "trust credential deactivate": 6,
-                                             "trust grant revoke": 7, "trust credential delete": 8][k] ?? -1 }
+                                             "trust grant revoke": 7, "trust device history": 8, "trust credential delete": 9][k] ?? -1 }
             return (rank(a), a) < (rank(b), b)
         }
         for name in order {

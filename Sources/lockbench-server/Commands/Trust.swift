@@ -70,6 +70,24 @@ struct TrustCommand: AsyncParsableCommand {
                 }
             }
         }
+
+        /// `withService` for a command that shows one record: with --json, a record that does not
+        /// exist is still answered in JSON on standard output (`{"found":false,"kind":"door","id":…,
+        /// "message":…}`, exit 1), as `admin-key delete` answers, so a script reads one document either way.
+        func showing<T: Sendable>(_ kind: String, _ id: String, _ body: @Sendable (TrustService) async throws -> T) async throws -> T {
+            do { return try await withService(body) } catch let e as UserError where json && e.code == ExitCodes.negative {
+                print(KeyFiles.json(MissingRecord(kind: kind, id: id, message: e.message)))
+                throw e
+            }
+        }
+    }
+
+    /// What `--json` prints for a record that does not exist (`SiteOptions.showing`).
+    struct MissingRecord: Encodable {
+        var found = false
+        var kind: String
+        var id: String
+        var message: String
     }
 
     /// A database URL as printed: without its password.
@@ -390,7 +408,7 @@ struct DeviceCommand: AsyncParsableCommand {
         var device: String
         func run() async throws {
             let device = self.device
-            let events = try await site.withService { try await $0.deviceHistory(device: device) }
+            let events = try await site.showing("device", device) { try await $0.deviceHistory(device: device) }
             if site.json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]

@@ -28,7 +28,7 @@ struct DoorCommand: AsyncParsableCommand {
         var door: String
         func run() async throws {
             let door = self.door.lowercased()
-            let record = try await site.withService { try await $0.door(door) }
+            let record = try await site.showing("door", door) { try await $0.door(door) }
             if site.json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
