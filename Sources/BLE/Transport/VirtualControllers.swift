@@ -29,11 +29,16 @@ public final class VirtualControllers: Sendable {
     public static func bumble(count: Int = 2, script: String? = nil, timeout: TimeInterval = 20) throws(BLEError) -> VirtualControllers {
         guard isBumbleInstalled else { throw BLEError(.controllerUnavailable, "bumble is not installed (pip install bumble)") }
         guard count == 2 || script != nil else { throw BLEError(.controllerUnavailable, "\(count) Bumble controllers need a script; bumble.apps.controllers runs two") }
-        let ports = (0..<count).map { _ in freePort() }
         let program = script.map { ["python3", $0] } ?? ["python3", "-m", "bumble.apps.controllers"]
-        let controllers = VirtualControllers(kind: .bumble, ports: ports, arguments: program + ports.map { "tcp-server:127.0.0.1:\($0)" })
-        try controllers.start(timeout: timeout)
-        return controllers
+        // A port free a moment ago may be taken by the time Python binds it (the controllers then
+        // exit at once): up to three tries, each on fresh ports.
+        var lastError: BLEError?
+        for _ in 0..<3 {
+            let ports = (0..<count).map { _ in freePort() }
+            let controllers = VirtualControllers(kind: .bumble, ports: ports, arguments: program + ports.map { "tcp-server:127.0.0.1:\($0)" })
+            do { try controllers.start(timeout: timeout); return controllers } catch { lastError = error }
+        }
+        throw lastError ?? BLEError(.controllerUnavailable, "bumble controllers did not start")
     }
 
     /// RootCanal (`pip install rootcanal==1.10.0`); its binary runs directly, since
