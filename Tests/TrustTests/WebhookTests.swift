@@ -23,6 +23,17 @@ final class WebhookTests: XCTestCase {
         init(refuseFirst: Int) { self.refuseFirst = refuseFirst }
         var accepted: [Call] { calls.withLock { $0.filter(\.accepted) } }
         var all: [Call] { calls.withLock { $0 } }
+
+        /// Runs `dispatcher`'s passes until this subscriber has accepted `n` events (a failure
+        /// after 20 s).
+        func deliver(until n: Int, _ dispatcher: WebhookDispatcher, file: StaticString = #filePath, line: UInt = #line) async throws {
+            let deadline = Date().addingTimeInterval(20)
+            while accepted.count < n {
+                guard Date() < deadline else { return XCTFail("\(accepted.count) of \(n) events delivered in 20 s", file: file, line: line) }
+                await dispatcher.deliverDue()
+                try await Task.sleep(nanoseconds: 20_000_000)
+            }
+        }
     }
 
     /// A subscriber's endpoint at `/hook` on loopback: records every call (body, signature, event
@@ -66,16 +77,8 @@ final class WebhookTests: XCTestCase {
         let hook = try await f.service.addWebhook(url: server.baseURL + "/hook")
         _ = try await f.service.addGrant(id: "g1", user: "alice", readers: [f.group])
 
-        func deliver(until n: Int, _ dispatcher: WebhookDispatcher) async throws {
-            let deadline = Date().addingTimeInterval(20)
-            while subscriber.accepted.count < n {
-                guard Date() < deadline else { return XCTFail("\(subscriber.accepted.count) of \(n) events delivered in 20 s") }
-                await dispatcher.deliverDue()
-                try await Task.sleep(nanoseconds: 20_000_000)
-            }
-        }
         let first = WebhookDispatcher(service: f.service, backoff: 0.2, maxBackoff: 1)
-        try await deliver(until: 2, first)
+        try await subscriber.deliver(until: 2, first)
         let tries = subscriber.all
         XCTAssertEqual(tries.count, 4, "two refusals, then the two events")
         XCTAssertGreaterThanOrEqual(tries[1].at.timeIntervalSince(tries[0].at), 0.2, "back-off after the first refusal")
@@ -87,7 +90,7 @@ final class WebhookTests: XCTestCase {
         _ = try await f.service.setCredential(device: "p1", to: .suspended)
         await first.release()   // stopped gracefully: the next instance need not wait out the lease
         let second = WebhookDispatcher(service: f.service, backoff: 0.2, maxBackoff: 1)
-        try await deliver(until: 5, second)
+        try await subscriber.deliver(until: 5, second)
         let deadline = Date().addingTimeInterval(20)
         while try await f.service.nextWebhookEvent(for: hook) != nil, Date() < deadline {
             await second.deliverDue(); try await Task.sleep(nanoseconds: 20_000_000)
@@ -124,14 +127,6 @@ final class WebhookTests: XCTestCase {
         guard let server = try await Self.serve(subscriber) else { return XCTFail("no subscriber") }
         defer { Task { await server.stop() } }
         let hook = try await f.service.addWebhook(url: server.baseURL + "/hook")
-        func deliver(until n: Int, _ dispatcher: WebhookDispatcher) async throws {
-            let deadline = Date().addingTimeInterval(20)
-            while subscriber.accepted.count < n {
-                guard Date() < deadline else { return XCTFail("\(subscriber.accepted.count) of \(n) events delivered in 20 s") }
-                await dispatcher.deliverDue()
-                try await Task.sleep(nanoseconds: 20_000_000)
-            }
-        }
 
         _ = try await f.login("alice-phone", user: "alice")
         _ = try await f.service.addGrant(id: "g1", user: "alice", readers: [f.group])
@@ -140,7 +135,7 @@ final class WebhookTests: XCTestCase {
         // Refused (carol holds no grant): its transaction wrote nothing, so no event either.
         await XCTAssertTrustError(.forbidden) { try await f.service.requestApproval(ApprovalRequest(approver: "carol", lock: f.group), requester: "bob-phone") }
         let first = WebhookDispatcher(service: f.service, backoff: 0.2, maxBackoff: 1)
-        try await deliver(until: 4, first)
+        try await subscriber.deliver(until: 4, first)
         await first.release()
 
         // While no dispatcher runs: an answer and a refused refresh (a reused token); the next delivers them.
@@ -149,7 +144,7 @@ final class WebhookTests: XCTestCase {
         f.clock.advance(f.service.settings.refreshGrace + 1)
         await XCTAssertTrustError(.invalidGrant) { try await f.service.refresh(token: bob.refresh_token) }
         let second = WebhookDispatcher(service: f.service, backoff: 0.2, maxBackoff: 1)
-        try await deliver(until: 6, second)
+        try await subscriber.deliver(until: 6, second)
         let deadline = Date().addingTimeInterval(20)
         while try await f.service.nextWebhookEvent(for: hook) != nil, Date() < deadline {
             await second.deliverDue(); try await Task.sleep(nanoseconds: 20_000_000)

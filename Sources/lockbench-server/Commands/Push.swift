@@ -49,10 +49,7 @@ struct PushCommand: AsyncParsableCommand {
             creates a wake-up application (namespace) with wake-up enabled and every path readable \
             without a token.
             """)
-        @Option(help: ArgumentHelp("TCP port (0: any free port, printed).", valueName: "n"))
-        var port: Int = 8490
-        @Option(help: ArgumentHelp("Address to listen on.", valueName: "host"))
-        var host: String = "127.0.0.1"
+        @OptionGroup var listen: ListenOptions<PushServePort>
         @Option(help: ArgumentHelp("A wake-up application to create. Repeatable.", valueName: "name"))
         var app: [String] = []
         @Option(help: ArgumentHelp("Percent of accepted messages to lose (0-100).", valueName: "percent"))
@@ -70,7 +67,6 @@ struct PushCommand: AsyncParsableCommand {
         @OptionGroup var tls: TLSOptions
 
         func validate() throws {
-            guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535") }
             guard (0...100).contains(drop) else { throw ValidationError("--drop is a percentage, 0…100") }
             guard delay >= 0, delay <= 86400, delay.isFinite else { throw ValidationError("--delay is 0…86400 seconds") }
             if let throttle, throttle < 0 { throw ValidationError("--throttle is a count of pushes per hour, 0 or more") }
@@ -82,7 +78,7 @@ struct PushCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let (host, port, apps) = (self.host, self.port, self.app)
+            let (host, port, apps) = (listen.host, listen.port, self.app)
             var faults = PushFaults()
             faults.dropPercent = drop; faults.delay = delay; faults.backgroundPerHour = throttle
             let lifetime = DurationText.parse(self.lifetime) ?? 30 * 86400

@@ -45,11 +45,18 @@ struct TrustCommand: AsyncParsableCommand {
         """,
         subcommands: [Init.self, Serve.self, DeviceCommand.self, GrantCommand.self, CredentialStateCommand.self, AdminKeyCommand.self, WebhookCommand.self, DoorCommand.self])
 
+    /// `--db`, the store of every command that opens a site (`serve` and the admin commands).
+    struct DatabaseOption: ParsableArguments {
+        @Option(help: ArgumentHelp("The database: sqlite:PATH, or postgres://USER[:PASSWORD]@HOST[:PORT]/DB shared by several `trust serve` instances (default: sqlite:DIR/trust.sqlite).", valueName: "url"))
+        var db: String?
+    }
+
+    /// What every admin command takes: the site, its database, the clock, `--json`.
     struct SiteOptions: ParsableArguments {
         @Option(help: ArgumentHelp("The site directory (from `trust init`).", valueName: "dir"))
         var site: String
-        @Option(help: ArgumentHelp("The database: sqlite:PATH, or postgres://USER[:PASSWORD]@HOST[:PORT]/DB shared by several `trust serve` instances (default: sqlite:DIR/trust.sqlite).", valueName: "url"))
-        var db: String?
+        @OptionGroup var database: DatabaseOption
+        var db: String? { database.db }
         @Option(help: ArgumentHelp("Act as of this time instead of the system clock (RFC 3339).", valueName: "time"))
         var now: String?
         @Flag(help: "Print the result as JSON.")
@@ -79,6 +86,21 @@ struct TrustCommand: AsyncParsableCommand {
                 print(KeyFiles.json(MissingRecord(kind: kind, id: id, message: e.message)))
                 throw e
             }
+        }
+
+        /// Deletes the `kind` record `id` through `body` (true: it existed): prints `deleted: ID`, or
+        /// with --json `{"deleted":…,"id":…}`; one that does not exist exits 1.
+        func delete(_ kind: String, _ id: String, _ body: @Sendable (TrustService) async throws -> Bool) async throws {
+            let deleted = try await withService(body)
+            if json { print(KeyFiles.json(Deleted(id: id, deleted: deleted))) } else if deleted { print("deleted: \(id)") }
+            guard deleted else { throw UserError(message: "no \(kind) \(id.prefix(64))", code: ExitCodes.negative) }
+        }
+
+        /// A record as --json prints it: one line, keys sorted.
+        static func printJSON<T: Encodable>(_ value: T) throws {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            print(String(decoding: try encoder.encode(value), as: UTF8.self))
         }
     }
 
@@ -179,12 +201,8 @@ struct TrustCommand: AsyncParsableCommand {
             """)
         @Option(help: ArgumentHelp("The site directory.", valueName: "dir"))
         var site: String
-        @Option(help: ArgumentHelp("TCP port (0: any free port, printed).", valueName: "n"))
-        var port: Int = 8480
-        @Option(help: ArgumentHelp("Address to listen on.", valueName: "host"))
-        var host: String = "127.0.0.1"
-        @Option(help: ArgumentHelp("The database: sqlite:PATH, or postgres://USER[:PASSWORD]@HOST[:PORT]/DB shared by several `trust serve` instances (default: sqlite:DIR/trust.sqlite).", valueName: "url"))
-        var db: String?
+        @OptionGroup var listen: ListenOptions<TrustServePort>
+        @OptionGroup var database: DatabaseOption
         @Option(help: ArgumentHelp("system, or virtual (frozen at --now).", valueName: "mode"))
         var clock: String = "system"
         @Option(help: ArgumentHelp("With --clock virtual: the time (RFC 3339).", valueName: "time"))
@@ -208,7 +226,6 @@ struct TrustCommand: AsyncParsableCommand {
         @OptionGroup var tls: TLSOptions
 
         func validate() throws {
-            guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535") }
             if let metricsToken, metricsToken.utf8.count < 16 || !metricsToken.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) {
                 throw ValidationError("--metrics-token must be 16 or more printable characters (no spaces)")
             }
@@ -226,7 +243,7 @@ struct TrustCommand: AsyncParsableCommand {
         func run() async throws {
             let site = try TrustCommand.open(self.site)
             let clock = try TrustCommand.clock(now)
-            let (db, host, port, pushRelay, metricsToken, tlsFiles) = (self.db, self.host, self.port, self.pushRelay, self.metricsToken, tls.files)
+            let (db, host, port, pushRelay, metricsToken, tlsFiles) = (database.db, listen.host, listen.port, self.pushRelay, self.metricsToken, tls.files)
             let webhookLease = self.webhookLease
             let provider = try pushProviderKey.map { ProviderTokenSigner(key: try KeyFiles.privateKey($0, what: "--push-provider-key")) }
             tls.warnIfExposed(host: host, what: "the trust service")
@@ -323,9 +340,7 @@ struct AdminKeyCommand: AsyncParsableCommand {
         var id: String
         func run() async throws {
             let id = self.id
-            let deleted = try await site.withService { try await $0.deleteAdminKey(id: id) }
-            if site.json { print(KeyFiles.json(Deleted(id: id, deleted: deleted))) } else if deleted { print("deleted: \(id)") }
-            guard deleted else { throw UserError(message: "no admin key \(id.prefix(64))", code: ExitCodes.negative) }
+            try await site.delete("admin key", id) { try await $0.deleteAdminKey(id: id) }
         }
     }
 }
@@ -372,9 +387,7 @@ struct WebhookCommand: AsyncParsableCommand {
         var id: String
         func run() async throws {
             let id = self.id
-            let deleted = try await site.withService { try await $0.deleteWebhook(id: id) }
-            if site.json { print(KeyFiles.json(Deleted(id: id, deleted: deleted))) } else if deleted { print("deleted: \(id)") }
-            guard deleted else { throw UserError(message: "no webhook \(id.prefix(64))", code: ExitCodes.negative) }
+            try await site.delete("webhook", id) { try await $0.deleteWebhook(id: id) }
         }
     }
 }
@@ -409,12 +422,7 @@ struct DeviceCommand: AsyncParsableCommand {
         func run() async throws {
             let device = self.device
             let events = try await site.showing("device", device) { try await $0.deviceHistory(device: device) }
-            if site.json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys]
-                print(String(decoding: try encoder.encode(events), as: UTF8.self))
-                return
-            }
+            if site.json { return try TrustCommand.SiteOptions.printJSON(events) }
             for e in events {
                 var line = "\(e.at)  \(e.kind.rawValue)"
                 if let k = e.key { line += "  key=\(k)" }

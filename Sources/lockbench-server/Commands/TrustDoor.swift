@@ -29,12 +29,7 @@ struct DoorCommand: AsyncParsableCommand {
         func run() async throws {
             let door = self.door.lowercased()
             let record = try await site.showing("door", door) { try await $0.door(door) }
-            if site.json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys]
-                print(String(decoding: try encoder.encode(record), as: UTF8.self))
-                return
-            }
+            if site.json { return try TrustCommand.SiteOptions.printJSON(record) }
             print("door \(record.door)")
             print("revocation serial: " + (record.revocationSerial.map { "\($0) (delivered by \(record.revocationReportedBy ?? "?") at \(record.revocationReportedAt ?? "?"))" } ?? "none delivered"))
             print("reports: \(record.reportCount) (newest \(record.reports.count) kept)")
