@@ -140,14 +140,15 @@ enum TrustBenchmark {
         var refreshRounds = [(figure: Sample, baseline: Sample, unchanged: Sample)]()
         var pgRounds = [Sample]()
         var issued = 0
+        let profile = PerfControl.fromEnvironment()
         for _ in 0..<rounds {
-            let baseline = try await Sample.measured(phonesProcess, healthz)
+            let baseline = try await profile.around("healthz") { try await Sample.measured(phonesProcess, healthz) }
             clock.advance(settings.pollInterval)
-            let s = try await Sample.measured(phonesProcess, .init(op: .poll, count: phones, expectKeys: 1))
+            let s = try await profile.around("refresh") { try await Sample.measured(phonesProcess, .init(op: .poll, count: phones, expectKeys: 1)) }
             let pg = Sample(try await pgPhones.run(.init(op: .poll, count: phones, expectKeys: 1)))
             issued += phones
             // Polls with nothing changed since: token check and one read, no signature.
-            let u = try await Sample.measured(phonesProcess, .init(op: .poll, count: phones, expectKeys: 0))
+            let u = try await profile.around("unchanged") { try await Sample.measured(phonesProcess, .init(op: .poll, count: phones, expectKeys: 0)) }
             refreshRounds.append((s, baseline, u))
             pgRounds.append(pg)
             report.say("  round: key refreshes \(Int(s.rate))/s p99 \(String(format: "%.1f", s.p99)) ms (\(s.cpuText)); two instances on PostgreSQL \(Int(pg.rate))/s p99 \(String(format: "%.1f", pg.p99)) ms; /healthz \(Int(baseline.rate))/s (\(baseline.cpuText)); unchanged polls \(Int(u.rate))/s (\(u.cpuText))")
