@@ -4,12 +4,14 @@ import NIOCore
 import SQLiteNIO
 import VaporCSQLite
 
-/// A read-only connection to the trust database driven through the C API of the SQLite that
-/// sqlite-nio builds, on the calling thread, with its statements prepared once. For the poll's
-/// one read, the hottest statement the service runs: through sqlite-nio every statement is a
-/// hand-off to its thread pool and back (two thread switches, a large part of a poll's CPU on a
-/// small machine) and is parsed anew. A WAL reader does not wait for the writer, so the read is
-/// short and never blocks on a commit. One caller at a time (`lock`); the store keeps several.
+/// A connection to the trust database driven through the C API of the SQLite that sqlite-nio
+/// builds, on the calling thread, with its statements prepared once. Read-only for the poll's one
+/// read, the hottest statement the service runs (a WAL reader does not wait for the writer, so the
+/// read is short and never blocks on a commit; the store keeps several), and read-write for the
+/// one writer, whose batches are a chain of statements on the serialized write path. Through
+/// sqlite-nio every statement is a hand-off to its thread pool and back (thread switches, a large
+/// part of a key refresh's CPU and of each batch's latency on a small machine) and is parsed
+/// anew. One caller at a time (`lock`).
 ///
 /// `@unchecked Sendable`: it wraps a C handle (`sqlite3*` and its prepared statements), and every
 /// use of the handle is under `lock` (a try-lock lets the store pick a free reader).
@@ -19,6 +21,15 @@ final class SQLiteDirectReader: @unchecked Sendable {
         let names: [String: Int]
         let values: [SQLiteData]
         func column(_ name: String) -> SQLiteData? { names[name].map { values[$0] } }
+
+        init(names: [String: Int], values: [SQLiteData]) { self.names = names; self.values = values }
+
+        /// A row sqlite-nio read.
+        init(_ row: SQLiteRow) {
+            let columns = row.columns
+            names = Dictionary(columns.enumerated().map { ($1.name, $0) }) { first, _ in first }
+            values = columns.map(\.data)
+        }
     }
 
     let lock = NSLock()
@@ -26,14 +37,19 @@ final class SQLiteDirectReader: @unchecked Sendable {
     private var statements: [String: (OpaquePointer, [String: Int])] = [:]
     private let path: String
 
-    init(path: String) throws {
+    /// At most this many statements stay prepared; others (multi-row statements of unusual
+    /// sizes) are prepared for one use.
+    static let maxPrepared = 256
+
+    /// `writable`: read-write (the file must exist: the store creates and migrates it first).
+    init(path: String, writable: Bool = false) throws {
         self.path = path
         var handle: OpaquePointer?
-        let rc = sqlite_nio_sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil)
+        let rc = sqlite_nio_sqlite3_open_v2(path, &handle, (writable ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) | SQLITE_OPEN_NOMUTEX, nil)
         guard rc == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite_nio_sqlite3_errmsg($0)) } ?? "code \(rc)"
             sqlite_nio_sqlite3_close(handle)
-            throw TrustStorageError("opening \(path) for reading: \(message)")
+            throw TrustStorageError("opening \(path) for \(writable ? "writing" : "reading"): \(message)")
         }
         sqlite_nio_sqlite3_busy_timeout(handle, 10_000)
         db = handle
@@ -50,13 +66,22 @@ final class SQLiteDirectReader: @unchecked Sendable {
         }
     }
 
-    /// Runs `sql` (prepared once per reader) with `binds` and returns its rows. The caller holds `lock`.
+    /// Runs a statement that answers no rows (BEGIN, COMMIT, a PRAGMA), taking `lock`.
+    func execute(_ sql: String) throws {
+        _ = try lock.withLock { try rows(sql, []) }
+    }
+
+    /// Runs `sql` (prepared once per connection) with `binds` and returns its rows. The caller holds `lock`.
     func rows(_ sql: String, _ binds: [SQLiteData]) throws -> [Row] {
-        guard let db else { throw TrustStorageError("the reader of \(path) is closed") }
-        let (statement, names) = try prepared(sql, db)
+        guard let db else { throw TrustStorageError("the connection to \(path) is closed") }
+        let (statement, names, kept) = try prepared(sql, db)
         defer {
-            sqlite_nio_sqlite3_reset(statement)
-            sqlite_nio_sqlite3_clear_bindings(statement)
+            if kept {
+                sqlite_nio_sqlite3_reset(statement)
+                sqlite_nio_sqlite3_clear_bindings(statement)
+            } else {
+                sqlite_nio_sqlite3_finalize(statement)
+            }
         }
         for (i, value) in binds.enumerated() {
             let index = Int32(i + 1)
@@ -76,7 +101,7 @@ final class SQLiteDirectReader: @unchecked Sendable {
         while true {
             let rc = sqlite_nio_sqlite3_step(statement)
             if rc == SQLITE_DONE { return out }
-            guard rc == SQLITE_ROW else { throw error(db, "reading") }
+            guard rc == SQLITE_ROW else { throw error(db, "running a statement on") }
             var values = [SQLiteData]()
             values.reserveCapacity(Int(count))
             for c in 0..<count {
@@ -98,18 +123,21 @@ final class SQLiteDirectReader: @unchecked Sendable {
         }
     }
 
-    private func prepared(_ sql: String, _ db: OpaquePointer) throws -> (OpaquePointer, [String: Int]) {
-        if let known = statements[sql] { return known }
+    /// The statement, its columns by name, and whether it stays prepared (false: finalize after use).
+    private func prepared(_ sql: String, _ db: OpaquePointer) throws -> (OpaquePointer, [String: Int], Bool) {
+        if let known = statements[sql] { return (known.0, known.1, true) }
+        let keep = statements.count < Self.maxPrepared
         var statement: OpaquePointer?
-        guard sqlite_nio_sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK, let statement else {
-            throw error(db, "preparing a statement")
+        guard sqlite_nio_sqlite3_prepare_v3(db, sql, -1, keep ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0, &statement, nil) == SQLITE_OK,
+              let statement else {
+            throw error(db, "preparing a statement for")
         }
         var names = [String: Int]()
         for c in 0..<sqlite_nio_sqlite3_column_count(statement) {
             if let name = sqlite_nio_sqlite3_column_name(statement, c) { names[String(cString: name)] = Int(c) }
         }
-        statements[sql] = (statement, names)
-        return (statement, names)
+        if keep { statements[sql] = (statement, names) }
+        return (statement, names, keep)
     }
 
     private func error(_ db: OpaquePointer, _ doing: String) -> TrustStorageError {

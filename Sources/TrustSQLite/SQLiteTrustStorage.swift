@@ -12,8 +12,8 @@ import Synchronization
 /// feed is the `changes` table, followed by `SQLiteChangeFollower`.
 public final class SQLiteTrustStorage: TrustStorage, TrustChangeFeed, Sendable {
     public let path: String
-    private let writer: SQLiteConnection
-    private let writerPool: NIOThreadPool
+    /// The one write connection, driven on the writer's thread through the C API.
+    private let writer: SQLiteDirectReader
     private let readers: [(SQLiteConnection, AsyncMutex)]
     private let readerIndex = Mutex(0)
     /// The poll's read, on the caller's thread (`SQLiteDirectReader`).
@@ -26,23 +26,24 @@ public final class SQLiteTrustStorage: TrustStorage, TrustChangeFeed, Sendable {
 
     /// `readers`: read connections (reads run in parallel, one at a time on each).
     public static func open(path: String, readers: Int = 8, logger: Logger = Logger(label: "lockbench.trust.sqlite")) async throws -> SQLiteTrustStorage {
-        // The writer's statements run on a thread of their own, never queued behind reads.
-        let writerPool = NIOThreadPool(numberOfThreads: 1)
-        writerPool.start()
-        let writer: SQLiteConnection
+        // Created (if new), switched to WAL (a property of the file) and migrated through sqlite-nio;
+        // then written through a connection of the writer's own (`SQLiteDirectReader`).
+        let setup = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
         do {
-            writer = try await SQLiteConnection.open(storage: .file(path: path), threadPool: writerPool, logger: logger,
-                                                     on: MultiThreadedEventLoopGroup.singleton.any())
+            _ = try await rows(setup, "PRAGMA busy_timeout=10000")
+            _ = try await rows(setup, "PRAGMA journal_mode=WAL")
+            try await migrate(setup)
+            try await setup.close()
         } catch {
-            try? await writerPool.shutdownGracefully()
+            try? await setup.close()
             throw error
         }
+        let writer = try SQLiteDirectReader(path: path, writable: true)
         do {
-            _ = try await rows(writer, "PRAGMA journal_mode=WAL")
-            _ = try await rows(writer, "PRAGMA synchronous=FULL")
-            _ = try await rows(writer, "PRAGMA busy_timeout=10000")
-            _ = try await rows(writer, "PRAGMA foreign_keys=ON")
-            try await migrate(writer)
+            // Durable when `write` returns: every commit is on disk (FULL in WAL: the log is synced at each commit).
+            try writer.execute("PRAGMA synchronous=FULL")
+            try writer.execute("PRAGMA busy_timeout=10000")
+            try writer.execute("PRAGMA foreign_keys=ON")
             var pool = [(SQLiteConnection, AsyncMutex)]()
             for _ in 0..<max(1, readers) {
                 let r = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
@@ -51,17 +52,16 @@ public final class SQLiteTrustStorage: TrustStorage, TrustChangeFeed, Sendable {
             }
             let direct = try (0..<max(1, readers / 2)).map { _ in try SQLiteDirectReader(path: path) }
             let follower = try SQLiteChangeFollower(path: path, logger: logger)
-            return SQLiteTrustStorage(path: path, writer: writer, writerPool: writerPool, readers: pool, direct: direct, follower: follower)
+            return SQLiteTrustStorage(path: path, writer: writer, readers: pool, direct: direct, follower: follower)
         } catch {
-            try? await writer.close()
-            try? await writerPool.shutdownGracefully()
+            writer.close()
             throw error
         }
     }
 
-    private init(path: String, writer: SQLiteConnection, writerPool: NIOThreadPool, readers: [(SQLiteConnection, AsyncMutex)],
+    private init(path: String, writer: SQLiteDirectReader, readers: [(SQLiteConnection, AsyncMutex)],
                  direct: [SQLiteDirectReader], follower: SQLiteChangeFollower) {
-        self.path = path; self.writer = writer; self.writerPool = writerPool; self.readers = readers; self.direct = direct
+        self.path = path; self.writer = writer; self.readers = readers; self.direct = direct
         self.follower = follower
     }
 
@@ -123,24 +123,24 @@ public final class SQLiteTrustStorage: TrustStorage, TrustChangeFeed, Sendable {
     }
 
     private func commit(_ batch: [WriteJob]) async {
-        let tx = SQLiteTransaction(connection: writer)
+        let tx = SQLiteTransaction(connection: .direct(writer))
         var failed: Error?
         do {
-            _ = try await Self.rows(writer, "BEGIN IMMEDIATE")
+            try writer.execute("BEGIN IMMEDIATE")
             do {
                 for job in batch { try await job.run(tx) }
             } catch {
                 failed = error
             }
             if failed == nil {
-                _ = try await Self.rows(writer, "COMMIT")
+                try writer.execute("COMMIT")
                 for job in batch { job.continuation.resume() }
                 return
             }
-            _ = try await Self.rows(writer, "ROLLBACK")
+            try writer.execute("ROLLBACK")
         } catch {
             // BEGIN, COMMIT or ROLLBACK failed: nothing of the batch happened, every writer hears so.
-            _ = try? await Self.rows(writer, "ROLLBACK")
+            try? writer.execute("ROLLBACK")
             for job in batch { job.continuation.resume(throwing: error) }
             return
         }
@@ -154,24 +154,24 @@ public final class SQLiteTrustStorage: TrustStorage, TrustChangeFeed, Sendable {
 
     /// The batch again, each body in its own SAVEPOINT: a body that throws rolls back alone.
     private func commitIsolated(_ batch: [WriteJob]) async {
-        let tx = SQLiteTransaction(connection: writer)
+        let tx = SQLiteTransaction(connection: .direct(writer))
         var outcomes = [Error?](repeating: nil, count: batch.count)
         do {
-            _ = try await Self.rows(writer, "BEGIN IMMEDIATE")
+            try writer.execute("BEGIN IMMEDIATE")
             for (i, job) in batch.enumerated() {
-                _ = try await Self.rows(writer, "SAVEPOINT w")
+                try writer.execute("SAVEPOINT w")
                 do {
                     try await job.run(tx)
-                    _ = try await Self.rows(writer, "RELEASE w")
+                    try writer.execute("RELEASE w")
                 } catch {
                     outcomes[i] = error
-                    _ = try await Self.rows(writer, "ROLLBACK TO w")
-                    _ = try await Self.rows(writer, "RELEASE w")
+                    try writer.execute("ROLLBACK TO w")
+                    try writer.execute("RELEASE w")
                 }
             }
-            _ = try await Self.rows(writer, "COMMIT")
+            try writer.execute("COMMIT")
         } catch {
-            _ = try? await Self.rows(writer, "ROLLBACK")
+            try? writer.execute("ROLLBACK")
             for job in batch { job.continuation.resume(throwing: error) }
             return
         }
@@ -185,7 +185,7 @@ public final class SQLiteTrustStorage: TrustStorage, TrustChangeFeed, Sendable {
         return try await mutex.run {
             _ = try await Self.rows(connection, "BEGIN")
             do {
-                let result = try await body(SQLiteTransaction(connection: connection))
+                let result = try await body(SQLiteTransaction(connection: .pooled(connection)))
                 _ = try await Self.rows(connection, "COMMIT")
                 return result
             } catch {
@@ -221,8 +221,7 @@ public final class SQLiteTrustStorage: TrustStorage, TrustChangeFeed, Sendable {
         follower.stop()
         for r in direct { r.close() }
         for (r, _) in readers { try await r.close() }
-        try await writer.close()
-        try await writerPool.shutdownGracefully()
+        writer.close()
     }
 
     static func rows(_ c: SQLiteConnection, _ sql: String, _ binds: [SQLiteData] = []) async throws -> [SQLiteRow] {
@@ -311,10 +310,19 @@ protocol SQLiteColumns {
 extension SQLiteRow: SQLiteColumns {}
 
 struct SQLiteTransaction: TrustTransaction {
-    let connection: SQLiteConnection
+    /// Reads go through sqlite-nio's pooled connections; the writer's batches through its own
+    /// connection, on the writer's thread, with no hand-off per statement.
+    enum Connection: Sendable {
+        case pooled(SQLiteConnection)
+        case direct(SQLiteDirectReader)
+    }
+    let connection: Connection
 
-    func q(_ sql: String, _ binds: [SQLiteData] = []) async throws -> [SQLiteRow] {
-        try await SQLiteTrustStorage.rows(connection, sql, binds)
+    func q(_ sql: String, _ binds: [SQLiteData] = []) async throws -> [SQLiteDirectReader.Row] {
+        switch connection {
+        case .pooled(let c): return try await SQLiteTrustStorage.rows(c, sql, binds).map(SQLiteDirectReader.Row.init)
+        case .direct(let c): return try c.lock.withLock { try c.rows(sql, binds) }
+        }
     }
 
     // MARK: the change feed
@@ -394,7 +402,7 @@ struct SQLiteTransaction: TrustTransaction {
 
     static let deviceColumns = ["id", "user", "credential_key", "state", "created_at", "updated_at"]
 
-    static func device(_ r: SQLiteRow) throws -> DeviceRecord { try device(r, deviceColumns) }
+    static func device(_ r: SQLiteDirectReader.Row) throws -> DeviceRecord { try device(r, deviceColumns) }
 
     static func device<R: SQLiteColumns>(_ r: R, _ c: [String]) throws -> DeviceRecord {
         guard let state = CredentialState(rawValue: try text(r, c[3])) else { throw TrustStorageError("devices.state: unknown value") }
@@ -425,7 +433,7 @@ struct SQLiteTransaction: TrustTransaction {
 
     static let grantColumns = ["id", "user", "readers", "schedules", "state", "reason", "revision", "updated_at"]
 
-    static func grant(_ r: SQLiteRow) throws -> GrantRecord { try grant(r, grantColumns) }
+    static func grant(_ r: SQLiteDirectReader.Row) throws -> GrantRecord { try grant(r, grantColumns) }
 
     static func grant<R: SQLiteColumns>(_ r: R, _ c: [String]) throws -> GrantRecord {
         guard let state = GrantRecord.State(rawValue: try text(r, c[4])) else { throw TrustStorageError("grants.state: unknown value") }
@@ -470,7 +478,7 @@ struct SQLiteTransaction: TrustTransaction {
     static let keyColumns = ["id", "grant_id", "device", "document", "document_id", "iteration", "grant_revision", "valid_until",
                              "expected_update", "sequence"]
 
-    static func key(_ r: SQLiteRow) throws -> KeyRecord { try key(r, keyColumns) }
+    static func key(_ r: SQLiteDirectReader.Row) throws -> KeyRecord { try key(r, keyColumns) }
 
     static func key<R: SQLiteColumns>(_ r: R, _ c: [String]) throws -> KeyRecord {
         KeyRecord(id: try text(r, c[0]), grant: try text(r, c[1]), device: try text(r, c[2]),
@@ -534,7 +542,7 @@ struct SQLiteTransaction: TrustTransaction {
 
     static let familyColumns = ["id", "device", "created_at", "revoked_at", "reason"]
 
-    static func family(_ r: SQLiteRow, _ c: [String]) throws -> TokenFamilyRecord {
+    static func family(_ r: SQLiteDirectReader.Row, _ c: [String]) throws -> TokenFamilyRecord {
         TokenFamilyRecord(id: try text(r, c[0]), device: try text(r, c[1]), createdAt: try date(r, c[2]),
                           revokedAt: r.column(c[3])?.double.map(Date.init(timeIntervalSince1970:)), revokedReason: r.column(c[4])?.string)
     }
@@ -597,7 +605,7 @@ struct SQLiteTransaction: TrustTransaction {
                         [time(at), .text(reason), .text(device)])
     }
 
-    static func token(_ r: SQLiteRow) throws -> RefreshTokenRecord {
+    static func token(_ r: SQLiteDirectReader.Row) throws -> RefreshTokenRecord {
         guard let state = RefreshTokenRecord.State(rawValue: try text(r, "state")) else { throw TrustStorageError("refresh_tokens.state: unknown value") }
         return RefreshTokenRecord(hash: try bytes(r, "hash"), family: try text(r, "family"), device: try text(r, "device"),
                                   state: state, issuedAt: try date(r, "issued_at"),
