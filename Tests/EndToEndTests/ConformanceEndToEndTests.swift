@@ -451,6 +451,15 @@ final class ConformanceEndToEndTests: XCTestCase {
     /// both pass, the clock stays untrusted, and a document without key 7 then restores it as
     /// before. The same lock with its clock trusted grants both documents: the cases fail it.
     func testTheTimeVerificationChecksAgainstALockWithoutVerifiedTime() throws {
+        // LockBench's documents write key 7 false unless asked.
+        let asked = try lb(["doc", "issue", "--issuer-key", "issuer.key.pem", "--credential", "alice.pub.pem", "--reader-identity", "door.reader.json",
+                            "--valid-for", "1h", "--now", "2026-03-02T09:00:00Z", "--time-verification-required", "--out", "asking.cbor"])
+        XCTAssertTrue(asked.stdout.contains("verification required (MSO key 7)"), asked.stdout)
+        for (file, expected) in [("asking.cbor", true), ("alice.cbor", false)] {
+            let shown = try lb(["doc", "show", file, "--json"]).stdout
+            let object = try JSONSerialization.jsonObject(with: Data(shown[shown.firstIndex(of: "{")!...].utf8)) as? [String: Any]
+            XCTAssertEqual(object?["timeVerificationRequired"] as? Bool, expected, shown)
+        }
         try lb(["config", "create", "--reader-identity", "door.reader.json", "--issuer", "issuer.pub.pem", "--no-fast",
                 "--clock", "2026-03-02T08:59:00Z", "--max-lifetime", "14d", "--state-dir", "door-no-time.state", "--out", "door-no-time.lock.json"])
         try lb(["clock", "power-loss", "--config", "door-no-time.lock.json"])
