@@ -605,8 +605,8 @@ public enum ReaderCatalogue {
 
     /// A step-up case whose phone is a stranger to the lock (a fresh key) carrying one document the
     /// site issuer signed with `defect`; LockBench mints it with `--issuer-key`.
-    /// `hint`: what the lock must be set to, added to a failure (a case that needs the lock in a
-    /// state or configuration it sets up out of band).
+    /// `hint`: what the lock must be set to, added when it granted where the case wants a refusal
+    /// (a case that needs the lock in a state or configuration it sets up out of band).
     static func minted(_ id: String, official: String, defect: DocumentDefect, grant: Bool, stepUpSelect: Bool = false,
                        emptyResponse: Bool = false, hint: String? = nil, title: String) -> ReaderCheck {
         ReaderCheck(id, official: official, section: "§9", title: title) { reader, _ in
@@ -627,7 +627,8 @@ public enum ReaderCatalogue {
             }
             let t = try reader.present(phone, id)
             let verdict = ReaderCatalogue.official(t) { stepUpVerdict(t, phone, grant: grant, elementCheck: !emptyResponse) }
-            guard let hint, verdict.status == .fail else { return verdict }
+            // The hint says what the lock must be set to; it explains a grant, nothing else.
+            guard let hint, verdict.status == .fail, let s = t.readerStatus, s >> 8 == 0x01 else { return verdict }
             return .fail("\(verdict.reason) \(hint)", expected: verdict.expected, actual: verdict.actual)
         }
     }
