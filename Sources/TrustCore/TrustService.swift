@@ -12,6 +12,8 @@ import Synchronization
 public final class TrustService: Sendable {
     public let storage: any TrustStorage
     public let issuerKey: P256.Signing.PrivateKey
+    /// The issuer key's kid, written into every document it signs: derived once.
+    let issuerKeyID: [UInt8]
     public let settings: TrustSettings
     public let clock: any TrustClock
     public let tokens: TokenAuthority
@@ -34,6 +36,7 @@ public final class TrustService: Sendable {
                 settings: TrustSettings = TrustSettings(), clock: any TrustClock = SystemClock()) async throws {
         self.storage = storage
         self.issuerKey = issuerKey
+        issuerKeyID = CoseSign1.keyIdentifier(issuerPublicKey: Primitives.point(of: issuerKey))
         self.settings = settings
         self.clock = clock
         self.tokens = try await TokenAuthority(key: tokenKey, settings: settings, clock: clock)
@@ -390,7 +393,7 @@ public final class TrustService: Sendable {
         let access = try AccessData(id: docID, readers: try g.readers.map { try ReaderRule(parsing: $0) },
                                     schedules: try g.schedules.map { try WeeklySchedule(parsing: $0) })
         let doc = try AccessDocument.issue(access: access, credentialPublicKey: d.credentialKey, validity: validity, issuerKey: issuerKey,
-                                           timeVerificationRequired: settings.timeVerificationRequired ?? false)
+                                           issuerKeyID: issuerKeyID, timeVerificationRequired: settings.timeVerificationRequired ?? false)
         return KeyRecord(id: KeyRecord.id(grant: g.id, device: d.id), grant: g.id, device: d.id, document: doc.encoded(), documentID: docID,
                          iteration: iteration, grantRevision: g.revision, validUntil: validity.validUntil,
                          expectedUpdate: validity.expectedUpdate!, sequence: 0)

@@ -93,7 +93,7 @@ public struct IssuedDocument: Equatable, Sendable {
     public static func issue(docType: String, elementIdentifier: String, elementValue: CBOR,
                              deviceKey: [UInt8]?, validity: Validity,
                              issuerKey: P256.Signing.PrivateKey, issuerCertificate: [UInt8]? = nil, includeKeyID: Bool = true,
-                             timeVerificationRequired: Bool = false,
+                             issuerKeyID: [UInt8]? = nil, timeVerificationRequired: Bool = false,
                              random: [UInt8] = Primitives.randomBytes(16)) -> IssuedDocument {
         let itemCBOR: CBOR = [1: 0, 2: .bytes(random), 3: .text(elementIdentifier), 4: elementValue]
         let tagged = CBOR.embedded(itemCBOR).encoded()
@@ -112,10 +112,10 @@ public struct IssuedDocument: Equatable, Sendable {
             mso["4"] = ["1": (try? CoseKey(publicKey: deviceKey))?.cbor ?? .null]
         }
         let payload = CBOR.embedded(.map(mso)).encoded()
-        let issuerPoint = Primitives.point(of: issuerKey)
-        let auth = CoseSign1.sign(payload: payload, key: issuerKey,
-                                  kid: includeKeyID ? CoseSign1.keyIdentifier(issuerPublicKey: issuerPoint) : nil,
-                                  x5chain: issuerCertificate)
+        // `issuerKeyID`: the kid of `issuerKey`, from a caller that signs many documents with it
+        // (deriving the public point and hashing it cost as much as a tenth of the signature).
+        let kid = includeKeyID ? issuerKeyID ?? CoseSign1.keyIdentifier(issuerPublicKey: Primitives.point(of: issuerKey)) : nil
+        let auth = CoseSign1.sign(payload: payload, key: issuerKey, kid: kid, x5chain: issuerCertificate)
         return IssuedDocument(docType: docType, items: [item], issuerAuth: auth, valueDigests: [0: Primitives.sha256(tagged)],
                               deviceKey: deviceKey, validity: validity, timeVerificationRequired: timeVerificationRequired)
     }

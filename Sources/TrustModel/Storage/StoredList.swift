@@ -18,14 +18,27 @@ package enum StoredList {
     /// JSON decoder: every poll decodes its user's grants' readers and schedules. Nil for anything
     /// else (an escape, spaces, another shape), which the decoder reads.
     static func plainList(_ text: String) -> [String]? {
-        if text == "[]" { return [] }
-        let u = text.utf8
-        guard u.count >= 4, u.starts(with: #"[""#.utf8), u.reversed().starts(with: #"]""#.utf8),
-              !u.contains(0x5C) else { return nil }   // no backslash: no escapes
-        // Cut as bytes (a combining mark after a quote must not fuse with it); an item left with
-        // a quote, or a control character, is not this shape.
-        let items = Substring(u.dropFirst(2).dropLast(2)).split(separator: #"",""#, omittingEmptySubsequences: false)
-        guard items.allSatisfy({ !$0.utf8.contains(0x22) && !$0.utf8.contains { $0 < 0x20 } }) else { return nil }
-        return items.map(String.init)
+        var text = text
+        return text.withUTF8 { u -> [String]? in
+            guard u.count >= 2, u.first == 0x5B, u.last == 0x5D else { return nil }   // [ … ]
+            if u.count == 2 { return [] }
+            // Each item: a quote, bytes that are neither a quote, a backslash nor a control
+            // character, a quote; items separated by one comma.
+            var items = [String]()
+            var i = 1
+            while true {
+                guard i < u.count - 1, u[i] == 0x22 else { return nil }
+                var j = i + 1
+                while j < u.count - 1, u[j] != 0x22 {
+                    guard u[j] != 0x5C, u[j] >= 0x20 else { return nil }
+                    j += 1
+                }
+                guard j < u.count - 1 else { return nil }
+                items.append(String(decoding: UnsafeBufferPointer(rebasing: u[(i + 1)..<j]), as: UTF8.self))
+                if j + 1 == u.count - 1 { return items }
+                guard u[j + 1] == 0x2C else { return nil }
+                i = j + 2
+            }
+        }
     }
 }
