@@ -19,7 +19,8 @@ public final class LockRunner {
     public private(set) var virtualReader: VirtualReader?
     private var loops: [ReaderLoopControl] = []
     private var bleLock: BLELock?
-    private let emit: (LockEvent) -> Void
+    /// Called from the radios' threads and the lock's (its warnings): hence Sendable.
+    private let emit: @Sendable (LockEvent) -> Void
     private let nfc: NFCSource?
     private let ble: String?
     private let socket: SocketReader.Configuration?
@@ -50,7 +51,7 @@ public final class LockRunner {
     private let opening = Mutex(Opening())
 
     public init(service: LockService, nfc: NFCSource?, ble: String?, socket: SocketReader.Configuration? = nil,
-                btsnoop: String? = nil, emit: @escaping (LockEvent) -> Void) {
+                btsnoop: String? = nil, emit: @escaping @Sendable (LockEvent) -> Void) {
         self.service = service
         self.nfc = nfc
         self.ble = ble

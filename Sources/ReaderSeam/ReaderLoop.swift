@@ -12,6 +12,11 @@ import Foundation
 ///     }
 ///     loop.onEvent = { print($0) }
 ///     loop.start() … loop.stop()
+///
+/// Safe because the loop's own state (stopping, cards in flight, a worker's failure) is in a
+/// `Monitor`, and the reader — a C handle's wrapper (libnfc, pcsc-lite, a socket, BLE) — is
+/// driven only by the loop's thread and, for a radio serving several phones, the one worker
+/// thread each card is handed to; `onEvent` is set before `start()`.
 public final class ReaderLoop<Reader: CardReader, Outcome>: @unchecked Sendable {
     public struct Configuration: Sendable {
         /// Longest single wait inside the reader (for a card, for its removal): bounds `stop()`.
@@ -48,12 +53,17 @@ public final class ReaderLoop<Reader: CardReader, Outcome>: @unchecked Sendable 
     public var onEvent: ((Event) -> Void)?
     private let transaction: (Reader.Card) throws -> Outcome
     private let granted: (Outcome) -> Bool?
-    private let condition = NSCondition()
-    private var stopping = false
-    private var running = false
-    private var inFlight = 0
-    private var workerFailure: Error?
-    private let done = DispatchSemaphore(value: 0)
+    private struct State {
+        var running = false
+        var stopping = false
+        /// Set by the loop's thread as it ends.
+        var finished = false
+        /// Cards being served on worker threads.
+        var inFlight = 0
+        /// The first reader failure a worker hit, for the loop's thread to act on.
+        var workerFailure: Error?
+    }
+    private let state = Monitor(State())
 
     /// `granted` tells the reader how a transaction ended (BLE sends it to the phone); by default
     /// the reader is told nothing about the decision.
@@ -68,15 +78,16 @@ public final class ReaderLoop<Reader: CardReader, Outcome>: @unchecked Sendable 
 
     /// Runs the loop on a thread of its own.
     public func start() {
-        condition.lock()
-        guard !running else { condition.unlock(); return }
-        running = true
-        stopping = false
-        condition.unlock()
+        let starting = state.withLock { s -> Bool in
+            guard !s.running else { return false }
+            s = State(running: true)
+            return true
+        }
+        guard starting else { return }
         reader.onNotice = { [weak self] text, problem in self?.emit(.notice(text, isProblem: problem)) }
         let thread = Thread { [self] in
             self.run()
-            self.done.signal()
+            self.state.withLock { $0.finished = true }
         }
         thread.name = "reader-loop"
         thread.start()
@@ -85,30 +96,26 @@ public final class ReaderLoop<Reader: CardReader, Outcome>: @unchecked Sendable 
     /// Ends the loop: the current transaction finishes (or fails), the reader is closed, `.stopped`
     /// is the last event. Blocks until then; safe from any thread, idempotent.
     public func stop() {
-        condition.lock()
-        guard running, !stopping else { condition.unlock(); return }
-        stopping = true
-        condition.broadcast()
-        condition.unlock()
-        done.wait()
-        condition.lock(); running = false; condition.unlock()
+        let stopping = state.withLock { s -> Bool in
+            guard s.running, !s.stopping else { return false }
+            s.stopping = true
+            return true
+        }
+        guard stopping else { return }
+        // The loop's waits are bounded by `waitSlice`: it sees `stopping` within one.
+        state.wait(until: nil, for: \.finished) { s, _ in s.running = false }
     }
 
     /// Blocks until `stop()` completes (for a CLI whose signal handler calls `stop()`).
     public func waitUntilStopped() {
-        done.wait()
-        done.signal()
+        state.wait(until: nil, for: \.finished) { _, _ in }
     }
 
-    private var isStopping: Bool { condition.lock(); defer { condition.unlock() }; return stopping }
+    private var isStopping: Bool { state.withLockQuietly { $0.stopping } }
 
     /// Sleeps up to `seconds`, waking early on `stop()`; false when stopping.
     private func pause(_ seconds: TimeInterval) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        let deadline = Date().addingTimeInterval(seconds)
-        while !stopping && condition.wait(until: deadline) {}
-        return !stopping
+        state.wait(until: Date().addingTimeInterval(seconds), for: \.stopping) { s, _ in !s.stopping }
     }
 
     private func emit(_ event: Event) { onEvent?(event) }
@@ -155,23 +162,21 @@ public final class ReaderLoop<Reader: CardReader, Outcome>: @unchecked Sendable 
                 try handle(card)
                 continue
             }
-            condition.lock()
-            inFlight += 1
-            condition.unlock()
+            state.withLockQuietly { $0.inFlight += 1 }
             // The card goes to exactly one worker and this thread does not touch it again.
             nonisolated(unsafe) let handed = card
             let worker = Thread { [self] in
-                do { try self.handle(handed) } catch {
-                    condition.lock(); workerFailure = workerFailure ?? error; condition.unlock()
+                var failure: Error?
+                do { try self.handle(handed) } catch { failure = error }
+                state.withLock { s in
+                    s.workerFailure = s.workerFailure ?? failure
+                    s.inFlight -= 1
                 }
-                condition.lock(); inFlight -= 1; condition.broadcast(); condition.unlock()
             }
             worker.name = "reader-loop-card"
             worker.start()
             // At the limit: wait (bounded by stop) for a card to be done.
-            condition.lock()
-            while inFlight >= c.maxConcurrent && !stopping { _ = condition.wait(until: Date().addingTimeInterval(c.waitSlice)) }
-            condition.unlock()
+            state.wait(until: nil, for: { $0.inFlight < c.maxConcurrent || $0.stopping }) { _, _ in }
         }
     }
 
@@ -200,16 +205,15 @@ public final class ReaderLoop<Reader: CardReader, Outcome>: @unchecked Sendable 
     }
 
     private func takeWorkerFailure() -> Error? {
-        condition.lock(); defer { condition.unlock() }
-        defer { workerFailure = nil }
-        return workerFailure
+        state.withLockQuietly { s in
+            defer { s.workerFailure = nil }
+            return s.workerFailure
+        }
     }
 
     /// Cards still being served finish (their waits are bounded) before the reader closes.
     private func waitForWorkers() {
-        condition.lock()
-        while inFlight > 0 { condition.wait() }
-        condition.unlock()
+        state.wait(until: nil, for: { $0.inFlight == 0 }) { _, _ in }
     }
 }
 

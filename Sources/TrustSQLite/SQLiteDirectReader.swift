@@ -2,6 +2,7 @@ import Foundation
 import TrustModel
 import NIOCore
 import SQLiteNIO
+import Synchronization
 import VaporCSQLite
 
 /// A read-only connection to the trust database driven through the C API of the SQLite that
@@ -9,11 +10,8 @@ import VaporCSQLite
 /// one read, the hottest statement the service runs: through sqlite-nio every statement is a
 /// hand-off to its thread pool and back (two thread switches, a large part of a poll's CPU on a
 /// small machine) and is parsed anew. A WAL reader does not wait for the writer, so the read is
-/// short and never blocks on a commit. One caller at a time (`lock`); the store keeps several.
-///
-/// `@unchecked Sendable`: it wraps a C handle (`sqlite3*` and its prepared statements), and every
-/// use of the handle is under `lock` (a try-lock lets the store pick a free reader).
-final class SQLiteDirectReader: @unchecked Sendable {
+/// short and never blocks on a commit. One caller at a time (`connection`); the store keeps several.
+final class SQLiteDirectReader: Sendable {
     /// A result row: its values by column name, as sqlite-nio would give them.
     struct Row: SQLiteColumns {
         let names: [String: Int]
@@ -21,9 +19,13 @@ final class SQLiteDirectReader: @unchecked Sendable {
         func column(_ name: String) -> SQLiteData? { names[name].map { values[$0] } }
     }
 
-    let lock = NSLock()
-    private var db: OpaquePointer?
-    private var statements: [String: (OpaquePointer, [String: Int])] = [:]
+    /// The C handle (`sqlite3*`) and its prepared statements: reached only with the mutex held (a
+    /// try-lock lets the store pick a free reader).
+    private struct Connection {
+        var db: OpaquePointer?
+        var statements: [String: (OpaquePointer, [String: Int])] = [:]
+    }
+    private let connection: Mutex<Connection>
     private let path: String
 
     init(path: String) throws {
@@ -36,24 +38,34 @@ final class SQLiteDirectReader: @unchecked Sendable {
             throw TrustStorageError("opening \(path) for reading: \(message)")
         }
         sqlite_nio_sqlite3_busy_timeout(handle, 10_000)
-        db = handle
+        connection = Mutex(Connection(db: handle))
     }
 
     deinit { close() }
 
     func close() {
-        lock.withLock {
-            for (statement, _) in statements.values { sqlite_nio_sqlite3_finalize(statement) }
-            statements = [:]
-            if let db { sqlite_nio_sqlite3_close(db) }
-            db = nil
+        connection.withLock { c in
+            for (statement, _) in c.statements.values { sqlite_nio_sqlite3_finalize(statement) }
+            c.statements = [:]
+            if let db = c.db { sqlite_nio_sqlite3_close(db) }
+            c.db = nil
         }
     }
 
-    /// Runs `sql` (prepared once per reader) with `binds` and returns its rows. The caller holds `lock`.
+    /// Runs `sql` (prepared once per reader) with `binds` and returns its rows; waits while
+    /// another caller uses this reader.
     func rows(_ sql: String, _ binds: [SQLiteData]) throws -> [Row] {
-        guard let db else { throw TrustStorageError("the reader of \(path) is closed") }
-        let (statement, names) = try prepared(sql, db)
+        try connection.withLock { c throws(any Error) in try rows(sql, binds, &c) }
+    }
+
+    /// The same when this reader is free now; nil (nothing run) when another caller has it.
+    func rowsIfFree(_ sql: String, _ binds: [SQLiteData]) throws -> [Row]? {
+        try connection.withLockIfAvailable { c throws(any Error) in try rows(sql, binds, &c) }
+    }
+
+    private func rows(_ sql: String, _ binds: [SQLiteData], _ c: inout Connection) throws -> [Row] {
+        guard let db = c.db else { throw TrustStorageError("the reader of \(path) is closed") }
+        let (statement, names) = try prepared(sql, db, &c.statements)
         defer {
             sqlite_nio_sqlite3_reset(statement)
             sqlite_nio_sqlite3_clear_bindings(statement)
@@ -98,7 +110,8 @@ final class SQLiteDirectReader: @unchecked Sendable {
         }
     }
 
-    private func prepared(_ sql: String, _ db: OpaquePointer) throws -> (OpaquePointer, [String: Int]) {
+    private func prepared(_ sql: String, _ db: OpaquePointer,
+                          _ statements: inout [String: (OpaquePointer, [String: Int])]) throws -> (OpaquePointer, [String: Int]) {
         if let known = statements[sql] { return known }
         var statement: OpaquePointer?
         guard sqlite_nio_sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK, let statement else {
