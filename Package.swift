@@ -101,7 +101,7 @@ let package = Package(
         // --- Trust: the service that keeps short-lived keys current, in layers: the model (records,
         // changes, errors, the storage seam), the service core (documents, tokens, approvals), one
         // module per storage backend, where backends are chosen, and the HTTP API. ---
-        .target(name: "TrustModel", dependencies: ["Codecs", "OfflineUnlock"]),
+        .target(name: "TrustModel", dependencies: ["ByteCore", "Codecs", "OfflineUnlock"]),
         .target(name: "TrustCore", dependencies: ["TrustModel", "ByteCore", "Codecs", "OfflineUnlock", "Lock", crypto, jwtKit]),
         // sqlite-nio's C module (its `sqlite3_*` for the direct reader) is not a product of that package.
         .target(name: "TrustSQLite", dependencies: ["TrustModel", "ByteCore", sqliteNIO, nioCore, nioPosix, logging]),
@@ -109,7 +109,7 @@ let package = Package(
         .target(name: "TrustBackends", dependencies: ["TrustModel", "TrustCore", "TrustSQLite", "TrustPostgres"]),
         // A Hummingbird router served in the background: the trust API and the push relay.
         .target(name: "HTTPServing", dependencies: [hummingbird, hummingbirdCore, hummingbirdTLS, nioSSL, serviceLifecycle, logging, nioCore]),
-        .target(name: "TrustHTTP", dependencies: ["TrustModel", "TrustCore", "HTTPServing", "ByteCore", hummingbird, logging, metrics, prometheus, nioCore, asyncHTTPClient, crypto]),
+        .target(name: "TrustHTTP", dependencies: ["TrustModel", "TrustCore", "HTTPServing", "ByteCore", "Codecs", hummingbird, logging, metrics, prometheus, nioCore, asyncHTTPClient, crypto]),
         // The push relay (APNs- and FCM-shaped) and mobile wake-up subscriptions: no storage
         // backend, no token signing.
         .target(name: "Push", dependencies: ["ByteCore", "Codecs", "TrustModel", "HTTPServing", crypto, hummingbird, nioCore, logging, metrics, asyncHTTPClient]),
@@ -171,7 +171,7 @@ let package = Package(
         // --- Trust ---
         .testTarget(name: "TrustTests", dependencies: [
             "lockbench", "lockbench-server", "TrustModel", "TrustCore", "TrustSQLite", "TrustPostgres", "TrustBackends", "TrustHTTP", "TrustPhone", "Scenario", "Push", "OfflineUnlock", "Lock", "LockRuntime", "ByteCore", "Codecs", "LockBenchTestSupport", crypto,
-            hummingbird, hummingbirdTesting, jwtKit, sqliteNIO, asyncHTTPClient, metrics, prometheus, nioCore, nioHTTP1, nioSSL, "HTTPServing",
+            hummingbird, hummingbirdTesting, jwtKit, sqliteNIO, asyncHTTPClient, logging, metrics, prometheus, nioCore, nioHTTP1, nioSSL, "HTTPServing",
         ], exclude: ["python"]),
         // --- end Trust ---
         // Whole-program tests: run the built `lockbench` binary (and its server side) as a user would.

@@ -118,15 +118,11 @@ public enum BLECredentialCatalogue {
     public static let remoteKeylessEntry: [BLECredentialCheck] = [
         BLECredentialCheck("ble.ud.rke-expedited-standard-phase", official: "BLERKE_UD_EXPEDITED_STANDARD_PHASE", section: "ble.md",
                            title: "RKE initiate 02 06; AUTH0 (policy 02), AUTH1; completed 00 02 20 00 under BleSK; the phone's RKE request 02 04 under BleSK; Reader Status Changed") { phone, _ in
-            let s = try phone.connection("ble.ud.rke-expedited-standard-phase")
-            defer { s.close() }
-            try s.initiate(ids: rkeInitiate)
-            try s.auth0(policy: AuthenticationPolicy.userDeviceSecureAction.rawValue)
-            try s.auth1()
-            try s.completed(.sendToEachConnected, .secured)
-            let request = try s.rkeRequest()
-            try s.statusChanged(request.action == .secure ? .secured : .unsecured)
-            return .pass("RKE request \(request.action.name) under BleSK; Reader Status Changed sent")
+            try rkeOpening(phone, "ble.ud.rke-expedited-standard-phase") { s in
+                let request = try s.rkeRequest()
+                try s.statusChanged(request.action == .secure ? .secured : .unsecured)
+                return .pass("RKE request \(request.action.name) under BleSK; Reader Status Changed sent")
+            }
         },
         BLECredentialCheck("ble.ud.rke-info-tag", official: "BLERKE_UD_INFO_TAG", section: "ble.md",
                            title: "RKE initiate 02 06; AUTH0 (policy 02), AUTH1; completed under BleSK (no info-tag check in the stored case)") { phone, _ in
@@ -175,16 +171,18 @@ public enum BLECredentialCatalogue {
         },
     ]
 
-    /// `blerke_ud_info_tag` / `_ud_descriptor_tag`: `transaction_initiation(rke=True)`, AUTH0
-    /// policy 02 and AUTH1 (`expedited_transaction_standard`), the completed notification.
-    static func rkeOpening(_ phone: BLEPhoneUnderTest, _ id: String) throws -> CheckVerdict {
+    /// The blerke_ud opening: `transaction_initiation(rke=True)`, AUTH0 policy 02 and AUTH1
+    /// (`expedited_transaction_standard`), the completed notification; `then` runs what the case
+    /// does after it (`blerke_ud_info_tag` / `_ud_descriptor_tag` stop there).
+    static func rkeOpening(_ phone: BLEPhoneUnderTest, _ id: String,
+                           then: (BLELockStep) throws -> CheckVerdict = { _ in .pass("RKE initiate 02 06, AUTH0 02, AUTH1, completed") }) throws -> CheckVerdict {
         let s = try phone.connection(id)
         defer { s.close() }
         try s.initiate(ids: rkeInitiate)
         try s.auth0(policy: AuthenticationPolicy.userDeviceSecureAction.rawValue)
         try s.auth1()
         try s.completed(.sendToEachConnected, .secured)
-        return .pass("RKE initiate 02 06, AUTH0 02, AUTH1, completed")
+        return try then(s)
     }
 
     public static let all: [BLECredentialCheck] = [

@@ -64,6 +64,22 @@ final class BLEPhoneStep {
         return r
     }
 
+    /// After AUTH0 was answered: answers [LOAD CERT] and AUTH1, and returns the EXCHANGE that must
+    /// follow, unanswered (steps 4–8 of the standard ble_reader transaction).
+    func authenticateUntilExchange() throws -> CommandAPDU {
+        var c = try command("step 4, AUTH1")
+        if c.ins == Instruction.loadCert { try answer(c); c = try command("step 6, AUTH1") }
+        guard c.ins == Instruction.auth1 else {
+            throw CheckStop(.fail("step 4: expected AUTH1 or LOAD CERT, got \(Names.command(c))", actual: [c.cla, c.ins]))
+        }
+        try answer(c)
+        let e = try command("step 8, EXCHANGE")
+        guard e.ins == Instruction.exchange else {
+            throw CheckStop(.fail("step 8: expected EXCHANGE, got \(Names.command(e))", actual: [e.cla, e.ins]))
+        }
+        return e
+    }
+
     func close() {
         channel?.close()
         session.disconnect()
@@ -131,13 +147,7 @@ public enum BLEReaderCatalogue {
         }
         if let v = checkAUTH0(auth0) { return v }
         try step.answer(auth0)
-        var c = try step.command("step 4, AUTH1")
-        if c.ins == Instruction.loadCert { try step.answer(c); c = try step.command("step 6, AUTH1") }
-        guard c.ins == Instruction.auth1 else { return .fail("step 4: expected AUTH1 or LOAD CERT, got \(Names.command(c))", actual: [c.cla, c.ins]) }
-        try step.answer(c)
-        let e = try step.command("step 8, EXCHANGE")
-        guard e.ins == Instruction.exchange else { return .fail("step 8: expected EXCHANGE, got \(Names.command(e))", actual: [e.cla, e.ins]) }
-        try step.answer(e)
+        try step.answer(try step.authenticateUntilExchange())
         if let s = step.credential.lastReaderStatus {
             return .fail("EXCHANGE command has reader status tag while using BLE (97 \(Hex.encode(s.bigEndianBytes)))", actual: s.bigEndianBytes)
         }
@@ -153,6 +163,22 @@ public enum BLEReaderCatalogue {
             return .fail("step 12: the completed notification does not open under BleSKReader: \(step.credential.lastCompletedProblem ?? "")", actual: f.payload)
         }
         return nil
+    }
+
+    /// The two-transaction cases: a standard transaction (`standardPart`), then a new connection
+    /// whose first command (step 14) goes to `then` with the connection and credential still open.
+    static func afterStandard(_ reader: ReaderUnderTest, checkAUTH0: (CommandAPDU) -> CheckVerdict?,
+                              then: (BLEPhoneStep, CredentialSession, CommandAPDU) throws -> CheckVerdict) throws -> CheckVerdict {
+        let cred = credential(reader)
+        do {
+            let step = try BLEPhoneStep(try phone(reader), credential: cred, timeout: reader.timeout)
+            defer { step.close() }
+            if let v = try standardPart(step, checkAUTH0: checkAUTH0) { return v }
+        }
+        let step = try BLEPhoneStep(try phone(reader), credential: cred, timeout: reader.timeout)
+        defer { step.close() }
+        try step.initiate()
+        return try then(step, cred, try step.command("step 14, AUTH0"))
     }
 
     public static let all: [ReaderCheck] = plain + remoteKeylessEntry
@@ -195,54 +221,32 @@ public enum BLEReaderCatalogue {
             let a = try step.command("step 2, AUTH0")
             guard a.ins == Instruction.auth0 else { return .fail("step 2: expected AUTH0, got \(Names.command(a))", actual: [a.cla, a.ins]) }
             try step.answer(a)
-            var c = try step.command("step 4, AUTH1")
-            if c.ins == Instruction.loadCert { try step.answer(c); c = try step.command("step 6, AUTH1") }
-            guard c.ins == Instruction.auth1 else { return .fail("expected AUTH1, got \(Names.command(c))", actual: [c.cla, c.ins]) }
-            try step.answer(c)
-            let e = try step.command("step 8, EXCHANGE")
-            guard e.ins == Instruction.exchange else { return .fail("expected EXCHANGE, got \(Names.command(e))", actual: [e.cla, e.ins]) }
-            let r = try step.answer(e)
+            let r = try step.answer(try step.authenticateUntilExchange())
             if let s = step.credential.lastReaderStatus { return .fail("EXCHANGE command has reader status tag while using BLE", actual: s.bigEndianBytes) }
             guard r.suffix(2) == [0x90, 0x00] else { return .fail("the EXCHANGE did not open under the expedited keys", actual: Array(r.suffix(2))) }
             return .pass("AUTH0, AUTH1, EXCHANGE (no 97)")
         },
         ReaderCheck("ble.rdr.auth0-1.1", official: "RD-BLE-AUTH0-1.1", transactions: 2, section: "ble.md",
                     title: "standard (completed under BleSK), then AUTH0 FAST: policy 01, version 0100, no B1") { reader, _ in
-            let cred = credential(reader)
-            do {
-                let step = try BLEPhoneStep(try phone(reader), credential: cred, timeout: reader.timeout)
-                defer { step.close() }
-                if let v = try standardPart(step, checkAUTH0: { auth0Rule($0, fast: false, policy: 0x01, vendor: false) }) { return v }
+            try afterStandard(reader, checkAUTH0: { auth0Rule($0, fast: false, policy: 0x01, vendor: false) }) { _, _, c in
+                auth0Rule(c, fast: true, policy: 0x01, vendor: false) ?? .pass("standard then FAST AUTH0")
             }
-            let step = try BLEPhoneStep(try phone(reader), credential: cred, timeout: reader.timeout)
-            defer { step.close() }
-            try step.initiate()
-            let c = try step.command("step 14, AUTH0")
-            return auth0Rule(c, fast: true, policy: 0x01, vendor: false) ?? .pass("standard then FAST AUTH0")
         },
         ReaderCheck("ble.rdr.fsttxn-1.0", official: "RD-BLE-FSTTXN-1.0", transactions: 2, section: "ble.md",
                     title: "standard (completed under BleSK), then FAST: AUTH0, then completed (no EXCHANGE)") { reader, _ in
-            let cred = credential(reader)
-            do {
-                let step = try BLEPhoneStep(try phone(reader), credential: cred, timeout: reader.timeout)
-                defer { step.close() }
-                if let v = try standardPart(step, checkAUTH0: { $0.ins == Instruction.auth0 ? nil : auth0Rule($0, fast: false, policy: 0x01, vendor: false) }) { return v }
+            try afterStandard(reader, checkAUTH0: { $0.ins == Instruction.auth0 ? nil : auth0Rule($0, fast: false, policy: 0x01, vendor: false) }) { step, cred, c in
+                guard c.ins == Instruction.auth0, let a = try? Auth0Command(parsing: c.data), a.flags & Auth0Command.flagFast != 0 else {
+                    return .fail("either standard transaction was requested or handling auth0 failed", actual: Array(c.bytes.prefix(6)))
+                }
+                try step.answer(c)
+                let f = try step.next()
+                guard f.type == AliroFrame.Kind.notification, f.id == AliroFrame.ID.completed else {
+                    return .fail("Received unexpected command while waiting for BLE message: \(f)", actual: f.encoded())
+                }
+                _ = cred.received(f)
+                guard cred.lastCompleted != nil else { return .fail("the completed notification does not open under BleSKReader: \(cred.lastCompletedProblem ?? "")", actual: f.payload) }
+                return .pass("FAST: AUTH0, completed \(cred.lastCompleted.map { Hex.encode($0.encoded()) } ?? "")")
             }
-            let step = try BLEPhoneStep(try phone(reader), credential: cred, timeout: reader.timeout)
-            defer { step.close() }
-            try step.initiate()
-            let c = try step.command("step 14, AUTH0")
-            guard c.ins == Instruction.auth0, let a = try? Auth0Command(parsing: c.data), a.flags & Auth0Command.flagFast != 0 else {
-                return .fail("either standard transaction was requested or handling auth0 failed", actual: Array(c.bytes.prefix(6)))
-            }
-            try step.answer(c)
-            let f = try step.next()
-            guard f.type == AliroFrame.Kind.notification, f.id == AliroFrame.ID.completed else {
-                return .fail("Received unexpected command while waiting for BLE message: \(f)", actual: f.encoded())
-            }
-            _ = cred.received(f)
-            guard cred.lastCompleted != nil else { return .fail("the completed notification does not open under BleSKReader: \(cred.lastCompletedProblem ?? "")", actual: f.payload) }
-            return .pass("FAST: AUTH0, completed \(cred.lastCompleted.map { Hex.encode($0.encoded()) } ?? "")")
         },
         ReaderCheck("ble.rdr.neg-failed-l2cap", official: "BLERKE_RDR_NEG_FAILED_L2CAP", section: "ble.md",
                     title: "after the version write 01FF 01 03, the LE credit-based connection is refused or the link dropped") { reader, _ in
