@@ -537,7 +537,7 @@ public final class EmulatedLock: Sendable {
 
     /// Relocks when the relock time has passed. Nothing is written: a relock follows from the
     /// recorded relock time, so recovery reaches the same bolt; the next record carries it.
-    public func tick() throws(LockError) { guarded.withLock { $0.bolt.handle(.tick, at: clock.now()) } }
+    public func tick() throws(LockError) { guarded.withLock { _ = $0.bolt.handle(.tick, at: clock.now()) } }
     public func jam() throws(LockError) { try mutate { $0.bolt.handle(.jam, at: clock.now()) } }
     public func clearJam() throws(LockError) { try mutate { $0.bolt.handle(.clearJam, at: clock.now()) } }
 

@@ -1,5 +1,6 @@
 import ByteCore
 import Foundation
+import Synchronization
 
 /// The lock's reader loop, the same for every radio: wait for a card → run one transaction over
 /// it → wait until it leaves → re-arm. A card pulled mid-transaction is reported and the loop
@@ -12,12 +13,7 @@ import Foundation
 ///     }
 ///     loop.onEvent = { print($0) }
 ///     loop.start() … loop.stop()
-///
-/// Safe because the loop's own state (stopping, cards in flight, a worker's failure) is in a
-/// `Monitor`, and the reader — a C handle's wrapper (libnfc, pcsc-lite, a socket, BLE) — is
-/// driven only by the loop's thread and, for a radio serving several phones, the one worker
-/// thread each card is handed to; `onEvent` is set before `start()`.
-public final class ReaderLoop<Reader: CardReader, Outcome>: @unchecked Sendable {
+public final class ReaderLoop<Reader: CardReader, Outcome: Sendable>: Sendable {
     public struct Configuration: Sendable {
         /// Longest single wait inside the reader (for a card, for its removal): bounds `stop()`.
         public var waitSlice: TimeInterval
@@ -50,9 +46,14 @@ public final class ReaderLoop<Reader: CardReader, Outcome>: @unchecked Sendable 
 
     public let reader: Reader
     public let configuration: Configuration
-    public var onEvent: ((Event) -> Void)?
-    private let transaction: (Reader.Card) throws -> Outcome
-    private let granted: (Outcome) -> Bool?
+    /// Called on the loop's thread (and a card's worker thread) with every event.
+    public var onEvent: (@Sendable (Event) -> Void)? {
+        get { eventHandler.withLock { $0 } }
+        set { eventHandler.withLock { $0 = newValue } }
+    }
+    private let eventHandler = Mutex<(@Sendable (Event) -> Void)?>(nil)
+    private let transaction: @Sendable (Reader.Card) throws -> Outcome
+    private let granted: @Sendable (Outcome) -> Bool?
     private struct State {
         var running = false
         var stopping = false
@@ -68,8 +69,8 @@ public final class ReaderLoop<Reader: CardReader, Outcome>: @unchecked Sendable 
     /// `granted` tells the reader how a transaction ended (BLE sends it to the phone); by default
     /// the reader is told nothing about the decision.
     public init(reader: Reader, configuration: Configuration = .init(),
-                granted: @escaping (Outcome) -> Bool? = { _ in nil },
-                transaction: @escaping (Reader.Card) throws -> Outcome) {
+                granted: @escaping @Sendable (Outcome) -> Bool? = { _ in nil },
+                transaction: @escaping @Sendable (Reader.Card) throws -> Outcome) {
         self.reader = reader
         self.configuration = configuration
         self.granted = granted
@@ -118,7 +119,7 @@ public final class ReaderLoop<Reader: CardReader, Outcome>: @unchecked Sendable 
         state.wait(until: Date().addingTimeInterval(seconds), for: \.stopping) { s, _ in !s.stopping }
     }
 
-    private func emit(_ event: Event) { onEvent?(event) }
+    private func emit(_ event: Event) { eventHandler.withLock { $0 }?(event) }
 
     private func run() {
         let c = configuration
@@ -218,7 +219,7 @@ public final class ReaderLoop<Reader: CardReader, Outcome>: @unchecked Sendable 
 }
 
 /// Start and stop of any loop, whatever its reader and outcome (for a runtime holding several).
-public protocol ReaderLoopControl: AnyObject {
+public protocol ReaderLoopControl: AnyObject, Sendable {
     func start()
     func stop()
 }

@@ -49,7 +49,7 @@ enum NFCBenchmark {
         var name: String
         var makeCard: () -> APDUResponder
         /// Runs one transaction; returns a short outcome (e.g. "granted"); throws on failure.
-        var transaction: (APDUTransceiver, TargetInfo) throws -> String
+        var transaction: @Sendable (APDUTransceiver, TargetInfo) throws -> String
         /// Send the ECP frame before each poll, as a lock on certified firmware does.
         var ecpPolling = false
         /// When the lock's decision of the last transaction was committed (uptime ns: the audit

@@ -161,9 +161,9 @@ enum LockTaps {
         return Scenario(tap: tap, scratch: scratch, cleanUp: { scratch.close(); cleanUp() }, split: split)
     }
 
-    private static func transaction(_ service: LockService, split: Split, before: @escaping () -> Void = {},
-                                    expect: @escaping (TransactionOutcome) -> Bool, path: String)
-        -> (APDUTransceiver, TargetInfo) throws -> String {
+    private static func transaction(_ service: LockService, split: Split, before: @escaping @Sendable () -> Void = {},
+                                    expect: @escaping @Sendable (TransactionOutcome) -> Bool, path: String)
+        -> @Sendable (APDUTransceiver, TargetInfo) throws -> String {
         return { link, _ in
             before()
             let timed = TimedLink(link)
