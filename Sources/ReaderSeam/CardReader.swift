@@ -7,7 +7,8 @@ import Foundation
 /// one type here, not a copy of a loop.
 ///
 /// Every call that waits is bounded by its `timeout` (the loop passes short slices), so a loop
-/// can always stop; nothing here needs a thread of its own.
+/// can always stop; nothing here needs a thread of its own. A reader is `Sendable`: the loop
+/// that holds it is stopped from another thread than the one driving it.
 public protocol CardReader: AnyObject, Sendable {
     associatedtype Card: PresentedCard, SendableMetatype
 
