@@ -110,11 +110,7 @@ public final class EmulatedLock: Sendable {
         /// A required snapshot was queued and may not have landed yet: the next decision waits for it.
         var requiredSnapshotQueued = false
 
-        /// The one path from a transaction to the lock's action and its record: the engine decides
-        /// (unless the bolt is jammed: the lock refuses with its own reason), the bolt moves, the
-        /// audit entries (revocation list changes the decision made, then the decision) are appended
-        /// and fsynced and the state saved — all before this returns, i.e. before the credential hears
-        /// anything. What cannot be recorded is not acted on (`commit`).
+        /// `EmulatedLock.apply`, with the mutex held.
         mutating func apply(_ input: LockInput) -> LockOutcome {
             let before = bolt
             let now = clock.now()
@@ -144,12 +140,7 @@ public final class EmulatedLock: Sendable {
             }
         }
 
-        /// A remote keyless entry request after a granted transaction (BLE `02 06` … `02 04`): secure
-        /// throws an unsecured bolt at once, unsecure opens it as a grant does (relock timer); a
-        /// jammed bolt does not move, nor does any bolt while a snapshot is owed (`snapshotBlock`:
-        /// the lock grants nothing then). Recorded as one journal record (`AuditEntry` `rke`, with
-        /// the bolt's change) before it returns, i.e. before the phone hears; what cannot be recorded
-        /// is undone. Returns the bolt's reader status afterwards (`0100`, `0101`, `0102`).
+        /// `EmulatedLock.remote`, with the mutex held.
         mutating func remote(_ action: RemoteAction, for p: Presentation) -> UInt16 {
             let before = bolt
             let now = clock.now()
@@ -189,8 +180,7 @@ public final class EmulatedLock: Sendable {
             return bolt.readerStatus(at: now)
         }
 
-        /// An RKE request the reader refused (malformed, not sealed under this transaction's keys, or
-        /// missing): recorded as an `rke_refused` event naming the byte and the rule; nothing moved.
+        /// `EmulatedLock.recordRemoteRefusal`, with the mutex held.
         mutating func recordRemoteRefusal(_ why: String, credential: String?, transaction: TransactionID, interface: RadioInterface) {
             var entry = AuditEntry(seq: 0, time: clock.now(), event: AuditEntry.remoteActionRefusedEvent, detail: why)
             entry.credential = credential
