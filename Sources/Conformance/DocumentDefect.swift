@@ -63,6 +63,13 @@ public enum DocumentDefect: String, Sendable, CaseIterable {
     /// The only rule grants capability bit 12 alone, which no action uses
     /// (NFC_RDR_NEG_STEPUP_AD_NO_ACCESS_RULE_FOR_READER_ACTION: `access_rule.capabilities = 1 << 12`).
     case noRuleForAction
+    /// A valid document whose MSO asks for time verification (key 7 true): a lock without verified
+    /// time must refuse it (NFC_RDR_NEG_STEPUP_AD_TIME_VERIFICATION_REQUIRED,
+    /// `time_verification_required=True`); one whose clock is trusted grants it.
+    case timeVerificationRequired
+    /// `scheduleAllowInside` whose MSO asks for time verification (key 7 true)
+    /// (NFC_RDR_NEG_STEPUP_AD_SCHEDULE_TIME_VERIFY_REQUIRED).
+    case scheduleTimeVerificationRequired
     /// Not an access document: a revocation document (aliro-r) whose RevocationData version is 42,
     /// overwriting the list with one entry (NFC_RDR_NEG_STEPUP_RD_INVALID_ELEMENT_VERSION).
     case revocationDataVersion
@@ -75,7 +82,7 @@ public enum DocumentDefect: String, Sendable, CaseIterable {
             .aliro(try AliroSchedule(flags: AliroSchedule.timeInUTC, startTime: start, rule: try RecurrenceRule(durationSeconds: seconds, pattern: .daily)))
         }
         switch self {
-        case .scheduleAllowInside: return (try daily(from: t &- 60, seconds: 1800), 1, 0)
+        case .scheduleAllowInside, .scheduleTimeVerificationRequired: return (try daily(from: t &- 60, seconds: 1800), 1, 0)
         case .scheduleAllowOutside: return (try daily(from: t &- 7200, seconds: 180), 1, 0)
         case .scheduleDenyInside: return (try daily(from: t &- 60, seconds: 180), 0, 1)
         default: return nil
@@ -89,6 +96,9 @@ public enum DocumentDefect: String, Sendable, CaseIterable {
 
     static let badDocType = "bad-doctype"
     static let undefinedCapability: UInt32 = 1 << 12
+
+    /// Whether the MSO carries key 7 true (time verification required); LockBench writes false otherwise.
+    public var requiresTimeVerification: Bool { self == .timeVerificationRequired || self == .scheduleTimeVerificationRequired }
 
     /// Whether the minted document is a revocation document (the phone announces 5E bit 1 only).
     public var isRevocation: Bool { self == .revocationDataVersion }
@@ -185,7 +195,7 @@ public enum DocumentDefect: String, Sendable, CaseIterable {
             }
         }
         let issued = try AccessDocument.issue(access: data, credentialPublicKey: key, validity: validity, issuerKey: issuer,
-                                              issuerCertificate: certificate, includeKeyID: keyID)
+                                              issuerCertificate: certificate, includeKeyID: keyID, timeVerificationRequired: requiresTimeVerification)
         if self == .digestMismatch { return try Self.resignedWithWrongDigest(issued.document, issuer: issuer) }
         let bytes = issued.encoded()
         switch self {

@@ -570,7 +570,19 @@ public enum ReaderCatalogue {
                title: "the only access rule grants capability bit 12 alone, no action of the reader: EXCHANGE with a failure status"),
         minted("rdr.neg.stepup.no-documents", official: "NFC_RDR_NEG_STEPUP_AD_NO_DATA_ELEMENTS", defect: .none, grant: false, emptyResponse: true,
                title: "the phone announces an access document and answers ENVELOPE with none: EXCHANGE with a failure status"),
+        minted("rdr.neg.stepup.time-verification", official: "NFC_RDR_NEG_STEPUP_AD_TIME_VERIFICATION_REQUIRED", defect: .timeVerificationRequired, grant: false,
+               hint: Self.needsUnverifiedTime,
+               title: "a valid document whose MSO asks for time verification (key 7 true), to a lock without verified time (after a power loss: `lockbench clock power-loss`): EXCHANGE with a failure status"),
+        minted("rdr.neg.stepup.schedule-time-verification", official: "NFC_RDR_NEG_STEPUP_AD_SCHEDULE_TIME_VERIFY_REQUIRED", defect: .scheduleTimeVerificationRequired, grant: false,
+               hint: Self.needsUnverifiedTime,
+               title: "a rule allowing schedule 0 only (a UTC daily window of 1800 s the lock's time is inside) and MSO key 7 true, to a lock without verified time (`lockbench clock power-loss`): EXCHANGE with a failure status"),
+        minted("rdr.neg.stepup.schedules-unsupported", official: "NFC_RDR_NEG_STEPUP_AD_SCHEDULE_IN_ACCESS_RULE_AND_READER", defect: .scheduleAllowInside, grant: false,
+               hint: "(the case expects a reader that does not support schedules to refuse a valid document using one: set the lock so, `config create --no-schedules`, \"policy\": {\"supportsSchedules\": false}; a lock that evaluates schedules grants it, as rdr.stepup.schedules requires)",
+               title: "the document of rdr.stepup.schedules (schedule 0 allowed, the lock's time inside its UTC daily window), to a lock set without schedule support (`config create --no-schedules`): EXCHANGE with a failure status"),
     ] + validityIterationChecks
+
+    /// What the time-verification cases need of the lock, said when it granted.
+    static let needsUnverifiedTime = "(the case expects a reader without verified time: a document asking for time verification (MSO key 7) is accepted only under a clock the lock already trusts, and restores none; take the lock's trusted time away first, `lockbench clock power-loss --config LOCK.json`, and run these checks before any other that hands it a document without key 7)"
 
     /// NFC_RDR_EXCHANGE_MAILBOX: after AUTH1 (whose reader signature the phone accepted) every
     /// command is EXCHANGE ("Unexpected command" otherwise) until one carries 97, which must be
@@ -593,8 +605,10 @@ public enum ReaderCatalogue {
 
     /// A step-up case whose phone is a stranger to the lock (a fresh key) carrying one document the
     /// site issuer signed with `defect`; LockBench mints it with `--issuer-key`.
+    /// `hint`: what the lock must be set to, added when it granted where the case wants a refusal
+    /// (a case that needs the lock in a state or configuration it sets up out of band).
     static func minted(_ id: String, official: String, defect: DocumentDefect, grant: Bool, stepUpSelect: Bool = false,
-                       emptyResponse: Bool = false, title: String) -> ReaderCheck {
+                       emptyResponse: Bool = false, hint: String? = nil, title: String) -> ReaderCheck {
         ReaderCheck(id, official: official, section: "§9", title: title) { reader, _ in
             guard let issuer = reader.issuer else {
                 return .notApplicable("the case hands the lock a document of its own: give the site issuer's private key (--issuer-key) and the lock's time (--now)")
@@ -612,7 +626,10 @@ public enum ReaderCatalogue {
                 $0.stepUpSelect = stepUpSelect ? .required : .optional
             }
             let t = try reader.present(phone, id)
-            return ReaderCatalogue.official(t) { stepUpVerdict(t, phone, grant: grant, elementCheck: !emptyResponse) }
+            let verdict = ReaderCatalogue.official(t) { stepUpVerdict(t, phone, grant: grant, elementCheck: !emptyResponse) }
+            // The hint says what the lock must be set to; it explains a grant, nothing else.
+            guard let hint, verdict.status == .fail, let s = t.readerStatus, s >> 8 == 0x01 else { return verdict }
+            return .fail("\(verdict.reason) \(hint)", expected: verdict.expected, actual: verdict.actual)
         }
     }
 

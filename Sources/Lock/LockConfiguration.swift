@@ -17,6 +17,7 @@ import OfflineUnlock
 ///               "groupID": "a1a1…(32 hex)", "subID": "b1b1…(32 hex)" },
 ///   "trustedIssuers": ["issuer.pub.pem"],
 ///   "trustedIssuerCAs": ["issuer-ca.pub.pem"],
+///   "trustedCredentialKeys": "credential-keys.txt",
 ///   "policy": { "maxDocumentLifetime": "7d", "clockLeeway": "5m", "relockTime": "5s" },
 ///   "stateDirectory": "state",
 ///   "clock": "2026-03-02T09:00:00Z",
@@ -160,6 +161,9 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
     /// PEM SPKI public key files of the issuer CAs: a document whose issuerAuth carries an issuer
     /// certificate (x5chain) one of them signed is from a trusted issuer (absent: none).
     public var trustedIssuerCAs: [String] = []
+    /// A file of credential public keys the lock trusts without a document, one hex key a line
+    /// (`CredentialKeyList`; absent: none): each is granted on AUTH1 alone unless revoked.
+    public var trustedCredentialKeys: String?
     public var policy: LockPolicy
     /// Where state, the audit log and its key live.
     public var stateDirectory: String
@@ -184,7 +188,7 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
     public var faults: ReaderFaults = []
 
     enum CodingKeys: String, CodingKey {
-        case model, firmware, reader, trustedIssuers, trustedIssuerCAs, policy, stateDirectory, clock, `protocol`, transaction, auditKeyFile, anchorFile
+        case model, firmware, reader, trustedIssuers, trustedIssuerCAs, trustedCredentialKeys, policy, stateDirectory, clock, `protocol`, transaction, auditKeyFile, anchorFile
     }
 
     public init(model: String, firmware: String, reader: Reader, trustedIssuers: [String], policy: LockPolicy = LockPolicy(),
@@ -203,6 +207,7 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
         reader = try c.decode(Reader.self, forKey: .reader)
         trustedIssuers = try c.decodeIfPresent([String].self, forKey: .trustedIssuers) ?? []
         trustedIssuerCAs = try c.decodeIfPresent([String].self, forKey: .trustedIssuerCAs) ?? []
+        trustedCredentialKeys = try c.decodeIfPresent(String.self, forKey: .trustedCredentialKeys)
         policy = try c.decodeIfPresent(LockPolicy.self, forKey: .policy) ?? LockPolicy()
         stateDirectory = try c.decodeIfPresent(String.self, forKey: .stateDirectory) ?? "state"
         clock = try c.decodeIfPresent(String.self, forKey: .clock)
@@ -219,6 +224,7 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
         try c.encode(reader, forKey: .reader)
         try c.encode(trustedIssuers, forKey: .trustedIssuers)
         if !trustedIssuerCAs.isEmpty { try c.encode(trustedIssuerCAs, forKey: .trustedIssuerCAs) }
+        try c.encodeIfPresent(trustedCredentialKeys, forKey: .trustedCredentialKeys)
         try c.encode(policy, forKey: .policy)
         try c.encode(stateDirectory, forKey: .stateDirectory)
         try c.encodeIfPresent(clock, forKey: .clock)
@@ -367,7 +373,23 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
         for (i, point) in try publicKeys(trustedIssuerCAs, field: "trustedIssuerCAs").enumerated() {
             do { try store.addIssuerCA(point) } catch { throw LockError(.invalidIdentity, "trustedIssuerCAs[\(i)]: \(error.reason)") }
         }
+        if let file = trustedCredentialKeys { store.credentialKeys = try credentialKeys(file) }
         return store
+    }
+
+    /// The `trustedCredentialKeys` file, read within its bound.
+    public func credentialKeys(_ file: String) throws(LockError) -> CredentialKeyList {
+        let path = resolve(file)
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw LockError(.invalidIdentity, "trustedCredentialKeys: cannot read \(path)") }
+        defer { try? handle.close() }
+        // One byte past the bound tells a file that is too long from one that fits.
+        let data = (try? handle.read(upToCount: CredentialKeyList.maxBytes + 1)) ?? Data()
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw LockError(.invalidIdentity, "trustedCredentialKeys \(path): not UTF-8 text")
+        }
+        do { return try CredentialKeyList(parsing: text) } catch {
+            throw LockError(.invalidIdentity, "trustedCredentialKeys \(path): \(error)")
+        }
     }
 
     /// The P-256 points of the PEM SPKI files `paths` (entries of `field`).

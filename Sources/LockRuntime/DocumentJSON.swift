@@ -27,6 +27,8 @@ public struct DocumentJSON: Encodable {
     /// "verified", "not checked (pass --issuer)", or the reason verification failed.
     public var issuer: String
     public var validity: Validity
+    /// MSO key 7: the lock accepts the document only under a clock it already trusts.
+    public var timeVerificationRequired: Bool
     public var credentialPublicKey: String?
     public var credentialKeyHash: String?
     public var access: Access?
@@ -57,6 +59,7 @@ public struct DocumentJSON: Encodable {
         let v = doc.validity
         validity = Validity(signed: RFC3339.format(v.signed), validFrom: RFC3339.format(v.validFrom),
                             validUntil: RFC3339.format(v.validUntil), lifetime: DurationText.format(v.validUntil.timeIntervalSince(v.validFrom)))
+        timeVerificationRequired = doc.timeVerificationRequired
         credentialPublicKey = doc.deviceKey.map(Hex.encode)
         credentialKeyHash = doc.deviceKey.map { Hex.encode(RevocationEntry.hash(credentialPublicKey: $0)) }
         switch doc.docType {
@@ -89,6 +92,7 @@ public struct DocumentJSON: Encodable {
         }
         lines += ["  signed       \(validity.signed)",
                   "  valid        \(validity.validFrom) … \(validity.validUntil) (\(validity.lifetime))"]
+        if timeVerificationRequired { lines.append("  time         verification required (MSO key 7): accepted only by a lock whose clock is trusted") }
         if let k = credentialPublicKey { lines.append("  credential   \(k)") }
         if let a = access {
             lines.append("  id           \(a.id)\(a.idText.map { " (\"\($0)\")" } ?? "")")

@@ -21,6 +21,10 @@ public enum DenyReason: String, Codable, Sendable, CaseIterable {
     case validityTooLong = "validity_too_long"
     case wrongReader = "wrong_reader"
     case outsideSchedule = "outside_schedule"
+    /// The document uses schedules (schedule entries, allow / deny schedule ids, weekly windows)
+    /// and the lock is set not to evaluate them (policy `supportsSchedules` false): it cannot
+    /// tell whether now is inside (NFC_RDR_NEG_STEPUP_AD_SCHEDULE_IN_ACCESS_RULE_AND_READER).
+    case schedulesNotSupported = "schedules_not_supported"
     case revoked = "revoked"
     /// The document's validity iteration lies 8 or more below its issuer's AccessIteration (the
     /// highest the lock has seen from that issuer): Aliro 0.9.4 §7.2.3 makes it invalid.
@@ -29,6 +33,10 @@ public enum DenyReason: String, Codable, Sendable, CaseIterable {
     /// from the same issuer: an old document brought back (Aliro 0.9.4 §7.2.3).
     case credentialIssuerRemoved = "credential_issuer_removed"
     case clockUntrusted = "clock_untrusted"
+    /// The document's MSO asks for time verification (key 7 true) and the lock's clock is not
+    /// trusted: such a document is accepted only under verified time and is no evidence of time
+    /// itself (NFC_RDR_NEG_STEPUP_AD_TIME_VERIFICATION_REQUIRED, …_SCHEDULE_TIME_VERIFY_REQUIRED).
+    case timeNotVerified = "time_not_verified"
     case clockRollback = "clock_rollback"
     /// The transaction id was used before (the engine's memory; the protocol's own replay
     /// check on ephemeral keys is `ProtocolFailure.replay`, same code).
@@ -61,7 +69,7 @@ public enum DenyReason: String, Codable, Sendable, CaseIterable {
         case .untrustedIssuer, .revoked, .documentKeyMismatch, .iterationRemoved, .credentialIssuerRemoved: return ReaderStatus.keyNotTrusted
         case .digestMismatch: return ReaderStatus.badSignature
         case .malformedInput, .replay, .unsupportedVersion, .downgrade: return ReaderStatus.badData
-        case .wrongReader, .outsideSchedule, .clockUntrusted, .clockRollback: return ReaderStatus.accessRights
+        case .wrongReader, .outsideSchedule, .schedulesNotSupported, .clockUntrusted, .timeNotVerified, .clockRollback: return ReaderStatus.accessRights
         }
     }
 }

@@ -21,14 +21,17 @@ public struct ReaderIdentity: Equatable, Sendable {
 ///    — a trusted key by kid, or a certificate (x5chain) a trusted issuer CA signed, valid when
 ///    the MSO was signed — with a good signature (`untrusted_issuer`), digests match (`digest_mismatch`); a higher serial
 ///    replaces that issuer's list (one list and serial per issuer); their signed time may restore
-///    clock trust (within the bound of `TrustedClock.evidence`);
+///    clock trust (within the bound of `TrustedClock.evidence`; never a document with MSO key 7 true);
 /// 5. the access document: one presented whose device key is the AUTH1 key (else, if documents
 ///    were presented, `document_key_mismatch`), verified as above, its validity iteration not
 ///    below the one held for this credential (`credential_issuer_removed`) nor 8 or more below
 ///    its issuer's AccessIteration (`iteration_removed`; `ValidityIteration`); otherwise the
-///    cached one for this key (`iteration_removed` too); otherwise `missing_document` when the credential announced one (5E bit 0) and
+///    cached one for this key (`iteration_removed` too); otherwise, for a key the lock trusts without
+///    a document (`TrustStore.credentialKeys`), a grant unless a revocation list names its hash
+///    (`revoked`); otherwise `missing_document` when the credential announced one (5E bit 0) and
 ///    delivered none, else `unknown_credential`; its signed time may restore clock trust;
-/// 6. clock trusted (`clock_untrusted`); only now are expired revocation entries pruned;
+/// 6. clock trusted (`time_not_verified` for a document whose MSO key 7 asks for verified time,
+///    else `clock_untrusted`); only now are expired revocation entries pruned;
 /// 7. validity span ≤ policy maximum (`validity_too_long`), now ≥ validFrom − leeway
 ///    (`not_yet_valid`), now ≤ validUntil + leeway (`expired`); an issuer certificate the
 ///    document carries is valid now, ± leeway (`untrusted_issuer`);
@@ -37,7 +40,8 @@ public struct ReaderIdentity: Equatable, Sendable {
 ///    include an unsecure), and the document names no reader rule ids (this reader defines
 ///    none) (`wrong_reader`); one such rule's schedule ids let it open now — inside one of its
 ///    allow schedules when it names any, in none of its deny schedules — and a weekly window no
-///    rule names contains now, when the document has such windows (`outside_schedule`).
+///    rule names contains now, when the document has such windows (`outside_schedule`); a lock
+///    whose policy says it supports no schedules refuses a document using any (`schedules_not_supported`).
 /// A verified access document is cached even when a later check denies (so a credential denied
 /// outside its schedule does not need step-up again); an expired one is not. The state keeps it
 /// decoded and verified in memory too (`VerifiedDocuments`): a decision from the cache repeats
@@ -93,7 +97,7 @@ public struct DecisionCore: Sendable {
             } catch {
                 return .deny(error.denyReason, detail: "revocation document: \(error.reason)")
             }
-            state.clock.evidence(doc.document.validity, now: now, leeway: policy.clockLeeway, maxLifetime: policy.maxDocumentLifetime)
+            state.clock.evidence(doc.document, now: now, leeway: policy.clockLeeway, maxLifetime: policy.maxDocumentLifetime)
             if now <= doc.expiry.addingTimeInterval(policy.clockLeeway),
                let change = state.revocationLists.offer(IssuerRevocationList(serial: doc.revocation.serial, issued: doc.issued, entries: doc.revocation.entries), issuer: issuer) {
                 state.pendingRevocationChanges.changes.append(change)
@@ -117,7 +121,7 @@ public struct DecisionCore: Sendable {
                 return .deny(.documentKeyMismatch, detail: "no presented access document is bound to the key that signed AUTH1 (\(keyHex.prefix(16))…)")
             }
             access = match.0
-            state.clock.evidence(access.validity, now: now, leeway: policy.clockLeeway, maxLifetime: policy.maxDocumentLifetime)
+            state.clock.evidence(access.document, now: now, leeway: policy.clockLeeway, maxLifetime: policy.maxDocumentLifetime)
             // Validity iterations (Aliro 0.9.4 §7.2.3): a refused document is not cached, and a
             // held one the issuer removed goes too.
             if !ignoresValidityIteration {
@@ -140,6 +144,15 @@ public struct DecisionCore: Sendable {
                 return .deny(.iterationRemoved, detail: "the document \(Hex.encode(doc.id)) this lock holds for key \(keyHex.prefix(16))… has validity iteration \(doc.validity.validityIteration ?? 0), \(ValidityIteration.removalThreshold) or more below its issuer's AccessIteration \(state.accessIterations[ValidityIteration.issuer(of: doc)] ?? 0) (Aliro 0.9.4 §7.2.3)")
             }
             access = doc
+        } else if trust.credentialKeys.contains(p.credentialPublicKey) {
+            // A key provisioned out of band (`trustedCredentialKeys`): granted on AUTH1 alone,
+            // unless a trusted issuer's revocation list names its hash (NFC_RDR_STEPUP_RD).
+            if let hit = state.revocationLists.revocation(ofKey: p.credentialPublicKey) {
+                return .deny(.revoked, detail: "trusted credential key \(keyHex.prefix(16))… is revoked by its key hash (issuer \(hit.issuer) revocation serial \(hit.serial))")
+            }
+            state.clock.observe(now)
+            state.setVersion(max(state.highestVersion[keyHex] ?? 0, p.protocolVersion), for: keyHex)
+            return .grant(credentialID: CredentialKeyList.credentialID(p.credentialPublicKey))
         } else if p.announcedAccessDocument {
             return .deny(.missingDocument, detail: "the credential announced an access document (5E bit 0) but its step-up answer held none, and the lock has none for key \(keyHex.prefix(16))…")
         } else {
@@ -147,7 +160,11 @@ public struct DecisionCore: Sendable {
         }
         let docID = Hex.encode(access.id)
 
-        // 6. Clock trust.
+        // 6. Clock trust. A document asking for time verification (MSO key 7) restored nothing
+        // above: a lock without verified time refuses it by that rule.
+        if state.clock.check(now, leeway: policy.clockLeeway) == .clockUntrusted, access.document.timeVerificationRequired {
+            return .deny(.timeNotVerified, detail: "document \(docID) requires time verification (MSO key 7 true) and the lock's clock is not trusted since power loss; an operator must set it (clock set) or a document without key 7 signed after \(state.clock.highWaterMark.map(RFC3339.format) ?? "now") restore it")
+        }
         if let reason = state.clock.check(now, leeway: policy.clockLeeway) {
             return .deny(reason, detail: "the lock's clock is not trusted since power loss; set it or present a document signed after \(state.clock.highWaterMark.map(RFC3339.format) ?? "now")")
         }
@@ -201,6 +218,14 @@ public struct DecisionCore: Sendable {
         if !access.access.readerRuleIDs.isEmpty {
             let ids = access.access.readerRuleIDs.map { "0x" + String($0, radix: 16, uppercase: true) }.joined(separator: ", ")
             return .deny(.wrongReader, detail: "document \(docID) names reader rule ids \(ids); this reader defines no reader rules")
+        }
+        // A lock set without schedule support cannot tell whether now is inside one: a document
+        // that uses any is refused (NFC_RDR_NEG_STEPUP_AD_SCHEDULE_IN_ACCESS_RULE_AND_READER).
+        if !policy.supportsSchedules {
+            let named = acting.filter { $0.allowScheduleIDs != 0 || $0.denyScheduleIDs != 0 }
+            if !access.access.scheduleEntries.isEmpty || !named.isEmpty {
+                return .deny(.schedulesNotSupported, detail: "document \(docID) uses schedules (\(access.access.scheduleEntries.count) schedule entries; rules with schedule ids: \(named.isEmpty ? "none" : named.map(\.description).joined(separator: ", "))) and this lock is set not to evaluate schedules (policy supportsSchedules false)")
+            }
         }
         let zone = "UTC\(policy.scheduleUTCOffsetMinutes >= 0 ? "+" : "")\(policy.scheduleUTCOffsetMinutes)m"
         // Allow / deny schedule ids of the rules naming this reader (the official schedule

@@ -19,6 +19,11 @@ public struct LockPolicy: Equatable, Sendable, Codable {
     public var replayWindow: Int = 1024
     /// How many access documents the lock caches (evicting the soonest to expire).
     public var maxCachedDocuments: Int = 256
+    /// Whether the lock evaluates schedules. A lock set without (`false`, `config create
+    /// --no-schedules`) refuses every document that uses one (`schedules_not_supported`): the
+    /// official NFC_RDR_NEG_STEPUP_AD_SCHEDULE_IN_ACCESS_RULE_AND_READER ("rejection of Access
+    /// Document with schedules if reader does not support them") expects that refusal.
+    public var supportsSchedules: Bool = true
 
     public init() {}
 
@@ -57,7 +62,7 @@ public struct LockPolicy: Equatable, Sendable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case maxDocumentLifetime, clockLeeway, relockTime, scheduleUTCOffsetMinutes
-        case supportedProtocolVersions, minimumProtocolVersion, replayWindow, maxCachedDocuments
+        case supportedProtocolVersions, minimumProtocolVersion, replayWindow, maxCachedDocuments, supportsSchedules
     }
 
     /// Durations are written as text (`"7d"`, `"5m"`, `"90s"`), versions as `"1.0"`, `"0.9"`;
@@ -93,6 +98,7 @@ public struct LockPolicy: Equatable, Sendable, Codable {
         if let v = try c.decodeIfPresent(String.self, forKey: .minimumProtocolVersion) { minimumProtocolVersion = try version(v, .minimumProtocolVersion) }
         if let v = try integer(.replayWindow, Bounds.replayWindow) { replayWindow = v }
         if let v = try integer(.maxCachedDocuments, Bounds.maxCachedDocuments) { maxCachedDocuments = v }
+        if let v = try c.decodeIfPresent(Bool.self, forKey: .supportsSchedules) { supportsSchedules = v }
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -105,6 +111,8 @@ public struct LockPolicy: Equatable, Sendable, Codable {
         try c.encode(ProtocolVersionText.format(minimumProtocolVersion), forKey: .minimumProtocolVersion)
         try c.encode(replayWindow, forKey: .replayWindow)
         try c.encode(maxCachedDocuments, forKey: .maxCachedDocuments)
+        // Written only when off: the configurations of ordinary locks stay as they were.
+        if !supportsSchedules { try c.encode(false, forKey: .supportsSchedules) }
     }
 }
 

@@ -86,6 +86,18 @@ public struct RevocationLists: Equatable, Sendable {
         return changes
     }
 
+    /// The entry of any issuer's list that names this key's hash, its issuer and its list's serial:
+    /// a key trusted without a document has no issuer of its own, so every trusted issuer's list
+    /// applies to it.
+    func revocation(ofKey credentialPublicKey: [UInt8]) -> (RevocationEntry, issuer: String, serial: UInt64)? {
+        let hash = RevocationEntry.hash(credentialPublicKey: credentialPublicKey)
+        for issuer in lists.keys.sorted() {
+            guard let list = lists[issuer], let e = list.entries.first(where: { $0.publicKeyHash == hash }) else { continue }
+            return (e, issuer, list.serial)
+        }
+        return nil
+    }
+
     /// The entry revoking a document of `issuer` bound to this key or with this id, and the serial
     /// of its list.
     func revocation(of issuer: String, credentialPublicKey: [UInt8], documentID: [UInt8]) -> (RevocationEntry, UInt64)? {

@@ -9,6 +9,9 @@ public struct TrustStore: Equatable, Sendable {
     /// A deliberate fault (`lock … --fault skip-issuer-certificate-checks`), never a setting: an
     /// issuer certificate's key is taken without its CA signature or validity being checked.
     public var skipsIssuerCertificateChecks = false
+    /// Credential keys the lock trusts without a document (`trustedCredentialKeys`): such a
+    /// credential is granted on AUTH1 alone, unless a revocation list names its key hash.
+    public var credentialKeys = CredentialKeyList()
 
     /// `issuerCAPublicKeys`: the issuer CAs whose certificates (x5chain in a document's
     /// issuerAuth) name an issuer the lock then trusts for that document.

@@ -9,7 +9,10 @@ import Foundation
 ///   2. a verified document (trusted issuer, good signature) whose signed time is above the
 ///      high-water mark and not ahead of the lock's clock by more than the leeway — evidence that
 ///      the clock is at least as late as a moment the issuer vouched for, and past anything the
-///      lock saw before — within a bound: see `evidence`.
+///      lock saw before — within a bound: see `evidence`. A document whose MSO asks for time
+///      verification (key 7 true) is never evidence: it asks the lock to have verified its time
+///      already (NFC_RDR_NEG_STEPUP_AD_TIME_VERIFICATION_REQUIRED expects its refusal by a
+///      lock without verified time).
 /// - Pure: every method takes the time as an argument.
 public struct TrustedClock: Equatable, Sendable, Codable {
     public private(set) var highWaterMark: Date?
@@ -37,8 +40,7 @@ public struct TrustedClock: Equatable, Sendable, Codable {
     /// the operator is how a clock set too far ahead is repaired).
     public mutating func operatorSet(_ now: Date) { trusted = true; highWaterMark = now }
 
-    /// Signed time from a verified document (`validity` is its MSO validity: signed, validFrom,
-    /// validUntil). Returns true when it restored trust. It does only when all hold, with
+    /// Signed time from a verified document (its MSO validity: signed, validFrom, validUntil). Returns true when it restored trust. It does only when all hold, with
     /// HWM the high-water mark and L the policy's maximum document lifetime:
     /// - HWM < signed ≤ HWM + L — the issuer vouched for a moment after anything the lock saw, and
     ///   not further ahead than a document may live (a future-dated document is no evidence);
@@ -47,9 +49,11 @@ public struct TrustedClock: Equatable, Sendable, Codable {
     /// - now ≤ validUntil + leeway — the document itself is still valid at the lock's time.
     /// Trust then resumes at `now`, so one document moves the high-water mark by at most L + leeway.
     /// A lock that was without power for longer than L needs an operator (`clock set`).
+    /// A document with `timeVerificationRequired` (MSO key 7) is no evidence: false, nothing changes.
     @discardableResult
-    public mutating func evidence(_ validity: IssuedDocument.Validity, now: Date, leeway: TimeInterval, maxLifetime: TimeInterval) -> Bool {
-        guard !trusted else { return false }
+    public mutating func evidence(_ document: IssuedDocument, now: Date, leeway: TimeInterval, maxLifetime: TimeInterval) -> Bool {
+        guard !trusted, !document.timeVerificationRequired else { return false }
+        let validity = document.validity
         let signed = validity.signed
         if let hwm = highWaterMark {
             guard signed > hwm, signed <= hwm.addingTimeInterval(maxLifetime),

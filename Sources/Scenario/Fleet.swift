@@ -133,14 +133,16 @@ public struct FleetProgress: Sendable {
 
 /// Runs a `FleetPlan`: builds the world (site, service over HTTP, locks, phones logged in), taps,
 /// optionally revokes, then counts.
-public final class FleetRunner: @unchecked Sendable {
+public final class FleetRunner: Sendable {
     public let plan: FleetPlan
     /// Called about twice a second during the load (from a background thread).
-    public var progress: (@Sendable (FleetProgress) -> Void)?
+    public let progress: (@Sendable (FleetProgress) -> Void)?
     /// Called with a line at each set-up stage.
-    public var stage: (@Sendable (String) -> Void)?
+    public let stage: (@Sendable (String) -> Void)?
 
-    public init(plan: FleetPlan) { self.plan = plan }
+    public init(plan: FleetPlan, stage: (@Sendable (String) -> Void)? = nil, progress: (@Sendable (FleetProgress) -> Void)? = nil) {
+        self.plan = plan; self.stage = stage; self.progress = progress
+    }
 
     /// Set by `interrupt()`: no tap starts after it; the taps in flight finish and are counted.
     let interruption = Load.Flag()
@@ -155,10 +157,8 @@ public final class FleetRunner: @unchecked Sendable {
     public func run() async throws -> FleetSummary {
         try plan.validate()
         let setupStart = Date()
-        let world = try World(clockMode: plan.clock, transport: MemoryTap(), directory: plan.directory)
         let commit = plan.groupCommit ? GroupCommit() : nil
-        if let commit { world.io = commit.io }
-        world.keepDirectory = plan.directory != nil
+        let world = try World(clockMode: plan.clock, transport: MemoryTap(), directory: plan.directory, io: commit?.io ?? .system)
         do {
             let summary = try await run(in: world, commit: commit, setupStart: setupStart)
             await world.shutdown()
@@ -171,18 +171,18 @@ public final class FleetRunner: @unchecked Sendable {
 
     private func run(in world: World, commit: GroupCommit?, setupStart: Date) async throws -> FleetSummary {
         let service = try await world.trust()
+        guard let site = await world.site, let client = await world.client else { throw ScenarioError(line: 0, "no site") }
         // Locks, opened in parallel (each creates its state directory, key and first snapshot).
         stage?("opening \(plan.locks) lock(s)")
-        let made = try await Self.parallel(plan.locks, width: 16) { i in try world.makeLock("L\(i)") }
-        let locks = made
-        for (i, l) in locks.enumerated() { world.locks["L\(i)"] = l; world.lockOrder.append("L\(i)") }
+        let locks = try await Self.parallel(plan.locks, width: 16) { i in try world.makeLock("L\(i)", site: site) }
+        for (i, l) in locks.enumerated() { await world.add("L\(i)", l) }
         // Phones: device, grant on lock i mod N, login (which polls: the key arrives).
         stage?("enrolling \(plan.phones) phone(s)")
         var options = VirtualPhone.Options()
         options.pollEvery = plan.pollEvery
         let phones: [VirtualPhone] = try await Self.parallel(plan.phones, width: 16) { [plan, options] i in
             let id = "P\(i)"
-            let phone = VirtualPhone(id: id, client: world.client!, clock: world.clock, options: options)
+            let phone = VirtualPhone(id: id, client: client, clock: world.clock, options: options)
             phone.reauthorize = { device in try? await service.enroll(device: device) }
             _ = try await service.addDevice(id: id, user: "u\(i)", credentialKey: phone.publicKey)
             _ = try await service.addGrant(id: "g\(i)", user: "u\(i)", readers: [Hex.encode(locks[i % plan.locks].group)])
@@ -191,13 +191,12 @@ public final class FleetRunner: @unchecked Sendable {
             guard phone.keys.count == 1 else { throw ScenarioError(line: 0, "phone \(id) holds \(phone.keys.count) keys after login, expected 1") }
             return phone
         }
-        for p in phones { world.phones[p.id] = p }
+        for p in phones { await world.add(p) }
         let setupSeconds = Date().timeIntervalSince(setupStart)
         stage?("tapping")
 
-        let load = Load(plan: plan, phones: phones, locks: locks, world: world, service: service)
-        load.interruption = interruption
-        load.progress = progress
+        let load = Load(plan: plan, phones: phones, locks: locks, world: world, service: service,
+                        interruption: interruption, progress: progress)
         var result = await load.run()
         if let serial = result.revocation?.serial {
             result.revocation!.locksHolding = locks.filter { Load.serial(of: $0.service) >= serial }.count
@@ -261,7 +260,7 @@ public final class FleetRunner: @unchecked Sendable {
 }
 
 /// The load phase: worker threads claim tap numbers, pace them to the rate, tap, and count.
-final class Load: @unchecked Sendable {
+final class Load: Sendable {
     struct Result {
         var taps = 0, granted = 0
         var deniedBy: [String: Int] = [:]
@@ -270,36 +269,42 @@ final class Load: @unchecked Sendable {
         var revocation: FleetSummary.Revocation?
     }
 
+    /// What the workers count, the monitor reads and the fan-out sets, under `state`.
+    struct Counts: Sendable {
+        var claimed = 0
+        var finished = 0
+        var granted = 0
+        var deniedBy: [String: Int] = [:]
+        var samples: [UInt64] = []
+        var seen = 0
+        var sampler: SplitMix64
+        var revoked: Set<Int> = []
+        var revocationStarted = false
+        var revocationDone = false
+        var revocation: FleetSummary.Revocation?
+    }
+
     let plan: FleetPlan
-    var interruption = Flag()
+    let interruption: Flag
     let phones: [VirtualPhone]
-    let locks: [(service: LockService, reader: TrustedReader, group: [UInt8])]
+    let locks: [World.LockEntry]
     let world: World
     let service: TrustService
-    var progress: (@Sendable (FleetProgress) -> Void)?
-
-    private let mutex = NSLock()
-    private var claimed = 0
-    private var finished = 0
-    private var granted = 0
-    private var deniedBy: [String: Int] = [:]
-    private var samples: [UInt64] = []
-    private var seen = 0
-    private var sampler: SplitMix64
-    private var revoked: Set<Int> = []
-    private var revocationDone = false
-    private var revocation: FleetSummary.Revocation?
-    private var start = DispatchTime.now().uptimeNanoseconds
+    let progress: (@Sendable (FleetProgress) -> Void)?
+    private let state: Mutex<Counts>
+    /// When the load began (the run starts right after the load is made), uptime nanoseconds.
+    private let start = DispatchTime.now().uptimeNanoseconds
     /// Where a worker thread asks for the revocation fan-out; the run's task carries it out (the
     /// fan-out is async: the service and the phones' polls), the worker taps on.
     private let fanOutRequests: AsyncStream<Void>.Continuation
     private let fanOutRequested: AsyncStream<Void>
     static let sampleCap = 1 << 20
 
-    init(plan: FleetPlan, phones: [VirtualPhone], locks: [(service: LockService, reader: TrustedReader, group: [UInt8])],
-         world: World, service: TrustService) {
+    init(plan: FleetPlan, phones: [VirtualPhone], locks: [World.LockEntry], world: World, service: TrustService,
+         interruption: Flag = Flag(), progress: (@Sendable (FleetProgress) -> Void)? = nil) {
         self.plan = plan; self.phones = phones; self.locks = locks; self.world = world; self.service = service
-        sampler = SplitMix64(seed: plan.seed ^ 0x5A17)
+        self.interruption = interruption; self.progress = progress
+        state = Mutex(Counts(sampler: SplitMix64(seed: plan.seed ^ 0x5A17)))
         (fanOutRequested, fanOutRequests) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -310,15 +315,15 @@ final class Load: @unchecked Sendable {
     /// The next tap number, or nil when the run is over.
     func claim() -> Int? {
         if interruption.value { return nil }
-        mutex.lock(); defer { mutex.unlock() }
-        if let t = target, claimed >= t { return nil }
-        if let d = plan.duration, elapsed() >= d { return nil }
-        claimed += 1
-        return claimed - 1
+        return state.withLock { c -> Int? in
+            if let t = target, c.claimed >= t { return nil }
+            if let d = plan.duration, elapsed() >= d { return nil }
+            c.claimed += 1
+            return c.claimed - 1
+        }
     }
 
     func run() async -> Result {
-        start = DispatchTime.now().uptimeNanoseconds
         let done = DispatchGroup()
         let stop = Flag()
         let fanOuts = Task { [self] in
@@ -334,7 +339,7 @@ final class Load: @unchecked Sendable {
             while !stop.value {
                 Thread.sleep(forTimeInterval: 0.5)
                 if stop.value { break }
-                let p = mutex.withLock { FleetProgress(taps: finished, target: target, granted: granted, denied: finished - granted, seconds: elapsed()) }
+                let p = state.withLock { FleetProgress(taps: $0.finished, target: target, granted: $0.granted, denied: $0.finished - $0.granted, seconds: elapsed()) }
                 progress?(p)
             }
         }
@@ -346,10 +351,10 @@ final class Load: @unchecked Sendable {
         fanOutRequests.finish()
         await fanOuts.value
         await poller?.value
-        return mutex.withLock {
+        return state.withLock { c in
             var r = Result()
-            r.taps = finished; r.granted = granted; r.deniedBy = deniedBy; r.seconds = seconds; r.revocation = revocation
-            let sorted = samples.sorted()
+            r.taps = c.finished; r.granted = c.granted; r.deniedBy = c.deniedBy; r.seconds = seconds; r.revocation = c.revocation
+            let sorted = c.samples.sorted()
             func at(_ q: Double) -> Double {
                 guard !sorted.isEmpty else { return 0 }
                 let rank = max(0, Int((Double(sorted.count) * q).rounded(.up)) - 1)     // nearest rank
@@ -387,51 +392,49 @@ final class Load: @unchecked Sendable {
                 if due > now { Thread.sleep(forTimeInterval: Double(due - now) / 1e9) }
             }
             if let at = revokeAt, n == at { fanOutRequests.yield() }
-            else if revokeAt == nil, plan.revoke > 0, mutex.withLock({ revocation == nil && !revocationStarted }), elapsed() >= 1 {
-                let mine = mutex.withLock { () -> Bool in if revocationStarted { return false }; revocationStarted = true; return true }
+            else if revokeAt == nil, plan.revoke > 0, state.withLock({ $0.revocation == nil && !$0.revocationStarted }), elapsed() >= 1 {
+                let mine = state.withLock { c -> Bool in if c.revocationStarted { return false }; c.revocationStarted = true; return true }
                 if mine { fanOutRequests.yield() }
             }
             let (p, l) = choice(n)
             let phone = phones[p], lock = locks[l]
-            let (revokedPhone, listSerial) = mutex.withLock { (revocationDone && revoked.contains(p), revocation?.serial ?? .max) }
+            let (revokedPhone, listSerial) = state.withLock { ($0.revocationDone && $0.revoked.contains(p), $0.revocation?.serial ?? .max) }
             let listReached = revokedPhone && Self.serial(of: lock.service) >= listSerial
             let responder = PhoneResponder(phone: phone, trusting: [lock.reader], interface: world.transport.interface)
             let t0 = DispatchTime.now().uptimeNanoseconds
             let outcome = (try? world.transport.tap(responder, on: lock.service))
             let ns = DispatchTime.now().uptimeNanoseconds - t0
-            mutex.withLock {
-                finished += 1
+            state.withLock { c in
+                c.finished += 1
                 var code = "tap_failed"
                 if let outcome {
-                    if outcome.decision.isGrant { granted += 1 } else { code = outcome.decision.refusal?.code ?? "deny" }
+                    if outcome.decision.isGrant { c.granted += 1 } else { code = outcome.decision.refusal?.code ?? "deny" }
                 }
-                if outcome?.decision.isGrant != true { deniedBy[code, default: 0] += 1 }
-                if revokedPhone, revocation != nil {
+                if outcome?.decision.isGrant != true { c.deniedBy[code, default: 0] += 1 }
+                if revokedPhone, c.revocation != nil {
                     let opened = outcome?.decision.isGrant == true
                     if listReached {
-                        revocation!.tapsAfter += 1
-                        if opened { revocation!.grantedAfter += 1 }
+                        c.revocation!.tapsAfter += 1
+                        if opened { c.revocation!.grantedAfter += 1 }
                     } else {
-                        revocation!.tapsBeforeListReached += 1
-                        if opened { revocation!.grantedBeforeListReached += 1 }
+                        c.revocation!.tapsBeforeListReached += 1
+                        if opened { c.revocation!.grantedBeforeListReached += 1 }
                     }
                 }
                 // Reservoir sample of latencies (bounded memory over any duration).
-                seen += 1
-                if samples.count < Self.sampleCap { samples.append(ns) } else {
-                    let j = Int(sampler.next() % UInt64(seen))
-                    if j < Self.sampleCap { samples[j] = ns }
+                c.seen += 1
+                if c.samples.count < Self.sampleCap { c.samples.append(ns) } else {
+                    let j = Int(c.sampler.next() % UInt64(c.seen))
+                    if j < Self.sampleCap { c.samples[j] = ns }
                 }
             }
         }
     }
 
-    private var revocationStarted = false
-
     /// Revokes `plan.revoke` grants (phones chosen by the seed), tells every affected phone to
     /// poll, all at once, and waits until they have.
     func fanOut() async {
-        mutex.withLock { revocationStarted = true }
+        state.withLock { $0.revocationStarted = true }
         var rng = SplitMix64(seed: plan.seed ^ 0xFA_2011)
         var order = Array(0..<phones.count)
         for i in stride(from: order.count - 1, to: 0, by: -1) { order.swapAt(i, Int(rng.next() % UInt64(i + 1))) }
@@ -454,12 +457,12 @@ final class Load: @unchecked Sendable {
         let outcome = (updated: chosen.filter { phones[$0].keys.isEmpty }.count, serial: serial)
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - began) / 1e9
         let carrying = phones.filter { ($0.revocationSerial ?? 0) >= (outcome.serial ?? .max) }.count
-        mutex.withLock {
-            revoked = Set(chosen)
-            revocation = .init(grants: chosen.count, serial: outcome.serial, fanOutSeconds: seconds, phonesUpdated: outcome.updated,
+        state.withLock { c in
+            c.revoked = Set(chosen)
+            c.revocation = .init(grants: chosen.count, serial: outcome.serial, fanOutSeconds: seconds, phonesUpdated: outcome.updated,
                                phonesCarrying: carrying, tapsAfter: 0, grantedAfter: 0, tapsBeforeListReached: 0,
                                grantedBeforeListReached: 0, locksHolding: 0)
-            revocationDone = true
+            c.revocationDone = true
         }
     }
 

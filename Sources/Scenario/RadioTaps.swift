@@ -14,85 +14,92 @@ import TrustPhone
 /// vpcd) that the lock reads through pcsc-lite, or a BLE central on one of two Bumble virtual
 /// controllers. The outcome is the one the runner reports; the runner's typed radio
 /// events (`LockEvent.RadioEvent`), not its log text, say when the lock saw the phone leave.
-public final class RadioTap: TapTransport, @unchecked Sendable {
+public final class RadioTap: TapTransport, Sendable {
     public enum Radio: String, Sendable, CaseIterable { case pn532, vpicc, ble }
     public let radio: Radio
     public var name: String { radio.rawValue }
     public var interface: RadioInterface { radio == .ble ? .ble : .nfc }
-    private var runners: [ObjectIdentifier: Running] = [:]
-    private var controllers: VirtualControllers?
-    private let lock = NSLock()
     /// How long one tap may take before it is an environment failure.
-    public var timeout: TimeInterval = 30
+    public let timeout: TimeInterval
 
-    final class Running: @unchecked Sendable {
-        let runner: LockRunner
+    /// The locks started so far and the BLE controllers they share. `LockRunner` is not Sendable:
+    /// it lives only here, started and stopped with the lock held.
+    private struct State {
+        var runners: [ObjectIdentifier: (runner: LockRunner, running: Running)] = [:]
+        var controllers: VirtualControllers?
+    }
+    private let state = Mutex(State())
+
+    /// What a tap waits on: the phone's radio, and what the lock's runner reported so far.
+    final class Running: Sendable {
+        struct Seen: Sendable {
+            var outcomes: [TransactionOutcome] = []
+            var removals = 0
+            var opened = false
+        }
         let phoneRadio: any PhoneRadio
-        let condition = NSCondition()
-        var outcomes: [TransactionOutcome] = []
-        var removals = 0
-        var opened = false
-        init(_ runner: LockRunner, _ phoneRadio: any PhoneRadio) { self.runner = runner; self.phoneRadio = phoneRadio }
+        /// Written by the runner's callbacks (its reader threads), waited on by `tap`.
+        let seen = Monitor(Seen())
+        init(_ phoneRadio: any PhoneRadio) { self.phoneRadio = phoneRadio }
     }
 
-    public init(_ radio: Radio) { self.radio = radio }
+    public init(_ radio: Radio, timeout: TimeInterval = 30) { self.radio = radio; self.timeout = timeout }
 
     public struct RadioError: Error, CustomStringConvertible { public var description: String }
 
     /// The lock's runner and the phone's radio for `service`, started on first use.
     private func running(_ service: LockService) throws -> Running {
-        lock.lock(); defer { lock.unlock() }
-        if let r = runners[ObjectIdentifier(service)] { return r }
-        let phoneSpec: PhoneRadioSpec
-        var bleSpec: String?
-        switch radio {
-        case .pn532:
-            phoneSpec = .pn532(link: nil)
-        case .vpicc:
-            guard runners.isEmpty else { throw RadioError(description: "PC/SC scenarios take one lock (one vpcd reader)") }
-            phoneSpec = .vpicc(host: "127.0.0.1", port: PhoneRadioSpec.vpcdPort)
-        case .ble:
-            if controllers == nil {
-                do { controllers = try VirtualControllers.bumble() } catch {
-                    throw RadioError(description: "cannot start Bumble's virtual controllers (pip install bumble): \(error.reason)")
+        try state.withLock { state throws -> Running in
+            if let r = state.runners[ObjectIdentifier(service)] { return r.running }
+            let phoneSpec: PhoneRadioSpec
+            var bleSpec: String?
+            switch radio {
+            case .pn532:
+                phoneSpec = .pn532(link: nil)
+            case .vpicc:
+                guard state.runners.isEmpty else { throw RadioError(description: "PC/SC scenarios take one lock (one vpcd reader)") }
+                phoneSpec = .vpicc(host: "127.0.0.1", port: PhoneRadioSpec.vpcdPort)
+            case .ble:
+                let controllers: VirtualControllers
+                if let c = state.controllers { controllers = c } else {
+                    do throws(BLEError) { controllers = try VirtualControllers.bumble() } catch {
+                        throw RadioError(description: "cannot start Bumble's virtual controllers (pip install bumble): \(error.reason)")
+                    }
+                    state.controllers = controllers
+                }
+                guard state.runners.isEmpty else { throw RadioError(description: "BLE scenarios take one lock (one Bumble link)") }
+                bleSpec = controllers.spec(0)
+                phoneSpec = .ble(transport: controllers.spec(1))
+            }
+            let phoneRadio: any PhoneRadio
+            do { phoneRadio = try phoneSpec.radio() } catch { throw RadioError(description: "the phone's radio \(phoneSpec): \(error)") }
+            let box = RunningBox()
+            // The lock's reader that reaches this phone radio.
+            let nfc: LockRunner.NFCSource? = switch phoneRadio {
+            case let pn532 as VirtualPN532PhoneRadio: .connstring(pn532.address)
+            case let vpicc as VirtualICCPhoneRadio: .pcsc(reader: vpicc.readerName)
+            default: nil
+            }
+            let runner = LockRunner(service: service, nfc: nfc, ble: bleSpec) { event in
+                guard let r = box.running.withLock({ $0 }) else { return }
+                r.seen.withLock { seen in
+                    if event.radioEvent == .cardRemoved { seen.removals += 1 }
+                    if event.radioEvent == .readerOpened || event.radioEvent == .advertising { seen.opened = true }
                 }
             }
-            guard runners.isEmpty else { throw RadioError(description: "BLE scenarios take one lock (one Bumble link)") }
-            bleSpec = controllers!.spec(0)
-            phoneSpec = .ble(transport: controllers!.spec(1))
+            runner.startGrace = { _ in 5 }
+            let r = Running(phoneRadio)
+            box.running.withLock { $0 = r }
+            runner.onOutcome = { outcome in r.seen.withLock { $0.outcomes.append(outcome) } }
+            do { try runner.start() } catch { phoneRadio.close(); throw error }
+            state.runners[ObjectIdentifier(service)] = (runner, r)
+            return r
         }
-        let phoneRadio: any PhoneRadio
-        do { phoneRadio = try phoneSpec.radio() } catch { throw RadioError(description: "the phone's radio \(phoneSpec): \(error)") }
-        let box = RunningBox()
-        // The lock's reader that reaches this phone radio.
-        let nfc: LockRunner.NFCSource? = switch phoneRadio {
-        case let pn532 as VirtualPN532PhoneRadio: .connstring(pn532.address)
-        case let vpicc as VirtualICCPhoneRadio: .pcsc(reader: vpicc.readerName)
-        default: nil
-        }
-        let runner = LockRunner(service: service, nfc: nfc, ble: bleSpec) { event in
-            guard let r = box.running.withLock({ $0 }) else { return }
-            r.condition.lock()
-            if event.radioEvent == .cardRemoved { r.removals += 1 }
-            if event.radioEvent == .readerOpened || event.radioEvent == .advertising { r.opened = true }
-            r.condition.broadcast(); r.condition.unlock()
-        }
-        runner.startGrace = { _ in 5 }
-        let r = Running(runner, phoneRadio)
-        box.running.withLock { $0 = r }
-        runner.onOutcome = { outcome in
-            r.condition.lock(); r.outcomes.append(outcome); r.condition.broadcast(); r.condition.unlock()
-        }
-        do { try runner.start() } catch { phoneRadio.close(); throw error }
-        runners[ObjectIdentifier(service)] = r
-        return r
     }
 
     public func tap(_ phone: PhoneResponder, on service: LockService) throws -> TransactionOutcome {
         let r = try running(service)
-        r.condition.lock()
-        let before = r.outcomes.count, removedBefore = r.removals
-        r.condition.unlock()
+        let (before, removedBefore) = r.seen.withLock { ($0.outcomes.count, $0.removals) }
         guard r.phoneRadio.waitForLock(timeout: timeout) else {
             throw RadioError(description: "the lock did not open \(r.phoneRadio.address) within \(Int(timeout)) s")
         }
@@ -104,20 +111,22 @@ public final class RadioTap: TapTransport, @unchecked Sendable {
         return outcomes[before]
     }
 
-    private func wait(_ r: Running, _ what: String, until done: (Running) -> Bool) throws -> [TransactionOutcome] {
-        let deadline = Date().addingTimeInterval(timeout)
-        r.condition.lock(); defer { r.condition.unlock() }
-        while !done(r) {
-            if !r.condition.wait(until: deadline) { throw RadioError(description: "timed out after \(Int(timeout)) s waiting for \(what)") }
-        }
-        return r.outcomes
+    /// Waits (at most `timeout`) until what the runner reported satisfies `done`; its outcomes then.
+    private func wait(_ r: Running, _ what: String, until done: (Running.Seen) -> Bool) throws -> [TransactionOutcome] {
+        let outcomes = r.seen.wait(until: Date().addingTimeInterval(timeout), for: done) { seen, ready in ready ? seen.outcomes : nil }
+        guard let outcomes else { throw RadioError(description: "timed out after \(Int(timeout)) s waiting for \(what)") }
+        return outcomes
     }
 
     public func close() {
-        lock.lock(); let all = runners.values; runners.removeAll(); lock.unlock()
-        for r in all { r.runner.stop(); r.phoneRadio.close() }
+        // The runners stop with the lock held: their callbacks reach only `Running`, never `state`.
+        let controllers = state.withLock { state -> VirtualControllers? in
+            for (runner, running) in state.runners.values { runner.stop(); running.phoneRadio.close() }
+            state.runners.removeAll()
+            defer { state.controllers = nil }
+            return state.controllers
+        }
         controllers?.stop()
-        controllers = nil
     }
 }
 

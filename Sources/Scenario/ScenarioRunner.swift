@@ -32,15 +32,15 @@ public struct ScenarioResult: Sendable, Codable, Equatable {
 /// Runs scenarios: a trust service on SQLite behind its real HTTP API (Hummingbird on a loopback
 /// port), phones that talk to it with async-http-client, real `LockService` locks, and taps over
 /// a real transport — every actor on one `ScenarioClock`.
-public final class ScenarioRunner: @unchecked Sendable {
+public final class ScenarioRunner: Sendable {
     public enum ClockMode: String, Sendable { case virtual, system }
     public let transport: TapTransport
     public let clockMode: ClockMode
     /// Prints each step as it runs (`--verbose`).
-    public var trace: (@Sendable (String) -> Void)?
+    public let trace: (@Sendable (String) -> Void)?
 
-    public init(transport: TapTransport = SocketTap(), clockMode: ClockMode = .virtual) {
-        self.transport = transport; self.clockMode = clockMode
+    public init(transport: TapTransport = SocketTap(), clockMode: ClockMode = .virtual, trace: (@Sendable (String) -> Void)? = nil) {
+        self.transport = transport; self.clockMode = clockMode; self.trace = trace
     }
 
     public func run(_ script: ScenarioScript) async -> ScenarioResult {
@@ -81,25 +81,28 @@ public final class ScenarioRunner: @unchecked Sendable {
 /// An expectation that did not hold.
 struct StepFailure: Error { var message: String; init(_ m: String) { message = m } }
 
-/// Everything one scenario runs: site, service, server, locks, phones.
-final class World: @unchecked Sendable {
-    let clock: ScenarioClock
-    let transport: TapTransport
-    let directory: String
+/// Everything one scenario runs: site, service, server, locks, phones. An actor: the steps run
+/// one after another from async code; what a tap thread or a fleet worker reads is a
+/// `nonisolated let`.
+actor World {
+    typealias LockEntry = (service: LockService, reader: TrustedReader, group: [UInt8])
+    nonisolated let clock: ScenarioClock
+    nonisolated let transport: TapTransport
+    nonisolated let directory: String
     var settings = TrustSettings()
     var service: TrustService?
     var server: TrustServer?
     var client: TrustClient?
     var site: TrustSite?
-    var locks: [String: (service: LockService, reader: TrustedReader, group: [UInt8])] = [:]
+    var locks: [String: LockEntry] = [:]
     var lockOrder: [String] = []
     var phones: [String: VirtualPhone] = [:]
     var users: [String: String] = [:]   // phone → user
     /// The locks' write/fsync seam (a fleet's locks share one `GroupCommit`).
-    var io: FileIO = .system
+    let io: FileIO
 
     /// Kept after `shutdown` (a directory the user named).
-    var keepDirectory = false
+    let keepDirectory: Bool
 
     // Push: the relay, the trust service's notifier, the wake-up service (app "lockbench"), each phone's push side.
     let relay: PushRelay
@@ -107,10 +110,12 @@ final class World: @unchecked Sendable {
     let wakeUp: WakeUpService
     var pushes: [String: PhonePush] = [:]
 
-    init(clockMode: ScenarioRunner.ClockMode, transport: TapTransport, directory: String? = nil) throws {
+    init(clockMode: ScenarioRunner.ClockMode, transport: TapTransport, directory: String? = nil, io: FileIO = .system) throws {
         let clock = ScenarioClock(clockMode == .virtual ? .frozen(Date(timeIntervalSince1970: 1_772_438_400)) : .running(offset: 0))
         self.clock = clock
         self.transport = transport
+        self.io = io
+        keepDirectory = directory != nil
         if let directory, FileManager.default.fileExists(atPath: directory) {
             throw ScenarioError(line: 0, "\(directory) exists; name a new directory (it is created and kept)")
         }
@@ -150,9 +155,14 @@ final class World: @unchecked Sendable {
         return p
     }
 
-    func lock(_ name: String) throws -> (service: LockService, reader: TrustedReader, group: [UInt8]) {
+    func lock(_ name: String) throws -> LockEntry {
         guard let l = locks[name] else { throw ScenarioError(line: 0, "no lock \"\(name)\"; declare it with: lock \(name)") }
         return l
+    }
+
+    /// `phone` at a tap: it trusts every lock's reader, in the order they were declared.
+    func responder(_ phone: VirtualPhone) -> PhoneResponder {
+        PhoneResponder(phone: phone, trusting: lockOrder.compactMap { locks[$0]?.reader }, interface: transport.interface)
     }
 
     /// After an administrative change the trust service pushes to the affected phones (Tapkey:
@@ -209,7 +219,7 @@ final class World: @unchecked Sendable {
             await notify(try await trust().setCredential(device: device, to: state, reason: reason))
         case .tap(let phoneName, let lockName, let expected):
             let p = try phone(phoneName), l = try lock(lockName)
-            let responder = PhoneResponder(phone: p, trusting: lockOrder.compactMap { locks[$0]?.reader }, interface: transport.interface)
+            let responder = responder(p)
             let outcome = try await Task.detached { [transport] in try transport.tap(responder, on: l.service) }.value
             try check(outcome.decision, expected)
         case .expectKeys(let name, let n):
@@ -313,15 +323,22 @@ final class World: @unchecked Sendable {
     // MARK: locks
 
     func addLock(_ name: String) throws {
-        let made = try makeLock(name)
-        locks[name] = made
+        guard let site else { throw ScenarioError(line: 0, "no site") }
+        add(name, try makeLock(name, site: site))
+    }
+
+    /// A lock made (`makeLock`) joins the world.
+    func add(_ name: String, _ lock: LockEntry) {
+        locks[name] = lock
         lockOrder.append(name)
     }
 
-    /// A lock with its own directory, reader key and state, on the world's clock; safe to call
-    /// from several threads (the fleet opens its locks in parallel).
-    func makeLock(_ name: String) throws -> (service: LockService, reader: TrustedReader, group: [UInt8]) {
-        guard let site else { throw ScenarioError(line: 0, "no site") }
+    /// A phone made elsewhere (the fleet enrols its phones in parallel) joins the world.
+    func add(_ phone: VirtualPhone) { phones[phone.id] = phone }
+
+    /// A lock with its own directory, reader key and state, on the world's clock, trusting
+    /// `site`'s issuer; nonisolated (it reads only `let`s) so the fleet opens its locks in parallel.
+    nonisolated func makeLock(_ name: String, site: TrustSite) throws -> LockEntry {
         let dir = directory + "/lock-" + name
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let readerKey = P256.Signing.PrivateKey()

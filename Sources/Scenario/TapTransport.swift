@@ -31,16 +31,18 @@ public final class SocketTap: TapTransport, Sendable {
             throw SocketError(.transport, "the registry's socket radio is not a SocketPhoneRadio")
         }
         defer { radio.close() }
-        let done = DispatchSemaphore(value: 0)
+        // The phone answers on a thread of its own (its socket reads block) while this thread
+        // drives the lock; the tap ends when both have, or the phone's deadline has passed.
+        let phoneDone = Monitor(false)
         let timeout = self.timeout
         Thread.detachNewThread {
             _ = try? radio.present(phone, timeout: timeout)
-            done.signal()
+            phoneDone.withLock { $0 = true }
         }
         let link = try SocketTransceiver(host: radio.host, port: radio.server.port)
         let outcome = lock.transact(over: link, interface: .socket)
         link.close()
-        _ = done.wait(timeout: .now() + timeout + 5)
+        phoneDone.wait(until: Date().addingTimeInterval(timeout + 5), for: { $0 }) { _, _ in }
         return outcome
     }
 

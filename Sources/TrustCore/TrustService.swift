@@ -389,7 +389,8 @@ public final class TrustService: Sendable {
                                                expectedUpdate: now.addingTimeInterval(settings.pollInterval))
         let access = try AccessData(id: docID, readers: try g.readers.map { try ReaderRule(parsing: $0) },
                                     schedules: try g.schedules.map { try WeeklySchedule(parsing: $0) })
-        let doc = try AccessDocument.issue(access: access, credentialPublicKey: d.credentialKey, validity: validity, issuerKey: issuerKey)
+        let doc = try AccessDocument.issue(access: access, credentialPublicKey: d.credentialKey, validity: validity, issuerKey: issuerKey,
+                                           timeVerificationRequired: settings.timeVerificationRequired ?? false)
         return KeyRecord(id: KeyRecord.id(grant: g.id, device: d.id), grant: g.id, device: d.id, document: doc.encoded(), documentID: docID,
                          iteration: iteration, grantRevision: g.revision, validUntil: validity.validUntil,
                          expectedUpdate: validity.expectedUpdate!, sequence: 0)

@@ -23,6 +23,10 @@ public struct TrustSettings: Codable, Equatable, Sendable {
     /// The `iss` of access tokens and the `aud` they must carry.
     public var issuer: String = "urn:lockbench:trust"
     public var audience: String = "urn:lockbench:phone"
+    /// Whether issued access documents ask for time verification (MSO key 7 true): locks then accept
+    /// them only while their clock is trusted, and never take their signed time as trusted time
+    /// after a power loss. nil (absent from older site files) is false, LockBench's default.
+    public var timeVerificationRequired: Bool?
 
     public init() {}
 
@@ -44,6 +48,9 @@ public struct TrustSettings: Codable, Equatable, Sendable {
         case "enrollment-lifetime": enrollmentLifetime = try duration()
         case "issuer": issuer = value
         case "audience": audience = value
+        case "time-verification-required":
+            guard let b = Bool(value) else { throw TrustError(.invalidRequest, "\(name) \"\(value)\" is not true or false") }
+            timeVerificationRequired = b
         default:
             throw TrustError(.invalidRequest, "unknown setting \"\(name)\"; one of \(Self.names.joined(separator: ", "))")
         }
@@ -75,7 +82,7 @@ public struct TrustSettings: Codable, Equatable, Sendable {
     }
 
     public static let names = ["key-lifetime", "poll-interval", "access-token-lifetime", "refresh-lifetime", "refresh-grace",
-                               "revocation-lifetime", "enrollment-lifetime", "issuer", "audience"]
+                               "revocation-lifetime", "enrollment-lifetime", "issuer", "audience", "time-verification-required"]
 }
 
 /// Why the service refused: the OAuth error code where one applies (RFC 6749 §5.2), else ours.

@@ -23,8 +23,7 @@ enum FleetBenchmark {
             var fleet = FleetPlan()
             fleet.locks = locks; fleet.phones = locks; fleet.workers = workers; fleet.taps = taps
             fleet.directory = base + "/fleet"
-            let runner = FleetRunner(plan: fleet)
-            runner.stage = { FileHandle.standardError.write(Data("fleet: \($0)\n".utf8)) }
+            let runner = FleetRunner(plan: fleet, stage: { FileHandle.standardError.write(Data("fleet: \($0)\n".utf8)) })
             let many = try await runner.run()
             func f(_ x: Double, _ d: Int = 0) -> String { String(format: "%.\(d)f", x) }
             report.say("directory: \(directory)")

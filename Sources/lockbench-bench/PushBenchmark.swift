@@ -52,8 +52,7 @@ enum PushBenchmark {
         let s = try script(revoke: revoke)
         for _ in 0..<runs {
             let marks = Marks()
-            let runner = ScenarioRunner(transport: transport, clockMode: clock)
-            runner.trace = { marks.mark($0) }
+            let runner = ScenarioRunner(transport: transport, clockMode: clock, trace: { marks.mark($0) })
             let r = await runner.run(s)
             guard r.status == .passed else { throw PushRefusal.invalidArgument("\(s.name) \(r.status.rawValue) at line \(r.line ?? 0): \(r.message ?? "")") }
             samples.append(marks.ms)

@@ -96,6 +96,14 @@ final class DenyReasonTests: XCTestCase {
         expect(.clockUntrusted, run(Fixture.credential(accessDocuments: [Fixture.accessDocument(signed: t.addingTimeInterval(-86_400))]),
                                     engine: Fixture.engine(clock: TrustedClock(highWaterMark: t, trusted: false))))
         expect(.clockRollback, run(Fixture.credential(), engine: Fixture.engine(clock: TrustedClock(trustedAt: t.addingTimeInterval(86_400)))))
+        // A document asking for time verification (MSO key 7), signed after the high-water mark:
+        // no evidence of time, so a lock without verified time refuses it by that rule.
+        expect(.timeNotVerified, run(Fixture.credential(accessDocuments: [Fixture.accessDocument(signed: t.addingTimeInterval(-60), timeVerificationRequired: true)]),
+                                     engine: Fixture.engine(clock: TrustedClock(highWaterMark: t.addingTimeInterval(-3600), trusted: false))))
+        var noSchedules = LockPolicy()
+        noSchedules.supportsSchedules = false
+        expect(.schedulesNotSupported, run(Fixture.credential(accessDocuments: [Fixture.accessDocument(schedules: [try! WeeklySchedule(parsing: "daily 00:00-24:00")])]),
+                                           engine: Fixture.engine(policy: noSchedules)))
 
         // Engine, from the lock's policy and memory: the version it allows, its minimum, a
         // transaction id it has seen, a document that is not one.

@@ -37,9 +37,11 @@ enum Fixture {
     static func accessDocument(for key: P256.Signing.PrivateKey = credentialKey, id: String = "alice-1",
                                readers: [ReaderRule]? = nil, schedules: [WeeklySchedule] = [],
                                from: Date = time.addingTimeInterval(-3600), until: Date = time.addingTimeInterval(8 * 3600),
-                               signed: Date? = nil, by issuer: P256.Signing.PrivateKey = issuerKey) -> [UInt8] {
+                               signed: Date? = nil, by issuer: P256.Signing.PrivateKey = issuerKey,
+                               timeVerificationRequired: Bool = false) -> [UInt8] {
         TestFixtures.accessDocument(credentialPublicKey: key.publicBytes, id: Array(id.utf8), readers: readers,
-                                    schedules: schedules, from: from, until: until, signed: signed, issuer: issuer)
+                                    schedules: schedules, from: from, until: until, signed: signed, issuer: issuer,
+                                    timeVerificationRequired: timeVerificationRequired)
     }
 
     static func revocationDocument(revoking key: P256.Signing.PrivateKey = credentialKey, serial: UInt64 = 1) -> [UInt8] {

@@ -24,6 +24,8 @@ final class DocumentDefectTests: XCTestCase {
             .issuerCertificateTimeMismatch: .untrustedIssuer, .issuerCertificateEmptyKey: .untrustedIssuer,
             .revocationDataVersion: .unsupportedVersion, .scheduleAllowInside: nil, .scheduleAllowOutside: .outsideSchedule,
             .scheduleDenyInside: .outsideSchedule, .noRuleForAction: .wrongReader,
+            // A lock whose time is verified grants them (their refusal needs one without: below).
+            .timeVerificationRequired: nil, .scheduleTimeVerificationRequired: nil,
         ]
         // The words of each new refusal name exactly its defect.
         let details: [DocumentDefect: String] = [
@@ -53,6 +55,44 @@ final class DocumentDefectTests: XCTestCase {
                 XCTAssertTrue(detail.contains(words), "\(defect): \(detail)")
             }
         }
+    }
+
+    /// The lock states the official cases assume, set up as LockBench's lock is: after a power
+    /// loss the key-7 documents are refused (`time_not_verified`) and the same document without
+    /// key 7 restores the clock; a lock set without schedule support refuses the schedule case's
+    /// document (`schedules_not_supported`) and grants a document without schedules.
+    func testTheLockStatesTheConfigurationCasesAssume() throws {
+        let issuer = TestFixtures.key(0x31), credential = TestFixtures.key(0x32)
+        let now = TestFixtures.monday
+        func decide(_ defect: DocumentDefect, policy: LockPolicy, clock: inout TrustedClock) throws -> Decision {
+            let core = DecisionCore(reader: ReaderIdentity(groupID: TestFixtures.groupID, subID: TestFixtures.subID), policy: policy,
+                                    trust: try TrustStore(issuerPublicKeys: [issuer.publicBytes]))
+            var state = EngineState(clock: clock)
+            let document = try defect.mint(credentialKey: credential.publicBytes, readerGroup: TestFixtures.groupID, issuer: issuer, now: now)
+            XCTAssertEqual(try IssuedDocument(parsing: document).timeVerificationRequired, defect.requiresTimeVerification, "\(defect)")
+            let decision = core.decide(Presentation(credentialPublicKey: credential.publicBytes, transactionID: Primitives.randomBytes(16),
+                                                    interface: .nfc, protocolVersion: 0x0100, fast: false, accessDocuments: [document]),
+                                       state: &state, at: now)
+            clock = state.clock
+            return decision
+        }
+        var policy = LockPolicy()
+        policy.maxDocumentLifetime = 14 * 86_400
+        for defect in [DocumentDefect.timeVerificationRequired, .scheduleTimeVerificationRequired] {
+            var clock = TrustedClock(highWaterMark: now.addingTimeInterval(-3600), trusted: false)
+            XCTAssertEqual(try decide(defect, policy: policy, clock: &clock).denyReason, .timeNotVerified, "\(defect)")
+            XCTAssertFalse(clock.trusted, "\(defect) restored the clock")
+        }
+        var clock = TrustedClock(highWaterMark: now.addingTimeInterval(-3600), trusted: false)
+        XCTAssertTrue(try decide(.none, policy: policy, clock: &clock).isGrant)
+        XCTAssertTrue(clock.trusted, "a document without key 7 is evidence of time, as before")
+
+        var noSchedules = policy
+        noSchedules.supportsSchedules = false
+        var trusted = TrustedClock(trustedAt: now)
+        XCTAssertEqual(try decide(.scheduleAllowInside, policy: noSchedules, clock: &trusted).denyReason, .schedulesNotSupported)
+        XCTAssertTrue(try decide(.none, policy: noSchedules, clock: &trusted).isGrant)
+        XCTAssertTrue(try decide(.scheduleAllowInside, policy: policy, clock: &trusted).isGrant)
     }
 
     /// The digest defect keeps a valid issuer signature: only the digest can refuse it.

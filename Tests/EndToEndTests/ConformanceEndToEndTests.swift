@@ -1,4 +1,6 @@
 import BLE
+import ByteCore
+import Codecs
 import LockBenchTestSupport
 import Foundation
 import XCTest
@@ -326,7 +328,11 @@ final class ConformanceEndToEndTests: XCTestCase {
 
     func testReaderChecksPassAgainstLockBenchsLockOverSocket() throws {
         // With the site issuer's key the official step-up cases hand the lock documents of their own.
-        let (status, lines) = try readerOverSocket(extra: ["--skip", "rdr.fast", "rdr.stepup.same-doc-twice", "rdr.stepup.fast", "rdr.stepup.fast.kpersistent-removed", "--transcript", "reader.transcript", "--transcript-secrets",
+        // Skipped: the cases that expect the lock set otherwise (FAST, step-up at every tap,
+        // no verified time, no schedule support); each runs below or in its own test against such a lock.
+        let (status, lines) = try readerOverSocket(extra: ["--skip", "rdr.fast", "rdr.stepup.same-doc-twice", "rdr.stepup.fast", "rdr.stepup.fast.kpersistent-removed",
+                                                           "rdr.neg.stepup.time-verification", "rdr.neg.stepup.schedule-time-verification", "rdr.neg.stepup.schedules-unsupported",
+                                                           "--transcript", "reader.transcript", "--transcript-secrets",
                                                            "--issuer-key", "issuer.key.pem", "--issuer-ca-key", "issuer-ca.key.pem",
                                                            "--now", "2026-03-02T09:00:00Z"])
         XCTAssertEqual(status, Self.pendingReader.isEmpty ? 0 : 1, lines.joined(separator: "\n"))
@@ -437,6 +443,116 @@ final class ConformanceEndToEndTests: XCTestCase {
         let (status, lines) = try readerOverSocket(extra: ["--only"] + checks + ["--issuer-key", "issuer.key.pem", "--now", "2026-03-02T09:00:00Z"])
         XCTAssertEqual(status, 0, lines.joined(separator: "\n"))
         XCTAssertEqual(statuses(lines: lines), Dictionary(uniqueKeysWithValues: checks.map { ($0, "pass") }), lines.joined(separator: "\n"))
+    }
+
+    /// NFC_RDR_NEG_STEPUP_AD_TIME_VERIFICATION_REQUIRED and …_SCHEDULE_TIME_VERIFY_REQUIRED
+    /// against LockBench's lock without verified time (a power loss; its high-water mark a minute
+    /// before the documents' signed time, so a document without key 7 would restore the clock):
+    /// both pass, the clock stays untrusted, and a document without key 7 then restores it as
+    /// before. The same lock with its clock trusted grants both documents: the cases fail it.
+    func testTheTimeVerificationChecksAgainstALockWithoutVerifiedTime() throws {
+        // LockBench's documents write key 7 false unless asked.
+        let asked = try lb(["doc", "issue", "--issuer-key", "issuer.key.pem", "--credential", "alice.pub.pem", "--reader-identity", "door.reader.json",
+                            "--valid-for", "1h", "--now", "2026-03-02T09:00:00Z", "--time-verification-required", "--out", "asking.cbor"])
+        XCTAssertTrue(asked.stdout.contains("verification required (MSO key 7)"), asked.stdout)
+        for (file, expected) in [("asking.cbor", true), ("alice.cbor", false)] {
+            let shown = try lb(["doc", "show", file, "--json"]).stdout
+            let object = try JSONSerialization.jsonObject(with: Data(shown[shown.firstIndex(of: "{")!...].utf8)) as? [String: Any]
+            XCTAssertEqual(object?["timeVerificationRequired"] as? Bool, expected, shown)
+        }
+        try lb(["config", "create", "--reader-identity", "door.reader.json", "--issuer", "issuer.pub.pem", "--no-fast",
+                "--clock", "2026-03-02T08:59:00Z", "--max-lifetime", "14d", "--state-dir", "door-no-time.state", "--out", "door-no-time.lock.json"])
+        try lb(["clock", "power-loss", "--config", "door-no-time.lock.json"])
+        try lb(["clock", "set", "--untrusted", "2026-03-02T09:00:00Z", "--config", "door-no-time.lock.json"])
+        let issuer = ["--issuer-key", "issuer.key.pem", "--now", "2026-03-02T09:00:30Z"]
+        let checks = ["rdr.neg.stepup.time-verification", "rdr.neg.stepup.schedule-time-verification"]
+        let (status, lines) = try readerOverSocket(extra: ["--only"] + checks + issuer, config: "door-no-time.lock.json")
+        XCTAssertEqual(status, 0, lines.joined(separator: "\n"))
+        XCTAssertEqual(statuses(lines: lines), Dictionary(uniqueKeysWithValues: checks.map { ($0, "pass") }), lines.joined(separator: "\n"))
+        let untrusted = try lb(["clock", "show", "--json", "--config", "door-no-time.lock.json"])
+        XCTAssertTrue(untrusted.stdout.contains("\"trusted\" : false") || untrusted.stdout.contains("\"trusted\":false"), untrusted.stdout)
+        let audit = try lb(["audit", "show", "--config", "door-no-time.lock.json"], expect: nil)
+        XCTAssertTrue(audit.stdout.contains("time_not_verified"), audit.stdout + audit.stderr)
+        // The ordinary document (no key 7, signed after the high-water mark) restores the clock and opens.
+        let (plainStatus, plainLines) = try readerOverSocket(extra: ["--only", "rdr.stepup.schedules"] + issuer, config: "door-no-time.lock.json")
+        XCTAssertEqual(plainStatus, 0, plainLines.joined(separator: "\n"))
+        let trusted = try lb(["clock", "show", "--json", "--config", "door-no-time.lock.json"])
+        XCTAssertTrue(trusted.stdout.contains("\"trusted\" : true") || trusted.stdout.contains("\"trusted\":true"), trusted.stdout)
+        // Now that its time is verified, the lock grants the key-7 documents: both cases fail, saying what the lock needs.
+        let (againStatus, againLines) = try readerOverSocket(extra: ["--only"] + checks + issuer, config: "door-no-time.lock.json")
+        XCTAssertEqual(againStatus, 1, againLines.joined(separator: "\n"))
+        XCTAssertEqual(statuses(lines: againLines), Dictionary(uniqueKeysWithValues: checks.map { ($0, "fail") }), againLines.joined(separator: "\n"))
+        XCTAssertTrue(againLines.contains { $0.contains("clock power-loss") }, againLines.joined(separator: "\n"))
+    }
+
+    /// NFC_RDR_NEG_STEPUP_AD_SCHEDULE_IN_ACCESS_RULE_AND_READER against LockBench's lock set without
+    /// schedule support: it passes, the positive schedule case fails there (the lock cannot grant
+    /// by schedule), and a document without schedules still opens; the ordinary lock is the reverse.
+    func testTheScheduleSupportCaseAgainstALockWithoutScheduleSupport() throws {
+        try lb(["config", "create", "--reader-identity", "door.reader.json", "--issuer", "issuer.pub.pem", "--no-fast", "--no-schedules",
+                "--clock", "2026-03-02T09:00:00Z", "--max-lifetime", "14d", "--state-dir", "door-no-schedules.state", "--out", "door-no-schedules.lock.json"])
+        let written = try String(contentsOf: dir.appendingPathComponent("door-no-schedules.lock.json"), encoding: .utf8)
+        XCTAssertTrue(written.contains("\"supportsSchedules\" : false"), written)
+        let checks = ["--only", "rdr.neg.stepup.schedules-unsupported", "rdr.stepup.schedules", "rdr.stepup.key-id",
+                      "--issuer-key", "issuer.key.pem", "--now", "2026-03-02T09:00:00Z"]
+        let (status, lines) = try readerOverSocket(extra: checks, config: "door-no-schedules.lock.json")
+        XCTAssertEqual(status, 1, lines.joined(separator: "\n"))
+        XCTAssertEqual(statuses(lines: lines), ["rdr.neg.stepup.schedules-unsupported": "pass", "rdr.stepup.schedules": "fail", "rdr.stepup.key-id": "pass"],
+                       lines.joined(separator: "\n"))
+        let audit = try lb(["audit", "show", "--config", "door-no-schedules.lock.json"], expect: nil)
+        XCTAssertTrue(audit.stdout.contains("schedules_not_supported"), audit.stdout + audit.stderr)
+        let (usualStatus, usualLines) = try readerOverSocket(extra: checks)
+        XCTAssertEqual(usualStatus, 1, usualLines.joined(separator: "\n"))
+        XCTAssertEqual(statuses(lines: usualLines), ["rdr.neg.stepup.schedules-unsupported": "fail", "rdr.stepup.schedules": "pass", "rdr.stepup.key-id": "pass"],
+                       usualLines.joined(separator: "\n"))
+        XCTAssertTrue(usualLines.contains { $0.contains("--no-schedules") }, usualLines.joined(separator: "\n"))
+    }
+
+    /// A lock provisioned with credential keys (`config create --trusted-credential-keys`) grants a
+    /// phone carrying no document on AUTH1 alone, auditing it as a trusted key; a revocation list
+    /// naming the key's hash refuses it; the lock without the list treats the phone as a stranger.
+    func testALockTrustsCredentialKeysWithoutADocument() throws {
+        try lb(["key", "credential", "bob"])
+        let bobPEM = try String(contentsOf: dir.appendingPathComponent("bob.pub.pem"), encoding: .utf8)
+        let bob = try Primitives.publicKey(spkiPEM: bobPEM)
+        try "# provisioned out of band\n\(Hex.encode(bob))\n".write(to: dir.appendingPathComponent("keys.txt"), atomically: true, encoding: .utf8)
+        try lb(["config", "create", "--reader-identity", "door.reader.json", "--issuer", "issuer.pub.pem", "--no-fast", "--trusted-credential-keys", "keys.txt",
+                "--clock", "2026-03-02T09:00:00Z", "--state-dir", "door-keys.state", "--out", "door-keys.lock.json"])
+        let written = try String(contentsOf: dir.appendingPathComponent("door-keys.lock.json"), encoding: .utf8)
+        XCTAssertTrue(written.contains("\"trustedCredentialKeys\" : \"keys.txt\""), written)
+        func tap(_ config: String, revocation: [String] = []) throws -> [String: Any] {
+            let phone = try InteractiveProcess(["credential", "serve", "--port", "0", "--key", "bob.key.pem", "--trust-reader", "door.reader.json"]
+                                               + revocation.flatMap { ["--document", $0] }, currentDirectory: dir)
+            defer { phone.terminate() }
+            let line = try phone.waitForLine(containing: "listening on")
+            let port = line.split(separator: ":").last!.trimmingCharacters(in: .whitespaces)
+            let out = try lb(["lock", "transact", "--config", config, "--connect", "127.0.0.1:\(port)", "--json"], expect: nil).stdout
+            guard let start = out.firstIndex(of: "{"),
+                  let object = try JSONSerialization.jsonObject(with: Data(out[start...].utf8)) as? [String: Any] else {
+                XCTFail("no JSON outcome: \(out)"); return [:]
+            }
+            return object
+        }
+        let granted = try tap("door-keys.lock.json")
+        XCTAssertEqual(granted["decision"] as? String, "grant", "\(granted)")
+        XCTAssertEqual((granted["credential"] as? String)?.hasPrefix("trusted-key:"), true, "\(granted)")
+        let audit = try lb(["audit", "show", "--config", "door-keys.lock.json"])
+        XCTAssertTrue(audit.stdout.contains("trusted-key:"), audit.stdout)
+        // The same phone against the lock without the list: a stranger, nothing opens.
+        let stranger = try tap("door.lock.json")
+        XCTAssertEqual(stranger["decision"] as? String, "deny", "\(stranger)")
+        XCTAssertEqual(stranger["reason"] as? String, "unknown_credential", "\(stranger)")
+        // A revocation list of the site issuer naming bob's key hash, carried by the phone itself.
+        try lb(["doc", "revoke", "--issuer-key", "issuer.key.pem", "--serial", "1", "--credential", "bob.pub.pem",
+                "--now", "2026-03-02T08:59:00Z", "--valid-for", "1d", "--out", "bob-revoked.cbor"])
+        let revoked = try tap("door-keys.lock.json", revocation: ["bob-revoked.cbor"])
+        XCTAssertEqual(revoked["reason"] as? String, "revoked", "\(revoked)")
+        XCTAssertTrue((revoked["detail"] as? String ?? "").contains("revoked by its key hash"), "\(revoked)")
+        // A key that is not on the curve is refused when the lock is configured, naming the line.
+        try "04\(String(repeating: "00", count: 64))\n".write(to: dir.appendingPathComponent("bad-keys.txt"), atomically: true, encoding: .utf8)
+        let bad = try lb(["config", "create", "--reader-identity", "door.reader.json", "--issuer", "issuer.pub.pem", "--trusted-credential-keys", "bad-keys.txt",
+                          "--out", "bad.lock.json"], expect: 2)
+        XCTAssertTrue(bad.stderr.contains("line 1") && bad.stderr.contains("P-256"), bad.stderr)
     }
 
     /// A lock that takes an issuer certificate's key unchecked fails exactly the negative issuer

@@ -20,11 +20,12 @@ public enum TestFixtures {
     /// readers of `readers` (default: the group `groupID`), signed by `issuer`.
     public static func accessDocument(credentialPublicKey: [UInt8], id: [UInt8], readers: [ReaderRule]? = nil,
                                       schedules: [WeeklySchedule] = [], from: Date, until: Date, signed: Date? = nil,
-                                      issuer: P256.Signing.PrivateKey, validityIteration: Int? = nil) -> [UInt8] {
+                                      issuer: P256.Signing.PrivateKey, validityIteration: Int? = nil,
+                                      timeVerificationRequired: Bool = false) -> [UInt8] {
         let data = try! AccessData(id: id, readers: readers ?? [try! ReaderRule(groupID: groupID)], schedules: schedules)
         return try! AccessDocument.issue(access: data, credentialPublicKey: credentialPublicKey,
                                          validity: .init(signed: signed ?? from, validFrom: from, validUntil: until, validityIteration: validityIteration),
-                                         issuerKey: issuer).encoded()
+                                         issuerKey: issuer, timeVerificationRequired: timeVerificationRequired).encoded()
     }
 
     /// A revocation list with `entries`, issued at `issued`, expiring at `expiry`, signed by `issuer`.

@@ -163,6 +163,64 @@ final class EngineDecisionTests: XCTestCase {
         XCTAssertTrue(decide(f.presentation(), at: now.addingTimeInterval(700)).isGrant)
     }
 
+    /// MSO key 7 (NFC_RDR_NEG_STEPUP_AD_TIME_VERIFICATION_REQUIRED): a document asking for time
+    /// verification is granted under a trusted clock, refused (`time_not_verified`) under an
+    /// untrusted one, and never restores trust; the same document without key 7 still does.
+    func testATimeVerificationDocumentIsNoEvidenceOfTime() {
+        let later = now.addingTimeInterval(600)
+        let asking = f.accessDocument(signed: now.addingTimeInterval(300), timeVerificationRequired: true)
+        XCTAssertTrue(try IssuedDocument(parsing: asking).timeVerificationRequired)
+        XCTAssertFalse(try IssuedDocument(parsing: f.accessDocument()).timeVerificationRequired, "LockBench writes key 7 false unless asked")
+        XCTAssertTrue(decide(f.presentation(access: [asking])).isGrant, "a lock whose time is verified accepts it")
+        state.clock.powerLoss()
+        let d = decide(f.presentation(access: [asking]), at: later)
+        XCTAssertEqual(d.denyReason, .timeNotVerified, "\(d)")
+        if case .deny(_, let detail) = d { XCTAssertTrue(detail.contains("MSO key 7"), detail) }
+        XCTAssertFalse(state.clock.trusted, "a key-7 document restored the clock")
+        XCTAssertEqual(DenyReason.timeNotVerified.readerStatus >> 8, 0x00, "a failure status")
+        // A revocation document asking for time verification is no evidence either.
+        let list = RevocationDocument.issue(revocation: .init(serial: 5, entries: []), issued: now.addingTimeInterval(300),
+                                            expiry: now.addingTimeInterval(86_400), issuerKey: f.issuer)
+        var asked = list.document
+        asked.timeVerificationRequired = true
+        XCTAssertFalse(state.clock.evidence(asked, now: later, leeway: 300, maxLifetime: f.policy.maxDocumentLifetime))
+        XCTAssertFalse(state.clock.trusted)
+        // Without key 7 the same signed time restores trust, as before.
+        XCTAssertTrue(decide(f.presentation(access: [f.accessDocument(signed: now.addingTimeInterval(300))]), at: later).isGrant)
+        XCTAssertTrue(state.clock.trusted)
+        XCTAssertTrue(decide(f.presentation(access: [asking]), at: later).isGrant, "trusted again: the key-7 document opens")
+    }
+
+    /// A lock set without schedule support (policy `supportsSchedules` false) refuses a document
+    /// using schedules (`schedules_not_supported`) and still grants one without; the ordinary lock
+    /// evaluates the same document.
+    func testALockWithoutScheduleSupportRefusesDocumentsUsingThem() throws {
+        let always = try WeeklySchedule(parsing: "daily 00:00-24:00")
+        let scheduled = f.accessDocument(id: [0xD0, 0x02], schedules: [always])
+        XCTAssertTrue(decide(f.presentation(access: [scheduled])).isGrant)
+        f.policy.supportsSchedules = false
+        assertDeny(.schedulesNotSupported, f.presentation(access: [scheduled]))
+        XCTAssertTrue(decide(f.presentation(access: [f.accessDocument()])).isGrant)
+        // A rule naming the schedule by id (the official case's document).
+        var rule = try ReaderRule(groupID: f.reader.groupID)
+        rule.allowScheduleIDs = 1
+        let byID = f.accessDocument(id: [0xD0, 0x03], readers: [rule], schedules: [always])
+        let d = decide(f.presentation(access: [byID]))
+        XCTAssertEqual(d.denyReason, .schedulesNotSupported, "\(d)")
+        if case .deny(_, let detail) = d { XCTAssertTrue(detail.contains("supportsSchedules false") && detail.contains("allow schedules"), detail) }
+    }
+
+    func testThePolicyWritesScheduleSupportOnlyWhenOff() throws {
+        var policy = LockPolicy()
+        XCTAssertFalse(String(decoding: try JSONEncoder().encode(policy), as: UTF8.self).contains("supportsSchedules"))
+        policy.supportsSchedules = false
+        let json = try JSONEncoder().encode(policy)
+        XCTAssertTrue(String(decoding: json, as: UTF8.self).contains("\"supportsSchedules\":false"))
+        XCTAssertFalse(try JSONDecoder().decode(LockPolicy.self, from: json).supportsSchedules)
+        XCTAssertTrue(try JSONDecoder().decode(LockPolicy.self, from: Data("{}".utf8)).supportsSchedules)
+        XCTAssertThrowsError(try JSONDecoder().decode(LockPolicy.self, from: Data("{\"supportsSchedules\": \"no\"}".utf8)))
+    }
+
     func testClockRollback() {
         XCTAssertTrue(decide(f.presentation(access: [f.accessDocument()])).isGrant)
         assertDeny(.clockRollback, f.presentation(), at: now.addingTimeInterval(-301))

@@ -27,10 +27,10 @@ struct Fixture {
     func accessDocument(key: [UInt8]? = nil, id: [UInt8] = [0xD0, 0x01], readers: [ReaderRule]? = nil,
                         schedules: [WeeklySchedule] = [], from: Date = Fixture.t0.addingTimeInterval(-3600),
                         until: Date = Fixture.t0.addingTimeInterval(8 * 3600), signed: Date? = nil,
-                        by issuerKey: P256.Signing.PrivateKey? = nil, iteration: Int? = nil) -> [UInt8] {
+                        by issuerKey: P256.Signing.PrivateKey? = nil, iteration: Int? = nil, timeVerificationRequired: Bool = false) -> [UInt8] {
         TestFixtures.accessDocument(credentialPublicKey: key ?? credentialKey, id: id, readers: readers ?? [try! ReaderRule(groupID: reader.groupID)],
                                     schedules: schedules, from: from, until: until, signed: signed, issuer: issuerKey ?? issuer,
-                                    validityIteration: iteration)
+                                    validityIteration: iteration, timeVerificationRequired: timeVerificationRequired)
     }
 
     func revocationDocument(serial: UInt64, entries: [RevocationEntry], issued: Date = Fixture.t0.addingTimeInterval(-60),

@@ -15,10 +15,9 @@ final class ApprovalAtTheLockTests: XCTestCase {
         func run(_ lines: String) async throws {
             for step in try ScenarioScript(parsing: lines, name: "approval-at-the-lock").steps { try await world.run(step.command) }
         }
-        func tap(_ lock: String) throws -> (granted: Bool, stepUp: Bool, code: String?) {
-            let bob = try world.phone("bob"), l = try world.lock(lock)
-            let responder = PhoneResponder(phone: bob, trusting: world.lockOrder.compactMap { world.locks[$0]?.reader },
-                                           interface: world.transport.interface)
+        func tap(_ lock: String) async throws -> (granted: Bool, stepUp: Bool, code: String?) {
+            let bob = try await world.phone("bob"), l = try await world.lock(lock)
+            let responder = await world.responder(bob)
             let o = try world.transport.tap(responder, on: l.service)
             return (o.decision.isGrant, o.stepUp, o.decision.refusal?.code)
         }
@@ -36,11 +35,12 @@ final class ApprovalAtTheLockTests: XCTestCase {
             phone bob login
             """)
             // Bob's own key at the back door: step-up once, then the lock has it.
-            var t = try tap("back")
+            var t = try await tap("back")
             XCTAssertTrue(t.granted && t.stepUp, "\(t)")
-            t = try tap("back")
+            t = try await tap("back")
             XCTAssertTrue(t.granted && !t.stepUp, "the back door holds bob's key now: \(t)")
-            XCTAssertFalse(try tap("front").granted, "no approval yet")
+            t = try await tap("front")
+            XCTAssertFalse(t.granted, "no approval yet")
 
             try await run("""
             clock advance 10s
@@ -50,28 +50,28 @@ final class ApprovalAtTheLockTests: XCTestCase {
             expect bob unlocks 1
             """)
             // The command opens the front door, not the back door's neighbour.
-            t = try tap("front")
+            t = try await tap("front")
             XCTAssertTrue(t.granted, "the approved door opens: \(t)")
-            t = try tap("side")
+            t = try await tap("side")
             XCTAssertFalse(t.granted, "the command names the front door alone: \(t)")
             // The back door: bob's phone now names a newer signed time (the command's) than the back
             // door holds, so it asks for step-up — once; bob's key still opens it, every time.
-            t = try tap("back")
+            t = try await tap("back")
             XCTAssertTrue(t.granted, "bob's own key still opens the back door beside the command: \(t)")
             for i in 0..<3 {
-                t = try tap("back")
+                t = try await tap("back")
                 XCTAssertTrue(t.granted, "tap \(i): \(t)")
                 XCTAssertFalse(t.stepUp, "tap \(i) at the back door stepped up again: the command must not make it step up forever")
             }
-            t = try tap("front")
+            t = try await tap("front")
             XCTAssertTrue(t.granted && !t.stepUp, "the front door holds the command now: \(t)")
 
             // Past the command's minute (and the lock's leeway): the front door refuses it; the back door
             // is unaffected by the expired document the phone may still hold.
             try await run("clock advance 10m")
-            t = try tap("front")
+            t = try await tap("front")
             XCTAssertFalse(t.granted, "the command expired: \(t)")
-            t = try tap("back")
+            t = try await tap("back")
             XCTAssertTrue(t.granted, "the back key is unaffected by the expired command: \(t)")
         } catch {
             await world.shutdown()

@@ -38,18 +38,18 @@ final class DoorReportTests: XCTestCase {
                 grant revoke gx reason moved
                 phone bob poll
                 """, name: "door-reports").steps { try await world.run(step.command) }
-            let bob = try world.phone("bob"), service = try XCTUnwrap(world.service)
+            let bob = try await world.phone("bob"), started = await world.service
+            let service = try XCTUnwrap(started, "the script's first lock started the trust service")
             let serial = try XCTUnwrap(bob.revocationSerial, "bob carries the list the revocation published")
-            func tap(_ lock: String) throws -> DoorReport? {
-                let responder = PhoneResponder(phone: bob, trusting: world.lockOrder.compactMap { world.locks[$0]?.reader },
-                                               interface: world.transport.interface)
-                _ = try world.transport.tap(responder, on: try world.lock(lock).service)
-                return bob.pendingDoorReports.last
+            func tap(_ lock: String) async throws -> DoorReport {
+                let responder = await world.responder(bob)
+                _ = try world.transport.tap(responder, on: try await world.lock(lock).service)
+                return try XCTUnwrap(bob.pendingDoorReports.last)
             }
 
             // First tap at the back door: granted, and the lock (holding no list) asked for bob's.
-            let first = try XCTUnwrap(try tap("back"))
-            let back = try world.lock("back")
+            let first = try await tap("back")
+            let back = try await world.lock("back")
             XCTAssertTrue(first.door.hasPrefix(Hex.encode(back.group) + ":"), first.door)
             XCTAssertEqual(first.decision, .granted)
             XCTAssertEqual(first.readerStatus, "0101")
@@ -64,7 +64,7 @@ final class DoorReportTests: XCTestCase {
             XCTAssertEqual(door.reports.map(\.device), ["bob"])
 
             // Again: the lock holds that list now and does not ask; the door's serial stays.
-            let second = try XCTUnwrap(try tap("back"))
+            let second = try await tap("back")
             XCTAssertEqual(second.decision, .granted)
             XCTAssertFalse(second.revocationDelivered, "the lock holds the list already")
             upload = await bob.uploadDoorReports()
@@ -76,7 +76,7 @@ final class DoorReportTests: XCTestCase {
 
             // The front door refuses bob, and bob may not report a door he holds no grant on: the
             // service refuses it (403) and the phone drops it.
-            let front = try XCTUnwrap(try tap("front"))
+            let front = try await tap("front")
             XCTAssertEqual(front.decision, .denied)
             XCTAssertNotEqual(front.readerStatus, "0101")
             upload = await bob.uploadDoorReports()

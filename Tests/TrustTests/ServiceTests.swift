@@ -17,6 +17,25 @@ final class ServiceTests: XCTestCase {
         try TrustStore(issuerPublicKeys: [Array(f.service.issuerKey.publicKey.x963Representation)])
     }
 
+    /// Key documents write MSO key 7 false (they are evidence of time for a lock after a power
+    /// loss) unless the site asks for time verification.
+    func testTheSiteSettingAsksForTimeVerification() async throws {
+        for asked in [false, true] {
+            var settings = TrustSettings()
+            if asked { try settings.set("time-verification-required", "true") }
+            let f = try await TrustFixture.make(settings); defer { Task { await f.close() } }
+            let t = try await f.login("p1", user: "alice", key: P256.Signing.PrivateKey())
+            _ = try await f.service.addGrant(id: "g1", user: "alice", readers: [f.group])
+            let claims = try await f.service.authorize(bearer: t.access_token)
+            let keys = try await f.service.poll(device: claims.sub.value, since: nil)!
+            let doc = try AccessDocument(parsing: Array(Data(base64Encoded: keys.keys[0].document)!))
+            XCTAssertEqual(doc.document.timeVerificationRequired, asked)
+        }
+        var s = TrustSettings()
+        XCTAssertThrowsError(try s.set("time-verification-required", "maybe"))
+        XCTAssertNil(try JSONDecoder().decode(TrustSettings.self, from: try JSONEncoder().encode(TrustSettings())).timeVerificationRequired)
+    }
+
     func testPollIssuesAccessDocumentsWithExpectedUpdateAndIteration() async throws {
         let f = try await TrustFixture.make(); defer { Task { await f.close() } }
         let key = P256.Signing.PrivateKey()

@@ -228,13 +228,14 @@ public struct AccessDocument: Equatable, Sendable {
 
     public static func issue(access: AccessData, credentialPublicKey: [UInt8], validity: IssuedDocument.Validity,
                              issuerKey: P256.Signing.PrivateKey, issuerCertificate: [UInt8]? = nil,
-                             includeKeyID: Bool = true) throws(DocumentError) -> AccessDocument {
+                             includeKeyID: Bool = true, timeVerificationRequired: Bool = false) throws(DocumentError) -> AccessDocument {
         do { _ = try Primitives.signingPublicKey(credentialPublicKey) } catch {
             throw DocumentError(.malformed, "credential public key: \(error.reason)")
         }
         let doc = IssuedDocument.issue(docType: IssuedDocument.DocType.access, elementIdentifier: elementIdentifier,
                                        elementValue: access.cbor, deviceKey: credentialPublicKey, validity: validity,
-                                       issuerKey: issuerKey, issuerCertificate: issuerCertificate, includeKeyID: includeKeyID)
+                                       issuerKey: issuerKey, issuerCertificate: issuerCertificate, includeKeyID: includeKeyID,
+                                       timeVerificationRequired: timeVerificationRequired)
         return AccessDocument(document: doc, access: access, credentialPublicKey: credentialPublicKey)
     }
 

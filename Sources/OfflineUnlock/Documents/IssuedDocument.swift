@@ -87,9 +87,13 @@ public struct IssuedDocument: Equatable, Sendable {
     // MARK: Issuing
 
     /// Builds and signs a document with one element in the namespace `docType`.
+    /// `timeVerificationRequired` is MSO key "7": true asks the lock to accept the document only
+    /// under a clock it already trusts, and makes the document no evidence of time
+    /// (NFC_RDR_NEG_STEPUP_AD_TIME_VERIFICATION_REQUIRED); LockBench writes false unless asked.
     public static func issue(docType: String, elementIdentifier: String, elementValue: CBOR,
                              deviceKey: [UInt8]?, validity: Validity,
                              issuerKey: P256.Signing.PrivateKey, issuerCertificate: [UInt8]? = nil, includeKeyID: Bool = true,
+                             timeVerificationRequired: Bool = false,
                              random: [UInt8] = Primitives.randomBytes(16)) -> IssuedDocument {
         let itemCBOR: CBOR = [1: 0, 2: .bytes(random), 3: .text(elementIdentifier), 4: elementValue]
         let tagged = CBOR.embedded(itemCBOR).encoded()
@@ -101,7 +105,7 @@ public struct IssuedDocument: Equatable, Sendable {
             "3": [.text(docType): [0: .bytes(Primitives.sha256(tagged))]],
             "5": .text(docType),
             "6": validityCBOR(validity),
-            "7": true,
+            "7": .bool(timeVerificationRequired),
         ]
         if let deviceKey {
             // The caller passes a validated point; CoseKey only re-checks it.
@@ -113,7 +117,7 @@ public struct IssuedDocument: Equatable, Sendable {
                                   kid: includeKeyID ? CoseSign1.keyIdentifier(issuerPublicKey: issuerPoint) : nil,
                                   x5chain: issuerCertificate)
         return IssuedDocument(docType: docType, items: [item], issuerAuth: auth, valueDigests: [0: Primitives.sha256(tagged)],
-                              deviceKey: deviceKey, validity: validity, timeVerificationRequired: true)
+                              deviceKey: deviceKey, validity: validity, timeVerificationRequired: timeVerificationRequired)
     }
 
     static func validityCBOR(_ v: Validity) -> CBOR {

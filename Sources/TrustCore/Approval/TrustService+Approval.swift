@@ -262,7 +262,8 @@ extension TrustService {
         let access = try AccessData(id: Primitives.randomBytes(8), readers: [try ReaderRule(parsing: r.lock)],
                                     schedules: try schedules.map { try WeeklySchedule(parsing: $0) })
         let doc = try AccessDocument.issue(access: access, credentialPublicKey: d.credentialKey,
-                                           validity: .init(signed: now, validFrom: now, validUntil: until), issuerKey: issuerKey)
+                                           validity: .init(signed: now, validFrom: now, validUntil: until), issuerKey: issuerKey,
+                                           timeVerificationRequired: settings.timeVerificationRequired ?? false)
         r.unlockDocument = doc.encoded()
         r.unlockValidUntil = until
     }

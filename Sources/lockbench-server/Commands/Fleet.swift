@@ -102,17 +102,19 @@ struct FleetCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let runner = FleetRunner(plan: try plan())
+        var stage: (@Sendable (String) -> Void)?
+        var progress: (@Sendable (FleetProgress) -> Void)?
         if !quiet {
             let tty = isatty(2) == 1
             let last = LastLine()
-            runner.stage = { emitError("fleet: \($0)") }
-            runner.progress = { p in
+            stage = { emitError("fleet: \($0)") }
+            progress = { p in
                 let line = "fleet: \(p.taps)\(p.target.map { "/\($0)" } ?? "") taps, \(p.granted) granted, \(p.denied) denied, "
                     + String(format: "%.0f taps/s, %.1f s", p.seconds > 0 ? Double(p.taps) / p.seconds : 0, p.seconds)
                 if tty { FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8)) } else if last.due(p.seconds) { emitError(line) }
             }
         }
+        let runner = FleetRunner(plan: try plan(), stage: stage, progress: progress)
         // Ctrl-C (or SIGTERM) ends the load: the summary of the taps so far is printed and the
         // temporary directory removed; a second one stops at once.
         let signals = StopSignals { _ in

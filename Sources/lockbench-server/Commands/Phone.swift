@@ -385,8 +385,9 @@ struct ScenarioCommand: AsyncParsableCommand {
                 }
             }
             let tap: TapTransport = transport == "socket" ? SocketTap() : RadioTap(RadioTap.Radio(rawValue: transport)!)
-            let runner = ScenarioRunner(transport: tap, clockMode: clock == "system" ? .system : .virtual)
-            if verbose { runner.trace = { emitError($0) } }
+            var trace: (@Sendable (String) -> Void)?
+            if verbose { trace = { emitError($0) } }
+            let runner = ScenarioRunner(transport: tap, clockMode: clock == "system" ? .system : .virtual, trace: trace)
             var results = [ScenarioResult]()
             for s in scripts { results.append(await runner.run(s)) }
             if let junit {

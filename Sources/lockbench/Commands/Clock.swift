@@ -17,7 +17,8 @@ struct ClockCommand: ParsableCommand {
         follows. `set --untrusted` and `advance` only move the time, as a drifting or tampered clock \
         would: moving below the high-water mark makes the lock deny with clock_rollback. `power-loss` \
         leaves the clock untrusted (clock_untrusted) until an operator sets it or a credential presents \
-        a document signed after the high-water mark.
+        a document signed after the high-water mark (not one whose MSO asks for time verification, key 7: \
+        while the clock is untrusted such a document is refused, time_not_verified).
         """,
         subcommands: [Show.self, Set.self, Advance.self, PowerLoss.self])
 

@@ -79,6 +79,10 @@ struct ConfigCommand: ParsableCommand {
         var noFast = false
         @Flag(name: .customLong("step-up-every-tap"), help: ArgumentHelp("Step up (fetch the phone's documents) at every tap that announces one, even when the lock holds the phone's verified document (the official NFC_RDR_STEPUP_AD_SAME_DOC_TWICE expects a reader set this way). Written as \"protocol\": {\"stepUpEveryTap\": true}."))
         var stepUpEveryTap = false
+        @Flag(name: .customLong("no-schedules"), help: ArgumentHelp("A lock that does not evaluate schedules: it refuses every access document that uses one (schedules_not_supported), as the official NFC_RDR_NEG_STEPUP_AD_SCHEDULE_IN_ACCESS_RULE_AND_READER expects of such a reader. Written as \"policy\": {\"supportsSchedules\": false}."))
+        var noSchedules = false
+        @Option(name: .customLong("trusted-credential-keys"), help: ArgumentHelp("A file of credential public keys the lock trusts without a document, one hex key (04 ‖ X ‖ Y, 65 bytes) a line, '#' comments, at most 1024: each is granted on AUTH1 alone unless a revocation list names its key hash (Aliro readers may hold credential keys directly; the official NFC_RDR_STEPUP_RD expects two). Written as \"trustedCredentialKeys\": FILE.", valueName: "file"))
+        var trustedCredentialKeys: String?
         @Option(name: .customLong("reader-certificate"), help: ArgumentHelp("A reader certificate for phones (`lockbench key reader-cert`); with --reader-issuer-ca. Written as \"reader\": {\"certificate\": …} (docs/lock-config.md).", valueName: "file"))
         var readerCertificate: String?
         @Option(name: .customLong("reader-issuer-ca"), help: ArgumentHelp("With --reader-certificate: the public key (PEM) of the CA that signed it.", valueName: "file"))
@@ -115,6 +119,7 @@ struct ConfigCommand: ParsableCommand {
                 throw UserError(message: "--utc-offset \(utcOffset) is out of range: minutes east of UTC, \(LockPolicy.Bounds.scheduleUTCOffsetMinutes.lowerBound)…\(LockPolicy.Bounds.scheduleUTCOffsetMinutes.upperBound)")
             }
             policy.scheduleUTCOffsetMinutes = utcOffset
+            policy.supportsSchedules = !noSchedules
             if clock != "system" { _ = try KeyFiles.time(clock, flag: "--clock") }
             let name = ((out as NSString).lastPathComponent as NSString).deletingPathExtension
             let config = LockConfiguration(
@@ -130,6 +135,10 @@ struct ConfigCommand: ParsableCommand {
                 clock: clock, protocol: LockConfiguration.ProtocolOptions(fast: !noFast, stepUpEveryTap: stepUpEveryTap))
             var lock = config
             lock.trustedIssuerCAs = issuerCA.map(relative)
+            if let file = trustedCredentialKeys {
+                do { _ = try lock.credentialKeys(file) } catch { throw UserError(message: "--trusted-credential-keys: \(error.reason)") }
+                lock.trustedCredentialKeys = relative(file)
+            }
             let file = LockFile(lock: lock, radios: RadioSettings(nfc: nfc.map { .init(connstring: $0) }, ble: ble.map { .init(transport: $0) }))
             try KeyFiles.write(file.encoded() + Data("\n".utf8), to: out, force: force)
             _ = try LockFiles.file(out)

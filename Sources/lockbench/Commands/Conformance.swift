@@ -314,6 +314,12 @@ struct ConformanceReader: ParsableCommand {
           lockbench conformance reader --ble tcp:127.0.0.1:9102 --key …
 
         The phone is tolerant of a missing Le (so rdr.le can report it rather than break the run).
+
+        Some official cases expect the reader set up otherwise (docs/conformance.md): run them with \
+        --only against a reader so set. rdr.fast: set for FAST; rdr.stepup.same-doc-twice: stepping up \
+        at every tap; rdr.neg.stepup.time-verification and rdr.neg.stepup.schedule-time-verification: \
+        without verified time (a LockBench lock: `lockbench clock power-loss`); \
+        rdr.neg.stepup.schedules-unsupported: not supporting schedules (`config create --no-schedules`).
         """)
 
     @Option(help: ArgumentHelp("Listen on this TCP port; the reader connects once per check.", valueName: "port"))

@@ -115,6 +115,9 @@ struct DocCommand: ParsableCommand {
         var id: String?
         @Option(help: ArgumentHelp("The access document this one replaces (re-grant, schedule change): this one is signed strictly after it, so a lock caching it steps up even within the same second, and carries its validityIteration + 1.", valueName: "file"))
         var previous: String?
+        @Flag(name: .customLong("time-verification-required"),
+              help: "Set the MSO's timeVerificationRequired (key 7): a lock accepts the document only while its clock is trusted, and the document's signed time never restores a lock's clock after a power loss (default: false).")
+        var timeVerificationRequired = false
 
         func validate() throws {
             if validFor == nil && validUntil == nil { throw ValidationError("give --valid-for DURATION or --valid-until TIME") }
@@ -160,7 +163,7 @@ struct DocCommand: ParsableCommand {
                 let doc = try AccessDocument.issue(access: access, credentialPublicKey: credentialKey,
                                                    validity: .init(signed: signed, validFrom: from, validUntil: until, validityIteration: iteration),
                                                    issuerKey: issuer, issuerCertificate: try signing.certificate(for: issuer, signed: signed),
-                                                   includeKeyID: !signing.noKid)
+                                                   includeKeyID: !signing.noKid, timeVerificationRequired: timeVerificationRequired)
                 try DocCommand.finish(doc.encoded(), signing: signing, issuer: issuer)
             } catch let e as DocumentError {
                 throw UserError(message: e.reason)
