@@ -104,7 +104,7 @@ let package = Package(
         .target(name: "TrustModel", dependencies: ["ByteCore", "Codecs", "OfflineUnlock"]),
         .target(name: "TrustCore", dependencies: ["TrustModel", "ByteCore", "Codecs", "OfflineUnlock", "Lock", crypto, jwtKit]),
         // sqlite-nio's C module (its `sqlite3_*` for the direct reader) is not a product of that package.
-        .target(name: "TrustSQLite", dependencies: ["TrustModel", sqliteNIO, nioCore, nioPosix, logging]),
+        .target(name: "TrustSQLite", dependencies: ["TrustModel", "ByteCore", sqliteNIO, nioCore, nioPosix, logging]),
         .target(name: "TrustPostgres", dependencies: ["TrustModel", postgresNIO, nioCore, nioPosix, logging]),
         .target(name: "TrustBackends", dependencies: ["TrustModel", "TrustCore", "TrustSQLite", "TrustPostgres"]),
         // A Hummingbird router served in the background: the trust API and the push relay.

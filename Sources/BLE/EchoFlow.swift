@@ -36,7 +36,7 @@ public enum EchoFlow {
 
     /// The lock's transaction for the echo flow, for a reader loop over `BLELock`: true = grant
     /// (the loop has the lock send `granted` or `denied` in the completed notification).
-    public static func lockTransaction(rounds: Int = 2, decided: ((Bool) -> Void)? = nil) -> (BLEReaderSession) -> Bool {
+    public static func lockTransaction(rounds: Int = 2, decided: (@Sendable (Bool) -> Void)? = nil) -> @Sendable (BLEReaderSession) -> Bool {
         { session in
             let ok = runReader(session, rounds: rounds)
             decided?(ok)

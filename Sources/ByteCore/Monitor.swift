@@ -19,6 +19,14 @@ public final class Monitor<State: Sendable>: @unchecked Sendable {
         return try body(&state)
     }
 
+    /// Runs `body` on the state with the lock held and wakes no one: for a change no waiter waits
+    /// for (a waiter woken for nothing takes a CPU from the thread that made the change).
+    public func withLockQuietly<T>(_ body: (inout State) throws -> T) rethrows -> T {
+        condition.lock()
+        defer { condition.unlock() }
+        return try body(&state)
+    }
+
     /// Waits until `ready` holds or `deadline` passes (nil: no deadline), then runs `body` with
     /// the lock held. `body` gets whether `ready` held.
     public func wait<T>(until deadline: Date?, for ready: (State) -> Bool,

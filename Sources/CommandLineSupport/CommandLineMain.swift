@@ -5,18 +5,8 @@ import LockRuntime
 extension ParsableCommand {
     /// Parses and runs the command line with LockBench's exit codes, for both products: usage
     /// errors exit 2 (ArgumentParser's default is 64) and a `UserError` exits with its own code, so
-    /// CI scripts get one code per meaning.
-    public static func runWithExitCodes() {
-        do {
-            var command = try parseAsRoot()
-            try command.run()
-        } catch {
-            exitWithCode(for: error)
-        }
-    }
-
-    /// The same for an async root: a subcommand that is an `AsyncParsableCommand` runs on the
-    /// caller's task, no thread blocked waiting for it.
+    /// CI scripts get one code per meaning. A subcommand that is an `AsyncParsableCommand` runs on
+    /// the caller's task, no thread blocked waiting for it; a synchronous one runs as it is.
     public static func runWithExitCodes() async {
         do {
             var command = try parseAsRoot()

@@ -9,6 +9,7 @@ import AccessProtocol
 import ByteCore
 import Codecs
 import Foundation
+import Synchronization
 import OfflineUnlock
 
 /// One audit record: a JSON object on its own line.
@@ -165,30 +166,33 @@ public struct AuditDamage: Equatable, Sendable, CustomStringConvertible {
 }
 
 /// Append-only audit log with an HMAC chain; every `append` is on disk (fsync) when it returns.
-///
-/// Safe because it wraps a file descriptor: the descriptor, the chain head,
-/// the length and the broken flag are read and written with `mutex` held.
-public final class AuditLog: @unchecked Sendable {
+/// Writes to the descriptor, the chain head, the length and the broken flag happen with `state`
+/// held: appends from several radios' threads are one after another.
+public final class AuditLog: Sendable {
     public static let fileName = "audit.log"
     public static let keyFileName = "audit.key"
 
     public let path: String
     private let key: [UInt8]
-    private var fd: Int32
-    private var _head: AuditHead
-    /// Bytes of whole, verified entries: the file is cut back to this when an append fails.
-    private var length: Int
-    /// Set when a failed append could not be rolled back: nothing more is appended (every
-    /// decision becomes `storage_failure`) until the lock is reopened, whose scan cuts the tail.
-    private var broken: String?
+    /// Opened in `init`, closed in `deinit`; written only with `state` held.
+    private let fd: Int32
+    private struct State {
+        var head: AuditHead
+        /// Bytes of whole, verified entries: the file is cut back to this when an append fails.
+        var length: Int
+        /// Set when a failed append could not be rolled back: nothing more is appended (every
+        /// decision becomes `storage_failure`) until the lock is reopened, whose scan cuts the tail.
+        var broken: String?
+        /// `audit_damage` entries no `audit_acknowledged` entry has followed yet (this open's included).
+        var unacknowledgedDamage: [AuditEntry]
+    }
+    private let state: Mutex<State>
     private let io: FileIO
-    private let mutex = NSLock()
     /// Set when opening found (and cut off) a damaged tail; the bad bytes are kept beside the log
     /// in `audit.log.damaged-<time>`, and an `audit_damage` entry says so in the log itself.
     public let damage: AuditDamage?
     /// `audit_damage` entries no `audit_acknowledged` entry has followed yet (this open's included).
-    public var unacknowledgedDamage: [AuditEntry] { mutex.lock(); defer { mutex.unlock() }; return _unacknowledgedDamage }
-    private var _unacknowledgedDamage: [AuditEntry]
+    public var unacknowledgedDamage: [AuditEntry] { state.withLock { $0.unacknowledgedDamage } }
     /// The verified entries after the head the lock recorded in its snapshot (`expectedHead`), in
     /// order: the journal records whose state deltas recovery replays. Empty when the recorded
     /// head is not in the chain (the log was replaced or cut): nothing foreign is replayed.
@@ -251,26 +255,31 @@ public final class AuditLog: @unchecked Sendable {
         let recorded = expectedHead ?? .empty
         journalTail = recorded.seq == 0 || scan.macs[recorded.seq] == recorded.mac
             ? scan.entries.filter { $0.seq > recorded.seq } : []
-        _head = scan.head
-        length = scan.validBytes
-        _unacknowledgedDamage = scan.unacknowledgedDamage
-        fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        var opened = State(head: scan.head, length: scan.validBytes, unacknowledgedDamage: scan.unacknowledgedDamage)
+        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw LockError(.io, DurableFile.errnoText("open", path)) }
-        guard fsync(fd) == 0 else { throw LockError(.io, DurableFile.errnoText("fsync", path)) }
-        try DurableFile.syncDirectory(of: path)
-        if let d = damage {
-            // Said in the log itself, numbered past every number used before (never reused).
-            let highest = max(scan.head.seq, expectedHead?.seq ?? 0, Self.highestSeq(in: existing[scan.validBytes...]))
-            var entry = AuditEntry(seq: 0, time: now, event: AuditEntry.auditDamageEvent,
-                                   detail: d.description + (aside.map { "; set aside in \(($0 as NSString).lastPathComponent)" } ?? ""))
-            entry.seq = highest + 1
-            let (line, mac) = try Self.line(for: entry, previousMAC: Hex.decode(_head.mac)!, key: key)
-            try DurableFile.writeAll(fd, line, path: path, io: io)
-            guard io.fsync(fd) == 0 else { throw LockError(.io, DurableFile.errnoText("fsync", path)) }
-            _head = AuditHead(seq: entry.seq, mac: Hex.encode(mac))
-            length += line.count
-            _unacknowledgedDamage.append(entry)
+        do throws(LockError) {
+            guard fsync(fd) == 0 else { throw LockError(.io, DurableFile.errnoText("fsync", path)) }
+            try DurableFile.syncDirectory(of: path)
+            if let d = damage {
+                // Said in the log itself, numbered past every number used before (never reused).
+                let highest = max(scan.head.seq, expectedHead?.seq ?? 0, Self.highestSeq(in: existing[scan.validBytes...]))
+                var entry = AuditEntry(seq: 0, time: now, event: AuditEntry.auditDamageEvent,
+                                       detail: d.description + (aside.map { "; set aside in \(($0 as NSString).lastPathComponent)" } ?? ""))
+                entry.seq = highest + 1
+                let (line, mac) = try Self.line(for: entry, previousMAC: Hex.decode(opened.head.mac)!, key: key)
+                try DurableFile.writeAll(fd, line, path: path, io: io)
+                guard io.fsync(fd) == 0 else { throw LockError(.io, DurableFile.errnoText("fsync", path)) }
+                opened.head = AuditHead(seq: entry.seq, mac: Hex.encode(mac))
+                opened.length += line.count
+                opened.unacknowledgedDamage.append(entry)
+            }
+        } catch {
+            close(fd)
+            throw error
         }
+        self.fd = fd
+        state = Mutex(opened)
     }
 
     /// Damage found by comparing a verified log with the head the lock recorded: entries cut from
@@ -314,7 +323,7 @@ public final class AuditLog: @unchecked Sendable {
         ((try? FileManager.default.attributesOfItem(atPath: directory + "/" + fileName)[.size] as? NSNumber)?.intValue ?? 0) > 0
     }
 
-    public var head: AuditHead { mutex.lock(); defer { mutex.unlock() }; return _head }
+    public var head: AuditHead { state.withLock { $0.head } }
 
     /// Appends one entry and returns it once it is on disk.
     @discardableResult
@@ -330,7 +339,7 @@ public final class AuditLog: @unchecked Sendable {
         var length: Int
     }
 
-    public var mark: Mark { mutex.lock(); defer { mutex.unlock() }; return Mark(head: _head, length: length) }
+    public var mark: Mark { state.withLock { Mark(head: $0.head, length: $0.length) } }
 
     /// Appends `drafts` in order — each numbered after the last, whatever its `seq` — with one
     /// write and one fsync, and returns them once they are on disk. When the write or the fsync
@@ -338,9 +347,12 @@ public final class AuditLog: @unchecked Sendable {
     /// and nothing is recorded; the error is thrown.
     @discardableResult
     public func append(_ drafts: [AuditEntry]) throws(LockError) -> [AuditEntry] {
-        mutex.lock(); defer { mutex.unlock() }
-        if let broken { throw LockError(.io, "the audit log is not writable since an earlier failure (\(broken)); restart the lock") }
-        var head = _head, bytes = [UInt8](), entries = [AuditEntry]()
+        try state.withLock { (s: inout State) throws(LockError) -> [AuditEntry] in try append(drafts, to: &s) }
+    }
+
+    private func append(_ drafts: [AuditEntry], to s: inout State) throws(LockError) -> [AuditEntry] {
+        if let broken = s.broken { throw LockError(.io, "the audit log is not writable since an earlier failure (\(broken)); restart the lock") }
+        var head = s.head, bytes = [UInt8](), entries = [AuditEntry]()
         for var entry in drafts {
             guard head.seq < UInt64.max else { throw LockError(.corruptState, "\(path): seq \(head.seq) is the largest there is; no entry can follow. Start afresh with `lockbench lock reset --config FILE --reason TEXT`") }
             entry.seq = head.seq + 1
@@ -353,30 +365,31 @@ public final class AuditLog: @unchecked Sendable {
             try DurableFile.writeAll(fd, bytes, path: path, io: io)
             guard io.fsync(fd) == 0 else { throw LockError(.io, DurableFile.errnoText("fsync", path)) }
         } catch {
-            cutBack(to: length, after: error)
+            cutBack(to: s.length, after: error, &s)
             throw error
         }
-        _head = head
-        length += bytes.count
-        if entries.contains(where: { $0.decision == AuditEntry.auditAcknowledgedEvent }) { _unacknowledgedDamage = [] }
+        s.head = head
+        s.length += bytes.count
+        if entries.contains(where: { $0.decision == AuditEntry.auditAcknowledgedEvent }) { s.unacknowledgedDamage = [] }
         return entries
     }
 
     /// Removes the entries appended after `mark` (their decision could not be made durable as a
     /// whole, e.g. the state write after them failed): the log then says they never happened.
     public func rollback(to mark: Mark) throws(LockError) {
-        mutex.lock(); defer { mutex.unlock() }
-        guard mark.length <= length else { return }
-        cutBack(to: mark.length, after: nil)
-        if let broken { throw LockError(.io, "cannot roll the audit log back: \(broken)") }
-        _head = mark.head
-        length = mark.length
+        try state.withLock { (s: inout State) throws(LockError) in
+            guard mark.length <= s.length else { return }
+            cutBack(to: mark.length, after: nil, &s)
+            if let broken = s.broken { throw LockError(.io, "cannot roll the audit log back: \(broken)") }
+            s.head = mark.head
+            s.length = mark.length
+        }
     }
 
-    /// ftruncate + fsync to `good`; when that fails too, the log is `broken`.
-    private func cutBack(to good: Int, after error: LockError?) {
+    /// ftruncate + fsync to `good` (with `state` held); when that fails too, the log is `broken`.
+    private func cutBack(to good: Int, after error: LockError?, _ s: inout State) {
         if ftruncate(fd, off_t(good)) != 0 || io.fsync(fd) != 0 {
-            broken = "\(error?.reason ?? "rollback"), then \(DurableFile.errnoText("truncate", path))"
+            s.broken = "\(error?.reason ?? "rollback"), then \(DurableFile.errnoText("truncate", path))"
         }
     }
 

@@ -7,7 +7,7 @@ import Glibc
 /// never write one state directory (a second `lock run`, or `clock set` beside a running lock,
 /// would silently overwrite each other's state). The kernel drops it when the process dies, so
 /// a SIGKILL leaves no stale lock behind.
-public final class StateDirectoryLock {
+public final class StateDirectoryLock: Sendable {
     private let fd: Int32
 
     public init(directory: String) throws(LockError) {

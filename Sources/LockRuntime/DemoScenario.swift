@@ -20,9 +20,9 @@ public struct DemoScenario {
 
     public let directory: URL
     public let say: (String) -> Void
-    public let event: (LockEvent) -> Void
+    public let event: @Sendable (LockEvent) -> Void
 
-    public init(directory: URL, say: @escaping (String) -> Void, event: @escaping (LockEvent) -> Void) {
+    public init(directory: URL, say: @escaping (String) -> Void, event: @escaping @Sendable (LockEvent) -> Void) {
         self.directory = directory
         self.say = say
         self.event = event

@@ -14,33 +14,67 @@ import VirtualPN532
 /// The running lock: one `LockService` behind its readers — NFC (libnfc or PC/SC), BLE, a
 /// credential on TCP — each a `CardReader` under the same `ReaderLoop`, whose one event
 /// vocabulary becomes the lock's `LockEvent`s.
-public final class LockRunner {
+public final class LockRunner: Sendable {
     public let service: LockService
-    public private(set) var virtualReader: VirtualReader?
-    private var loops: [ReaderLoopControl] = []
-    private var bleLock: BLELock?
-    private let emit: (LockEvent) -> Void
+    /// Called from the radios' threads and the lock's (its warnings): hence Sendable.
+    private let emit: @Sendable (LockEvent) -> Void
     private let nfc: NFCSource?
     private let ble: String?
     private let socket: SocketReader.Configuration?
     private let btsnoop: String?
+    /// What `start` started, for `stop`.
+    private struct Started {
+        var virtualReader: VirtualReader?
+        var loops: [any ReaderLoopControl] = []
+        var bleLock: BLELock?
+    }
+    private let launched = Mutex(Started())
+    /// What the command sets before `start` (read by the radios' threads after).
+    private struct Settings {
+        var onOutcome: (@Sendable (TransactionOutcome) -> Void)?
+        var bleAddress: BLEAddress?
+        var waitForReader = false
+        var showRetries = false
+        var startGrace: @Sendable (RadioInterface) -> TimeInterval = { _ in 0 }
+        var onReaderUnavailable: (@Sendable (RadioInterface, Error) -> Void)?
+    }
+    private let settings = Mutex(Settings())
+    public var virtualReader: VirtualReader? { launched.withLock { $0.virtualReader } }
     /// Called with every finished transaction (after its event), for tests and the demo.
-    public var onOutcome: ((TransactionOutcome) -> Void)?
+    public var onOutcome: (@Sendable (TransactionOutcome) -> Void)? {
+        get { settings.withLock { $0.onOutcome } }
+        set { settings.withLock { $0.onOutcome = newValue } }
+    }
     /// The BLE address (`lock run --address`), over the configuration's `ble.address` and the
     /// address derived from the reader identity.
-    public var bleAddress: BLEAddress?
+    public var bleAddress: BLEAddress? {
+        get { settings.withLock { $0.bleAddress } }
+        set { settings.withLock { $0.bleAddress = newValue } }
+    }
     /// `lock run --wait-for-reader`: a reader that is not there yet is waited for (said once),
     /// not a reason to stop.
-    public var waitForReader = false
+    public var waitForReader: Bool {
+        get { settings.withLock { $0.waitForReader } }
+        set { settings.withLock { $0.waitForReader = newValue } }
+    }
     /// With `waitForReader`: print each reopen attempt (a person watching a terminal), not only the first.
-    public var showRetries = false
+    public var showRetries: Bool {
+        get { settings.withLock { $0.showRetries } }
+        set { settings.withLock { $0.showRetries = newValue } }
+    }
     /// How long a radio that never opened may keep failing before it is given up on: 0 for a
     /// reader that is either plugged in or not (USB, hci0); a few seconds for one another process
     /// is still creating (a pty link, a virtual controller's TCP port). `.infinity`: never.
-    public var startGrace: (RadioInterface) -> TimeInterval = { _ in 0 }
+    public var startGrace: @Sendable (RadioInterface) -> TimeInterval {
+        get { settings.withLock { $0.startGrace } }
+        set { settings.withLock { $0.startGrace = newValue } }
+    }
     /// Called (once) when a radio that never opened is given up on: the command stops the lock and
     /// exits with the reason.
-    public var onReaderUnavailable: ((RadioInterface, Error) -> Void)?
+    public var onReaderUnavailable: (@Sendable (RadioInterface, Error) -> Void)? {
+        get { settings.withLock { $0.onReaderUnavailable } }
+        set { settings.withLock { $0.onReaderUnavailable = newValue } }
+    }
     /// Which radios opened, since when the others fail, and whether the runner gave up on one.
     private struct Opening {
         var opened: Set<RadioInterface> = []
@@ -50,7 +84,7 @@ public final class LockRunner {
     private let opening = Mutex(Opening())
 
     public init(service: LockService, nfc: NFCSource?, ble: String?, socket: SocketReader.Configuration? = nil,
-                btsnoop: String? = nil, emit: @escaping (LockEvent) -> Void) {
+                btsnoop: String? = nil, emit: @escaping @Sendable (LockEvent) -> Void) {
         self.service = service
         self.nfc = nfc
         self.ble = ble
@@ -91,7 +125,7 @@ public final class LockRunner {
             var virtualConnstring: String?
             if case .virtual(let link) = nfc {
                 let reader = try VirtualReader(card: nil, link: link)
-                virtualReader = reader
+                launched.withLock { $0.virtualReader = reader }
                 virtualConnstring = reader.connstring
                 emit(LockEvent(kind: .radio, radio: .nfc, message: "virtual PN532 reader at \(reader.connstring)"))
             }
@@ -123,9 +157,10 @@ public final class LockRunner {
     /// Stops the radios, then secures the bolt (after any transaction in progress) and writes
     /// the state, so a stop inside the relock window does not leave the door open.
     public func stop() {
-        for loop in loops { loop.stop() }
-        bleLock?.stop()
-        virtualReader?.stop()
+        let running = launched.withLock { $0 }
+        for loop in running.loops { loop.stop() }
+        running.bleLock?.stop()
+        running.virtualReader?.stop()
         var note = ""
         do {
             if try service.secureForStop() { note = " (it was unsecured: secured on stop)" }
@@ -143,7 +178,7 @@ public final class LockRunner {
             [service] card in service.transact(over: card.link, interface: radio)
         }
         loop.onEvent = { [weak self] event in self?.readerEvent(event, radio: radio) }
-        loops.append(loop)
+        launched.withLock { $0.loops.append(loop) }
         loop.start()
     }
 
@@ -218,7 +253,7 @@ public final class LockRunner {
         let clock = service.lock.clock
         config.now = { clock.now() }
         let lock = try BLELock(configuration: config)
-        bleLock = lock
+        launched.withLock { $0.bleLock = lock }
         var advertising = LockEvent(kind: .radio, radio: .ble, message: "BLE on \(spec): advertising FFF2" + (btsnoop.map { "; HCI capture in \($0)" } ?? ""))
         advertising.radioEvent = .advertising
         emit(advertising)

@@ -4,6 +4,7 @@ import Certification
 import Dispatch
 import Foundation
 import Lock
+import Synchronization
 import OfflineUnlock
 
 /// One emulated lock behind every radio: the lock (engine, bolt, clock, state, audit) and its
@@ -12,18 +13,19 @@ import OfflineUnlock
 /// never holds up a tap on another — and only the short parts are serialized: starting a session
 /// from the reader's memory, the decision and its commit (inside `EmulatedLock`), and folding
 /// what the session learnt back into the reader.
-public final class LockService: @unchecked Sendable {
+public final class LockService: Sendable {
     public let configuration: LockConfiguration
     /// The radios' part of the same file (`nfc`, `ble`): what `lock run` starts when no flag overrides it.
     public let radios: RadioSettings
     public let lock: EmulatedLock
-    public let reader: LockReader
     /// The model and firmware against the certification tables; wallet (ECP) polling only when certified.
     public let certification: Verdict
-    /// Guards `reader`'s memory (FAST cache, replay guard) and `inFlight` — never held while APDUs
-    /// are exchanged.
-    private let mutex = NSCondition()
-    private var inFlight = 0
+    /// The reader (its memory: FAST cache, replay guard, the next ephemeral key), one user at a
+    /// time — never held while APDUs are exchanged. `withReader` reaches it.
+    private let reader: Mutex<LockReader>
+    /// Transactions between their session's start and their learning folded back: a clean stop
+    /// waits for none, and holds this while it secures the bolt so no new one starts.
+    private let inFlight = Monitor(0)
 
     /// `io`: the lock's write/fsync seam (`GroupCommit.io` when many locks share a disk).
     public init(configuration: LockConfiguration, radios: RadioSettings = RadioSettings(),
@@ -44,14 +46,21 @@ public final class LockService: @unchecked Sendable {
                                                       stepUpSelect: options.stepUpSelect, stepUpExchange: options.stepUpExchange,
                                                       mailbox: options.mailbox.map(\.operation))
         readerConfiguration.certificate = try configuration.readerCertificate()
-        reader = LockReader(configuration: readerConfiguration,
-                            decider: lock.engine, fastCache: saved.fast, replayGuard: saved.replay)
+        let reader = LockReader(configuration: readerConfiguration,
+                                decider: lock.engine, fastCache: saved.fast, replayGuard: saved.replay)
         // The engine answers the reader's step-up question; the lock answers `decide` (it
         // decides, acts and records through `apply`): the engine is never asked around the lock.
         reader.configuration.stepUpEveryTap = options.stepUpEveryTap
         reader.resolver = { [lock] presentation in lock.apply(.presentation(presentation)).resolution }
         reader.limits = configuration.transaction ?? TransactionLimits()
         reader.prepareEphemeralKey()
+        self.reader = Mutex(reader)
+    }
+
+    /// Runs `body` on the lock's reader (its configuration, its memory) with no transaction
+    /// starting or folding back meanwhile.
+    public func withReader<T: Sendable, E: Error>(_ body: (LockReader) throws(E) -> T) throws(E) -> T {
+        try reader.withLock { (r: inout LockReader) throws(E) -> T in try body(r) }
     }
 
     public convenience init(configurationPath: String, tables: CertificationTables = .builtIn()) throws {
@@ -68,11 +77,8 @@ public final class LockService: @unchecked Sendable {
         let started = DispatchTime.now().uptimeNanoseconds
         try? lock.tick()
         let now = lock.clock.now()
-        mutex.lock()
-        inFlight += 1
-        let session = reader.makeSession(interface: interface)
-        let limits = reader.limits
-        mutex.unlock()
+        inFlight.withLock { $0 += 1 }
+        let (session, limits) = reader.withLock { ($0.makeSession(interface: interface), $0.limits) }
         // The long part, with no lock-wide mutex: only the lock's `apply` takes its own, briefly.
         // One path into the lock for every outcome: the session's `decide` is answered by
         // `apply(.presentation)` (the lock decides, acts and records before the phone hears);
@@ -90,14 +96,13 @@ public final class LockService: @unchecked Sendable {
         if let refused = outcome.remote?.refusal {
             lock.recordRemoteRefusal(refused, credential: outcome.credentialID, transaction: outcome.id, interface: interface)
         }
-        mutex.lock()
         let learning = ReaderLearning(run.result)
-        reader.apply(run.result)
-        reader.prepareEphemeralKey()        // the next tap's, made now rather than after its card arrives
-        let memory = ReaderMemory(fast: reader.fastCache, replay: reader.replayGuard)
-        inFlight -= 1
-        mutex.broadcast()
-        mutex.unlock()
+        let memory = reader.withLock { reader in
+            reader.apply(run.result)
+            reader.prepareEphemeralKey()        // the next tap's, made now rather than after its card arrives
+            return ReaderMemory(fast: reader.fastCache, replay: reader.replayGuard)
+        }
+        inFlight.withLock { $0 -= 1 }
         // Journaled with the next record; the whole memory is encoded only for the next snapshot.
         lock.stageReaderLearning(learning, memory: .deferred { try? JSONEncoder().encode(memory) })
         return outcome
@@ -107,15 +112,16 @@ public final class LockService: @unchecked Sendable {
     /// unsecured, and writes the state. Returns whether the bolt had to be secured.
     @discardableResult
     public func secureForStop() throws(LockError) -> Bool {
-        mutex.lock(); defer { mutex.unlock() }
-        while inFlight > 0 { mutex.wait() }
-        return try lock.secureNow()
+        // A transaction's waits are bounded (its limits, the radio's timeouts): so is this one.
+        let secured = inFlight.wait(until: nil, for: { $0 == 0 }) { _, _ in
+            Result { () throws(LockError) in try lock.secureNow() }
+        }
+        return try secured.get()
     }
 
     /// Writes what the reader learnt since the last decision (on a clean stop).
     public func flush() {
-        mutex.lock(); defer { mutex.unlock() }
-        try? lock.flush()
+        reader.withLock { _ in try? lock.flush() }
     }
 
     static func verdict(_ configuration: LockConfiguration, tables: CertificationTables) throws -> Verdict {

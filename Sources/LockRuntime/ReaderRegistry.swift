@@ -4,7 +4,7 @@ import PCSC
 extension LockRunner {
     /// The registry of `--nfc` schemes: what a spec names and which `CardReader` serves it.
     /// A new reader kind is one case here, its parse, and its reader in `reader(for:)`.
-    public enum NFCSource: Equatable {
+    public enum NFCSource: Equatable, Sendable {
         /// Any libnfc connstring (`acr122_usb`, `pn532_uart:/dev/ttyUSB0`).
         case connstring(String)
         /// A virtual PN532 this process serves on a pty (at `link` when given), opened through libnfc.

@@ -7,7 +7,12 @@ import ReaderSeam
 /// transaction, presence-checks until it leaves. With `ecpPolling` on, every poll is preceded by
 /// the ECP access frame through InCommunicateThru, so iPhones present a Wallet access pass in
 /// express mode; the loop's `started` line says whether it is on.
-public final class LibNFCReader: CardReader {
+///
+/// Safe because it wraps a C handle (libnfc's context and device) that one thread drives at a
+/// time: the reader loop's (it opens, polls, hands the card's link — the same device — to the
+/// transaction it runs itself, presence-checks and closes), or a conformance run's. The loop
+/// serves one card at a time on this reader (`maxConcurrent` 1); `onNotice` is never called.
+public final class LibNFCReader: CardReader, @unchecked Sendable {
     public struct Configuration: Sendable {
         public var connstring: String
         /// Send `ecpFrame` before each poll.
@@ -35,7 +40,7 @@ public final class LibNFCReader: CardReader {
         }
     }
 
-    public var onNotice: ((String, Bool) -> Void)?
+    public var onNotice: (@Sendable (String, Bool) -> Void)?
     public let configuration: Configuration
     private var context: NFCContext?
     private var device: NFCDevice?

@@ -7,9 +7,14 @@ import ReaderSeam
 /// Waits for a card with SCardGetStatusChange in bounded slices, connects T=0|T=1, hands the card
 /// to the transaction, waits for the reader to report it gone (empty, or mute: a virtual card
 /// that disconnected).
-public final class PCSCReader: CardReader {
+///
+/// Safe because it wraps a C handle (pcsc-lite's context, and each card's handle from it) that
+/// one thread drives at a time: the reader loop's (it opens, waits, runs the transaction over
+/// the card's handle itself, waits for removal and closes), or a benchmark's. The loop serves
+/// one card at a time on this reader (`maxConcurrent` 1); `onNotice` is never called.
+public final class PCSCReader: CardReader, @unchecked Sendable {
     /// `pcsc` (the first reader pcscd offers) or `pcsc:READER NAME`.
-    public var onNotice: ((String, Bool) -> Void)?
+    public var onNotice: (@Sendable (String, Bool) -> Void)?
     public let readerName: String?
     private var context: PCSCContext?
     private var reader: String?

@@ -7,8 +7,9 @@ import Foundation
 /// one type here, not a copy of a loop.
 ///
 /// Every call that waits is bounded by its `timeout` (the loop passes short slices), so a loop
-/// can always stop; nothing here needs a thread of its own.
-public protocol CardReader: AnyObject, SendableMetatype {
+/// can always stop; nothing here needs a thread of its own. A reader is `Sendable`: the loop
+/// that holds it is stopped from another thread than the one driving it.
+public protocol CardReader: AnyObject, Sendable {
     associatedtype Card: PresentedCard, SendableMetatype
 
     /// What the reader is, as the user named it (`pcsc:Virtual PCD 00 00`, `pn532_uart:/tmp/r`).
@@ -33,7 +34,7 @@ public protocol CardReader: AnyObject, SendableMetatype {
     func cycleField(_ card: Card) throws -> Bool
     /// Set by the loop: what the radio notices outside a card's life (a BLE central that connects
     /// and is dropped idle…), as (text, is a problem). Readers with nothing to say never call it.
-    var onNotice: ((String, Bool) -> Void)? { get set }
+    var onNotice: (@Sendable (String, Bool) -> Void)? { get set }
 }
 
 extension CardReader {

@@ -1,5 +1,6 @@
 import ByteCore
 import Foundation
+import Synchronization
 
 /// The lock's reader loop, the same for every radio: wait for a card → run one transaction over
 /// it → wait until it leaves → re-arm. A card pulled mid-transaction is reported and the loop
@@ -12,7 +13,7 @@ import Foundation
 ///     }
 ///     loop.onEvent = { print($0) }
 ///     loop.start() … loop.stop()
-public final class ReaderLoop<Reader: CardReader, Outcome>: @unchecked Sendable {
+public final class ReaderLoop<Reader: CardReader, Outcome: Sendable>: Sendable {
     public struct Configuration: Sendable {
         /// Longest single wait inside the reader (for a card, for its removal): bounds `stop()`.
         public var waitSlice: TimeInterval
@@ -45,21 +46,31 @@ public final class ReaderLoop<Reader: CardReader, Outcome>: @unchecked Sendable 
 
     public let reader: Reader
     public let configuration: Configuration
-    public var onEvent: ((Event) -> Void)?
-    private let transaction: (Reader.Card) throws -> Outcome
-    private let granted: (Outcome) -> Bool?
-    private let condition = NSCondition()
-    private var stopping = false
-    private var running = false
-    private var inFlight = 0
-    private var workerFailure: Error?
-    private let done = DispatchSemaphore(value: 0)
+    /// Called on the loop's thread (and a card's worker thread) with every event.
+    public var onEvent: (@Sendable (Event) -> Void)? {
+        get { eventHandler.withLock { $0 } }
+        set { eventHandler.withLock { $0 = newValue } }
+    }
+    private let eventHandler = Mutex<(@Sendable (Event) -> Void)?>(nil)
+    private let transaction: @Sendable (Reader.Card) throws -> Outcome
+    private let granted: @Sendable (Outcome) -> Bool?
+    private struct State {
+        var running = false
+        var stopping = false
+        /// Set by the loop's thread as it ends.
+        var finished = false
+        /// Cards being served on worker threads.
+        var inFlight = 0
+        /// The first reader failure a worker hit, for the loop's thread to act on.
+        var workerFailure: Error?
+    }
+    private let state = Monitor(State())
 
     /// `granted` tells the reader how a transaction ended (BLE sends it to the phone); by default
     /// the reader is told nothing about the decision.
     public init(reader: Reader, configuration: Configuration = .init(),
-                granted: @escaping (Outcome) -> Bool? = { _ in nil },
-                transaction: @escaping (Reader.Card) throws -> Outcome) {
+                granted: @escaping @Sendable (Outcome) -> Bool? = { _ in nil },
+                transaction: @escaping @Sendable (Reader.Card) throws -> Outcome) {
         self.reader = reader
         self.configuration = configuration
         self.granted = granted
@@ -68,15 +79,16 @@ public final class ReaderLoop<Reader: CardReader, Outcome>: @unchecked Sendable 
 
     /// Runs the loop on a thread of its own.
     public func start() {
-        condition.lock()
-        guard !running else { condition.unlock(); return }
-        running = true
-        stopping = false
-        condition.unlock()
+        let starting = state.withLock { s -> Bool in
+            guard !s.running else { return false }
+            s = State(running: true)
+            return true
+        }
+        guard starting else { return }
         reader.onNotice = { [weak self] text, problem in self?.emit(.notice(text, isProblem: problem)) }
         let thread = Thread { [self] in
             self.run()
-            self.done.signal()
+            self.state.withLock { $0.finished = true }
         }
         thread.name = "reader-loop"
         thread.start()
@@ -85,33 +97,29 @@ public final class ReaderLoop<Reader: CardReader, Outcome>: @unchecked Sendable 
     /// Ends the loop: the current transaction finishes (or fails), the reader is closed, `.stopped`
     /// is the last event. Blocks until then; safe from any thread, idempotent.
     public func stop() {
-        condition.lock()
-        guard running, !stopping else { condition.unlock(); return }
-        stopping = true
-        condition.broadcast()
-        condition.unlock()
-        done.wait()
-        condition.lock(); running = false; condition.unlock()
+        let stopping = state.withLock { s -> Bool in
+            guard s.running, !s.stopping else { return false }
+            s.stopping = true
+            return true
+        }
+        guard stopping else { return }
+        // The loop's waits are bounded by `waitSlice`: it sees `stopping` within one.
+        state.wait(until: nil, for: \.finished) { s, _ in s.running = false }
     }
 
     /// Blocks until `stop()` completes (for a CLI whose signal handler calls `stop()`).
     public func waitUntilStopped() {
-        done.wait()
-        done.signal()
+        state.wait(until: nil, for: \.finished) { _, _ in }
     }
 
-    private var isStopping: Bool { condition.lock(); defer { condition.unlock() }; return stopping }
+    private var isStopping: Bool { state.withLockQuietly { $0.stopping } }
 
     /// Sleeps up to `seconds`, waking early on `stop()`; false when stopping.
     private func pause(_ seconds: TimeInterval) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        let deadline = Date().addingTimeInterval(seconds)
-        while !stopping && condition.wait(until: deadline) {}
-        return !stopping
+        state.wait(until: Date().addingTimeInterval(seconds), for: \.stopping) { s, _ in !s.stopping }
     }
 
-    private func emit(_ event: Event) { onEvent?(event) }
+    private func emit(_ event: Event) { eventHandler.withLock { $0 }?(event) }
 
     private func run() {
         let c = configuration
@@ -155,23 +163,21 @@ public final class ReaderLoop<Reader: CardReader, Outcome>: @unchecked Sendable 
                 try handle(card)
                 continue
             }
-            condition.lock()
-            inFlight += 1
-            condition.unlock()
+            state.withLockQuietly { $0.inFlight += 1 }
             // The card goes to exactly one worker and this thread does not touch it again.
             nonisolated(unsafe) let handed = card
             let worker = Thread { [self] in
-                do { try self.handle(handed) } catch {
-                    condition.lock(); workerFailure = workerFailure ?? error; condition.unlock()
+                var failure: Error?
+                do { try self.handle(handed) } catch { failure = error }
+                state.withLock { s in
+                    s.workerFailure = s.workerFailure ?? failure
+                    s.inFlight -= 1
                 }
-                condition.lock(); inFlight -= 1; condition.broadcast(); condition.unlock()
             }
             worker.name = "reader-loop-card"
             worker.start()
             // At the limit: wait (bounded by stop) for a card to be done.
-            condition.lock()
-            while inFlight >= c.maxConcurrent && !stopping { _ = condition.wait(until: Date().addingTimeInterval(c.waitSlice)) }
-            condition.unlock()
+            state.wait(until: nil, for: { $0.inFlight < c.maxConcurrent || $0.stopping }) { _, _ in }
         }
     }
 
@@ -200,21 +206,20 @@ public final class ReaderLoop<Reader: CardReader, Outcome>: @unchecked Sendable 
     }
 
     private func takeWorkerFailure() -> Error? {
-        condition.lock(); defer { condition.unlock() }
-        defer { workerFailure = nil }
-        return workerFailure
+        state.withLockQuietly { s in
+            defer { s.workerFailure = nil }
+            return s.workerFailure
+        }
     }
 
     /// Cards still being served finish (their waits are bounded) before the reader closes.
     private func waitForWorkers() {
-        condition.lock()
-        while inFlight > 0 { condition.wait() }
-        condition.unlock()
+        state.wait(until: nil, for: { $0.inFlight == 0 }) { _, _ in }
     }
 }
 
 /// Start and stop of any loop, whatever its reader and outcome (for a runtime holding several).
-public protocol ReaderLoopControl: AnyObject {
+public protocol ReaderLoopControl: AnyObject, Sendable {
     func start()
     func stop()
 }

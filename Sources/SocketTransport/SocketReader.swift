@@ -1,12 +1,13 @@
 import ByteCore
 import Foundation
 import ReaderSeam
+import Synchronization
 
 /// The socket transport as the lock's `CardReader`: a credential listening on HOST:PORT is "in
 /// the field" when the lock can connect to it. One connection is one tap: the lock connects,
 /// runs the transaction, closes (the credential sees end of stream), and connects again no
 /// sooner than `rearmDelay` later — a credential that keeps listening is a phone held to the door.
-public final class SocketReader: CardReader {
+public final class SocketReader: CardReader, Sendable {
     public struct Configuration: Sendable {
         public var host: String
         public var port: UInt16
@@ -35,9 +36,14 @@ public final class SocketReader: CardReader {
         public var description: String { "credential at \(address) (\(transceiver.framing.rawValue) framing)" }
     }
 
-    public var onNotice: ((String, Bool) -> Void)?
     public let configuration: Configuration
-    private var finishedAt: Date?
+    /// When the last card's transaction finished (`finish`).
+    private let finishedAt = Mutex<Date?>(nil)
+    private let notice = Mutex<(@Sendable (String, Bool) -> Void)?>(nil)
+    public var onNotice: (@Sendable (String, Bool) -> Void)? {
+        get { notice.withLock { $0 } }
+        set { notice.withLock { $0 = newValue } }
+    }
 
     public init(configuration: Configuration) { self.configuration = configuration }
 
@@ -64,13 +70,13 @@ public final class SocketReader: CardReader {
 
     public func finish(_ card: Card, granted: Bool?) {
         card.transceiver.close()
-        finishedAt = Date()
+        finishedAt.withLock { $0 = Date() }
     }
 
     /// The connection is closed at `finish`; the credential counts as gone once `rearmDelay` passed.
     public func waitForRemoval(_ card: Card, timeout: TimeInterval) throws -> Bool {
         card.transceiver.close()
-        let left = (finishedAt ?? .distantPast).addingTimeInterval(configuration.rearmDelay).timeIntervalSinceNow
+        let left = (finishedAt.withLock { $0 } ?? .distantPast).addingTimeInterval(configuration.rearmDelay).timeIntervalSinceNow
         if left <= 0 { return true }
         Thread.sleep(forTimeInterval: min(left, timeout))
         return left <= timeout

@@ -402,82 +402,90 @@ public final class VirtualPhone: Sendable {
 }
 
 /// The phone as a radio sees it: each transaction (`reset`) starts a session with the keys the
-/// phone holds at that moment, and the FAST keys it learnt are kept for the next.
-///
-/// `@unchecked Sendable`: like a card, it is driven by one radio's thread at a time (the seam that
-/// owns it hands it between transactions, never shares it within one); its session is not locked.
-public final class PhoneResponder: MessageResponder, @unchecked Sendable {
+/// phone holds at that moment, and the FAST keys it learnt are kept for the next. Driven by one
+/// radio's thread at a time (the seam that owns it hands it between transactions); the
+/// transaction's state is under a mutex all the same, so the compiler checks that.
+public final class PhoneResponder: MessageResponder, Sendable {
     public let phone: VirtualPhone
     public let readers: [TrustedReader]
     public let interface: RadioInterface
-    private var current: CredentialSession
+
+    /// One transaction's state.
+    private struct Transaction {
+        var current: CredentialSession
+        /// Whether this transaction's door was noted (`VirtualPhone.noteDoor`, once the lock's answer came).
+        var doorNoted = false
+        /// Over BLE: the transport versions of the initiate this transaction opened with (a session
+        /// rebuilt at AUTH0 is initiated again, as SELECT is replayed).
+        var initiated: (supported: [UInt16], selected: UInt16)?? = nil
+        /// The commands of this transaction before AUTH0 (SELECT), to replay into a reordered session.
+        var beforeAuth0: [[UInt8]]? = []
+    }
+    private let transaction: Mutex<Transaction>
 
     public init(phone: VirtualPhone, trusting readers: [TrustedReader], interface: RadioInterface) {
         self.phone = phone; self.readers = readers; self.interface = interface
-        current = phone.session(trusting: readers, interface: interface)
+        transaction = Mutex(Transaction(current: phone.session(trusting: readers, interface: interface)))
     }
 
     public func reset() {
-        phone.keep(fastCache: current.fastCache)
-        current = phone.session(trusting: readers, interface: interface)
-        beforeAuth0 = []
-        initiated = nil
-        doorNoted = false
+        transaction.withLock { t in
+            phone.keep(fastCache: t.current.fastCache)
+            t = Transaction(current: phone.session(trusting: readers, interface: interface))
+        }
     }
-
-    /// Whether this transaction's door was noted (`VirtualPhone.noteDoor`, once the lock's answer came).
-    private var doorNoted = false
 
     /// Notes this transaction's door now (a radio that learns the outcome its own way, as BLE's
     /// completed notification does); once per transaction.
     @discardableResult
     public func noteDoor(granted: Bool? = nil) -> DoorReport? {
-        guard !doorNoted else { return nil }
-        doorNoted = true
-        return phone.noteDoor(current, granted: granted)
+        transaction.withLock { t in noteDoor(&t, granted: granted) }
     }
 
-    /// Over BLE: the transport versions of the initiate this transaction opened with (a session
-    /// rebuilt at AUTH0 is initiated again, as SELECT is replayed).
-    private var initiated: (supported: [UInt16], selected: UInt16)??
+    private func noteDoor(_ t: inout Transaction, granted: Bool?) -> DoorReport? {
+        guard !t.doorNoted else { return nil }
+        t.doorNoted = true
+        return phone.noteDoor(t.current, granted: granted)
+    }
 
     public func openingMessage(transportVersions: (supported: [UInt16], selected: UInt16)?) -> ChannelMessage? {
-        initiated = .some(transportVersions)
-        return current.openingMessage(transportVersions: transportVersions)
+        transaction.withLock { t in
+            t.initiated = .some(transportVersions)
+            return t.current.openingMessage(transportVersions: transportVersions)
+        }
     }
 
-    public func received(_ message: ChannelMessage) -> Bool { current.received(message) }
+    public func received(_ message: ChannelMessage) -> Bool { lastSession.received(message) }
 
-    public var readerReportedUnsecured: Bool? { current.readerReportedUnsecured }
-
-    /// The commands of this transaction before AUTH0 (SELECT), to replay into a reordered session.
-    private var beforeAuth0: [[UInt8]]? = []
+    public var readerReportedUnsecured: Bool? { lastSession.readerReportedUnsecured }
 
     /// While the phone holds unlock commands, AUTH0 names the reader: the session is rebuilt with
     /// the documents for that reader first and the earlier commands (SELECT, whose answer does not
     /// depend on the documents) replayed into it, so a command for one door never shadows the key
     /// for another.
     public func respond(to command: [UInt8]) -> [UInt8] {
-        if var earlier = beforeAuth0 {
-            if let apdu = try? CommandAPDU(parsing: command), apdu.ins == Instruction.auth0 {
-                beforeAuth0 = nil
-                if phone.approvals.unlockCount > 0, let auth0 = try? Auth0Command(parsing: apdu.data) {
-                    current = phone.session(trusting: readers, interface: interface, readerGroup: Array(auth0.readerID.prefix(16)))
-                    if let versions = initiated { _ = current.openingMessage(transportVersions: versions) }
-                    for c in earlier { _ = current.respond(to: c) }
+        transaction.withLock { t in
+            if var earlier = t.beforeAuth0 {
+                if let apdu = try? CommandAPDU(parsing: command), apdu.ins == Instruction.auth0 {
+                    t.beforeAuth0 = nil
+                    if phone.approvals.unlockCount > 0, let auth0 = try? Auth0Command(parsing: apdu.data) {
+                        t.current = phone.session(trusting: readers, interface: interface, readerGroup: Array(auth0.readerID.prefix(16)))
+                        if let versions = t.initiated { _ = t.current.openingMessage(transportVersions: versions) }
+                        for c in earlier { _ = t.current.respond(to: c) }
+                    }
+                } else if earlier.count < 8 {
+                    earlier.append(command)
+                    t.beforeAuth0 = earlier
+                } else {
+                    t.beforeAuth0 = nil
                 }
-            } else if earlier.count < 8 {
-                earlier.append(command)
-                beforeAuth0 = earlier
-            } else {
-                beforeAuth0 = nil
             }
+            let answer = t.current.respond(to: command)
+            // The lock's last word (EXCHANGE with its reader status, or CONTROL FLOW): the door's report.
+            if !t.doorNoted, t.current.lastReaderStatus != nil || t.current.lastControlFlow != nil { _ = noteDoor(&t, granted: nil) }
+            return answer
         }
-        let answer = current.respond(to: command)
-        // The lock's last word (EXCHANGE with its reader status, or CONTROL FLOW): the door's report.
-        if !doorNoted, current.lastReaderStatus != nil || current.lastControlFlow != nil { noteDoor() }
-        return answer
     }
 
-    public var lastSession: CredentialSession { current }
+    public var lastSession: CredentialSession { transaction.withLock { $0.current } }
 }

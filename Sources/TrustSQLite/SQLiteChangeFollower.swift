@@ -1,8 +1,8 @@
+import ByteCore
 import Foundation
 import TrustModel
 import Logging
 import SQLiteNIO
-import Synchronization
 
 /// The change feed of a SQLite store (`TrustChangeFeed`). Every announced change is rows of
 /// `changes`, written in the change's own transaction — there once it commits, never if it rolls
@@ -25,12 +25,11 @@ final class SQLiteChangeFollower: Sendable {
         var last: Int64 = 0
         var stopped = false
         var running = false
+        /// Set by the follower's thread as it ends.
+        var finished = false
     }
-    private let state = Mutex(State())
-    /// Wakes the follower's thread from its wait between reads (`stop`).
-    private let wake = DispatchSemaphore(value: 0)
-    /// Signalled when the follower's thread has ended.
-    private let done = DispatchSemaphore(value: 0)
+    /// The follower's thread waits on it between reads, woken early by `stop`.
+    private let state = Monitor(State())
 
     init(path: String, logger: Logger) throws {
         reader = try SQLiteDirectReader(path: path)
@@ -49,7 +48,7 @@ final class SQLiteChangeFollower: Sendable {
         guard start else { return stream }
         var newest: Int64 = 0
         do {
-            newest = try reader.lock.withLock { try reader.rows("SELECT coalesce(max(seq), 0) AS seq FROM changes", []) }
+            newest = try reader.rows("SELECT coalesce(max(seq), 0) AS seq FROM changes", [])
                 .first?.column("seq")?.integer.map(Int64.init) ?? 0
         } catch {
             logger.warning("trust change feed: \(error); following from the start of the table")
@@ -57,7 +56,7 @@ final class SQLiteChangeFollower: Sendable {
         state.withLock { $0.last = newest }
         let thread = Thread { [self] in
             run()
-            done.signal()
+            state.withLock { $0.finished = true }
         }
         thread.name = "trust-sqlite-changes"
         thread.start()
@@ -67,13 +66,11 @@ final class SQLiteChangeFollower: Sendable {
     private func run() {
         var backlog = false
         while true {
-            if !backlog && !state.withLock({ $0.stopped }) { _ = wake.wait(timeout: .now() + Self.interval) }
+            if !backlog { pause(Self.interval) }
             let (stop, from) = state.withLock { ($0.stopped, $0.last) }
             if stop { return }
             do {
-                let rows = try reader.lock.withLock {
-                    try reader.rows("SELECT seq, payload FROM changes WHERE seq > ? ORDER BY seq LIMIT \(Self.batch)", [.integer(Int(from))])
-                }
+                let rows = try reader.rows("SELECT seq, payload FROM changes WHERE seq > ? ORDER BY seq LIMIT \(Self.batch)", [.integer(Int(from))])
                 var newest = from
                 for row in rows {
                     guard let seq = row.column("seq")?.integer else { continue }
@@ -85,9 +82,14 @@ final class SQLiteChangeFollower: Sendable {
             } catch {
                 logger.warning("trust change feed: \(error); reading again in 1 s")
                 backlog = false
-                if !state.withLock({ $0.stopped }) { _ = wake.wait(timeout: .now() + 1) }
+                pause(1)
             }
         }
+    }
+
+    /// Waits `seconds`, or less when `stop` is asked meanwhile.
+    private func pause(_ seconds: TimeInterval) {
+        state.wait(until: Date().addingTimeInterval(seconds), for: { $0.stopped }, then: { _, _ in })
     }
 
     /// Ends every subscriber's stream and the follower's thread; idempotent.
@@ -96,8 +98,8 @@ final class SQLiteChangeFollower: Sendable {
             defer { s.stopped = true }
             return s.running && !s.stopped
         }
-        wake.signal()
-        if wasRunning { done.wait() }
+        // The thread's waits are bounded (a read, then at most `interval` or 1 s): so is this one.
+        if wasRunning { state.wait(until: nil, for: { $0.finished }, then: { _, _ in }) }
         feed.finish()
         reader.close()
     }

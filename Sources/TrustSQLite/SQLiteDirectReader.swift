@@ -2,6 +2,7 @@ import Foundation
 import TrustModel
 import NIOCore
 import SQLiteNIO
+import Synchronization
 import VaporCSQLite
 
 /// A connection to the trust database driven through the C API of the SQLite that sqlite-nio
@@ -11,11 +12,8 @@ import VaporCSQLite
 /// one writer, whose batches are a chain of statements on the serialized write path. Through
 /// sqlite-nio every statement is a hand-off to its thread pool and back (thread switches, a large
 /// part of a key refresh's CPU and of each batch's latency on a small machine) and is parsed
-/// anew. One caller at a time (`lock`).
-///
-/// `@unchecked Sendable`: it wraps a C handle (`sqlite3*` and its prepared statements), and every
-/// use of the handle is under `lock` (a try-lock lets the store pick a free reader).
-final class SQLiteDirectReader: @unchecked Sendable {
+/// anew. One caller at a time (`connection`).
+final class SQLiteDirectReader: Sendable {
     /// A result row: its values by column name, as sqlite-nio would give them.
     struct Row: SQLiteColumns {
         let names: [String: Int]
@@ -32,9 +30,13 @@ final class SQLiteDirectReader: @unchecked Sendable {
         }
     }
 
-    let lock = NSLock()
-    private var db: OpaquePointer?
-    private var statements: [String: (OpaquePointer, [String: Int])] = [:]
+    /// The C handle (`sqlite3*`) and its prepared statements: reached only with the mutex held (a
+    /// try-lock lets the store pick a free reader).
+    private struct Connection {
+        var db: OpaquePointer?
+        var statements: [String: (OpaquePointer, [String: Int])] = [:]
+    }
+    private let connection: Mutex<Connection>
     private let path: String
 
     /// At most this many statements stay prepared; others (multi-row statements of unusual
@@ -52,35 +54,45 @@ final class SQLiteDirectReader: @unchecked Sendable {
             throw TrustStorageError("opening \(path) for \(writable ? "writing" : "reading"): \(message)")
         }
         sqlite_nio_sqlite3_busy_timeout(handle, 10_000)
-        db = handle
+        connection = Mutex(Connection(db: handle))
         if !writable {
             // The main file's pages read from a mapping rather than copied by a `pread` each: a
             // reader's page cache starts over after every commit, so each poll fetched its pages
             // again (3 % of a key refresh's samples were those reads).
-            _ = try lock.withLock { try rows("PRAGMA mmap_size=268435456", []) }
+            _ = try rows("PRAGMA mmap_size=268435456", [])
         }
+    }
+
+    /// Runs a statement that answers no rows (BEGIN, COMMIT, a PRAGMA).
+    func execute(_ sql: String) throws {
+        _ = try rows(sql, [])
     }
 
     deinit { close() }
 
     func close() {
-        lock.withLock {
-            for (statement, _) in statements.values { sqlite_nio_sqlite3_finalize(statement) }
-            statements = [:]
-            if let db { sqlite_nio_sqlite3_close(db) }
-            db = nil
+        connection.withLock { c in
+            for (statement, _) in c.statements.values { sqlite_nio_sqlite3_finalize(statement) }
+            c.statements = [:]
+            if let db = c.db { sqlite_nio_sqlite3_close(db) }
+            c.db = nil
         }
     }
 
-    /// Runs a statement that answers no rows (BEGIN, COMMIT, a PRAGMA), taking `lock`.
-    func execute(_ sql: String) throws {
-        _ = try lock.withLock { try rows(sql, []) }
+    /// Runs `sql` (prepared once per connection) with `binds` and returns its rows; waits while
+    /// another caller uses this connection.
+    func rows(_ sql: String, _ binds: [SQLiteData]) throws -> [Row] {
+        try connection.withLock { c throws(any Error) in try rows(sql, binds, &c) }
     }
 
-    /// Runs `sql` (prepared once per connection) with `binds` and returns its rows. The caller holds `lock`.
-    func rows(_ sql: String, _ binds: [SQLiteData]) throws -> [Row] {
-        guard let db else { throw TrustStorageError("the connection to \(path) is closed") }
-        let (statement, names, kept) = try prepared(sql, db)
+    /// The same when this reader is free now; nil (nothing run) when another caller has it.
+    func rowsIfFree(_ sql: String, _ binds: [SQLiteData]) throws -> [Row]? {
+        try connection.withLockIfAvailable { c throws(any Error) in try rows(sql, binds, &c) }
+    }
+
+    private func rows(_ sql: String, _ binds: [SQLiteData], _ c: inout Connection) throws -> [Row] {
+        guard let db = c.db else { throw TrustStorageError("the connection to \(path) is closed") }
+        let (statement, names, kept) = try prepared(sql, db, &c.statements)
         defer {
             if kept {
                 sqlite_nio_sqlite3_reset(statement)
@@ -130,7 +142,8 @@ final class SQLiteDirectReader: @unchecked Sendable {
     }
 
     /// The statement, its columns by name, and whether it stays prepared (false: finalize after use).
-    private func prepared(_ sql: String, _ db: OpaquePointer) throws -> (OpaquePointer, [String: Int], Bool) {
+    private func prepared(_ sql: String, _ db: OpaquePointer,
+                          _ statements: inout [String: (OpaquePointer, [String: Int])]) throws -> (OpaquePointer, [String: Int], Bool) {
         if let known = statements[sql] { return (known.0, known.1, true) }
         let keep = statements.count < Self.maxPrepared
         var statement: OpaquePointer?

@@ -205,12 +205,11 @@ public final class SQLiteTrustStorage: TrustStorage, TrustChangeFeed, Sendable {
 
     private func directPollState(device: String, family: String?) throws -> PollState {
         let start = directIndex.withLock { $0 &+= 1; return $0 }
-        let reader = (0..<direct.count).lazy.map { self.direct[(start &+ $0) % self.direct.count] }.first { $0.lock.try() }
-            ?? { let r = direct[start % direct.count]; r.lock.lock(); return r }()
-        defer { reader.lock.unlock() }
-        return try SQLiteTransaction.pollState(try reader.rows(SQLiteTransaction.pollStateSQL,
-                                                               SQLiteTransaction.pollStateBinds(device: device, family: family)),
-                                               familyNamed: family != nil)
+        let (sql, binds) = (SQLiteTransaction.pollStateSQL, SQLiteTransaction.pollStateBinds(device: device, family: family))
+        // A free reader if there is one, else wait for the one this call's turn names.
+        var rows: [SQLiteDirectReader.Row]?
+        for i in 0..<direct.count where rows == nil { rows = try direct[(start &+ i) % direct.count].rowsIfFree(sql, binds) }
+        return try SQLiteTransaction.pollState(try rows ?? direct[start % direct.count].rows(sql, binds), familyNamed: family != nil)
     }
 
     private func reader() -> (SQLiteConnection, AsyncMutex) {
@@ -321,7 +320,7 @@ struct SQLiteTransaction: TrustTransaction {
     func q(_ sql: String, _ binds: [SQLiteData] = []) async throws -> [SQLiteDirectReader.Row] {
         switch connection {
         case .pooled(let c): return try await SQLiteTrustStorage.rows(c, sql, binds).map(SQLiteDirectReader.Row.init)
-        case .direct(let c): return try c.lock.withLock { try c.rows(sql, binds) }
+        case .direct(let c): return try c.rows(sql, binds)
         }
     }
 

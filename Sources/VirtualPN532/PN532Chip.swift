@@ -118,7 +118,7 @@ final class PN532Chip {
     /// as the ACK, without waking the I/O thread again: per APDU one thread hand-off and one host
     /// wake-up fewer, which a loaded machine makes costly. Nothing arrives meanwhile that the chip
     /// could act on: the host is waiting for this ACK.
-    static let quickAnswerWait: DispatchTimeInterval = .milliseconds(20)
+    static let quickAnswerWait: TimeInterval = 0.020
     private var targetActivated = false
     private var lastError: UInt8 = 0
     /// Session boundaries for the single-client rule: SAMConfiguration opens, PowerDown closes.
@@ -399,13 +399,14 @@ final class PN532Chip {
         results.begin(id)
         cardQueue.async { [results, wake] in
             let response = card.responder.respond(to: apdu)
-            if results.deliver(response, for: id) { results.quickAnswer.signal() } else { wake() }
+            // The I/O thread waiting for it is woken by the delivery itself.
+            if !results.deliver(response, for: id) { wake() }
         }
         let pending = Pending(kind: .exchange(id: id, generation: generation), deadline: nil)
-        let quick = results.quickAnswer.wait(timeout: .now() + Self.quickAnswerWait) == .success
+        let quick = results.waitForQuickAnswer(id, until: Date().addingTimeInterval(Self.quickAnswerWait))
         results.stopWaiting()
-        // Too slow (or a late signal of an earlier exchange): the ACK goes now, the answer when
-        // the card gives it (`resume`). A signal after the wait timed out finds the answer here.
+        // Too slow: the ACK goes now, the answer when the card gives it (`resume`). An answer
+        // that came after the wait timed out is found here.
         if quick || results.has(id), let outcome = resume(pending, now: Date()) { return outcome }
         return .pending(pending)
     }

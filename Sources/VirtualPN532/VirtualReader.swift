@@ -39,8 +39,8 @@ public final class VirtualReader: Sendable {
         var rawFrames: [[UInt8]] = []
     }
     private let state = Mutex(State())
-    /// Signalled by the I/O thread as it ends.
-    private let finished = DispatchSemaphore(value: 0)
+    /// Set by the I/O thread as it ends.
+    private let finished = Monitor(false)
     private let log: @Sendable (String) -> Void
 
     /// Idle time after which a session with no traffic is considered over (its client died
@@ -130,7 +130,8 @@ public final class VirtualReader: Sendable {
         if wasStopped { return }
         field.externalReader?.leave()
         Self.poke(wakeWrite)
-        finished.wait()
+        // The I/O thread's poll is bounded and the poke wakes it at once.
+        finished.wait(until: nil, for: { $0 }, then: { _, _ in })
         pty.close()
         _ = Glibc.close(wakeRead)
         _ = Glibc.close(wakeWrite)
@@ -240,6 +241,6 @@ public final class VirtualReader: Sendable {
                 session(false)
             }
         }
-        finished.signal()
+        finished.withLock { $0 = true }
     }
 }

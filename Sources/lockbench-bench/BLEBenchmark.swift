@@ -39,13 +39,16 @@ enum BLEBenchmark {
             var lockConfig = BLELock.Configuration(transport: try TransportSpec(parsing: lockSpec!))
             lockConfig.echoPSM = AliroBLE.echoPSM
             let site = engine ? try EngineSite() : nil
-            let transaction: (BLEReaderSession) -> Bool = site.map { site in
-                { session in
+            let transaction: @Sendable (BLEReaderSession) -> Bool
+            if let site {
+                transaction = { session in
                     let outcome = site.service.transact(over: session, interface: .ble)
                     site.record(outcome)
                     return outcome.granted
                 }
-            } ?? EchoFlow.lockTransaction()
+            } else {
+                transaction = EchoFlow.lockTransaction()
+            }
             let lock = try BLELock(configuration: lockConfig)
             lock.start()
             defer { lock.stop() }
@@ -139,7 +142,7 @@ enum BLEBenchmark {
 
     /// A site for `--engine`: issuer, reader identity, a lock configuration in a temporary
     /// directory, and a phone with an access document for that lock.
-    final class EngineSite {
+    final class EngineSite: Sendable {
         let directory: URL
         let service: LockService
         let phoneKey = P256.Signing.PrivateKey()

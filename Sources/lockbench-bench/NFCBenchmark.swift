@@ -49,7 +49,7 @@ enum NFCBenchmark {
         var name: String
         var makeCard: () -> APDUResponder
         /// Runs one transaction; returns a short outcome (e.g. "granted"); throws on failure.
-        var transaction: (APDUTransceiver, TargetInfo) throws -> String
+        var transaction: @Sendable (APDUTransceiver, TargetInfo) throws -> String
         /// Send the ECP frame before each poll, as a lock on certified firmware does.
         var ecpPolling = false
         /// When the lock's decision of the last transaction was committed (uptime ns: the audit
@@ -143,42 +143,40 @@ enum NFCBenchmark {
     static func taps(_ tap: Tap, count: Int, pollInterval: TimeInterval, warmUp: Int = 5) throws -> TapSamples {
         let reader = try VirtualReader()
         defer { reader.stop() }
-        let condition = NSCondition()
-        var completed = 0, removed = 0, opened = false
-        var failures: [String] = []
-        var finishedAt: UInt64 = 0, arrivedAt: UInt64 = 0
-        var transactionSeconds: TimeInterval = 0
+        /// What the loop reported, for the tapping thread to wait on.
+        struct Heard: Sendable {
+            var completed = 0, removed = 0, opened = false
+            var failures: [String] = []
+            var finishedAt: UInt64 = 0, arrivedAt: UInt64 = 0
+            var transactionSeconds: TimeInterval = 0
+        }
+        let heard = Monitor(Heard())
         let transaction = tap.transaction
         let loop = ReaderLoop<LibNFCReader, String>(reader: LibNFCReader(connstring: reader.connstring, ecpPolling: tap.ecpPolling),
                                                     configuration: .init(pollInterval: pollInterval, presenceInterval: pollInterval)) {
             card in try transaction(card.link, card.target)
         }
         loop.onEvent = { event in
-            condition.lock()
-            defer { condition.unlock() }
             switch event {
-            case .readerOpened: opened = true
+            case .readerOpened: heard.withLock { $0.opened = true }
             // Noted, not announced: the waiting thread woken mid-tap would take a CPU from the tap it times.
-            case .cardArrived: arrivedAt = DispatchTime.now().uptimeNanoseconds; return
+            case .cardArrived: heard.withLockQuietly { $0.arrivedAt = DispatchTime.now().uptimeNanoseconds }
             case .transactionCompleted(_, _, let d):
-                finishedAt = DispatchTime.now().uptimeNanoseconds; transactionSeconds = d; completed += 1
-            case .transactionFailed(_, let error, _): failures.append("\(error)"); completed += 1
-            case .cardRemoved: removed += 1
+                heard.withLock { $0.finishedAt = DispatchTime.now().uptimeNanoseconds; $0.transactionSeconds = d; $0.completed += 1 }
+            case .transactionFailed(_, let error, _): heard.withLock { $0.failures.append("\(error)"); $0.completed += 1 }
+            case .cardRemoved: heard.withLock { $0.removed += 1 }
             default: return
             }
-            condition.broadcast()
         }
         loop.start()
         defer { loop.stop() }
-        func wait(_ done: () -> Bool) throws {
-            let deadline = Date().addingTimeInterval(10)
-            while !done() {
-                if !condition.wait(until: deadline) { throw NFCError(.timeout, "the lock loop did not react within 10 s") }
+        func wait(_ done: (Heard) -> Bool) throws -> Heard {
+            try heard.wait(until: Date().addingTimeInterval(10), for: done) { h, ready in
+                guard ready else { throw NFCError(.timeout, "the lock loop did not react within 10 s") }
+                return h
             }
         }
-        condition.lock()
-        try wait { opened }
-        condition.unlock()
+        _ = try wait { $0.opened }
         var out = TapSamples()
         for i in 0..<(count + warmUp) {
             let card = tap.makeCard()
@@ -187,10 +185,8 @@ enum NFCBenchmark {
             let fsync = try tap.fsyncScratch?.time()
             let start = DispatchTime.now().uptimeNanoseconds
             try reader.insert(card)
-            condition.lock()
-            try wait { completed > i }
-            let end = finishedAt, arrived = arrivedAt, transaction = transactionSeconds
-            condition.unlock()
+            let now = try wait { $0.completed > i }
+            let end = now.finishedAt, arrived = now.arrivedAt, transaction = now.transactionSeconds
             if i >= warmUp {
                 let decided = tap.decisionTime?() ?? end
                 guard decided >= arrived, decided <= end else {
@@ -208,10 +204,9 @@ enum NFCBenchmark {
                 tap.discardWarmUp?()
             }
             reader.remove()
-            condition.lock()
-            try wait { removed > i }
-            condition.unlock()
+            _ = try wait { $0.removed > i }
         }
+        let failures = heard.withLock { $0.failures }
         if !failures.isEmpty { throw NFCError(.chip, "\(failures.count) transactions failed: \(failures[0])") }
         return out
     }

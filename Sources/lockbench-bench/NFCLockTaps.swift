@@ -25,24 +25,44 @@ enum LockTaps {
         let split: Split
     }
 
-    final class Split: @unchecked Sendable {
-        /// Uptime (ns) at which the lock's last decision was committed (its audit entry fsynced).
-        var decidedAt: UInt64 = 0
+    /// Recorded on the reader loop's thread and the lock's (the decision's time), read by the
+    /// benchmark's.
+    final class Split: Sendable {
+        struct Samples: Sendable {
+            /// Uptime (ns) at which the lock's last decision was committed (its audit entry fsynced).
+            var decidedAt: UInt64 = 0
+            /// The lock's own fsync time between a transaction's start and its decision, per tap.
+            var ownFsync: [TimeInterval] = []
+            /// How many fsyncs the lock made between a transaction's start and its decision, per tap.
+            var ownFsyncCount: [Int] = []
+            /// The phone's own work (its answers) between a transaction's start and its decision, per tap.
+            var phoneWork: [TimeInterval] = []
+            /// The card in the field now.
+            var card: TimedCard?
+            /// Up to the decision: waiting on libnfc and the phone, and the lock's own work (its
+            /// crypto, the engine, the journal record and its fsync).
+            var transportToDecision: [TimeInterval] = []
+            var lockToDecision: [TimeInterval] = []
+            /// The whole transaction, EXCHANGE included.
+            var transport: [TimeInterval] = []
+            var session: [TimeInterval] = []
+            var persist: [TimeInterval] = []
+        }
         /// Every fsync the lock made (through its `FileIO` seam).
         let fsyncs = Spans()
-        /// The lock's own fsync time between a transaction's start and its decision, per tap.
-        var ownFsync: [TimeInterval] = []
-        /// How many fsyncs the lock made between a transaction's start and its decision, per tap.
-        var ownFsyncCount: [Int] = []
-        /// The phone's own work (its answers) between a transaction's start and its decision, per tap.
-        var phoneWork: [TimeInterval] = []
-        /// The card in the field now.
-        var card: TimedCard?
+        private let samples = Mutex(Samples())
+
+        func withSamples<T: Sendable>(_ body: (inout Samples) -> T) -> T { samples.withLock { body(&$0) } }
+
+        var decidedAt: UInt64 { withSamples { $0.decidedAt } }
+
+        /// The lock committed a decision now (its `onAudit`).
+        func decided() { withSamples { $0.decidedAt = DispatchTime.now().uptimeNanoseconds } }
 
         /// Wraps each tap's phone so its work is timed.
         func timed(_ card: APDUResponder) -> APDUResponder {
             let t = TimedCard(card)
-            self.card = t
+            withSamples { $0.card = t }
             return t
         }
 
@@ -50,30 +70,25 @@ enum LockTaps {
         var io: FileIO {
             FileIO(write: FileIO.system.write, fsync: { [fsyncs] fd in fsyncs.time { FileIO.system.fsync(fd) } })
         }
-        /// Up to the decision: waiting on libnfc and the phone, and the lock's own work (its
-        /// crypto, the engine, the journal record and its fsync).
-        var transportToDecision: [TimeInterval] = []
-        var lockToDecision: [TimeInterval] = []
-        /// The whole transaction, EXCHANGE included.
-        var transport: [TimeInterval] = []
-        var session: [TimeInterval] = []
-        var persist: [TimeInterval] = []
 
         func discardLast() {
-            if !ownFsyncCount.isEmpty { ownFsyncCount.removeLast() }
-            for keyPath in [\Split.transportToDecision, \.lockToDecision, \.transport, \.session, \.persist, \.ownFsync, \.phoneWork] where !self[keyPath: keyPath].isEmpty {
-                self[keyPath: keyPath].removeLast()
+            withSamples { s in
+                if !s.ownFsyncCount.isEmpty { s.ownFsyncCount.removeLast() }
+                for keyPath in [\Samples.transportToDecision, \.lockToDecision, \.transport, \.session, \.persist, \.ownFsync, \.phoneWork] where !s[keyPath: keyPath].isEmpty {
+                    s[keyPath: keyPath].removeLast()
+                }
             }
         }
 
         func stats() -> [NFCBenchmark.Stats] {
-            [NFCBenchmark.Stats(name: "    until the decision: the lock's own fsync", samples: ownFsync),
-             NFCBenchmark.Stats(name: "    until the decision: the phone's own work", samples: phoneWork),
-             NFCBenchmark.Stats(name: "    until the decision: libnfc + phone", samples: transportToDecision),
-             NFCBenchmark.Stats(name: "    until the decision: lock (crypto, engine, record + fsync)", samples: lockToDecision),
-             NFCBenchmark.Stats(name: "    whole transaction: libnfc + phone", samples: transport),
-             NFCBenchmark.Stats(name: "    whole transaction: lock", samples: session),
-             NFCBenchmark.Stats(name: "    persisting reader memory", samples: persist)]
+            let s = withSamples { $0 }
+            return [NFCBenchmark.Stats(name: "    until the decision: the lock's own fsync", samples: s.ownFsync),
+                    NFCBenchmark.Stats(name: "    until the decision: the phone's own work", samples: s.phoneWork),
+                    NFCBenchmark.Stats(name: "    until the decision: libnfc + phone", samples: s.transportToDecision),
+                    NFCBenchmark.Stats(name: "    until the decision: lock (crypto, engine, record + fsync)", samples: s.lockToDecision),
+                    NFCBenchmark.Stats(name: "    whole transaction: libnfc + phone", samples: s.transport),
+                    NFCBenchmark.Stats(name: "    whole transaction: lock", samples: s.session),
+                    NFCBenchmark.Stats(name: "    persisting reader memory", samples: s.persist)]
         }
     }
 
@@ -138,36 +153,40 @@ enum LockTaps {
         let scratch = try FsyncBaseline.Scratch(directory: service.configuration.stateDirectoryPath)
         tap.fsyncScratch = scratch
         tap.discardWarmUp = { split.discardLast() }
-        tap.ownFsync = { split.ownFsync.last ?? 0 }
-        tap.ownFsyncCount = { split.ownFsyncCount.last ?? 0 }
-        tap.phoneWork = { split.phoneWork.last ?? 0 }
+        tap.ownFsync = { split.withSamples { $0.ownFsync.last ?? 0 } }
+        tap.ownFsyncCount = { split.withSamples { $0.ownFsyncCount.last ?? 0 } }
+        tap.phoneWork = { split.withSamples { $0.phoneWork.last ?? 0 } }
         let make = tap.makeCard
         tap.makeCard = { split.timed(make()) }
         return Scenario(tap: tap, scratch: scratch, cleanUp: { scratch.close(); cleanUp() }, split: split)
     }
 
-    private static func transaction(_ service: LockService, split: Split, before: @escaping () -> Void = {},
-                                    expect: @escaping (TransactionOutcome) -> Bool, path: String)
-        -> (APDUTransceiver, TargetInfo) throws -> String {
+    private static func transaction(_ service: LockService, split: Split, before: @escaping @Sendable () -> Void = {},
+                                    expect: @escaping @Sendable (TransactionOutcome) -> Bool, path: String)
+        -> @Sendable (APDUTransceiver, TargetInfo) throws -> String {
         return { link, _ in
             before()
             let timed = TimedLink(link)
             let start = DispatchTime.now().uptimeNanoseconds
             let outcome = service.transact(over: timed, interface: .nfc)
             let wall = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-            let decided = split.decidedAt
-            if decided >= start {
-                let waited = timed.spans.seconds(from: start, to: decided)
-                let own = split.fsyncs.take(from: start, to: decided)
-                split.ownFsync.append(own.seconds)
-                split.ownFsyncCount.append(own.count)
-                split.phoneWork.append(split.card?.spans.seconds(from: start, to: decided) ?? 0)
-                split.transportToDecision.append(waited)
-                split.lockToDecision.append(max(0, Double(decided - start) / 1e9 - waited))
+            let (decided, card) = split.withSamples { ($0.decidedAt, $0.card) }
+            // Until the decision, when this transaction reached one: the spans inside it.
+            let untilDecision = decided < start ? nil
+                : (waited: timed.spans.seconds(from: start, to: decided), own: split.fsyncs.take(from: start, to: decided),
+                   phone: card?.spans.seconds(from: start, to: decided) ?? 0)
+            split.withSamples { s in
+                if let d = untilDecision {
+                    s.ownFsync.append(d.own.seconds)
+                    s.ownFsyncCount.append(d.own.count)
+                    s.phoneWork.append(d.phone)
+                    s.transportToDecision.append(d.waited)
+                    s.lockToDecision.append(max(0, Double(decided - start) / 1e9 - d.waited))
+                }
+                s.transport.append(outcome.timings.transport)
+                s.session.append(outcome.timings.total - outcome.timings.transport)
+                s.persist.append(wall - outcome.timings.total)
             }
-            split.transport.append(outcome.timings.transport)
-            split.session.append(outcome.timings.total - outcome.timings.transport)
-            split.persist.append(wall - outcome.timings.total)
             guard outcome.granted, expect(outcome) else {
                 throw WrongPath(description: "expected a \(path) grant, got \(outcome.decision) fast=\(outcome.fast) stepUp=\(outcome.stepUp)")
             }
@@ -184,13 +203,13 @@ enum LockTaps {
         do {
             let split = Split()
             let (p, service, cleanUp) = try lock("standard", split: split)
-            service.lock.onAudit = { _ in split.decidedAt = DispatchTime.now().uptimeNanoseconds }
+            service.lock.onAudit = { _ in split.decided() }
             let phone = try p.phone(id: "standard")
             _ = service.transact(over: InMemoryLink(phone.session), interface: .nfc)  // step-up once: documents cached
             let configuration = phone.session.configuration
             out.append(try scenario(.init(name: "standard",
                                            makeCard: { CredentialSession(configuration: configuration) },
-                                           transaction: transaction(service, split: split, before: { service.reader.fastCache = FastCache() },
+                                           transaction: transaction(service, split: split, before: { service.withReader { $0.fastCache = FastCache() } },
                                                                     expect: { !$0.fast && !$0.stepUp }, path: "standard"),
                                            ecpPolling: service.walletPolling, decisionTime: { split.decidedAt }),
                                 service, split: split, cleanUp: cleanUp))
@@ -200,7 +219,7 @@ enum LockTaps {
         do {
             let split = Split()
             let (p, service, cleanUp) = try lock("fast", split: split)
-            service.lock.onAudit = { _ in split.decidedAt = DispatchTime.now().uptimeNanoseconds }
+            service.lock.onAudit = { _ in split.decided() }
             let phone = try p.phone(id: "fast")
             _ = service.transact(over: InMemoryLink(phone.session), interface: .nfc)
             let session = phone.session
@@ -215,7 +234,7 @@ enum LockTaps {
         if stepUp {
             let split = Split()
             let (p, service, cleanUp) = try lock("stepup", split: split)
-            service.lock.onAudit = { _ in split.decidedAt = DispatchTime.now().uptimeNanoseconds }
+            service.lock.onAudit = { _ in split.decided() }
             var n = 0
             out.append(try scenario(.init(name: "step-up",
                                            makeCard: { n += 1; return try! p.phone(id: "stepup-\(n)").session },

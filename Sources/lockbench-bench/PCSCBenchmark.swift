@@ -1,4 +1,5 @@
 import AccessProtocol
+import ByteCore
 import Foundation
 import LockRuntime
 import PCSC
@@ -71,38 +72,38 @@ enum PCSCBenchmark {
         try? FileManager.default.removeItem(at: dir)
         let provisioning = try LockProvisioning(directory: dir)
         let service = try LockService(configuration: provisioning.configuration)
-        let condition = NSCondition()
-        var arrivedAt: UInt64 = 0, decidedAt: UInt64 = 0, removed = 0
-        var outcome: TransactionOutcome?
+        /// What the lock reported, for the tapping thread to wait on.
+        struct Heard: Sendable {
+            var arrivedAt: UInt64 = 0, decidedAt: UInt64 = 0, removed = 0
+            var outcome: TransactionOutcome?
+        }
+        let heard = Monitor(Heard())
         let runner = LockRunner(service: service, nfc: .pcsc(reader: name), ble: nil) { event in
-            condition.lock()
-            if event.radioEvent == .cardArrived { arrivedAt = DispatchTime.now().uptimeNanoseconds }
-            if event.radioEvent == .cardRemoved { removed += 1 }
-            condition.broadcast()
-            condition.unlock()
+            heard.withLock { h in
+                if event.radioEvent == .cardArrived { h.arrivedAt = DispatchTime.now().uptimeNanoseconds }
+                if event.radioEvent == .cardRemoved { h.removed += 1 }
+            }
         }
-        runner.onOutcome = { o in
-            condition.lock(); decidedAt = DispatchTime.now().uptimeNanoseconds; outcome = o; condition.broadcast(); condition.unlock()
-        }
+        runner.onOutcome = { o in heard.withLock { $0.decidedAt = DispatchTime.now().uptimeNanoseconds; $0.outcome = o } }
         try runner.start()
         defer { runner.stop() }
         let phone = try provisioning.phone(id: "bench")
         var total: [TimeInterval] = [], detect: [TimeInterval] = [], decide: [TimeInterval] = [], transport: [TimeInterval] = []
-        func wait(_ what: String, _ done: () -> Bool) throws {
-            let deadline = Date().addingTimeInterval(20)
-            while !done() { if !condition.wait(until: deadline) { throw BenchFailure(description: "no \(what) within 20 s") } }
+        func wait(_ what: String, _ done: (Heard) -> Bool) throws -> Heard {
+            try heard.wait(until: Date().addingTimeInterval(20), for: done) { h, ready in
+                guard ready else { throw BenchFailure(description: "no \(what) within 20 s") }
+                return h
+            }
         }
         for i in 0..<(count + 1) {
             let icc = VirtualICC(responder: phone.session)
-            condition.lock(); outcome = nil; let removedBefore = removed; condition.unlock()
+            let removedBefore = heard.withLock { h in h.outcome = nil; return h.removed }
             let t0 = DispatchTime.now().uptimeNanoseconds
             try icc.insert(port: port)
-            condition.lock()
-            try wait("decision") { outcome != nil }
-            let o = outcome!, arrived = arrivedAt, decided = decidedAt
-            condition.unlock()
+            let now = try wait("decision") { $0.outcome != nil }
+            let o = now.outcome!, arrived = now.arrivedAt, decided = now.decidedAt
             icc.remove()
-            condition.lock(); try wait("removal") { removed > removedBefore }; condition.unlock()
+            _ = try wait("removal") { $0.removed > removedBefore }
             guard o.granted else { throw BenchFailure(description: "tap \(i) denied: \(o.decision)") }
             if i == 0 { continue }  // the step-up tap
             guard o.fast else { throw BenchFailure(description: "tap \(i) was not FAST") }

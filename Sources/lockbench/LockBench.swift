@@ -4,9 +4,11 @@ import Foundation
 import LockRuntime
 import NFC
 
-/// The root command only configures; every job is a subcommand owned by its layer's file.
+/// The root command only configures; every job is a subcommand owned by its layer's file. The
+/// root is async so an async subcommand runs on the main task; the lock's subcommands are
+/// synchronous (their radios run on threads of their own) and run as they are.
 @main
-struct LockBench: ParsableCommand {
+struct LockBench: AsyncParsableCommand {
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             commandName: "lockbench",
@@ -30,5 +32,5 @@ struct LockBench: ParsableCommand {
 
     /// Usage errors exit 2 (ArgumentParser's default is 64) and a `UserError` exits with its own code,
     /// so CI scripts get one code per meaning.
-    static func main() { runWithExitCodes() }
+    static func main() async { await runWithExitCodes() }
 }

@@ -67,18 +67,12 @@ final class HostCommandTests: XCTestCase {
 final class MultipleConnectionTests: XCTestCase {
     func testLockServesTwoPhonesAtOnce() throws {
         let controllers = try bumbleControllers(count: 3)
-        let barrier = NSCondition()
-        var inProgress = 0
+        let inProgress = Monitor(0)
         let overlap = Decisions()
         let lock = try startLock(on: controllers.spec(0), transaction: { session in
             // Wait (bounded) until the other phone's transaction is in progress too.
-            barrier.lock()
-            inProgress += 1
-            barrier.broadcast()
-            let deadline = Date(timeIntervalSinceNow: 10)
-            while inProgress < 2 && barrier.wait(until: deadline) {}
-            overlap.add(inProgress >= 2)
-            barrier.unlock()
+            inProgress.withLock { $0 += 1 }
+            overlap.add(inProgress.wait(until: Date(timeIntervalSinceNow: 10), for: { $0 >= 2 }) { _, both in both })
             return EchoFlow.lockTransaction()(session)
         })
 

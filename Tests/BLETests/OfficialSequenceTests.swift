@@ -16,8 +16,8 @@ final class BLELockSite {
     let provisioning: LockProvisioning
     let service: LockService
     let runner: LockRunner
-    private let condition = NSCondition()
-    private var _outcomes: [TransactionOutcome] = []
+    /// The outcomes so far, for the test's thread to wait on.
+    private let outcomes = Monitor<[TransactionOutcome]>([])
 
     init(_ test: XCTestCase, ble spec: String, edit: (inout LockConfiguration) -> Void = { _ in }) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("ble-official-\(UUID().uuidString.prefix(8))")
@@ -26,9 +26,7 @@ final class BLELockSite {
         edit(&configuration)
         service = try LockService(configuration: configuration)
         runner = LockRunner(service: service, nfc: nil, ble: spec) { _ in }
-        runner.onOutcome = { [condition] outcome in
-            condition.lock(); self._outcomes.append(outcome); condition.broadcast(); condition.unlock()
-        }
+        runner.onOutcome = { [outcomes] outcome in outcomes.withLock { $0.append(outcome) } }
         try runner.start()
         test.addTeardownBlock { [runner, directory] in
             runner.stop()
@@ -38,10 +36,7 @@ final class BLELockSite {
 
     /// The outcomes so far, once there are at least `count` (bounded wait).
     func outcomes(atLeast count: Int, timeout: TimeInterval = 15) -> [TransactionOutcome] {
-        condition.lock(); defer { condition.unlock() }
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        while _outcomes.count < count && condition.wait(until: deadline) {}
-        return _outcomes
+        outcomes.wait(until: Date(timeIntervalSinceNow: timeout), for: { $0.count >= count }) { seen, _ in seen }
     }
 
     /// A BLE phone session (interface `C3`) holding one access document for this lock.

@@ -149,7 +149,7 @@ final class RemoteKeylessEntryTests: XCTestCase {
     func testLockIgnoringRKESendsNoStatus() throws {
         let controllers = try bumbleControllers()
         let site = try BLELockSite(self, ble: controllers.spec(0))
-        site.service.reader.configuration.faults = [.ignoreRKE]
+        site.service.withReader { $0.configuration.faults = [.ignoreRKE] }
         let phone = try startPhone(on: controllers.spec(1), configure: { $0.scanTimeout = 10; $0.responseTimeout = 2 })
         let bob = try site.phone(id: "bob").session
         bob.remoteAction = .unsecure

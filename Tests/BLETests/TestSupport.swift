@@ -7,7 +7,7 @@ extension XCTestCase {
     /// The Swift lock on `spec` under the reader loop (several phones at once), started and
     /// advertising, logging as "lock"; stopped at teardown. `transaction` returns true to grant.
     func startLock(on spec: String, configure: (inout BLELock.Configuration) -> Void = { _ in },
-                   onEvent: ((BLELockEvent) -> Void)? = nil, transaction: @escaping (BLEReaderSession) -> Bool = EchoFlow.lockTransaction(),
+                   onEvent: ((BLELockEvent) -> Void)? = nil, transaction: @escaping @Sendable (BLEReaderSession) -> Bool = EchoFlow.lockTransaction(),
                    file: StaticString = #filePath, line: UInt = #line) throws -> BLELock {
         var config = BLELock.Configuration(transport: try TransportSpec(parsing: spec))
         config.log = TestLog("lock").logger

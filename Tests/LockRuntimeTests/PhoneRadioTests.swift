@@ -24,26 +24,19 @@ final class PhoneRadioTests: XCTestCase {
         let provisioning: LockProvisioning
         let service: LockService
         let runner: LockRunner
-        private let condition = NSCondition()
-        private var outcomes: [TransactionOutcome] = []
-        private var radioEvents: [LockEvent.RadioEvent] = []
+        /// The outcomes and radio events so far, for the test's thread to wait on.
+        private let heard = Monitor<(outcomes: [TransactionOutcome], radioEvents: [LockEvent.RadioEvent])>(([], []))
 
         init(_ test: XCTestCase, nfc: LockRunner.NFCSource? = nil, ble: String? = nil, socket: SocketReader.Configuration? = nil) throws {
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("phone-radio-\(UUID().uuidString.prefix(8))")
             provisioning = try LockProvisioning(directory: directory)
             service = try LockService(configuration: provisioning.configuration)
-            let box = EventBox()
-            runner = LockRunner(service: service, nfc: nfc, ble: ble, socket: socket) { box.sink?($0) }
+            let heard = self.heard
+            runner = LockRunner(service: service, nfc: nfc, ble: ble, socket: socket) { event in
+                if let r = event.radioEvent { heard.withLock { $0.radioEvents.append(r) } }
+            }
             runner.startGrace = { _ in 10 }
-            let condition = self.condition
-            box.sink = { [weak self] event in
-                guard let self, let r = event.radioEvent else { return }
-                condition.lock(); self.radioEvents.append(r); condition.broadcast(); condition.unlock()
-            }
-            runner.onOutcome = { [weak self] outcome in
-                guard let self else { return }
-                condition.lock(); self.outcomes.append(outcome); condition.broadcast(); condition.unlock()
-            }
+            runner.onOutcome = { outcome in heard.withLock { $0.outcomes.append(outcome) } }
             try runner.start()
             test.addTeardownBlock { [runner] in
                 runner.stop()
@@ -61,24 +54,20 @@ final class PhoneRadioTests: XCTestCase {
 
         /// The first outcome after `count` outcomes, waiting at most `timeout`.
         func outcome(after count: Int, timeout: TimeInterval = 20) throws -> TransactionOutcome {
-            let deadline = Date(timeIntervalSinceNow: timeout)
-            condition.lock(); defer { condition.unlock() }
-            while outcomes.count <= count {
-                if !condition.wait(until: deadline) { throw Timeout(what: "a decision", seen: radioEvents) }
+            try heard.wait(until: Date(timeIntervalSinceNow: timeout), for: { $0.outcomes.count > count }) { h, ready in
+                guard ready else { throw Timeout(what: "a decision", seen: h.radioEvents) }
+                return h.outcomes[count]
             }
-            return outcomes[count]
         }
 
         /// Waits (bounded) until the runner reported `event` `count` times.
         func wait(for event: LockEvent.RadioEvent, count: Int = 1, timeout: TimeInterval = 20) throws {
-            let deadline = Date(timeIntervalSinceNow: timeout)
-            condition.lock(); defer { condition.unlock() }
-            while radioEvents.filter({ $0 == event }).count < count {
-                if !condition.wait(until: deadline) { throw Timeout(what: "\(count)× \(event.rawValue)", seen: radioEvents) }
+            try heard.wait(until: Date(timeIntervalSinceNow: timeout), for: { $0.radioEvents.filter({ $0 == event }).count >= count }) { h, ready in
+                if !ready { throw Timeout(what: "\(count)× \(event.rawValue)", seen: h.radioEvents) }
             }
         }
 
-        var seen: [LockEvent.RadioEvent] { condition.lock(); defer { condition.unlock() }; return radioEvents }
+        var seen: [LockEvent.RadioEvent] { heard.withLock { $0.radioEvents } }
     }
 
     struct Timeout: Error, CustomStringConvertible {

@@ -14,9 +14,8 @@ final class RunningLock {
     let provisioning: LockProvisioning
     let service: LockService
     let runner: LockRunner
-    private let condition = NSCondition()
-    private var _events: [LockEvent] = []
-    private var _outcomes: [TransactionOutcome] = []
+    /// Every event and outcome so far, for the test's thread to wait on.
+    private let seen: Monitor<(events: [LockEvent], outcomes: [TransactionOutcome])>
     private var uidCounter: UInt8 = 0
 
     init(_ test: XCTestCase, link: String? = nil, clock: String = "system", nfc: LockRunner.NFCSource? = nil) throws {
@@ -24,38 +23,26 @@ final class RunningLock {
             .appendingPathComponent("lockruntime-tests-\(UUID().uuidString.prefix(8))")
         provisioning = try LockProvisioning(directory: directory, clock: clock)
         service = try LockService(configuration: provisioning.configuration)
-        let box = EventBox()
-        runner = LockRunner(service: service, nfc: nfc ?? .virtual(link: link), ble: nil) { box.sink?($0) }
+        let seen = Monitor<(events: [LockEvent], outcomes: [TransactionOutcome])>(([], []))
+        self.seen = seen
+        runner = LockRunner(service: service, nfc: nfc ?? .virtual(link: link), ble: nil) { event in seen.withLock { $0.events.append(event) } }
         let runner = self.runner
-        let condition = self.condition
-        runner.onOutcome = { [weak self] outcome in
-            guard let self else { return }
-            condition.lock(); self._outcomes.append(outcome); condition.broadcast(); condition.unlock()
-        }
-        box.sink = { [weak self] event in
-            guard let self else { return }
-            condition.lock(); self._events.append(event); condition.broadcast(); condition.unlock()
-        }
+        runner.onOutcome = { outcome in seen.withLock { $0.outcomes.append(outcome) } }
         test.addTeardownBlock { [directory] in
             runner.stop()
             try? FileManager.default.removeItem(at: directory)
         }
     }
 
-
     var reader: VirtualReader { runner.virtualReader! }
-    var events: [LockEvent] { condition.lock(); defer { condition.unlock() }; return _events }
-    var outcomes: [TransactionOutcome] { condition.lock(); defer { condition.unlock() }; return _outcomes }
+    var events: [LockEvent] { seen.withLock { $0.events } }
+    var outcomes: [TransactionOutcome] { seen.withLock { $0.outcomes } }
 
     /// Waits until `done` holds for the events and outcomes so far (checked under the lock).
     func wait(_ what: String, timeout: TimeInterval = 10,
               until done: (_ events: [LockEvent], _ outcomes: [TransactionOutcome]) -> Bool) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        condition.lock(); defer { condition.unlock() }
-        while !done(_events, _outcomes) {
-            if !condition.wait(until: deadline) {
-                throw Timeout(what: what, events: _events.suffix(8).map(\.line))
-            }
+        try seen.wait(until: Date().addingTimeInterval(timeout), for: { done($0.events, $0.outcomes) }) { s, ready in
+            if !ready { throw Timeout(what: what, events: s.events.suffix(8).map(\.line)) }
         }
     }
 
@@ -101,6 +88,3 @@ final class RunningLock {
     }
 }
 
-final class EventBox: @unchecked Sendable {
-    var sink: ((LockEvent) -> Void)?
-}

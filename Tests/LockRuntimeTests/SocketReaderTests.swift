@@ -1,4 +1,5 @@
 import AccessProtocol
+import ByteCore
 import Foundation
 import LockRuntime
 import SocketTransport
@@ -20,21 +21,17 @@ final class SocketReaderTests: XCTestCase {
             served.signal()
         }
         let service = try LockService(configuration: provisioning.configuration)
-        let condition = NSCondition()
-        var outcomes: [TransactionOutcome] = []
-        var events: [LockEvent] = []
+        let seen = Monitor<(outcomes: [TransactionOutcome], events: [LockEvent])>(([], []))
         let runner = LockRunner(service: service, nfc: nil, ble: nil,
                                 socket: .init(host: "127.0.0.1", port: server.port, framing: .length, rearmDelay: 0.2)) { event in
-            condition.lock(); events.append(event); condition.broadcast(); condition.unlock()
+            seen.withLock { $0.events.append(event) }
         }
-        runner.onOutcome = { outcome in condition.lock(); outcomes.append(outcome); condition.broadcast(); condition.unlock() }
+        runner.onOutcome = { outcome in seen.withLock { $0.outcomes.append(outcome) } }
         try runner.start()
-        condition.lock()
-        let deadline = Date().addingTimeInterval(20)
-        while outcomes.count < 2 && condition.wait(until: deadline) {}
-        condition.unlock()
+        seen.wait(until: Date().addingTimeInterval(20), for: { $0.outcomes.count >= 2 }, then: { _, _ in })
         XCTAssertEqual(served.wait(timeout: .now() + 10), .success, "the credential served two connections")
         runner.stop()
+        let (outcomes, events) = seen.withLock { $0 }
         XCTAssertEqual(outcomes.count, 2, events.map(\.line).joined(separator: "\n"))
         XCTAssertTrue(outcomes.allSatisfy(\.granted), "\(outcomes.map(\.decision))")
         XCTAssertEqual(outcomes.map(\.interface), [.socket, .socket])

@@ -5,6 +5,7 @@ import Foundation
 @testable import Lock
 import LockBenchTestSupport
 import OfflineUnlock
+import Synchronization
 import XCTest
 
 /// Issue 20 §2: a snapshot that must be written (after a revocation list or clock-trust change,
@@ -54,8 +55,9 @@ final class SnapshotFailureTests: XCTestCase {
         let dir = try temporaryDirectory("lockbench-lock").path
         _ = try base.makeConfig(dir)
         let lock = try open(dir)
-        var warnings: [String] = []
-        lock.onWarning = { warnings.append($0) }
+        let heard = Mutex<[String]>([])
+        lock.onWarning = { warning in heard.withLock { $0.append(warning) } }
+        var warnings: [String] { heard.withLock { $0 } }
         XCTAssertTrue(lock.decide(base.presentation([try base.document()])).isGrant)
         try block(dir)
         // The list arrives: that tap's record is durable, so it is acknowledged; its snapshot is not.
@@ -128,8 +130,9 @@ final class SnapshotFailureTests: XCTestCase {
         let dir = try temporaryDirectory("lockbench-lock").path
         _ = try base.makeConfig(dir)
         let lock = try open(dir)
-        var warnings: [String] = []
-        lock.onWarning = { warnings.append($0) }
+        let heard = Mutex<[String]>([])
+        lock.onWarning = { warning in heard.withLock { $0.append(warning) } }
+        var warnings: [String] { heard.withLock { $0 } }
         lock.snapshotInterval = 2
         XCTAssertTrue(lock.decide(base.presentation([try base.document()])).isGrant)
         try block(dir)

@@ -9,17 +9,14 @@ import VirtualPN532
 /// against the virtual PN532 with a test card.
 final class NFCLockLoopTests: XCTestCase {
     /// Collects events and lets a test wait for one.
-    final class Recorder {
-        private let condition = NSCondition()
-        private(set) var events: [String] = []
-        private(set) var kinds: [String] = []
+    final class Recorder: Sendable {
+        private let seen = Monitor<(events: [String], kinds: [String])>(([], []))
+        var events: [String] { seen.withLock { $0.events } }
+        var kinds: [String] { seen.withLock { $0.kinds } }
 
         func record(_ event: ReaderEvent<String>) {
-            condition.lock()
-            events.append(event.description)
-            kinds.append(Self.kind(event))
-            condition.broadcast()
-            condition.unlock()
+            let (description, kind) = (event.description, Self.kind(event))
+            seen.withLock { $0.events.append(description); $0.kinds.append(kind) }
         }
 
         static func kind(_ e: ReaderEvent<String>) -> String {
@@ -37,26 +34,21 @@ final class NFCLockLoopTests: XCTestCase {
             }
         }
 
-        func count(_ kind: String) -> Int { condition.lock(); defer { condition.unlock() }; return kinds.filter { $0 == kind }.count }
+        func count(_ kind: String) -> Int { kinds.filter { $0 == kind }.count }
 
         @discardableResult
         func wait(for kind: String, count: Int = 1, timeout: TimeInterval = 10, file: StaticString = #filePath, line: UInt = #line) -> Bool {
-            condition.lock()
-            defer { condition.unlock() }
-            let deadline = Date().addingTimeInterval(timeout)
-            while kinds.filter({ $0 == kind }).count < count {
-                if !condition.wait(until: deadline) {
-                    XCTFail("no \(count)× \(kind) in \(timeout) s; events: \(events)", file: file, line: line)
-                    return false
-                }
+            let (ready, events) = seen.wait(until: Date().addingTimeInterval(timeout), for: { $0.kinds.filter({ $0 == kind }).count >= count }) {
+                ($1, $0.events)
             }
-            return true
+            if !ready { XCTFail("no \(count)× \(kind) in \(timeout) s; events: \(events)", file: file, line: line) }
+            return ready
         }
     }
 
     /// The reader loop over libnfc at `connstring`, running `transaction` with each card's link and target.
     static func loop(_ connstring: String, ecpPolling: Bool = false, reopenDelay: TimeInterval = 0.1,
-                     transaction: @escaping (APDUTransceiver, TargetInfo) throws -> String = transaction) -> ReaderLoop<LibNFCReader, String> {
+                     transaction: @escaping @Sendable (APDUTransceiver, TargetInfo) throws -> String = transaction) -> ReaderLoop<LibNFCReader, String> {
         ReaderLoop(reader: LibNFCReader(connstring: connstring, ecpPolling: ecpPolling), configuration: .init(reopenDelay: reopenDelay)) {
             card in try transaction(card.link, card.target)
         }

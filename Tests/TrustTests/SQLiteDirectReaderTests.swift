@@ -25,18 +25,20 @@ final class SQLiteDirectReaderTests: XCTestCase {
             _ = try await writer.query("INSERT INTO t VALUES (?, ?, ?, ?, NULL)",
                                        [.integer(-7 + k), .float(2.5 * Double(k)), .text(text), .blob(ByteBuffer(bytes: [0, 1, 255, UInt8(k)]))])
             let binds: [SQLiteData] = [.text(text), .integer(-7)]
-            let direct = try reader.lock.withLock { try reader.rows(sql, binds) }          // the statement is prepared once
+            let direct = try reader.rows(sql, binds)                                       // the statement is prepared once
+            let free = try XCTUnwrap(try reader.rowsIfFree(sql, binds), "no other caller holds the reader")
+            XCTAssertEqual(free.map(\.values), direct.map(\.values))
             let nio = try await writer.query(sql, binds)
             XCTAssertEqual(direct.count, nio.count, "after insert \(k)")
             for (d, n) in zip(direct, nio) {
                 for column in ["i", "f", "s", "b", "n"] { XCTAssertEqual(d.column(column), n.column(column), "\(column) after insert \(k)") }
             }
         }
-        XCTAssertThrowsError(try reader.lock.withLock { try reader.rows("SELECT x FROM nowhere", []) }) {
+        XCTAssertThrowsError(try reader.rows("SELECT x FROM nowhere", [])) {
             XCTAssertTrue("\($0)".contains("no such table: nowhere"), "\($0)")
         }
         try await writer.close()
         reader.close()
-        XCTAssertThrowsError(try reader.lock.withLock { try reader.rows(sql, []) }) { XCTAssertTrue("\($0)".contains("closed")) }
+        XCTAssertThrowsError(try reader.rows(sql, [])) { XCTAssertTrue("\($0)".contains("closed")) }
     }
 }

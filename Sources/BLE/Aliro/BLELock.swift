@@ -160,7 +160,7 @@ public final class BLELock: CardReader, @unchecked Sendable {
     /// does not list (BLERKE_RDR_NEG_FAILED_L2CAP: refuse or disconnect, never open).
     public static let unsupportedVersionRefusal = SignalingCommand.Result.insufficientAuthorization
     /// Radio notices for the reader loop (`ReaderEvent.notice`): phones connecting, leaving, dropped idle.
-    public var onNotice: ((String, Bool) -> Void)?
+    public var onNotice: (@Sendable (String, Bool) -> Void)?
     /// What is advertised now (expiry and tag filled when `tagCipher` is set); guarded by the host.
     private var currentAdvertisement: AliroAdvertisement
 

@@ -139,7 +139,8 @@ struct LockRun: ParsableCommand {
             throw UserError(message: "\(nfc != nil ? "--nfc" : "\(config.path): nfc.connstring") \(c): no libnfc driver is called \"\(NFCEnvironment.driver(of: c))\"; the drivers are \(NFCEnvironment.libnfcDrivers.joined(separator: ", ")), or use virtual or pcsc")
         }
         let service = try LockFiles.service(file, path: config.path)
-        service.reader.configuration.faults = readerFaults.set
+        let faults = readerFaults.set
+        service.withReader { $0.configuration.faults = faults }
         let socketReader = try socket.map { text -> SocketReader.Configuration in
             let (host, port) = try SocketCLI.address(text, flag: "--socket")
             return SocketReader.Configuration(host: host, port: port, framing: SocketFraming(rawValue: framing)!)
@@ -272,8 +273,11 @@ struct LockTransact: ParsableCommand {
             }
         }
         // The reader offers what the lock's policy supports, newest first.
-        if let fast { service.reader.configuration.useFast = fast }
-        service.reader.configuration.faults = readerFaults.set
+        let faults = readerFaults.set
+        service.withReader { reader in
+            if let fast { reader.configuration.useFast = fast }
+            reader.configuration.faults = faults
+        }
         let outcome = try service.transact(connectingTo: host, port: port, framing: SocketFraming(rawValue: framing)!,
                                            timeoutMilliseconds: Int32(clamping: timeout))
         print(OutcomeReport(outcome, bolt: service.lock.boltName, transcript: transcript).rendered(json: json))

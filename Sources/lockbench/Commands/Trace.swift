@@ -91,7 +91,7 @@ struct TraceCommand: ParsableCommand {
         if let lockConfig {
             try add(readerKey: lockConfig, to: &keys)
             let service = try LockFiles.service(lockConfig)
-            keys.persistentKeys += service.reader.fastCache.all.map { Transcript.PersistentKey(credentialKey: $0.key, key: $0.persistent) }
+            keys.persistentKeys += service.withReader { $0.fastCache.all.map { Transcript.PersistentKey(credentialKey: $0.key, key: $0.persistent) } }
         }
         if let credentialKey, let kpersistent {
             let key: [UInt8]
