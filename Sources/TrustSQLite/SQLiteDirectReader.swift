@@ -55,12 +55,6 @@ final class SQLiteDirectReader: Sendable {
         }
         sqlite_nio_sqlite3_busy_timeout(handle, 10_000)
         connection = Mutex(Connection(db: handle))
-        if !writable {
-            // The main file's pages read from a mapping rather than copied by a `pread` each: a
-            // reader's page cache starts over after every commit, so each poll fetched its pages
-            // again (3 % of a key refresh's samples were those reads).
-            _ = try rows("PRAGMA mmap_size=268435456", [])
-        }
     }
 
     /// Runs a statement that answers no rows (BEGIN, COMMIT, a PRAGMA).
