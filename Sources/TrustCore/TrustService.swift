@@ -387,7 +387,7 @@ public final class TrustService: Sendable {
         // key had been re-issued eight times. Order at the lock comes from signed time.
         let iteration = (old?.iteration ?? 0) + 1
         // Strictly after the document it replaces, which a lock may hold (SigningOrder).
-        let previous = old?.document.flatMap(Self.signedTime(of:))
+        let previous = old?.document.flatMap(IssuedDocument.signedTime(of:))
         let validity = IssuedDocument.Validity(signed: SigningOrder.signedTime(now: now, after: previous), validFrom: now, validUntil: now.addingTimeInterval(settings.keyLifetime),
                                                expectedUpdate: now.addingTimeInterval(settings.pollInterval))
         let access = try AccessData(id: docID, readers: try g.readers.map { try ReaderRule(parsing: $0) },
@@ -397,21 +397,6 @@ public final class TrustService: Sendable {
         return KeyRecord(id: KeyRecord.id(grant: g.id, device: d.id), grant: g.id, device: d.id, document: doc.encoded(), documentID: docID,
                          iteration: iteration, grantRevision: g.revision, validUntil: validity.validUntil,
                          expectedUpdate: validity.expectedUpdate!, sequence: 0)
-    }
-
-    /// The signed time of an access document this service issued, read from the MSO's
-    /// validityInfo alone: a re-issue needs only that date, and parsing the whole document for it
-    /// (its items, its access data, a curve check of its device key) took 6 % of a key refresh's
-    /// server CPU. Anything not of that shape goes through the full parse.
-    static func signedTime(of document: [UInt8]) -> Date? {
-        if let root = try? CBOR(parsing: document), case .map(let doc) = root,
-           case .map(let signed)? = doc.numbered(1), let auth = signed.numbered(2),
-           let sign1 = try? CoseSign1(cbor: auth), let msoBytes = (try? CBOR(parsing: sign1.payload))?.embeddedBytes,
-           case .map(let mso)? = try? CBOR(parsing: msoBytes), case .map(let validity)? = mso.numbered(6),
-           let time = validity.numbered(1)?.dateValue {
-            return time
-        }
-        return (try? AccessDocument(parsing: document))?.validity.signed
     }
 
     /// Brings one device's keys in line with its grants and credential state, inside a write.

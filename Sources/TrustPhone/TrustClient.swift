@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NIOHTTP1
 import TrustModel
 
 /// Why a request to the trust service failed, as the phone sees it.
@@ -51,58 +52,37 @@ public final class TrustClient: Sendable {
 
     /// `POST /v1/token` with a form body.
     public func token(_ form: [(String, String)]) async throws(TrustClientError) -> TokenResponse {
-        var request = HTTPClientRequest(url: baseURL + "/v1/token")
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
-        request.body = .bytes(ByteBuffer(string: Self.form(form)))
-        let (status, body) = try await send(request)
+        let (status, body) = try await postForm("/v1/token", form)
         if status == 200 {
             guard let r = try? JSONDecoder().decode(TokenResponse.self, from: body) else {
                 throw .protocolError("the token answer is not RFC 6749 JSON")
             }
             return r
         }
-        let e = (try? JSONDecoder().decode([String: String].self, from: body)) ?? [:]
-        throw .oauth(code: e["error"] ?? "http_\(status)", description: e["error_description"] ?? "")
+        throw Self.oauthRefusal(status, body)
     }
 
     /// `POST /v1/device_authorization` (RFC 8628 §3.1): a code pair for this device.
     public func deviceAuthorization(device: String) async throws(TrustClientError) -> DeviceAuthorizationResponse {
-        var request = HTTPClientRequest(url: baseURL + "/v1/device_authorization")
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
-        request.body = .bytes(ByteBuffer(string: Self.form([("client_id", device)])))
-        let (status, body) = try await send(request)
+        let (status, body) = try await postForm("/v1/device_authorization", [("client_id", device)])
         if status == 200 {
             guard let r = try? JSONDecoder().decode(DeviceAuthorizationResponse.self, from: body) else {
                 throw .protocolError("the device authorization answer is not RFC 8628 JSON")
             }
             return r
         }
-        let e = (try? JSONDecoder().decode([String: String].self, from: body)) ?? [:]
-        throw .oauth(code: e["error"] ?? "http_\(status)", description: e["error_description"] ?? "")
+        throw Self.oauthRefusal(status, body)
     }
 
     /// `POST /v1/revoke` (RFC 7009): ends the login behind `token`.
     public func revoke(_ token: String, hint: String) async throws(TrustClientError) {
-        var request = HTTPClientRequest(url: baseURL + "/v1/revoke")
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
-        request.body = .bytes(ByteBuffer(string: Self.form([("token", token), ("token_type_hint", hint)])))
-        let (status, body) = try await send(request)
-        guard status == 200 else {
-            let e = (try? JSONDecoder().decode([String: String].self, from: body)) ?? [:]
-            throw .oauth(code: e["error"] ?? "http_\(status)", description: e["error_description"] ?? "")
-        }
+        let (status, body) = try await postForm("/v1/revoke", [("token", token), ("token_type_hint", hint)])
+        guard status == 200 else { throw Self.oauthRefusal(status, body) }
     }
 
     /// `GET /v1/keys?since=` with the access token; nil on 204 (nothing changed).
     public func keys(accessToken: String, since: String?) async throws(TrustClientError) -> PollResult? {
-        var url = baseURL + "/v1/keys"
-        if let since { url += "?since=" + since }
-        var request = HTTPClientRequest(url: url)
-        request.headers.add(name: "Authorization", value: "Bearer " + accessToken)
-        let (status, body) = try await send(request)
+        let (status, body) = try await authorized(.GET, "/v1/keys" + (since.map { "?since=" + $0 } ?? ""), accessToken: accessToken, body: nil)
         switch status {
         case 200:
             guard let r = try? JSONDecoder().decode(PollResult.self, from: body) else { throw .protocolError("the poll answer does not decode") }
@@ -117,37 +97,52 @@ public final class TrustClient: Sendable {
 
     /// `POST /v1/doors/{id}/reports`: what the phone saw at a door (`DoorReport`).
     public func reportDoor(_ report: DoorReport, accessToken: String) async throws(TrustClientError) {
-        var request = HTTPClientRequest(url: baseURL + "/v1/doors/" + report.door + "/reports")
-        request.method = .POST
-        request.headers.add(name: "Authorization", value: "Bearer " + accessToken)
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = .bytes(ByteBuffer(string: report.encoded()))
-        let (status, answer) = try await send(request)
-        switch status {
-        case 201: return
-        case 401: throw .unauthorized(String(decoding: answer, as: UTF8.self))
-        default:
-            let e = (try? JSONDecoder().decode([String: String].self, from: answer)) ?? [:]
-            throw .oauth(code: e["error"] ?? "http_\(status)", description: e["error_description"] ?? "")
-        }
+        try await sendJSON(.POST, "/v1/doors/" + report.door + "/reports", ByteBuffer(string: report.encoded()), accessToken: accessToken, expect: 201)
     }
 
     /// `PUT /v1/push-token`: the service pushes to `token` when this device's keys change.
     public func registerPushToken(_ token: String, accessToken: String) async throws(TrustClientError) {
-        var request = HTTPClientRequest(url: baseURL + "/v1/push-token")
-        request.method = .PUT
-        request.headers.add(name: "Authorization", value: "Bearer " + accessToken)
-        request.headers.add(name: "Content-Type", value: "application/json")
         guard let body = try? JSONEncoder().encode(["token": token]) else { throw .protocolError("the push token does not encode") }
-        request.body = .bytes(ByteBuffer(bytes: body))
-        let (status, answer) = try await send(request)
+        try await sendJSON(.PUT, "/v1/push-token", ByteBuffer(bytes: body), accessToken: accessToken, expect: 204)
+    }
+
+    /// A form `POST` (the OAuth endpoints: token, device authorization, revocation).
+    func postForm(_ path: String, _ fields: [(String, String)]) async throws(TrustClientError) -> (Int, Data) {
+        var request = HTTPClientRequest(url: baseURL + path)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        request.body = .bytes(ByteBuffer(string: Self.form(fields)))
+        return try await send(request)
+    }
+
+    /// A JSON request with the access token that must answer `expect`: 401 is `.unauthorized`
+    /// (the body as the reason), anything else the refusal's `error` and `error_description`.
+    func sendJSON(_ method: HTTPMethod, _ path: String, _ body: ByteBuffer, accessToken: String, expect: Int) async throws(TrustClientError) {
+        let (status, answer) = try await authorized(method, path, accessToken: accessToken, body: body)
         switch status {
-        case 204: return
+        case expect: return
         case 401: throw .unauthorized(String(decoding: answer, as: UTF8.self))
-        default:
-            let e = (try? JSONDecoder().decode([String: String].self, from: answer)) ?? [:]
-            throw .oauth(code: e["error"] ?? "http_\(status)", description: e["error_description"] ?? "")
+        default: throw Self.oauthRefusal(status, answer)
         }
+    }
+
+    /// A request with the access token and, when given, a JSON body.
+    func authorized(_ method: HTTPMethod, _ path: String, accessToken: String, body: ByteBuffer?) async throws(TrustClientError) -> (Int, Data) {
+        var request = HTTPClientRequest(url: baseURL + path)
+        request.method = method
+        request.headers.add(name: "Authorization", value: "Bearer " + accessToken)
+        if let body {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(body)
+        }
+        return try await send(request)
+    }
+
+    /// A refusal's `{"error", "error_description"}` (RFC 6749 §5.2) as `.oauth`; `http_STATUS`
+    /// when the body carries none.
+    static func oauthRefusal(_ status: Int, _ body: Data) -> TrustClientError {
+        let e = (try? JSONDecoder().decode([String: String].self, from: body)) ?? [:]
+        return .oauth(code: e["error"] ?? "http_\(status)", description: e["error_description"] ?? "")
     }
 
     func send(_ request: HTTPClientRequest) async throws(TrustClientError) -> (Int, Data) {

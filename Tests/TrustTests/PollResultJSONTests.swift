@@ -56,9 +56,9 @@ final class PollResultJSONTests: XCTestCase {
             let access = try AccessData(id: [1, 2, 3, 4, 5, 6, 7, 8], readers: [try ReaderRule(parsing: "00112233445566778899aabbccddeeff")], schedules: [])
             let doc = try AccessDocument.issue(access: access, credentialPublicKey: Array(credential.publicKey.x963Representation),
                                                validity: validity, issuerKey: issuer).encoded()
-            XCTAssertEqual(TrustService.signedTime(of: doc), signed)
-            XCTAssertEqual(TrustService.signedTime(of: doc), try AccessDocument(parsing: doc).validity.signed)
+            XCTAssertEqual(IssuedDocument.signedTime(of: doc), signed)
+            XCTAssertEqual(IssuedDocument.signedTime(of: doc), try AccessDocument(parsing: doc).validity.signed)
         }
-        XCTAssertNil(TrustService.signedTime(of: [0xA0]), "not a document: no signed time")
+        XCTAssertNil(IssuedDocument.signedTime(of: [0xA0]), "not a document: no signed time")
     }
 }

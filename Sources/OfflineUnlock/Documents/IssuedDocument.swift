@@ -146,6 +146,21 @@ public struct IssuedDocument: Equatable, Sendable {
         try self.init(cbor: root, expectedDocType: expectedDocType)
     }
 
+    /// The MSO's signed time (validityInfo `signed`) alone, without the items, the access data or
+    /// the device key's curve check: a trust service re-issuing a key needs only that date, and
+    /// the whole parse was 6 % of a key refresh's server CPU. Anything not of the expected shape
+    /// goes through the full parse; nil when that fails too. Not a verification.
+    public static func signedTime(of bytes: [UInt8]) -> Date? {
+        if let root = try? CBOR(parsing: bytes), case .map(let doc) = root,
+           case .map(let signed)? = lookup(doc, 1), let auth = lookup(signed, 2),
+           let sign1 = try? CoseSign1(cbor: auth), let msoBytes = (try? CBOR(parsing: sign1.payload))?.embeddedBytes,
+           case .map(let mso)? = try? CBOR(parsing: msoBytes), case .map(let validity)? = lookup(mso, 6),
+           let time = lookup(validity, 1)?.dateValue {
+            return time
+        }
+        return (try? IssuedDocument(parsing: bytes))?.validity.signed
+    }
+
     public init(cbor root: CBOR, expectedDocType: String? = nil) throws(DocumentError) {
         do {
             let doc = try root.asMap("Document")

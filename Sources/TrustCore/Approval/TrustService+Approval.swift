@@ -54,11 +54,8 @@ extension TrustService {
             numbersChallenge: numbers, challenge: challenge, allowDeviceCredentials: request.allowDeviceCredentials ?? true,
             timeAdded: now, ttl: ttl, status: .pending)
         return try await storage.write { tx in
-            guard let d = try await tx.device(requester), d.credentialState.holdsKeys else {
-                throw TrustError(.forbidden, "device \(requester) has no active credential")
-            }
-            let grants = try await tx.grants(user: request.approver).filter { $0.state == .active }
-            guard grants.contains(where: { g in g.readers.contains { Self.covers($0, rule) } }) else {
+            _ = try await Self.deviceHoldingKeys(requester, tx: tx)
+            guard try await Self.holdsActiveGrant(request.approver, on: rule, tx: tx) else {
                 throw TrustError(.forbidden, "\(request.approver) holds no active grant on \(Self.text(of: rule)); only someone who may open it can approve")
             }
             guard try await tx.devices(user: request.approver).contains(where: { $0.credentialState.holdsKeys }) else {
@@ -266,6 +263,19 @@ extension TrustService {
                                            timeVerificationRequired: settings.timeVerificationRequired ?? false)
         r.unlockDocument = doc.encoded()
         r.unlockValidUntil = until
+    }
+
+    /// The device, refused unless its credential holds keys (an enrolled phone that may act).
+    static func deviceHoldingKeys(_ device: String, tx: any TrustTransaction) async throws -> DeviceRecord {
+        guard let d = try await tx.device(device), d.credentialState.holdsKeys else {
+            throw TrustError(.forbidden, "device \(device) has no active credential")
+        }
+        return d
+    }
+
+    /// Whether `user` holds an active grant whose reader rules cover `rule`.
+    static func holdsActiveGrant(_ user: String, on rule: ReaderRule, tx: any TrustTransaction) async throws -> Bool {
+        try await tx.grants(user: user).contains { g in g.state == .active && g.readers.contains { covers($0, rule) } }
     }
 
     /// Whether a grant's reader rule covers the requested one (same group; a grant on one sub

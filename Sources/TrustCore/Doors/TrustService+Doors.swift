@@ -24,11 +24,8 @@ extension TrustService {
         }
         let now = now()
         return try await storage.write { tx in
-            guard let d = try await tx.device(device), d.credentialState.holdsKeys else {
-                throw TrustError(.forbidden, "device \(device) has no active credential")
-            }
-            let grants = try await tx.grants(user: d.user).filter { $0.state == .active }
-            guard grants.contains(where: { g in g.readers.contains { Self.covers($0, rule) } }) else {
+            let d = try await Self.deviceHoldingKeys(device, tx: tx)
+            guard try await Self.holdsActiveGrant(d.user, on: rule, tx: tx) else {
                 throw TrustError(.forbidden, "\(d.user) holds no active grant on door \(report.door): a phone reports only doors it may open")
             }
             let record = try await tx.setting(Self.doorPrefix + report.door).flatMap { try? JSONDecoder().decode(DoorRecord.self, from: Data($0.utf8)) }

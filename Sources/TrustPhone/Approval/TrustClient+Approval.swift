@@ -30,14 +30,7 @@ extension TrustClient {
     }
 
     func call<T: Decodable>(_ method: HTTPMethod, _ path: String, accessToken: String, body: Data?, expect: Int) async throws(TrustClientError) -> T {
-        var request = HTTPClientRequest(url: baseURL + path)
-        request.method = method
-        request.headers.add(name: "Authorization", value: "Bearer " + accessToken)
-        if let body {
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(bytes: body))
-        }
-        let (status, data) = try await send(request)
+        let (status, data) = try await authorized(method, path, accessToken: accessToken, body: body.map { ByteBuffer(bytes: $0) })
         if status == expect {
             do { return try JSONDecoder().decode(T.self, from: data) } catch {
                 throw .protocolError("\(method) \(path) answered JSON that does not decode: \(error)")
