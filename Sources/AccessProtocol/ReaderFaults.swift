@@ -18,6 +18,11 @@ public struct ReaderFaults: OptionSet, Sendable, Hashable {
     /// kpersistent-removed checks catch it; `LockConfiguration.faults`).
     public static let ignoreValidityIteration = ReaderFaults(rawValue: 1 << 6)
 
+    /// The lock's engine, not the session: read every revocation document as a whole list
+    /// (OVERWRITE), ignoring an APPEND change mode — a reader written for lists that carry
+    /// everything (rdr.stepup.rd catches it at iteration 2; `LockConfiguration.faults`).
+    public static let revocationAppendAsOverwrite = ReaderFaults(rawValue: 1 << 7)
+
     /// Complete an RKE transaction (`02 06`) at the completed notification, ignoring the
     /// phone's RKE request (the ble.rdr RKE checks catch it: no "reader status changed").
     public static let ignoreRKE = ReaderFaults(rawValue: 1 << 2)
@@ -33,5 +38,6 @@ public struct ReaderFaults: OptionSet, Sendable, Hashable {
         ("accept-bad-device-signature", .acceptBadDeviceSignature), ("omit-le", .omitLe), ("ignore-rke", .ignoreRKE),
         ("fast-rke", .fastRKE), ("omit-certificate", .omitCertificate),
         ("skip-issuer-certificate-checks", .skipIssuerCertificateChecks), ("ignore-validity-iteration", .ignoreValidityIteration),
+        ("revocation-append-as-overwrite", .revocationAppendAsOverwrite),
     ]
 }

@@ -390,6 +390,7 @@ public final class EmulatedLock: Sendable {
         var core = DecisionCore(reader: try configuration.readerIdentity(), policy: configuration.policy,
                                 trust: try configuration.trustStore())
         core.ignoresValidityIteration = configuration.faults.contains(.ignoreValidityIteration)
+        core.readsAppendAsOverwrite = configuration.faults.contains(.revocationAppendAsOverwrite)
         var state: PersistedLockState
         var fresh = false
         if let saved = try store.load() {

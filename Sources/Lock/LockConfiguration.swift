@@ -184,7 +184,7 @@ public struct LockConfiguration: Codable, Equatable, Sendable {
     /// The directory relative paths are resolved against (not stored in the file).
     public var baseDirectory: String = "."
     /// Deliberate misbehaviour (`lock run|transact --fault`; never stored in the file): of these
-    /// only the engine's (`skipIssuerCertificateChecks`, `ignoreValidityIteration`) are read here, the reader session's are its own.
+    /// only the engine's (`skipIssuerCertificateChecks`, `ignoreValidityIteration`, `revocationAppendAsOverwrite`) are read here, the reader session's are its own.
     public var faults: ReaderFaults = []
 
     enum CodingKeys: String, CodingKey {

@@ -54,6 +54,9 @@ public struct DecisionCore: Sendable {
     /// A deliberate fault (`lock … --fault ignore-validity-iteration`), never a setting: validity
     /// iterations are neither remembered nor checked (the Aliro 0.9.4 §7.2.3 cases catch it).
     public var ignoresValidityIteration = false
+    /// A deliberate fault (`lock … --fault revocation-append-as-overwrite`), never a setting: every
+    /// revocation document replaces its issuer's list, whatever its change mode (rdr.stepup.rd catches it).
+    public var readsAppendAsOverwrite = false
 
     public init(reader: ReaderIdentity, policy: LockPolicy, trust: TrustStore) {
         self.reader = reader; self.policy = policy; self.trust = trust
@@ -100,8 +103,10 @@ public struct DecisionCore: Sendable {
             }
             state.clock.evidence(doc.document, now: now, leeway: policy.clockLeeway, maxLifetime: policy.maxDocumentLifetime)
             guard now <= doc.expiry.addingTimeInterval(policy.clockLeeway) else { continue }
+            var data = doc.revocation
+            if readsAppendAsOverwrite { data.changeMode = .overwrite }
             do {
-                if let change = try state.revocationLists.apply(doc.revocation, signed: doc.issued, issuer: issuer) {
+                if let change = try state.revocationLists.apply(data, signed: doc.issued, issuer: issuer) {
                     state.pendingRevocationChanges.changes.append(change)
                 }
             } catch {

@@ -579,6 +579,14 @@ final class ConformanceEndToEndTests: XCTestCase {
         // Again at the same time, through libnfc: the lock (`lock run`) polls a virtual PN532 with
         // LockBench's phones in its field; the lists of the same second apply again, in turn.
         try assertPassesOverPN532("rdr.stepup.rd", extra: Array(args.dropFirst(2)), config: "door-rd.lock.json")
+        // Calibration: a lock reading every list as a whole one fails this check alone.
+        let (faulty, faultyLines) = try readerOverSocket(lockFaults: ["revocation-append-as-overwrite"],
+                                                         extra: ["--only", "rdr.stepup.rd", "rdr.neg.stepup.rd-version", "rdr.stepup.key-id", "rdr.standard"] + Array(args.dropFirst(2)),
+                                                         config: "door-rd.lock.json")
+        XCTAssertEqual(faulty, 1, faultyLines.joined(separator: "\n"))
+        XCTAssertEqual(statuses(lines: faultyLines), ["rdr.stepup.rd": "fail", "rdr.neg.stepup.rd-version": "pass", "rdr.stepup.key-id": "pass", "rdr.standard": "pass"],
+                       faultyLines.joined(separator: "\n"))
+        XCTAssertTrue(faultyLines.joined().contains("iteration 2"), faultyLines.joined(separator: "\n"))
         // A lock without the keys: the carrier is a stranger, so the first tap is refused.
         let (bare, bareLines) = try readerOverSocket(extra: args)
         XCTAssertEqual(bare, 1, bareLines.joined(separator: "\n"))
