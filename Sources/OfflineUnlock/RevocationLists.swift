@@ -81,18 +81,48 @@ public struct RevocationLists: Equatable, Sendable {
     mutating func apply(_ data: RevocationData, signed: Date, issuer: String) throws(DocumentError) -> RevocationChange? {
         let held = lists[issuer]
         if let held, signed < held.issued { return nil }
-        var entries = data.changeMode == .overwrite ? [] : held?.entries ?? []
-        for e in data.entries where !entries.contains(e) { entries.append(e) }
-        entries.removeAll { held in data.entriesToRemove.contains { $0.removes(held) } }
+        let before = held?.entries ?? []
+        // Sets keep this linear in the list's size (10,000 entries, a document's worth of changes).
+        var entries = data.changeMode == .overwrite ? [] : before
+        var present = Set(entries)
+        for e in data.entries where present.insert(e).inserted { entries.append(e) }
+        if !data.entriesToRemove.isEmpty {
+            let removal = Removal(data.entriesToRemove)
+            entries.removeAll(where: removal.takesOut)
+        }
         guard entries.count <= Self.maxEntriesPerIssuer else {
             throw DocumentError(.malformed, "the revocation list of issuer \(issuer) would hold \(entries.count) entries; a LockBench lock holds at most \(Self.maxEntriesPerIssuer) per issuer")
         }
-        let before = held?.entries ?? []
-        let added = entries.filter { !before.contains($0) }.count, removed = before.filter { !entries.contains($0) }.count
+        let old = Set(before), new = Set(entries)
+        let added = entries.filter { !old.contains($0) }.count, removed = before.filter { !new.contains($0) }.count
         lists[issuer] = IssuerRevocationList(issued: max(signed, held?.issued ?? signed), entries: entries)
         guard held == nil || added + removed > 0 || signed > held!.issued else { return nil }
         return RevocationChange(kind: .applied, issuer: issuer, mode: data.changeMode, previousIssued: held?.issued, issued: signed,
                                 entries: entries.count, addedEntries: added, removedEntries: removed)
+    }
+
+    /// A document's entries to remove, looked up by what each names: a held entry goes when an
+    /// entry to remove names its key hash alone, its document id alone, or both of them.
+    private struct Removal {
+        var hashes = Set<[UInt8]>(), ids = Set<[UInt8]>(), pairs = Set<[[UInt8]]>()
+
+        init(_ entries: [RevocationEntry]) {
+            for e in entries {
+                switch (e.publicKeyHash, e.documentID) {
+                case let (h?, d?): pairs.insert([h, d])
+                case let (h?, nil): hashes.insert(h)
+                case let (nil, d?): ids.insert(d)
+                case (nil, nil): break   // RevocationEntry names one at least
+                }
+            }
+        }
+
+        func takesOut(_ held: RevocationEntry) -> Bool {
+            if let h = held.publicKeyHash, hashes.contains(h) { return true }
+            if let d = held.documentID, ids.contains(d) { return true }
+            if let h = held.publicKeyHash, let d = held.documentID, pairs.contains([h, d]) { return true }
+            return false
+        }
     }
 
     /// Drops entries that expired before `cutoff`; one change per list that lost any. The caller

@@ -138,6 +138,32 @@ final class RevocationDataTests: XCTestCase {
         XCTAssertEqual(lists["a"]?.entries.map(\.documentID), [[1]])
     }
 
+    /// An entry to remove takes out the held entries it names: by key hash alone, by document id
+    /// alone, or by both (then only an entry holding both).
+    func testAnEntryToRemoveTakesOutWhatItNames() throws {
+        var lists = RevocationLists()
+        let both = try RevocationEntry(publicKeyHash: hash1, documentID: [1], expiry: nil)
+        let idOnly = try RevocationEntry(documentID: [2], expiry: now)
+        let hashOnly = try RevocationEntry(publicKeyHash: hash2, expiry: nil)
+        let other = try RevocationEntry(publicKeyHash: hash2, documentID: [3], expiry: nil)
+        _ = try lists.apply(RevocationData(changeMode: .overwrite, entries: [both, idOnly, hashOnly, other]), signed: now, issuer: "a")
+        func remove(_ e: RevocationEntry) throws -> [RevocationEntry] {
+            var copy = lists
+            _ = try copy.apply(RevocationData(changeMode: .append, entries: [], entriesToRemove: [e]), signed: now, issuer: "a")
+            return copy["a"]?.entries ?? []
+        }
+        XCTAssertEqual(try remove(try RevocationEntry(publicKeyHash: hash1, expiry: nil)), [idOnly, hashOnly, other], "a hash takes out every entry with it")
+        XCTAssertEqual(try remove(try RevocationEntry(documentID: [2], expiry: nil)), [both, hashOnly, other], "the expiry is not compared")
+        XCTAssertEqual(try remove(try RevocationEntry(publicKeyHash: hash2, documentID: [3], expiry: nil)), [both, idOnly, hashOnly], "both: only the entry holding both")
+        XCTAssertEqual(try remove(try RevocationEntry(publicKeyHash: hash1, documentID: [9], expiry: nil)), [both, idOnly, hashOnly, other], "both, not held together: nothing")
+        // Adding an entry already held adds nothing; the change says what moved.
+        var copy = lists
+        let change = try copy.apply(RevocationData(changeMode: .append, entries: [both], entriesToRemove: [idOnly]), signed: now.addingTimeInterval(1), issuer: "a")
+        XCTAssertEqual(change?.addedEntries, 0)
+        XCTAssertEqual(change?.removedEntries, 1)
+        XCTAssertEqual(copy["a"]?.entries, [both, hashOnly, other])
+    }
+
     /// A lock's state written when lists had a serial still loads; the serial is dropped.
     func testAHeldListWithASerialStillLoads() throws {
         let json = #"{"serial":9,"issued":0,"entries":[{"documentID":"0102","expiry":"2026-03-02T09:00:00Z"}]}"#

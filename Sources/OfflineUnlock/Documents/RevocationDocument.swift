@@ -30,12 +30,6 @@ public struct RevocationEntry: Equatable, Hashable, Sendable, Codable {
             || (documentID.map { $0 == id } ?? false)
     }
 
-    /// Whether this entry of an "entries to remove" list takes `held` out: each identifier it
-    /// names is the held entry's (the expiry is not compared: removing an entry need not know it).
-    func removes(_ held: RevocationEntry) -> Bool {
-        (publicKeyHash == nil || publicKeyHash == held.publicKeyHash) && (documentID == nil || documentID == held.documentID)
-    }
-
     /// The expiry as the official RevocationEntry writes it: tag 1, whole seconds since the epoch.
     var cbor: CBOR {
         var m: [CBOR: CBOR] = [:]
