@@ -71,7 +71,7 @@ public struct RevocationLists: Equatable, Sendable {
 
     /// The most entries one issuer's list may hold: APPEND documents add to a list, so a lock
     /// bounds it rather than trust every issuer to.
-    public static let maxEntriesPerIssuer = 10_000
+    public static let maxEntriesPerIssuer = 4096
 
     /// Applies a verified revocation document of `issuer` signed at `signed`, when that is not
     /// earlier than the last one applied (documents signed in the same second apply in the order
@@ -82,7 +82,7 @@ public struct RevocationLists: Equatable, Sendable {
         let held = lists[issuer]
         if let held, signed < held.issued { return nil }
         let before = held?.entries ?? []
-        // Sets keep this linear in the list's size (10,000 entries, a document's worth of changes).
+        // Sets keep this linear in the list's size and the document's.
         var entries = data.changeMode == .overwrite ? [] : before
         var present = Set(entries)
         for e in data.entries where present.insert(e).inserted { entries.append(e) }
