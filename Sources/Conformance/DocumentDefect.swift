@@ -223,7 +223,7 @@ public enum DocumentDefect: String, Sendable, CaseIterable {
     static func revocationDocument(version: Int, issuer: P256.Signing.PrivateKey, now: Date) -> [UInt8] {
         let signed = now.addingTimeInterval(-60)
         let entry = try! RevocationEntry(documentID: [0, 1, 2, 3, 4], expiry: now.addingTimeInterval(14 * 86_400))
-        guard var data = RevocationData(serial: 1, entries: [entry]).cbor.mapValue else { return [] }
+        guard var data = RevocationData(changeMode: .overwrite, entries: [entry]).cbor.mapValue else { return [] }
         data[0] = .int(version)
         return IssuedDocument.issue(docType: IssuedDocument.DocType.revocation, elementIdentifier: RevocationDocument.elementIdentifier,
                                     elementValue: .map(data), deviceKey: nil,

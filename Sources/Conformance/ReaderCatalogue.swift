@@ -579,7 +579,7 @@ public enum ReaderCatalogue {
         minted("rdr.neg.stepup.schedules-unsupported", official: "NFC_RDR_NEG_STEPUP_AD_SCHEDULE_IN_ACCESS_RULE_AND_READER", defect: .scheduleAllowInside, grant: false,
                hint: "(the case expects a reader that does not support schedules to refuse a valid document using one: set the lock so, `config create --no-schedules`, \"policy\": {\"supportsSchedules\": false}; a lock that evaluates schedules grants it, as rdr.stepup.schedules requires)",
                title: "the document of rdr.stepup.schedules (schedule 0 allowed, the lock's time inside its UTC daily window), to a lock set without schedule support (`config create --no-schedules`): EXCHANGE with a failure status"),
-    ] + validityIterationChecks
+    ] + validityIterationChecks + revocationDataChecks
 
     /// What the time-verification cases need of the lock, said when it granted.
     static let needsUnverifiedTime = "(the case expects a reader without verified time: a document asking for time verification (MSO key 7) is accepted only under a clock the lock already trusts, and restores none; take the lock's trusted time away first, `lockbench clock power-loss --config LOCK.json`, and run these checks before any other that hands it a document without key 7)"

@@ -9,7 +9,12 @@ public struct DocumentJSON: Encodable {
     public struct Validity: Encodable { public var signed: String; public var validFrom: String; public var validUntil: String; public var lifetime: String }
     public struct Reader: Encodable { public var group: String; public var sub: String? }
     public struct Access: Encodable { public var version: Int; public var id: String; public var idText: String?; public var readers: [Reader]; public var schedules: [String] }
-    public struct Revocation: Encodable { public var serial: UInt64; public var entries: [RevocationEntry] }
+    /// RevocationData: the change mode, the entries added and the entries removed.
+    public struct Revocation: Encodable {
+        public var changeMode: String
+        public var entries: [RevocationEntry]
+        public var entriesToRemove: [RevocationEntry]
+    }
     /// The issuer certificate issuerAuth carries (x5chain), as read; `error` when it does not read.
     public struct Certificate: Encodable {
         public var subject: String?; public var issuedBy: String?; public var notBefore: String?; public var notAfter: String?; public var error: String?
@@ -74,7 +79,7 @@ public struct DocumentJSON: Encodable {
         case IssuedDocument.DocType.revocation:
             do {
                 let r = try RevocationDocument(document: doc).revocation
-                revocation = Revocation(serial: r.serial, entries: r.entries)
+                revocation = Revocation(changeMode: r.changeMode.description, entries: r.entries, entriesToRemove: r.entriesToRemove)
             } catch { throw Unreadable(message: "\(file): \(error)") }
         default:
             break
@@ -100,14 +105,18 @@ public struct DocumentJSON: Encodable {
             lines.append("  schedules    " + (a.schedules.isEmpty ? "any time" : a.schedules.joined(separator: "; ")))
         }
         if let r = revocation {
-            lines.append("  serial       \(r.serial)")
-            for e in r.entries {
+            lines.append("  change mode  \(r.changeMode)" + (r.changeMode == "overwrite" ? " (replaces the lock's list of this issuer)" : " (adds to the lock's list of this issuer)"))
+            func described(_ e: RevocationEntry) -> String {
                 var what = [String]()
                 if let h = e.publicKeyHash { what.append("key hash \(Hex.encode(h))") }
                 if let d = e.documentID { what.append("document id \(Hex.encode(d))") }
-                lines.append("  revokes      \(what.joined(separator: ", ")) until \(RFC3339.format(e.expiry))")
+                return what.joined(separator: ", ") + (e.expiry.map { " until \(RFC3339.format($0))" } ?? " (no expiry)")
             }
-            if r.entries.isEmpty { lines.append("  revokes      nothing (an empty list)") }
+            for e in r.entries { lines.append("  revokes      \(described(e))") }
+            for e in r.entriesToRemove { lines.append("  lifts        \(described(e))") }
+            if r.entries.isEmpty && r.entriesToRemove.isEmpty {
+                lines.append(r.changeMode == "overwrite" ? "  revokes      nothing (an empty list)" : "  revokes      nothing (no change)")
+            }
         }
         return lines.joined(separator: "\n")
     }

@@ -64,14 +64,15 @@ public struct LockProvisioning {
                                         issuerKey: issuer ?? self.issuer)
     }
 
-    /// A revocation of `documents` (by credential key hash and document id), valid for a day from `issued`.
-    public func revocation(of documents: [(key: P256.Signing.PrivateKey, document: AccessDocument)], serial: UInt64 = 1,
+    /// A revocation list (OVERWRITE) of `documents` (by credential key hash and document id),
+    /// signed at `issued` and valid for a day.
+    public func revocation(of documents: [(key: P256.Signing.PrivateKey, document: AccessDocument)],
                            issued: Date = Date()) throws -> RevocationDocument {
         let entries = try documents.map { d in
             try RevocationEntry(publicKeyHash: RevocationEntry.hash(credentialPublicKey: Primitives.point(of: d.key)),
                                 documentID: d.document.id, expiry: d.document.validity.validUntil)
         }
-        return RevocationDocument.issue(revocation: RevocationData(serial: serial, entries: entries), issued: issued,
+        return RevocationDocument.issue(revocation: RevocationData(changeMode: .overwrite, entries: entries), issued: issued,
                                         expiry: issued.addingTimeInterval(24 * 3600), issuerKey: issuer)
     }
 

@@ -19,8 +19,9 @@ public struct ReaderIdentity: Equatable, Sendable {
 /// 3. clock not below the high-water mark minus leeway (`clock_rollback`);
 /// 4. revocation documents presented: each decodes (`malformed_input`), is from a trusted issuer
 ///    — a trusted key by kid, or a certificate (x5chain) a trusted issuer CA signed, valid when
-///    the MSO was signed — with a good signature (`untrusted_issuer`), digests match (`digest_mismatch`); a higher serial
-///    replaces that issuer's list (one list and serial per issuer); their signed time may restore
+///    the MSO was signed — with a good signature (`untrusted_issuer`), digests match (`digest_mismatch`); one signed
+///    no earlier than the last applied changes that issuer's list (OVERWRITE or APPEND, then its
+///    entries to remove; one list per issuer); their signed time may restore
 ///    clock trust (within the bound of `TrustedClock.evidence`; never a document with MSO key 7 true);
 /// 5. the access document: one presented whose device key is the AUTH1 key (else, if documents
 ///    were presented, `document_key_mismatch`), verified as above, its validity iteration not
@@ -86,7 +87,7 @@ public struct DecisionCore: Sendable {
             return .deny(.clockRollback, detail: "time \(RFC3339.format(now)) is below the high-water mark \(RFC3339.format(state.clock.highWaterMark!))")
         }
 
-        // 4. Revocation documents: each replaces its own issuer's list when its serial is higher.
+        // 4. Revocation documents: each changes its own issuer's list unless signed before the last one applied.
         for bytes in p.revocationDocuments {
             let doc: RevocationDocument
             let issuer: String
@@ -98,9 +99,13 @@ public struct DecisionCore: Sendable {
                 return .deny(error.denyReason, detail: "revocation document: \(error.reason)")
             }
             state.clock.evidence(doc.document, now: now, leeway: policy.clockLeeway, maxLifetime: policy.maxDocumentLifetime)
-            if now <= doc.expiry.addingTimeInterval(policy.clockLeeway),
-               let change = state.revocationLists.offer(IssuerRevocationList(serial: doc.revocation.serial, issued: doc.issued, entries: doc.revocation.entries), issuer: issuer) {
-                state.pendingRevocationChanges.changes.append(change)
+            guard now <= doc.expiry.addingTimeInterval(policy.clockLeeway) else { continue }
+            do {
+                if let change = try state.revocationLists.apply(doc.revocation, signed: doc.issued, issuer: issuer) {
+                    state.pendingRevocationChanges.changes.append(change)
+                }
+            } catch {
+                return .deny(error.denyReason, detail: "revocation document: \(error.reason)")
             }
         }
 
@@ -148,7 +153,7 @@ public struct DecisionCore: Sendable {
             // A key provisioned out of band (`trustedCredentialKeys`): granted on AUTH1 alone,
             // unless a trusted issuer's revocation list names its hash (NFC_RDR_STEPUP_RD).
             if let hit = state.revocationLists.revocation(ofKey: p.credentialPublicKey) {
-                return .deny(.revoked, detail: "trusted credential key \(keyHex.prefix(16))… is revoked by its key hash (issuer \(hit.issuer) revocation serial \(hit.serial))")
+                return .deny(.revoked, detail: "trusted credential key \(keyHex.prefix(16))… is revoked by its key hash (issuer \(hit.issuer) revocation list signed \(RFC3339.format(hit.issued)))")
             }
             state.clock.observe(now)
             state.setVersion(max(state.highestVersion[keyHex] ?? 0, p.protocolVersion), for: keyHex)
@@ -197,10 +202,10 @@ public struct DecisionCore: Sendable {
 
         // 8. Revocation, by the list of the document's own issuer.
         let issuer = Hex.encode(access.document.issuerKeyID ?? [])
-        if let (entry, serial) = state.revocationLists.revocation(of: issuer, credentialPublicKey: p.credentialPublicKey, documentID: access.id) {
+        if let (entry, listSigned) = state.revocationLists.revocation(of: issuer, credentialPublicKey: p.credentialPublicKey, documentID: access.id) {
             let by = entry.publicKeyHash != nil && entry.publicKeyHash == RevocationEntry.hash(credentialPublicKey: p.credentialPublicKey)
                 ? "credential key hash" : "document id \(docID)"
-            return .deny(.revoked, detail: "revoked by \(by) (issuer \(issuer) revocation serial \(serial))")
+            return .deny(.revoked, detail: "revoked by \(by) (issuer \(issuer) revocation list signed \(RFC3339.format(listSigned)))")
         }
 
         // 9. Rules and schedules.

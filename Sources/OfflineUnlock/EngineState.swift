@@ -5,7 +5,7 @@ import Foundation
 /// (atomically) after every decision; it is plain Codable data.
 public struct EngineState: Equatable, Sendable, Codable {
     public var clock: TrustedClock
-    /// The revocation list of each issuer (by kid, hex), with its serial.
+    /// The revocation list of each issuer (by kid, hex), with the signed time of the last document applied.
     public var revocationLists = RevocationLists()
     /// Revocation list changes since the lock last took them (in memory only).
     var pendingRevocationChanges = PendingRevocationChanges()
@@ -131,10 +131,9 @@ public struct EngineState: Equatable, Sendable, Codable {
         revocationLists = try c.decodeIfPresent(RevocationLists.self, forKey: .revocationLists) ?? RevocationLists()
         // A state file from before per-issuer lists: its one list, issuer unknown, revokes everywhere.
         if let legacy = try c.decodeIfPresent([RevocationEntry].self, forKey: .revocations), !legacy.isEmpty {
-            let serial = try c.decodeIfPresent(UInt64.self, forKey: .revocationSerial) ?? 0
             let issued = try c.decodeIfPresent(Date.self, forKey: .revocationIssued) ?? .distantPast
             revocationLists = RevocationLists(revocationLists.lists.merging(
-                [RevocationLists.legacyIssuer: IssuerRevocationList(serial: serial, issued: issued, entries: legacy)]) { a, _ in a })
+                [RevocationLists.legacyIssuer: IssuerRevocationList(issued: issued, entries: legacy)]) { a, _ in a })
         }
         // Early state files held the bytes as arrays of numbers: still read them.
         if let legacy = try? c.decodeIfPresent([String: [UInt8]].self, forKey: .cachedDocuments) {

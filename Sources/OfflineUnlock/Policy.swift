@@ -93,6 +93,11 @@ public struct LockPolicy: Equatable, Sendable, Codable {
         if let v = try duration(.relockTime, Bounds.relockTime) { relockTime = v }
         if let v = try integer(.scheduleUTCOffsetMinutes, Bounds.scheduleUTCOffsetMinutes) { scheduleUTCOffsetMinutes = v }
         if let v = try c.decodeIfPresent([String].self, forKey: .supportedProtocolVersions) {
+            // As `validate` says: a lock that supports no version refuses every phone.
+            guard !v.isEmpty else {
+                throw DecodingError.dataCorruptedError(forKey: .supportedProtocolVersions, in: c,
+                                                       debugDescription: "empty: the lock would refuse every phone; name at least one version, e.g. [\"1.0\"]")
+            }
             supportedProtocolVersions = try v.map { try version($0, .supportedProtocolVersions) }
         }
         if let v = try c.decodeIfPresent(String.self, forKey: .minimumProtocolVersion) { minimumProtocolVersion = try version(v, .minimumProtocolVersion) }

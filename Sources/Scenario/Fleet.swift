@@ -4,6 +4,7 @@ import Foundation
 import Synchronization
 import Lock
 import LockRuntime
+import OfflineUnlock
 import TrustModel
 import TrustCore
 import TrustPhone
@@ -198,8 +199,8 @@ public final class FleetRunner: Sendable {
         let load = Load(plan: plan, phones: phones, locks: locks, world: world, service: service,
                         interruption: interruption, progress: progress)
         var result = await load.run()
-        if let serial = result.revocation?.serial {
-            result.revocation!.locksHolding = locks.filter { Load.serial(of: $0.service) >= serial }.count
+        if result.revocation != nil, let signed = load.revocationListSigned {
+            result.revocation!.locksHolding = locks.filter { Load.listSigned(of: $0.service) >= signed }.count
         }
 
         // Independent counts: every lock's audit log, verified (the MAC chain), decisions counted.
@@ -282,9 +283,13 @@ final class Load: Sendable {
         var revocationStarted = false
         var revocationDone = false
         var revocation: FleetSummary.Revocation?
+        /// The signed time of the list the fan-out published: a lock holding a list signed then
+        /// or later has it (the document carries no serial).
+        var revocationListSigned: Date?
     }
 
     let plan: FleetPlan
+    var revocationListSigned: Date? { state.withLock { $0.revocationListSigned } }
     let interruption: Flag
     let phones: [VirtualPhone]
     let locks: [World.LockEntry]
@@ -398,8 +403,8 @@ final class Load: Sendable {
             }
             let (p, l) = choice(n)
             let phone = phones[p], lock = locks[l]
-            let (revokedPhone, listSerial) = state.withLock { ($0.revocationDone && $0.revoked.contains(p), $0.revocation?.serial ?? .max) }
-            let listReached = revokedPhone && Self.serial(of: lock.service) >= listSerial
+            let (revokedPhone, listSigned) = state.withLock { ($0.revocationDone && $0.revoked.contains(p), $0.revocationListSigned ?? .distantFuture) }
+            let listReached = revokedPhone && Self.listSigned(of: lock.service) >= listSigned
             let responder = PhoneResponder(phone: phone, trusting: [lock.reader], interface: world.transport.interface)
             let t0 = DispatchTime.now().uptimeNanoseconds
             let outcome = (try? world.transport.tap(responder, on: lock.service))
@@ -457,7 +462,9 @@ final class Load: Sendable {
         let outcome = (updated: chosen.filter { phones[$0].keys.isEmpty }.count, serial: serial)
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - began) / 1e9
         let carrying = phones.filter { ($0.revocationSerial ?? 0) >= (outcome.serial ?? .max) }.count
+        let listSigned = (try? await service.revocationList()).flatMap { $0 }.flatMap { try? RevocationDocument(parsing: $0.document) }?.issued
         state.withLock { c in
+            c.revocationListSigned = listSigned
             c.revoked = Set(chosen)
             c.revocation = .init(grants: chosen.count, serial: outcome.serial, fanOutSeconds: seconds, phonesUpdated: outcome.updated,
                                phonesCarrying: carrying, tapsAfter: 0, grantedAfter: 0, tapsBeforeListReached: 0,
@@ -466,9 +473,9 @@ final class Load: Sendable {
         }
     }
 
-    /// The newest revocation list serial a lock holds (0: none).
-    static func serial(of lock: LockService) -> UInt64 {
-        lock.lock.engine.state.revocationLists.values.map(\.serial).max() ?? 0
+    /// The signed time of the newest revocation list a lock holds (distant past: none).
+    static func listSigned(of lock: LockService) -> Date {
+        lock.lock.engine.state.revocationLists.values.map(\.issued).max() ?? .distantPast
     }
 
     /// Scheduled polls (system clock): every second, the phones whose poll is due.

@@ -456,13 +456,15 @@ public final class TrustService: Sendable {
         return try await publishRevocations(tx, now: now)
     }
 
-    /// Issues the next revocation document (serial + 1) with every entry that has not lapsed.
+    /// Issues the next revocation document: the whole list (OVERWRITE) of every entry that has not
+    /// lapsed. The serial is the service's own count (phones and door reports name lists by it);
+    /// the document orders itself for locks by its signed time.
     func publishRevocations(_ tx: any TrustTransaction, now: Date) async throws -> UInt64 {
         let entries = try await tx.revocations().filter { $0.expiry > now }
         try await tx.replaceRevocations(entries)
         let previous = try await tx.revocationList()
         let serial = (previous?.serial ?? 0) + 1
-        let data = RevocationData(serial: serial, entries: try entries.map {
+        let data = RevocationData(changeMode: .overwrite, entries: try entries.map {
             try RevocationEntry(publicKeyHash: $0.publicKeyHash, documentID: $0.documentID, expiry: $0.expiry)
         })
         // Signed strictly after the previous list (SigningOrder): a lock holding it must see this one as newer.

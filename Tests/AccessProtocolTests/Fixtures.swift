@@ -44,10 +44,10 @@ enum Fixture {
                                     timeVerificationRequired: timeVerificationRequired)
     }
 
-    static func revocationDocument(revoking key: P256.Signing.PrivateKey = credentialKey, serial: UInt64 = 1) -> [UInt8] {
+    static func revocationDocument(revoking key: P256.Signing.PrivateKey = credentialKey, order: UInt64 = 1) -> [UInt8] {
         let entry = try! RevocationEntry(publicKeyHash: RevocationEntry.hash(credentialPublicKey: key.publicBytes),
                                          expiry: time.addingTimeInterval(30 * 86_400))
-        return TestFixtures.revocationDocument(serial: serial, entries: [entry], issued: time.addingTimeInterval(-60),
+        return TestFixtures.revocationDocument(order: order, entries: [entry], issued: time.addingTimeInterval(-60),
                                                expiry: time.addingTimeInterval(30 * 86_400), issuer: issuerKey)
     }
 

@@ -22,7 +22,7 @@ final class ConformanceCalibrationTests: XCTestCase {
         let key = P256.Signing.PrivateKey()
         let access = TestFixtures.accessDocument(credentialPublicKey: key.publicBytes, id: Array("cal".utf8), readers: [try ReaderRule(groupID: identity.groupID)],
                                                  from: TestFixtures.monday, until: TestFixtures.monday.addingTimeInterval(3600), issuer: issuer)
-        let revocation = TestFixtures.revocationDocument(serial: 1, entries: [], issued: TestFixtures.monday,
+        let revocation = TestFixtures.revocationDocument(order: 1, entries: [], issued: TestFixtures.monday,
                                                          expiry: TestFixtures.monday.addingTimeInterval(3600), issuer: issuer)
         var c = CredentialConfiguration(signingKey: key,
                                         trustedReaders: [TrustedReader(groupID: identity.groupID, publicKey: identity.publicKey),

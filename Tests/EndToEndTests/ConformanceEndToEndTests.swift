@@ -332,6 +332,7 @@ final class ConformanceEndToEndTests: XCTestCase {
         // no verified time, no schedule support); each runs below or in its own test against such a lock.
         let (status, lines) = try readerOverSocket(extra: ["--skip", "rdr.fast", "rdr.stepup.same-doc-twice", "rdr.stepup.fast", "rdr.stepup.fast.kpersistent-removed",
                                                            "rdr.neg.stepup.time-verification", "rdr.neg.stepup.schedule-time-verification", "rdr.neg.stepup.schedules-unsupported",
+                                                           "rdr.stepup.rd",
                                                            "--transcript", "reader.transcript", "--transcript-secrets",
                                                            "--issuer-key", "issuer.key.pem", "--issuer-ca-key", "issuer-ca.key.pem",
                                                            "--now", "2026-03-02T09:00:00Z"])
@@ -543,7 +544,7 @@ final class ConformanceEndToEndTests: XCTestCase {
         XCTAssertEqual(stranger["decision"] as? String, "deny", "\(stranger)")
         XCTAssertEqual(stranger["reason"] as? String, "unknown_credential", "\(stranger)")
         // A revocation list of the site issuer naming bob's key hash, carried by the phone itself.
-        try lb(["doc", "revoke", "--issuer-key", "issuer.key.pem", "--serial", "1", "--credential", "bob.pub.pem",
+        try lb(["doc", "revoke", "--issuer-key", "issuer.key.pem", "--credential", "bob.pub.pem",
                 "--now", "2026-03-02T08:59:00Z", "--valid-for", "1d", "--out", "bob-revoked.cbor"])
         let revoked = try tap("door-keys.lock.json", revocation: ["bob-revoked.cbor"])
         XCTAssertEqual(revoked["reason"] as? String, "revoked", "\(revoked)")
@@ -553,6 +554,46 @@ final class ConformanceEndToEndTests: XCTestCase {
         let bad = try lb(["config", "create", "--reader-identity", "door.reader.json", "--issuer", "issuer.pub.pem", "--trusted-credential-keys", "bad-keys.txt",
                           "--out", "bad.lock.json"], expect: 2)
         XCTAssertTrue(bad.stderr.contains("line 1") && bad.stderr.contains("P-256"), bad.stderr)
+    }
+
+    /// NFC_RDR_STEPUP_RD: a lock provisioned with the case's three credential keys
+    /// (`conformance trusted-keys`) takes the six official revocation lists (OVERWRITE, APPEND,
+    /// entries to remove, all signed in one second) in turn and grants or refuses the two
+    /// document-less phones as each leaves them; the same lock without the keys fails the check,
+    /// which says how to provision it.
+    func testTheOfficialRevocationListsAgainstALockHoldingTheCaseKeys() throws {
+        let keys = try lb(["conformance", "trusted-keys"]).stdout
+        XCTAssertEqual(keys.split(separator: "\n").filter { !$0.hasPrefix("#") }.count, 3, keys)
+        XCTAssertTrue(keys.contains("0400ADBB74BBBB7E06B0A28C7D049B023796CD0F7CB9".lowercased()) || keys.contains("0400ADBB74BBBB7E06B0A28C7D049B023796CD0F7CB9"), keys)
+        try keys.write(to: dir.appendingPathComponent("stepup-rd.keys"), atomically: true, encoding: .utf8)
+        try lb(["config", "create", "--reader-identity", "door.reader.json", "--issuer", "issuer.pub.pem", "--no-fast", "--trusted-credential-keys", "stepup-rd.keys",
+                "--clock", "2026-03-02T09:00:00Z", "--max-lifetime", "14d", "--state-dir", "door-rd.state", "--out", "door-rd.lock.json"])
+        let args = ["--only", "rdr.stepup.rd", "--issuer-key", "issuer.key.pem", "--now", "2026-03-02T09:00:00Z"]
+        let (status, lines) = try readerOverSocket(extra: args, config: "door-rd.lock.json")
+        XCTAssertEqual(status, 0, lines.joined(separator: "\n"))
+        XCTAssertEqual(statuses(lines: lines), ["rdr.stepup.rd": "pass"], lines.joined(separator: "\n"))
+        // The lock's audit holds the six list changes and the taps: 6 carriers and 6 × 2 phones.
+        let audit = try lb(["audit", "show", "--config", "door-rd.lock.json"]).stdout
+        XCTAssertEqual(audit.components(separatedBy: "revocation list of issuer").count - 1, 6, audit)
+        XCTAssertEqual(audit.components(separatedBy: "\"reason\":\"revoked\"").count - 1, 5, "iterations 1, 2 (both phones), 3 and 5 refuse one: \(audit)")
+        // Again at the same time, through libnfc: the lock (`lock run`) polls a virtual PN532 with
+        // LockBench's phones in its field; the lists of the same second apply again, in turn.
+        let link = dir.appendingPathComponent("rd-reader").path
+        let conf = try InteractiveProcess(["conformance", "reader", "--nfc", "virtual:\(link)", "--timeout", "20"] + phoneFiles + args, currentDirectory: dir)
+        addTeardownBlock { conf.terminate() }
+        _ = try conf.waitForLine(containing: "connstring: pn532_uart:\(link)")
+        let lock = try InteractiveProcess(["lock", "run", "--config", "door-rd.lock.json", "--nfc", "pn532_uart:\(link)"], currentDirectory: dir)
+        addTeardownBlock { lock.terminate() }
+        let line = try conf.waitForLine(containing: "rdr.stepup.rd", timeout: 180)
+        XCTAssertTrue(line.hasPrefix("pass  rdr.stepup.rd"), line)
+        conf.process.waitUntilExit()
+        lock.terminate()
+        XCTAssertEqual(conf.process.terminationStatus, 0)
+        // A lock without the keys: the carrier is a stranger, so the first tap is refused.
+        let (bare, bareLines) = try readerOverSocket(extra: args)
+        XCTAssertEqual(bare, 1, bareLines.joined(separator: "\n"))
+        XCTAssertEqual(statuses(lines: bareLines), ["rdr.stepup.rd": "fail"], bareLines.joined(separator: "\n"))
+        XCTAssertTrue(bareLines.joined().contains("conformance trusted-keys"), "the failure says how to provision the lock: " + bareLines.joined(separator: "\n"))
     }
 
     /// A lock that takes an issuer certificate's key unchecked fails exactly the negative issuer

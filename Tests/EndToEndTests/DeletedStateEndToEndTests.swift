@@ -27,7 +27,7 @@ final class DeletedStateEndToEndTests: XCTestCase {
         try lb(["key", "reader", "door", "--group", String(repeating: "a1", count: 16), "--sub", String(repeating: "b1", count: 16)])
         try lb(["doc", "issue", "--issuer-key", "issuer.key.pem", "--credential", "alice.pub.pem", "--reader-identity", "door.reader.json",
                 "--valid-from", "2026-03-02T08:00:00Z", "--valid-until", "2026-03-02T18:00:00Z", "--now", "2026-03-02T08:00:00Z", "--out", "alice.cbor"])
-        try lb(["doc", "revoke", "--issuer-key", "issuer.key.pem", "--serial", "1", "--credential", "alice.pub.pem",
+        try lb(["doc", "revoke", "--issuer-key", "issuer.key.pem", "--credential", "alice.pub.pem",
                 "--now", "2026-03-02T08:30:00Z", "--out", "revoked.cbor"])
         try lb(["config", "create", "--reader-identity", "door.reader.json", "--issuer", "issuer.pub.pem",
                 "--clock", "2026-03-02T09:00:00Z", "--out", "door.lock.json"])

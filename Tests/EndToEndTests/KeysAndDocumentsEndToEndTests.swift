@@ -110,15 +110,20 @@ final class KeysAndDocumentsEndToEndTests: XCTestCase {
         d = try decide([], expect: 0)
         XCTAssertEqual(d["stepUpWanted"] as? Bool, false)
         // Revoke by credential key.
-        try lb(["doc", "revoke", "--issuer-key", "site/issuer.key.pem", "--serial", "1", "--credential", "site/alice.pub.pem",
+        try lb(["doc", "revoke", "--issuer-key", "site/issuer.key.pem", "--credential", "site/alice.pub.pem",
                 "--now", "2026-03-02T08:30:00Z", "--out", "revoked.cbor"])
         d = try decide(["--revocation-doc", "revoked.cbor"], expect: 1)
         XCTAssertEqual(d["reason"] as? String, "revoked")
         d = try decide([], expect: 1)
         XCTAssertEqual(d["reason"] as? String, "revoked")
-        // A newer, empty list lifts it.
-        try lb(["doc", "revoke", "--issuer-key", "site/issuer.key.pem", "--serial", "2", "--now", "2026-03-02T08:40:00Z", "--out", "empty.cbor"])
+        // A newer list that takes alice out (APPEND, an entry to remove) lifts it; `doc show` says so.
+        try lb(["doc", "revoke", "--issuer-key", "site/issuer.key.pem", "--previous", "revoked.cbor", "--append", "--remove-credential", "site/alice.pub.pem",
+                "--now", "2026-03-02T08:40:00Z", "--out", "empty.cbor"])
+        let shown = try lb(["doc", "show", "empty.cbor", "--issuer", "site/issuer.pub.pem"]).stdout
+        XCTAssertTrue(shown.contains("change mode  append") && shown.contains("lifts        key hash"), shown)
+        // Presented first, the list revoking alice (signed earlier) would change nothing now.
         XCTAssertEqual(try decide(["--revocation-doc", "empty.cbor"], expect: 0)["decision"] as? String, "grant")
+        XCTAssertEqual(try decide(["--revocation-doc", "revoked.cbor"], expect: 0)["decision"] as? String, "grant", "an earlier-signed list is ignored")
         // Replay of a transaction id.
         let tid = String(repeating: "5a", count: 16)
         _ = try decide(["--transaction", tid], expect: 0)
@@ -126,7 +131,7 @@ final class KeysAndDocumentsEndToEndTests: XCTestCase {
         // The audit log holds every decision and verifies.
         let verify = try json(lb(["audit", "verify", "--config", "site/door.lock.json", "--json"]))
         XCTAssertEqual(verify["intact"] as? Bool, true)
-        XCTAssertEqual(verify["entries"] as? Int, 9, "7 decisions and 2 revocation list changes")
+        XCTAssertEqual(verify["entries"] as? Int, 10, "8 decisions and 2 revocation list changes")
         let lines = try lb(["audit", "show", "--config", "site/door.lock.json", "--last", "2"]).stdout.split(separator: "\n")
         XCTAssertEqual(lines.count, 2)
         XCTAssertTrue(lines[1].contains("\"reason\":\"replay\""), String(lines[1]))

@@ -178,7 +178,7 @@ final class SocketEndToEndTests: XCTestCase {
         XCTAssertEqual(try transact(port, lock: "late", expect: 1, ["--at", "2026-03-02T20:00:00Z"])["reason"] as? String, "expired")
         // Revoked: the phone itself carries the revocation document.
         try newLock("revoking")
-        try lb(["doc", "revoke", "--issuer-key", "issuer.key.pem", "--serial", "1", "--credential", "alice.pub.pem",
+        try lb(["doc", "revoke", "--issuer-key", "issuer.key.pem", "--credential", "alice.pub.pem",
                 "--valid-for", "30d", "--now", "2026-03-02T08:30:00Z", "--out", "revoked.cbor"])
         port = try serve(["--once"], documents: ["alice.cbor", "revoked.cbor"])
         XCTAssertEqual(try transact(port, lock: "revoking", expect: 1)["reason"] as? String, "revoked")

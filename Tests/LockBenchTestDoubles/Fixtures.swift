@@ -28,10 +28,12 @@ public enum TestFixtures {
                                          issuerKey: issuer, timeVerificationRequired: timeVerificationRequired).encoded()
     }
 
-    /// A revocation list with `entries`, issued at `issued`, expiring at `expiry`, signed by `issuer`.
-    public static func revocationDocument(serial: UInt64, entries: [RevocationEntry], issued: Date, expiry: Date,
+    /// A whole revocation list (OVERWRITE) with `entries`, signed `order` seconds after `issued`
+    /// (a lock applies an issuer's lists in the order they were signed), expiring at `expiry`,
+    /// signed by `issuer`.
+    public static func revocationDocument(order: UInt64, entries: [RevocationEntry], issued: Date, expiry: Date,
                                           issuer: P256.Signing.PrivateKey) -> [UInt8] {
-        RevocationDocument.issue(revocation: RevocationData(serial: serial, entries: entries), issued: issued,
+        RevocationDocument.issue(revocation: RevocationData(changeMode: .overwrite, entries: entries), issued: issued.addingTimeInterval(TimeInterval(order)),
                                  expiry: expiry, issuerKey: issuer).encoded()
     }
 }

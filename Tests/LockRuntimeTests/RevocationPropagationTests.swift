@@ -31,7 +31,7 @@ final class RevocationPropagationTests: XCTestCase {
         XCTAssertFalse(try lock.tap(carrier.session).stepUp, "a known phone with nothing newer: no step-up")
 
         // The issuer revokes the victim; the carrier's app fetched the new list.
-        let list = try p.revocation(of: [(victim.key, victim.document!)], serial: 1)
+        let list = try p.revocation(of: [(victim.key, victim.document!)])
         let tap = try lock.tap(carrying(carrier, list, lock: lock))
         XCTAssertTrue(tap.granted, "\(tap.decision)")
         XCTAssertTrue(tap.stepUp, "the carrier's 92 is newer than any list the lock holds: it must step up")
@@ -51,7 +51,7 @@ final class RevocationPropagationTests: XCTestCase {
         XCTAssertTrue(try lock.tap(victim.session).granted)
         XCTAssertTrue(try lock.tap(carrier.session).granted)
         XCTAssertTrue(try lock.tap(carrier.session).fast, "both sides hold a FAST key now")
-        let list = try p.revocation(of: [(victim.key, victim.document!)], serial: 1)
+        let list = try p.revocation(of: [(victim.key, victim.document!)])
         let tap = try lock.tap(carrying(carrier, list, lock: lock, fast: carrier.session.fastCache))
         XCTAssertFalse(tap.fast, "the cryptogram's 92 is newer: FAST gives way to a standard transaction with step-up")
         XCTAssertTrue(tap.stepUp)
@@ -67,7 +67,7 @@ final class RevocationPropagationTests: XCTestCase {
         let carrier = try p.phone(id: "carrier")
         XCTAssertTrue(try lock.tap(victim.session).granted)
         XCTAssertTrue(try lock.tap(carrier.session).granted)
-        let list = try p.revocation(of: [(victim.key, victim.document!)], serial: 1)
+        let list = try p.revocation(of: [(victim.key, victim.document!)])
         XCTAssertFalse(try lock.tap(carrying(carrier, list, lock: lock, timestamps: false)).stepUp)
         XCTAssertTrue(try lock.tap(victim.session).granted, "nothing told the lock about the list")
     }

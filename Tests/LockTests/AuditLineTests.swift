@@ -20,7 +20,7 @@ final class AuditLineTests: XCTestCase {
     func everyMember() -> StateDelta {
         var d = StateDelta()
         d.trustedClock = TrustedClock(highWaterMark: when, trusted: true)
-        d.revocationLists = ["kid1": IssuerRevocationList(serial: 9, issued: when, entries: [])]
+        d.revocationLists = ["kid1": IssuerRevocationList(issued: when, entries: [])]
         d.revocationListsRemoved = ["kid0", "kid2"]
         d.documents = ["04ab": Data([1, 2, 3, 0xFF]), "04cd": Data()]
         d.documentsRemoved = ["04ef"]

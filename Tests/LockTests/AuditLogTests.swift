@@ -199,13 +199,13 @@ final class StateStoreTests: XCTestCase {
         XCTAssertNil(try store.load())
         var s = PersistedLockState(engine: EngineState(clock: TrustedClock(trustedAt: Date(timeIntervalSince1970: 100))), clock: .frozen(Date(timeIntervalSince1970: 100)))
         s.fastCache = Data([1, 2, 3])
-        s.engine.revocationLists = RevocationLists(["ab": IssuerRevocationList(serial: 9, issued: Date(timeIntervalSince1970: 50), entries: [])])
+        s.engine.revocationLists = RevocationLists(["ab": IssuerRevocationList(issued: Date(timeIntervalSince1970: 50), entries: [])])
         try store.save(s)
         XCTAssertEqual(try store.load(), s)
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/state.json.tmp"))
-        s.engine.revocationLists = RevocationLists(["ab": IssuerRevocationList(serial: 10, issued: Date(timeIntervalSince1970: 50), entries: [])])
+        s.engine.revocationLists = RevocationLists(["ab": IssuerRevocationList(issued: Date(timeIntervalSince1970: 60), entries: [])])
         try store.save(s)
-        XCTAssertEqual(try store.load()?.engine.revocationLists["ab"]?.serial, 10)
+        XCTAssertEqual(try store.load()?.engine.revocationLists["ab"]?.issued, Date(timeIntervalSince1970: 60))
         try Data("{".utf8).write(to: URL(fileURLWithPath: dir + "/state.json"))
         XCTAssertThrowsError(try store.load()) { XCTAssertEqual(($0 as? LockError)?.code, .corruptState) }
     }
@@ -216,7 +216,7 @@ final class StateStoreTests: XCTestCase {
         let dir = try temporaryDirectory("lockbench-lock").path
         let store = StateStore(directory: dir, auditKey: Array(repeating: 9, count: 32))
         var s = PersistedLockState(engine: EngineState(clock: TrustedClock(trustedAt: Date(timeIntervalSince1970: 100))), clock: .frozen(Date(timeIntervalSince1970: 100)))
-        s.engine.revocationLists = RevocationLists(["ab": IssuerRevocationList(serial: 9, issued: Date(timeIntervalSince1970: 50), entries: [])])
+        s.engine.revocationLists = RevocationLists(["ab": IssuerRevocationList(issued: Date(timeIntervalSince1970: 50), entries: [])])
         try store.save(s)
         let url = URL(fileURLWithPath: dir + "/state.json")
         let good = try String(contentsOf: url, encoding: .utf8)
@@ -228,7 +228,8 @@ final class StateStoreTests: XCTestCase {
                 XCTAssertTrue("\($0)".contains(mentioning) && "\($0)".contains("lockbench lock reset"), "\($0)", line: line)
             }
         }
-        try assertRefused(good.replacingOccurrences(of: "\"serial\":9", with: "\"serial\":0"), store, mentioning: "does not verify")
+        XCTAssertTrue(good.contains("\"entries\":["), good)
+        try assertRefused(good.replacingOccurrences(of: "\"entries\":[", with: "\"entries\":[],\"was\":["), store, mentioning: "does not verify")
         try assertRefused(good, StateStore(directory: dir, auditKey: Array(repeating: 8, count: 32)), mentioning: "does not verify")
         let body = String(good[good.range(of: "\"state\":")!.upperBound...].dropLast(2))
         try assertRefused(body, store, mentioning: "not an authenticated")

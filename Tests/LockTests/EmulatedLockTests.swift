@@ -136,7 +136,7 @@ final class EmulatedLockTests: XCTestCase {
         let lock = try EmulatedLock(configuration: LockConfiguration.load(path: try makeConfig(dir)))
         XCTAssertTrue(lock.decide(presentation([try document()])).isGrant)
         let entry = try RevocationEntry(publicKeyHash: RevocationEntry.hash(credentialPublicKey: Primitives.point(of: credential)), expiry: t0.addingTimeInterval(86_400))
-        let list = RevocationDocument.issue(revocation: RevocationData(serial: 4, entries: [entry]), issued: t0.addingTimeInterval(-60),
+        let list = RevocationDocument.issue(revocation: RevocationData(entries: [entry]), issued: t0.addingTimeInterval(-60),
                                             expiry: t0.addingTimeInterval(86_400), issuerKey: issuer).encoded()
         var p = presentation()
         p.revocationDocuments = [list]
@@ -146,7 +146,7 @@ final class EmulatedLockTests: XCTestCase {
         XCTAssertEqual(entries.map(\.decision), ["grant", AuditEntry.revocationListEvent, "deny"])
         XCTAssertEqual(entries.map(\.seq), [1, 2, 3])
         let kid = Hex.encode(CoseSign1.keyIdentifier(issuerPublicKey: Primitives.point(of: issuer)))
-        XCTAssertEqual(entries[1].detail, "revocation list of issuer \(kid) replaced: serial none → 4, 1 entry")
+        XCTAssertEqual(entries[1].detail, "revocation list of issuer \(kid) changed (overwrite, signed 2026-03-02T08:59:00Z; before: none): +1 −0, 1 entry")
         XCTAssertEqual(entries[1].transaction, entries[2].transaction)
     }
 

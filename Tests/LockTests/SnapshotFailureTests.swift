@@ -35,7 +35,7 @@ final class SnapshotFailureTests: XCTestCase {
     func list() throws -> [UInt8] {
         let entry = try RevocationEntry(publicKeyHash: RevocationEntry.hash(credentialPublicKey: Primitives.point(of: victim)),
                                         expiry: base.t0.addingTimeInterval(86_400))
-        return TestFixtures.revocationDocument(serial: 1, entries: [entry], issued: base.t0.addingTimeInterval(-30),
+        return TestFixtures.revocationDocument(order: 1, entries: [entry], issued: base.t0.addingTimeInterval(-30),
                                                expiry: base.t0.addingTimeInterval(86_400), issuer: base.issuer)
     }
 

@@ -215,7 +215,7 @@ final class LockDamageTests: XCTestCase {
         XCTAssertTrue(lock!.decide(base.presentation([try base.document()])).isGrant)
         let entry = try RevocationEntry(publicKeyHash: RevocationEntry.hash(credentialPublicKey: Primitives.point(of: base.credential)), expiry: base.t0.addingTimeInterval(86_400))
         var p = base.presentation()
-        p.revocationDocuments = [RevocationDocument.issue(revocation: RevocationData(serial: 1, entries: [entry]), issued: base.t0.addingTimeInterval(-60),
+        p.revocationDocuments = [RevocationDocument.issue(revocation: RevocationData(entries: [entry]), issued: base.t0.addingTimeInterval(-60),
                                                           expiry: base.t0.addingTimeInterval(86_400), issuerKey: base.issuer).encoded()]
         XCTAssertEqual(lock!.decide(p).reason, .engine(.revoked))
         lock = nil
@@ -249,7 +249,7 @@ final class AuthenticatedStateTests: XCTestCase {
         XCTAssertTrue(lock!.decide(base.presentation([try base.document()])).isGrant)
         let entry = try RevocationEntry(publicKeyHash: RevocationEntry.hash(credentialPublicKey: Primitives.point(of: base.credential)), expiry: base.t0.addingTimeInterval(86_400))
         var p = base.presentation()
-        p.revocationDocuments = [RevocationDocument.issue(revocation: RevocationData(serial: 1, entries: [entry]), issued: base.t0.addingTimeInterval(-60),
+        p.revocationDocuments = [RevocationDocument.issue(revocation: RevocationData(entries: [entry]), issued: base.t0.addingTimeInterval(-60),
                                                           expiry: base.t0.addingTimeInterval(86_400), issuerKey: base.issuer).encoded()]
         XCTAssertEqual(lock!.decide(p).reason, .engine(.revoked))
         lock = nil
@@ -259,7 +259,7 @@ final class AuthenticatedStateTests: XCTestCase {
         // Drop the revocation list from state.json by hand.
         let url = URL(fileURLWithPath: dir + "/state/state.json")
         let text = try String(contentsOf: url, encoding: .utf8)
-        let edited = text.replacingOccurrences(of: #""serial":1"#, with: #""serial":0"#)
+        let edited = text.replacingOccurrences(of: #""entries":["#, with: #""entries":[],"was":["#)
         XCTAssertNotEqual(edited, text)
         try edited.write(to: url, atomically: false, encoding: .utf8)
         XCTAssertThrowsError(try EmulatedLock(configuration: config)) {

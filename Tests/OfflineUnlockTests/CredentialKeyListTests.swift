@@ -58,11 +58,11 @@ final class CredentialKeyListTests: XCTestCase {
         XCTAssertEqual(decide(f.presentation(key: Primitives.point(of: f.otherCredential))).denyReason, .unknownCredential)
         // A revocation list naming the key's hash refuses it, one without lifts it.
         let entry = try RevocationEntry(publicKeyHash: RevocationEntry.hash(credentialPublicKey: f.credentialKey), expiry: now.addingTimeInterval(86_400))
-        let revoked = decide(f.presentation(revocation: [f.revocationDocument(serial: 1, entries: [entry])]))
+        let revoked = decide(f.presentation(revocation: [f.revocationDocument(order: 1, entries: [entry])]))
         XCTAssertEqual(revoked.denyReason, .revoked)
         if case .deny(_, let detail) = revoked { XCTAssertTrue(detail.contains("revoked by its key hash"), detail) }
         XCTAssertEqual(decide(f.presentation()).denyReason, .revoked, "the list stays with the lock")
-        XCTAssertTrue(decide(f.presentation(revocation: [f.revocationDocument(serial: 2, entries: [])])).isGrant)
+        XCTAssertTrue(decide(f.presentation(revocation: [f.revocationDocument(order: 2, entries: [])])).isGrant)
         // A document bound to the key still decides by itself (here: another reader's).
         f.policy = LockPolicy()
         let elsewhere = f.accessDocument(readers: [try ReaderRule(groupID: [UInt8](repeating: 0xEE, count: 16))])

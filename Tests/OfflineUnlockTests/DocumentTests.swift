@@ -65,7 +65,7 @@ final class AccessDocumentTests: XCTestCase {
         XCTAssertThrowsDocument(.malformed, try AccessDocument(parsing: [0xA0]))
         XCTAssertThrowsDocument(.malformed, try AccessDocument(parsing: [0xFF]))
         XCTAssertThrowsDocument(.malformed, try AccessDocument(parsing: CBOR.map(["5": "aliro-a"]).encoded()))
-        XCTAssertThrowsDocument(.wrongDocType, try AccessDocument(parsing: f.revocationDocument(serial: 1, entries: [])))
+        XCTAssertThrowsDocument(.wrongDocType, try AccessDocument(parsing: f.revocationDocument(order: 1, entries: [])))
         let bytes = f.accessDocument()
         for cut in stride(from: 0, to: bytes.count, by: 7) {
             XCTAssertThrowsError(try AccessDocument(parsing: Array(bytes[0..<cut])))
@@ -118,10 +118,11 @@ final class RevocationDocumentTests: XCTestCase {
     func testIssueDecodeVerify() throws {
         let e1 = try RevocationEntry(publicKeyHash: RevocationEntry.hash(credentialPublicKey: f.credentialKey), expiry: Fixture.t0.addingTimeInterval(86_400))
         let e2 = try RevocationEntry(documentID: [0xD0, 0x01], expiry: Fixture.t0.addingTimeInterval(86_400))
-        let bytes = f.revocationDocument(serial: 7, entries: [e1, e2])
+        let bytes = f.revocationDocument(order: 7, entries: [e1, e2])
         let doc = try RevocationDocument(parsing: bytes)
-        XCTAssertEqual(doc.revocation.serial, 7)
+        XCTAssertEqual(doc.revocation.changeMode, .overwrite)
         XCTAssertEqual(doc.revocation.entries, [e1, e2])
+        XCTAssertEqual(doc.issued, Fixture.t0.addingTimeInterval(-60 + 7))
         XCTAssertNil(doc.document.deviceKey)
         XCTAssertNoThrow(try doc.document.verify(trust: f.trust()))
         XCTAssertTrue(e1.revokes(credentialPublicKey: f.credentialKey, documentID: [1]))

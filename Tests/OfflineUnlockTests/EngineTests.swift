@@ -125,22 +125,22 @@ final class EngineDecisionTests: XCTestCase {
     func testRevokedByKeyHashAndByDocumentID() {
         XCTAssertTrue(decide(f.presentation(access: [f.accessDocument()])).isGrant)
         let byID = try! RevocationEntry(documentID: [0xD0, 0x01], expiry: now.addingTimeInterval(86_400))
-        assertDeny(.revoked, f.presentation(revocation: [f.revocationDocument(serial: 1, entries: [byID])]))
-        XCTAssertEqual(state.revocationLists.values.map(\.serial), [1])
+        assertDeny(.revoked, f.presentation(revocation: [f.revocationDocument(order: 1, entries: [byID])]))
+        XCTAssertEqual(state.revocationLists.values.map(\.issued), [Fixture.t0.addingTimeInterval(-60 + 1)])
         // A cached credential is refused from then on, with no documents presented.
         assertDeny(.revoked, f.presentation())
         // A newer list without the entry lifts it; an older one is ignored.
-        XCTAssertTrue(decide(f.presentation(revocation: [f.revocationDocument(serial: 2, entries: [])])).isGrant)
-        XCTAssertTrue(decide(f.presentation(revocation: [f.revocationDocument(serial: 1, entries: [byID])])).isGrant)
+        XCTAssertTrue(decide(f.presentation(revocation: [f.revocationDocument(order: 2, entries: [])])).isGrant)
+        XCTAssertTrue(decide(f.presentation(revocation: [f.revocationDocument(order: 1, entries: [byID])])).isGrant)
         let byKey = try! RevocationEntry(publicKeyHash: RevocationEntry.hash(credentialPublicKey: f.credentialKey), expiry: now.addingTimeInterval(86_400))
-        assertDeny(.revoked, f.presentation(revocation: [f.revocationDocument(serial: 3, entries: [byKey])]))
+        assertDeny(.revoked, f.presentation(revocation: [f.revocationDocument(order: 3, entries: [byKey])]))
         // Entries drop after their expiry.
         XCTAssertTrue(decide(f.presentation(), at: now.addingTimeInterval(86_400 + 400)).isGrant == false) // document expired by then
         XCTAssertTrue(state.revocationLists.values.allSatisfy(\.entries.isEmpty))
     }
 
     func testUntrustedRevocationDocumentDenies() {
-        let doc = RevocationDocument.issue(revocation: .init(serial: 9, entries: []), issued: now, expiry: now.addingTimeInterval(3600), issuerKey: f.otherIssuer)
+        let doc = RevocationDocument.issue(revocation: .init(entries: []), issued: now, expiry: now.addingTimeInterval(3600), issuerKey: f.otherIssuer)
         assertDeny(.untrustedIssuer, f.presentation(access: [f.accessDocument()], revocation: [doc.encoded()]))
         assertDeny(.malformedInput, f.presentation(access: [f.accessDocument()], revocation: [[0x01]]))
     }
@@ -179,7 +179,7 @@ final class EngineDecisionTests: XCTestCase {
         XCTAssertFalse(state.clock.trusted, "a key-7 document restored the clock")
         XCTAssertEqual(DenyReason.timeNotVerified.readerStatus >> 8, 0x00, "a failure status")
         // A revocation document asking for time verification is no evidence either.
-        let list = RevocationDocument.issue(revocation: .init(serial: 5, entries: []), issued: now.addingTimeInterval(300),
+        let list = RevocationDocument.issue(revocation: .init(entries: []), issued: now.addingTimeInterval(300),
                                             expiry: now.addingTimeInterval(86_400), issuerKey: f.issuer)
         var asked = list.document
         asked.timeVerificationRequired = true
@@ -250,7 +250,7 @@ final class EngineDecisionTests: XCTestCase {
     func testMalformedInput() {
         assertDeny(.malformedInput, f.presentation(access: [[0xA1, 0x01]]))
         assertDeny(.malformedInput, f.presentation(access: [Array("not cbor".utf8)]))
-        assertDeny(.malformedInput, f.presentation(access: [f.revocationDocument(serial: 1, entries: [])]))
+        assertDeny(.malformedInput, f.presentation(access: [f.revocationDocument(order: 1, entries: [])]))
     }
 
     func testEveryEngineReasonHasItsOwnCode() {
@@ -274,7 +274,7 @@ final class EngineDecisionTests: XCTestCase {
     }
 
     func testStateRoundTripsThroughJSON() throws {
-        XCTAssertTrue(decide(f.presentation(access: [f.accessDocument()], revocation: [f.revocationDocument(serial: 4, entries: [try RevocationEntry(documentID: [1], expiry: now.addingTimeInterval(999))])])).isGrant)
+        XCTAssertTrue(decide(f.presentation(access: [f.accessDocument()], revocation: [f.revocationDocument(order: 4, entries: [try RevocationEntry(documentID: [1], expiry: now.addingTimeInterval(999))])])).isGrant)
         let data = try JSONEncoder().encode(state)
         XCTAssertEqual(try JSONDecoder().decode(EngineState.self, from: data), state)
     }
@@ -369,7 +369,7 @@ final class EngineDocumentMemoTests: XCTestCase {
 
     func testRevocationStillAppliesToAMemoizedDocument() throws {
         var state = acceptedState()
-        let revocation = f.revocationDocument(serial: 1, entries: [try RevocationEntry(documentID: [0xD0, 0x01], expiry: now.addingTimeInterval(3600))])
+        let revocation = f.revocationDocument(order: 1, entries: [try RevocationEntry(documentID: [0xD0, 0x01], expiry: now.addingTimeInterval(3600))])
         XCTAssertEqual(f.core().decide(f.presentation(revocation: [revocation]), state: &state, at: now).denyReason, .revoked)
         XCTAssertEqual(f.core().decide(f.presentation(), state: &state, at: now).denyReason, .revoked)
     }

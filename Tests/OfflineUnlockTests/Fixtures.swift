@@ -33,9 +33,9 @@ struct Fixture {
                                     validityIteration: iteration, timeVerificationRequired: timeVerificationRequired)
     }
 
-    func revocationDocument(serial: UInt64, entries: [RevocationEntry], issued: Date = Fixture.t0.addingTimeInterval(-60),
+    func revocationDocument(order: UInt64, entries: [RevocationEntry], issued: Date = Fixture.t0.addingTimeInterval(-60),
                             expiry: Date = Fixture.t0.addingTimeInterval(30 * 86_400), by issuerKey: P256.Signing.PrivateKey? = nil) -> [UInt8] {
-        TestFixtures.revocationDocument(serial: serial, entries: entries, issued: issued, expiry: expiry, issuer: issuerKey ?? issuer)
+        TestFixtures.revocationDocument(order: order, entries: entries, issued: issued, expiry: expiry, issuer: issuerKey ?? issuer)
     }
 
     static let tidCounter = Atomic<UInt8>(0)

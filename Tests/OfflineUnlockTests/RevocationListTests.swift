@@ -24,29 +24,29 @@ final class RevocationListTests: XCTestCase {
         try! RevocationEntry(publicKeyHash: RevocationEntry.hash(credentialPublicKey: f.credentialKey), expiry: now.addingTimeInterval(86_400))
     }
 
-    func testAnotherIssuersHigherSerialDoesNotLiftARevocation() {
+    func testAnotherIssuersLaterListDoesNotLiftARevocation() {
         XCTAssertTrue(decide(f.presentation(access: [f.accessDocument()])).isGrant)
-        XCTAssertEqual(decide(f.presentation(revocation: [f.revocationDocument(serial: 1, entries: [aliceByKey])])).denyReason, .revoked)
-        // Issuer B's unrelated list, serial 7: A's list stays.
-        let fromB = f.revocationDocument(serial: 7, entries: [], by: f.otherIssuer)
+        XCTAssertEqual(decide(f.presentation(revocation: [f.revocationDocument(order: 1, entries: [aliceByKey])])).denyReason, .revoked)
+        // Issuer B's unrelated list, signed later: A's list stays.
+        let fromB = f.revocationDocument(order: 7, entries: [], by: f.otherIssuer)
         XCTAssertEqual(decide(f.presentation(revocation: [fromB])).denyReason, .revoked)
         XCTAssertEqual(decide(f.presentation()).denyReason, .revoked)
     }
 
-    func testEachIssuerHasItsOwnSerial() {
+    func testEachIssuerHasItsOwnOrder() {
         XCTAssertTrue(decide(f.presentation(access: [f.accessDocument()])).isGrant)
-        // B is at serial 7; A's serial 2 still applies to A's documents.
-        _ = decide(f.presentation(revocation: [f.revocationDocument(serial: 7, entries: [], by: f.otherIssuer)]))
-        XCTAssertEqual(decide(f.presentation(revocation: [f.revocationDocument(serial: 2, entries: [aliceByKey])])).denyReason, .revoked)
+        // B's list is signed at +7 s; A's, signed at +2 s, still applies to A's documents.
+        _ = decide(f.presentation(revocation: [f.revocationDocument(order: 7, entries: [], by: f.otherIssuer)]))
+        XCTAssertEqual(decide(f.presentation(revocation: [f.revocationDocument(order: 2, entries: [aliceByKey])])).denyReason, .revoked)
         XCTAssertEqual(state.revocationLists.count, 2)
-        XCTAssertEqual(state.revocationLists.values.map(\.serial).sorted(), [2, 7])
+        XCTAssertEqual(state.revocationLists.values.map(\.issued).sorted(), [2, 7].map { Fixture.t0.addingTimeInterval(-60 + $0) })
     }
 
     func testAListRevokesOnlyItsOwnIssuersDocuments() {
         XCTAssertTrue(decide(f.presentation(access: [f.accessDocument()])).isGrant)
         // B names Alice's key and A's document id: Alice's document is A's, so B cannot revoke it.
         let byID = try! RevocationEntry(documentID: [0xD0, 0x01], expiry: now.addingTimeInterval(86_400))
-        let fromB = f.revocationDocument(serial: 1, entries: [aliceByKey, byID], by: f.otherIssuer)
+        let fromB = f.revocationDocument(order: 1, entries: [aliceByKey, byID], by: f.otherIssuer)
         XCTAssertTrue(decide(f.presentation(revocation: [fromB])).isGrant)
         // A document from B for the same key is revoked by B's list.
         let bDoc = f.accessDocument(by: f.otherIssuer)
@@ -56,16 +56,18 @@ final class RevocationListTests: XCTestCase {
     func testEveryListChangeIsReported() {
         XCTAssertTrue(decide(f.presentation(access: [f.accessDocument()])).isGrant)
         XCTAssertEqual(state.takeRevocationChanges(), [])
-        _ = decide(f.presentation(revocation: [f.revocationDocument(serial: 3, entries: [aliceByKey])]))
+        _ = decide(f.presentation(revocation: [f.revocationDocument(order: 3, entries: [aliceByKey])]))
         let changes = state.takeRevocationChanges()
         XCTAssertEqual(changes.count, 1)
-        XCTAssertEqual(changes.first?.previousSerial, nil)
-        XCTAssertEqual(changes.first?.serial, 3)
-        XCTAssertEqual(changes.first?.kind, .replaced)
+        XCTAssertEqual(changes.first?.previousIssued, nil)
+        XCTAssertEqual(changes.first?.issued, Fixture.t0.addingTimeInterval(-60 + 3))
+        XCTAssertEqual(changes.first?.kind, .applied)
+        XCTAssertEqual(changes.first?.mode, .overwrite)
+        XCTAssertEqual(changes.first?.addedEntries, 1)
         XCTAssertEqual(changes.first?.issuer, Hex.encode(CoseSign1.keyIdentifier(issuerPublicKey: f.issuerPoint)))
         XCTAssertEqual(state.takeRevocationChanges(), [], "taken once")
-        // An older serial changes nothing and reports nothing.
-        _ = decide(f.presentation(revocation: [f.revocationDocument(serial: 2, entries: [])]))
+        // A list signed earlier changes nothing and reports nothing.
+        _ = decide(f.presentation(revocation: [f.revocationDocument(order: 2, entries: [])]))
         XCTAssertEqual(state.takeRevocationChanges(), [])
         // Pruning an expired entry is a change too.
         state.clock.operatorSet(now.addingTimeInterval(2 * 86_400))
@@ -81,7 +83,7 @@ final class RevocationListTests: XCTestCase {
     func testNoPruningUnderAnUntrustedClock() {
         XCTAssertTrue(decide(f.presentation(access: [f.accessDocument()])).isGrant)
         let soon = try! RevocationEntry(publicKeyHash: RevocationEntry.hash(credentialPublicKey: f.credentialKey), expiry: now.addingTimeInterval(3600))
-        XCTAssertEqual(decide(f.presentation(revocation: [f.revocationDocument(serial: 1, entries: [soon])])).denyReason, .revoked)
+        XCTAssertEqual(decide(f.presentation(revocation: [f.revocationDocument(order: 1, entries: [soon])])).denyReason, .revoked)
         state.clock.powerLoss()
         XCTAssertEqual(decide(f.presentation(), at: now.addingTimeInterval(3 * 3600)).denyReason, .clockUntrusted)
         state.clock.operatorSet(now.addingTimeInterval(600))

@@ -39,7 +39,7 @@ final class StepUpTimestampTests: XCTestCase {
 
     func testARevocationListNewerThanTheIssuersIsFetchedAndOnceTakenNoLonger() {
         let issued = now.addingTimeInterval(-600)
-        let list = f.revocationDocument(serial: 1, entries: [], issued: issued)
+        let list = f.revocationDocument(order: 0, entries: [], issued: issued)
         XCTAssertTrue(f.core().decide(f.presentation(access: [f.accessDocument()], revocation: [list]), state: &state, at: now).isGrant)
         XCTAssertEqual(state.revocationLists.values.first?.issued, issued)
         XCTAssertFalse(wants(SignedTimestamps(revocation: issued)), "the same list: no step-up on every tap")
@@ -49,7 +49,7 @@ final class StepUpTimestampTests: XCTestCase {
 
     func testAnotherIssuersListDoesNotCountForThisDocument() {
         // The lock holds a list from another issuer only: this phone's issuer has none.
-        let other = f.revocationDocument(serial: 5, entries: [], issued: now.addingTimeInterval(-60), by: f.otherIssuer)
+        let other = f.revocationDocument(order: 5, entries: [], issued: now.addingTimeInterval(-60), by: f.otherIssuer)
         let core = DecisionCore(reader: f.reader, policy: f.policy,
                                 trust: try! TrustStore(issuerPublicKeys: [f.issuerPoint, Primitives.point(of: f.otherIssuer)]))
         XCTAssertTrue(core.decide(f.presentation(access: [f.accessDocument()], revocation: [other]), state: &state, at: now).isGrant)

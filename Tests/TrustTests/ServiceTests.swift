@@ -119,9 +119,13 @@ final class ServiceTests: XCTestCase {
         XCTAssertEqual(suspendedKeys, 0, "a suspended credential holds no keys")
         await XCTAssertTrustError(.conflict) { try await f.service.setCredential(device: "p1", to: .suspended) }
 
+        let suspendedList = list
         _ = try await f.service.setCredential(device: "p1", to: .active)
         list = try RevocationDocument(parsing: try await f.service.revocationList()!.document)
-        XCTAssertEqual(list.revocation.serial, 2)
+        let resumedSerial = try await f.service.revocationList()?.serial
+        XCTAssertEqual(resumedSerial, 2)
+        XCTAssertEqual(list.revocation.changeMode, .overwrite, "the service publishes whole lists")
+        XCTAssertGreaterThan(list.issued, suspendedList.issued, "signed strictly after the list it replaces (a lock orders lists by signed time)")
         XCTAssertTrue(list.revocation.entries.isEmpty, "resume lifts the suspension")
         let resumedKeys = try await f.service.poll(device: "p1", since: nil)!.keys.count
         XCTAssertEqual(resumedKeys, 1)

@@ -26,7 +26,7 @@ struct ConformanceCommand: ParsableCommand {
         Exit status: 0 every applicable check passed, 1 a check failed, 2 usage, 3 the device or radio \
         could not be reached.
         """,
-        subcommands: [ConformanceCredential.self, ConformanceReader.self, ConformanceList.self])
+        subcommands: [ConformanceCredential.self, ConformanceReader.self, ConformanceList.self, ConformanceTrustedKeys.self])
 }
 
 /// Output, transcript and selection flags shared by both directions.
@@ -319,7 +319,8 @@ struct ConformanceReader: ParsableCommand {
         --only against a reader so set. rdr.fast: set for FAST; rdr.stepup.same-doc-twice: stepping up \
         at every tap; rdr.neg.stepup.time-verification and rdr.neg.stepup.schedule-time-verification: \
         without verified time (a LockBench lock: `lockbench clock power-loss`); \
-        rdr.neg.stepup.schedules-unsupported: not supporting schedules (`config create --no-schedules`).
+        rdr.neg.stepup.schedules-unsupported: not supporting schedules (`config create --no-schedules`); \
+        rdr.stepup.rd: holding the credential keys of its three phones (`lockbench conformance trusted-keys`).
         """)
 
     @Option(help: ArgumentHelp("Listen on this TCP port; the reader connects once per check.", valueName: "port"))
@@ -471,5 +472,25 @@ struct ReaderFaultOptions: ParsableArguments {
 
     var set: ReaderFaults {
         faults.reduce(into: ReaderFaults()) { s, name in if let f = ReaderFaults.names.first(where: { $0.0 == name })?.1 { s.formUnion(f) } }
+    }
+}
+
+struct ConformanceTrustedKeys: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "trusted-keys",
+        abstract: "Print the credential keys rdr.stepup.rd taps with, for the lock to trust without a document.",
+        discussion: """
+        The official NFC_RDR_STEPUP_RD expects a reader provisioned out of band with the credential keys \
+        of its phones: the one carrying the revocation lists (a fixed key of LockBench's) and the case's \
+        two phones that carry no document. One hex key per line, the format of a lock's \
+        trustedCredentialKeys file:
+
+          lockbench conformance trusted-keys > stepup-rd.keys
+          lockbench config create … --trusted-credential-keys stepup-rd.keys
+        """)
+
+    func run() throws {
+        print("# rdr.stepup.rd (NFC_RDR_STEPUP_RD): the list carrier, then the case's access_credential1 and access_credential2")
+        for key in ReaderCatalogue.stepUpRDTrustedKeys { print(key) }
     }
 }

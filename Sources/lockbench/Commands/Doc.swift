@@ -19,7 +19,7 @@ struct DocCommand: ParsableCommand {
               --credential site/alice-phone.pub.pem \\
               --reader-identity site/front-door.reader.json --valid-for 8h \\
               --out alice.cbor
-          lockbench doc revoke --issuer-key site/issuer.key.pem --serial 1 \\
+          lockbench doc revoke --issuer-key site/issuer.key.pem \\
               --credential site/alice-phone.pub.pem --out revoked.cbor
           lockbench doc revoke --issuer-key site/issuer.key.pem --previous revoked.cbor \\
               --credential site/bob-phone.pub.pem --out revoked-2.cbor
@@ -173,32 +173,46 @@ struct DocCommand: ParsableCommand {
 
     struct Revoke: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Issue a revocation document (a complete revocation list with a serial).",
+            abstract: "Issue a revocation document (Aliro RevocationData: a whole list, or a change to one).",
             discussion: """
-            A lock applies a revocation document whose serial is higher than the one it holds and \
-            replaces its whole list with it, so each document lists everything still revoked. Entries \
-            name a credential (its key file, or --key-hash as `key show` prints) or an access document \
-            id, and expire (--entry-expiry, default: the document's own expiry) once the revoked \
-            documents cannot be valid any more.
+            By default the document is a whole list (change mode OVERWRITE): a lock replaces its \
+            list of this issuer with it, so it names everything still revoked. With --append it adds \
+            its entries to the list the lock holds, and --remove-… entries take entries out (after \
+            adding). A lock applies an issuer's documents in the order they were signed and ignores \
+            one signed before the last it applied: give --previous FILE (the issuer's last revocation \
+            document) and this one is signed strictly after it, even within the same second. Entries \
+            name a credential (its key file, or --key-hash as `key show` prints) or an access \
+            document id, and expire (--entry-expiry, default: the document's own expiry) once the \
+            revoked documents cannot be valid any more.
             """)
         @OptionGroup var signing: Signing
-        @Option(help: ArgumentHelp("Serial number, higher than any earlier revocation document of this issuer (default with --previous: its serial + 1).", valueName: "n"))
-        var serial: UInt64?
-        @Option(help: ArgumentHelp("The issuer's previous revocation document: this one is signed strictly after it (a lock holding it then sees this one as newer, even within the same second) and, without --serial, takes the next serial.", valueName: "file"))
+        @Option(help: ArgumentHelp("The issuer's previous revocation document: this one is signed strictly after it, so a lock holding it applies this one.", valueName: "file"))
         var previous: String?
+        @Flag(help: "Change mode APPEND: add to the lock's list instead of replacing it (OVERWRITE, the default).")
+        var append = false
         @Option(help: ArgumentHelp("Revoke this credential key (PEM). Repeatable.", valueName: "file"))
         var credential: [String] = []
         @Option(name: .customLong("key-hash"), help: ArgumentHelp("Revoke by SHA-256 of the 65-byte credential key, hex. Repeatable.", valueName: "hex"))
         var keyHash: [String] = []
         @Option(name: .customLong("doc-id"), help: ArgumentHelp("Revoke an access document id (hex or text). Repeatable.", valueName: "id"))
         var docID: [String] = []
+        @Option(name: .customLong("remove-credential"), help: ArgumentHelp("Take this credential key's entry out of the lock's list (PEM). Repeatable.", valueName: "file"))
+        var removeCredential: [String] = []
+        @Option(name: .customLong("remove-key-hash"), help: ArgumentHelp("Take the entry with this key hash out of the lock's list. Repeatable.", valueName: "hex"))
+        var removeKeyHash: [String] = []
+        @Option(name: .customLong("remove-doc-id"), help: ArgumentHelp("Take the entry with this access document id out of the lock's list. Repeatable.", valueName: "id"))
+        var removeDocID: [String] = []
         @Option(name: .customLong("valid-for"), help: ArgumentHelp("How long locks accept this document (default 30d).", valueName: "duration"))
         var validFor: String = "30d"
         @Option(name: .customLong("entry-expiry"), help: ArgumentHelp("When the entries lapse (ISO-8601; default: the document's expiry).", valueName: "time"))
         var entryExpiry: String?
+        @Option(help: ArgumentHelp(visibility: .hidden))
+        var serial: String?
 
         func validate() throws {
-            if serial == nil && previous == nil { throw ValidationError("give --serial N, or --previous FILE (the issuer's last revocation document) for the next serial") }
+            if serial != nil {
+                throw ValidationError("--serial: revocation documents carry no serial any more (Aliro's RevocationData has a change mode where LockBench wrote one; locks order an issuer's lists by their signed time): drop it, and give --previous FILE to sign after the issuer's last list")
+            }
         }
 
         func run() throws {
@@ -209,24 +223,14 @@ struct DocCommand: ParsableCommand {
                     throw UserError(message: "--previous \(previous): \(e.reason); give the issuer's last revocation document (CBOR)")
                 }
             }
-            let serial = try Self.serial(serial, after: prior?.revocation.serial)
             let now = SigningOrder.signedTime(now: try signing.issueTime(), after: prior?.issued)
             let expiry = now.addingTimeInterval(try KeyFiles.duration(validFor, flag: "--valid-for"))
             let entryEnd = try entryExpiry.map { try KeyFiles.time($0, flag: "--entry-expiry") } ?? expiry
             do {
-                var entries = [RevocationEntry]()
-                for c in credential {
-                    entries.append(try RevocationEntry(publicKeyHash: RevocationEntry.hash(credentialPublicKey: try KeyFiles.publicKey(c, what: "credential key")), expiry: entryEnd))
-                }
-                for h in keyHash {
-                    guard let b = Hex.decode(h) else { throw UserError(message: "--key-hash \"\(h)\" is not hex") }
-                    entries.append(try RevocationEntry(publicKeyHash: b, expiry: entryEnd))
-                }
-                for d in docID {
-                    let b = Hex.decode(d).flatMap { d.count % 2 == 0 && !$0.isEmpty ? $0 : nil } ?? Array(d.utf8)
-                    entries.append(try RevocationEntry(documentID: b, expiry: entryEnd))
-                }
-                let doc = RevocationDocument.issue(revocation: RevocationData(serial: serial, entries: entries), issued: now,
+                let data = RevocationData(changeMode: append ? .append : .overwrite,
+                                          entries: try Self.entries(credentials: credential, keyHashes: keyHash, docIDs: docID, expiry: entryEnd, flag: ""),
+                                          entriesToRemove: try Self.entries(credentials: removeCredential, keyHashes: removeKeyHash, docIDs: removeDocID, expiry: nil, flag: "remove-"))
+                let doc = RevocationDocument.issue(revocation: data, issued: now,
                                                    expiry: expiry, issuerKey: issuer, issuerCertificate: try signing.certificate(for: issuer, signed: now),
                                                    includeKeyID: !signing.noKid)
                 try DocCommand.finish(doc.encoded(), signing: signing, issuer: issuer)
@@ -235,16 +239,22 @@ struct DocCommand: ParsableCommand {
             }
         }
 
-        /// `--serial`, or the one after `previous`; a serial not above the previous one is refused
-        /// (a lock holding that list would ignore it).
-        static func serial(_ given: UInt64?, after previous: UInt64?) throws -> UInt64 {
-            guard let previous else { return given ?? 1 }
-            if let given {
-                guard given > previous else { throw UserError(message: "--serial \(given) is not above the previous document's serial \(previous): a lock holding that list would ignore this one") }
-                return given
+        /// The entries named by one set of options (`--credential`, `--key-hash`, `--doc-id`, or
+        /// their `--remove-` forms).
+        static func entries(credentials: [String], keyHashes: [String], docIDs: [String], expiry: Date?, flag: String) throws -> [RevocationEntry] {
+            var entries = [RevocationEntry]()
+            for c in credentials {
+                entries.append(try RevocationEntry(publicKeyHash: RevocationEntry.hash(credentialPublicKey: try KeyFiles.publicKey(c, what: "credential key")), expiry: expiry))
             }
-            guard previous < UInt64.max else { throw UserError(message: "--previous has serial \(previous), the largest there is: no later serial exists; start a new issuer key") }
-            return previous + 1
+            for h in keyHashes {
+                guard let b = Hex.decode(h) else { throw UserError(message: "--\(flag)key-hash \"\(h)\" is not hex") }
+                entries.append(try RevocationEntry(publicKeyHash: b, expiry: expiry))
+            }
+            for d in docIDs {
+                let b = Hex.decode(d).flatMap { d.count % 2 == 0 && !$0.isEmpty ? $0 : nil } ?? Array(d.utf8)
+                entries.append(try RevocationEntry(documentID: b, expiry: expiry))
+            }
+            return entries
         }
     }
 
