@@ -79,10 +79,10 @@ final class PollResultJSONTests: XCTestCase {
         func signed(_ k: KeyRecord) throws -> Date { try AccessDocument(parsing: k.document ?? []).validity.signed }
         let k1 = try f.service.issue(grant: g, device: d, old: nil, now: now)
         XCTAssertEqual(try signed(k1), now)
-        XCTAssertEqual(f.service.signedTimes.withLock { $0[k1.document!] }, now, "the issuer remembers what it signed")
+        XCTAssertEqual(f.service.signedTimes.withLock { $0[.init(k1.document!)] }, now, "the issuer remembers what it signed")
         let k2 = try f.service.issue(grant: g, device: d, old: k1, now: now)          // remembered
         XCTAssertEqual(try signed(k2), now.addingTimeInterval(1))
-        XCTAssertNil(f.service.signedTimes.withLock { $0[k1.document!] }, "a replaced document is forgotten")
+        XCTAssertNil(f.service.signedTimes.withLock { $0[.init(k1.document!)] }, "a replaced document is forgotten")
         let k3 = try other.issue(grant: g, device: d, old: k2, now: now)              // another instance: parsed
         XCTAssertEqual(try signed(k3), now.addingTimeInterval(2))
         let k4 = try f.service.issue(grant: g, device: d, old: k3, now: now)          // signed elsewhere: parsed here
@@ -91,9 +91,9 @@ final class PollResultJSONTests: XCTestCase {
         // still holds its time (another instance's re-issue does not touch this one's memory).
         let again = try f.service.issue(grant: g, device: d, old: k2, now: now)
         XCTAssertEqual(try signed(again), now.addingTimeInterval(2))
-        XCTAssertNil(f.service.signedTimes.withLock { $0[k2.document!] })
+        XCTAssertNil(f.service.signedTimes.withLock { $0[.init(k2.document!)] })
         let once = try f.service.issue(grant: g, device: d, old: k2, now: now)        // now forgotten: parsed, same time
         XCTAssertEqual(try signed(once), now.addingTimeInterval(2))
-        XCTAssertEqual(IssuedDocument.signedTime(of: k4.document!), f.service.signedTimes.withLock { $0[k4.document!] })
+        XCTAssertEqual(IssuedDocument.signedTime(of: k4.document!), f.service.signedTimes.withLock { $0[.init(k4.document!)] })
     }
 }
