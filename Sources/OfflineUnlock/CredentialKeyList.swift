@@ -40,7 +40,8 @@ public struct CredentialKeyList: Equatable, Sendable {
         guard key.count == 65, key.first == 0x04 else {
             throw Refusal(line: line, "\(key.count) bytes starting \(key.first.map { Hex.encode([$0]) } ?? "nothing"); a key is 65 bytes, 04 ‖ X ‖ Y")
         }
-        do { _ = try Primitives.signingPublicKey(key) } catch { throw Refusal(line: line, "not a point on P-256: \(error.reason)") }
+        // The length and prefix are checked above: what is left is the curve equation.
+        do { _ = try Primitives.signingPublicKey(key) } catch { throw Refusal(line: line, "X, Y is not a point on P-256 (the curve equation does not hold)") }
         if !keys.contains(key) { keys.append(key) }
     }
 

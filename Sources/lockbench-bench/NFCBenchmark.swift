@@ -219,6 +219,8 @@ enum NFCBenchmark {
     /// the start of each round: the scenarios alternate, so a shared machine's load drifts over
     /// all of them alike, and each round's medians show the spread.
     static func main(iterations: Int, tapCount: Int, rounds: Int, pollInterval: TimeInterval, json: Bool, stepUp: Bool, plot: String? = nil) -> Int32 {
+        let report = BenchReport("nfc", parameters: ["iterations": "\(iterations)", "taps": "\(tapCount)", "rounds": "\(rounds)",
+                                                     "pollIntervalMs": "\(Int(pollInterval * 1000))", "stepUp": "\(stepUp)"], json: json)
         do {
             var results = [try selectRoundTrips(iterations: iterations)]
             results += try taps(selectOnlyTap, count: tapCount, pollInterval: pollInterval).stats(selectOnlyTap.name)
@@ -252,28 +254,19 @@ enum NFCBenchmark {
             }
             let summary = Summary(scenarios: scenarios.map(\.tap.name), samples: samples, roundMedians: roundMedians,
                                   backToBack: FsyncBaseline.median(fsync), roundBackToBack: roundFsync, lone: FsyncBaseline.median(lone))
-            if json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-                let counts = summary.fsyncCounts
-                print(String(decoding: try encoder.encode(Report(stats: results, goals: summary.readings, fastSpeedup: summary.fastSpeedup,
-                                                                        lockTaps: counts.taps, lockTapsWithOneFsync: counts.one)),
-                             as: UTF8.self))
-            } else {
-                print("NFC through libnfc \(LibNFC.version) and the virtual PN532 (lock loop poll interval \(Int(pollInterval * 1000)) ms); load average \(FsyncBaseline.loadAverage())")
-                print("tap to decision = poll wait + select (card in the field → selected) + arrival to decision (→ audit entry fsynced, bolt acts);")
-                print("transaction end: the phone has heard the answer and the reader's memory is persisted, then the loop re-arms.")
-                print("SELECT only: the loop's transaction is one SELECT; standard: documents cached, no FAST key on either side;")
-                print("FAST: cached Kpersistent; step-up: a phone the lock has never seen (documents fetched). Lock on certified firmware: ECP polling on.")
-                print("\(rounds) rounds of \(perRound) taps per scenario, alternating; 60 bare fsyncs back to back at the start of each round, and a lone one before each tap.")
-                for r in results { print(r.line) }
-                print("")
-                summary.print()
-            }
-            return 0
+            report.say("NFC through libnfc \(LibNFC.version) and the virtual PN532 (lock loop poll interval \(Int(pollInterval * 1000)) ms); load average \(FsyncBaseline.loadAverage())")
+            report.say("tap to decision = poll wait + select (card in the field → selected) + arrival to decision (→ audit entry fsynced, bolt acts);")
+            report.say("transaction end: the phone has heard the answer and the reader's memory is persisted, then the loop re-arms.")
+            report.say("SELECT only: the loop's transaction is one SELECT; standard: documents cached, no FAST key on either side;")
+            report.say("FAST: cached Kpersistent; step-up: a phone the lock has never seen (documents fetched). Lock on certified firmware: ECP polling on.")
+            report.say("\(rounds) rounds of \(perRound) taps per scenario, alternating; 60 bare fsyncs back to back at the start of each round, and a lone one before each tap.")
+            for r in results { report.distribution(r) }
+            report.say("")
+            summary.print(report.say)
+            summary.record(in: report)
+            return report.finish(0)
         } catch {
-            FileHandle.standardError.write(Data("nfc benchmark failed: \(error)\n".utf8))
-            return 3
+            return report.finish(3, error: "nfc benchmark failed: \(error)")
         }
     }
 }

@@ -1,19 +1,8 @@
 import Foundation
 
 extension NFCBenchmark {
-    /// What `--json` prints: every row, each reading of the goal per scenario, and how much faster
-    /// FAST is than standard.
-    struct Report: Codable {
-        var stats: [Stats]
-        var goals: [Reading]
-        var fastSpeedup: Double?
-        /// Lock taps timed, and of them those where the lock made exactly one fsync before deciding.
-        var lockTaps: Int
-        var lockTapsWithOneFsync: Int
-    }
-
     /// One reading of the goal "arrival to decision (median) ≤ one fsync + 1 ms" for one scenario.
-    struct Reading: Codable {
+    struct Reading {
         /// `lone fsync` (the goal's own reading), `back-to-back fsync`, `lock's side`, `paired`, `own fsync`.
         var reading: String
         var scenario: String
@@ -74,34 +63,50 @@ extension NFCBenchmark {
             return decision(s) / decision(f)
         }
 
-        func print() {
+        /// The figures of `--json` (BenchReport's shape): the lone fsync; each reading as
+        /// "SCENARIO: READING" in ms with its limit as the goal (the lone-fsync reading divided by
+        /// the lone fsync); the lock taps and those with one fsync; FAST against standard.
+        func record(in report: BenchReport) {
+            report.figure("lone bare fsync", lone * 1000, "ms")
+            for r in readings {
+                report.figure("\(r.scenario): \(r.reading)", r.medianMs, "ms", baseline: r.reading == "lone fsync" ? "lone bare fsync" : nil,
+                              goal: r.met == nil ? nil : String(format: "median ≤ %.3f ms", r.limitMs), met: r.met)
+            }
+            let counts = fsyncCounts
+            report.figure("lock taps", Double(counts.taps), "taps")
+            report.figure("lock taps with one fsync before the decision", Double(counts.one), "taps", baseline: "lock taps",
+                          goal: "every tap", met: counts.one == counts.taps)
+            if let speedup = fastSpeedup { report.figure("FAST speed-up over standard (arrival to decision)", speedup, "×") }
+        }
+
+        func print(_ say: (String) -> Void) {
             func ms(_ s: Double) -> String { String(format: "%.3f ms", s * 1000) }
             let all = readings
             func verdict(_ r: Reading) -> String { r.met.map { $0 ? "met" : "NOT met" } ?? "(no time goal)" }
             func lines(_ reading: String, _ text: (Reading, Int) -> String) {
                 for r in all where r.reading == reading {
-                    Swift.print("  \(r.scenario): \(text(r, scenarios.firstIndex(of: r.scenario)!)) → \(verdict(r))")
+                    say("  \(r.scenario): \(text(r, scenarios.firstIndex(of: r.scenario)!)) → \(verdict(r))")
                 }
             }
             let counts = fsyncCounts
-            Swift.print("goal: arrival to decision (median) ≤ one fsync + 1 ms. One fsync: a lone bare fsync, timed in the lock's directory "
+            say("goal: arrival to decision (median) ≤ one fsync + 1 ms. One fsync: a lone bare fsync, timed in the lock's directory "
                         + "just before each tap after the same idle (median \(ms(lone)) in this run); the lock made exactly one fsync "
                         + "before the decision in \(counts.one) of \(counts.taps) taps.")
             lines("lone fsync") { r, i in
                 "\(ms(r.medianMs / 1000)) = fsync + \(ms(r.medianMs / 1000 - lone)); per round \(roundMedians[i].map(ms).joined(separator: ", "))"
             }
-            Swift.print("the same taps against the bare fsync back to back (median \(ms(backToBack)); per round "
+            say("the same taps against the bare fsync back to back (median \(ms(backToBack)); per round "
                         + "\(roundBackToBack.map(ms).joined(separator: ", "))): the disk's least, which a tap's fsync after idle does not get")
             lines("back-to-back fsync") { r, _ in "\(ms(r.medianMs / 1000)) = fsync + \(ms(r.medianMs / 1000 - backToBack))" }
-            Swift.print("the lock's side: arrival to decision minus the emulated phone's own work (its parsing and crypto, which a real "
+            say("the lock's side: arrival to decision minus the emulated phone's own work (its parsing and crypto, which a real "
                         + "phone does on its own hardware), against the lone fsync")
             lines("lock's side") { r, _ in "\(ms(r.medianMs / 1000)) = fsync + \(ms(r.medianMs / 1000 - lone))" }
-            Swift.print("paired: each tap's arrival to decision minus the lone bare fsync timed just before it (goal: median ≤ 1 ms)")
+            say("paired: each tap's arrival to decision minus the lone bare fsync timed just before it (goal: median ≤ 1 ms)")
             lines("paired") { r, i in
                 let sorted = samples[i].decisionOverFsync.sorted()
                 return "median \(ms(r.medianMs / 1000)); quartiles \(ms(sorted[sorted.count / 4])) – \(ms(sorted[sorted.count * 3 / 4]))"
             }
-            Swift.print("its own fsync: each tap's arrival to decision minus the fsync the lock made in it (goal: the rest ≤ 1 ms, median)")
+            say("its own fsync: each tap's arrival to decision minus the fsync the lock made in it (goal: the rest ≤ 1 ms, median)")
             lines("own fsync") { r, i in
                 "the rest \(ms(r.medianMs / 1000)) + its fsync \(ms(FsyncBaseline.median(samples[i].ownFsync))) (median); of the rest, "
                     + "the phone's own work \(ms(FsyncBaseline.median(samples[i].phoneWork))), the lock and the link "
@@ -109,7 +114,7 @@ extension NFCBenchmark {
             }
             if let speedup = fastSpeedup, let s = scenarios.firstIndex(of: "standard"), let f = scenarios.firstIndex(of: "FAST") {
                 let faster = zip(roundMedians[s], roundMedians[f]).filter { $1 < $0 }.count
-                Swift.print("FAST vs standard, arrival to decision: " + String(format: "%.2f", speedup)
+                say("FAST vs standard, arrival to decision: " + String(format: "%.2f", speedup)
                             + "× faster (medians \(ms(decision(f))) vs \(ms(decision(s)))); FAST faster in \(faster) of \(roundMedians[s].count) rounds")
             }
         }

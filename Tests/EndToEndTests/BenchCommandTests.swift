@@ -91,22 +91,34 @@ final class BenchCommandTests: XCTestCase {
         XCTAssertEqual(lines.points.dropFirst(), [9, 9, 9], "a step up per tap: 1 + 2 × 4 points")
         let svg = try String(contentsOf: plot, encoding: .utf8)
         XCTAssertTrue(svg.contains("milliseconds") && svg.contains("n=4, median "), String(svg.prefix(400)))
+        // --json: the benchmarks' one shape (BenchReport), the human lines on standard error.
         let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], r.stdout)
-        let goals = try XCTUnwrap(report["goals"] as? [[String: Any]], r.stdout)
+        XCTAssertEqual(report["benchmark"] as? String, "nfc")
+        XCTAssertEqual(report["status"] as? Int, 0)
+        XCTAssertTrue(r.stderr.contains("NFC through libnfc"), r.stderr)
+        let figures = try XCTUnwrap(report["figures"] as? [[String: Any]], r.stdout)
+        func figure(_ name: String) -> [String: Any]? { figures.first { $0["name"] as? String == name } }
         for scenario in ["standard", "FAST", "step-up"] {
-            let readings = Set(goals.filter { $0["scenario"] as? String == scenario }.compactMap { $0["reading"] as? String })
+            let readings = Set(figures.compactMap { $0["name"] as? String }.filter { $0.hasPrefix(scenario + ": ") }.map { String($0.dropFirst(scenario.count + 2)) })
             XCTAssertEqual(readings, ["lone fsync", "back-to-back fsync", "lock's side", "paired", "own fsync"], scenario)
+            for reading in readings {
+                let f = try XCTUnwrap(figure("\(scenario): \(reading)"))
+                XCTAssertGreaterThan(f["value"] as? Double ?? 0, 0, "\(f)")
+                XCTAssertEqual(f["met"] == nil, scenario == "step-up", "a step-up has no time goal: \(f)")
+            }
         }
-        for goal in goals {
-            XCTAssertGreaterThan(goal["medianMs"] as? Double ?? 0, 0, "\(goal)")
-            XCTAssertEqual(goal["met"] == nil, goal["scenario"] as? String == "step-up", "\(goal)")
-        }
-        let lone = try XCTUnwrap(goals.first { $0["reading"] as? String == "lone fsync" }?["limitMs"] as? Double)
-        XCTAssertGreaterThan(lone, 1, "the limit is a bare fsync + 1 ms")
+        let lone = try XCTUnwrap(figure("lone bare fsync")?["value"] as? Double)
+        let standardLone = try XCTUnwrap(figure("standard: lone fsync"))
+        XCTAssertEqual(standardLone["baseline"] as? String, "lone bare fsync")
+        XCTAssertEqual(standardLone["ratio"] as? Double ?? 0, (standardLone["value"] as? Double ?? 0) / lone, accuracy: 1e-9)
+        XCTAssertTrue((standardLone["goal"] as? String ?? "").hasPrefix("median ≤ "), "\(standardLone)")
         // 4 taps in each of 3 scenarios; each decision made durable with exactly one fsync.
-        XCTAssertEqual(report["lockTaps"] as? Int, 12, r.stdout)
-        XCTAssertEqual(report["lockTapsWithOneFsync"] as? Int, 12, r.stdout)
-        XCTAssertGreaterThan(report["fastSpeedup"] as? Double ?? 0, 0)
+        XCTAssertEqual(figure("lock taps")?["value"] as? Double, 12, r.stdout)
+        XCTAssertEqual(figure("lock taps with one fsync before the decision")?["value"] as? Double, 12, r.stdout)
+        XCTAssertEqual(figure("lock taps with one fsync before the decision")?["met"] as? Bool, true, r.stdout)
+        XCTAssertGreaterThan(figure("FAST speed-up over standard (arrival to decision)")?["value"] as? Double ?? 0, 0)
+        let distributions = try XCTUnwrap(report["distributions"] as? [[String: Any]], r.stdout)
+        XCTAssertTrue(distributions.contains { ($0["name"] as? String ?? "").contains("lone bare fsync") }, "\(distributions)")
     }
 
     /// Every benchmark has `--json`; each prints one JSON document on standard output (its text

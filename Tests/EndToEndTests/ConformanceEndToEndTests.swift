@@ -578,17 +578,7 @@ final class ConformanceEndToEndTests: XCTestCase {
         XCTAssertEqual(audit.components(separatedBy: "\"reason\":\"revoked\"").count - 1, 5, "iterations 1, 2 (both phones), 3 and 5 refuse one: \(audit)")
         // Again at the same time, through libnfc: the lock (`lock run`) polls a virtual PN532 with
         // LockBench's phones in its field; the lists of the same second apply again, in turn.
-        let link = dir.appendingPathComponent("rd-reader").path
-        let conf = try InteractiveProcess(["conformance", "reader", "--nfc", "virtual:\(link)", "--timeout", "20"] + phoneFiles + args, currentDirectory: dir)
-        addTeardownBlock { conf.terminate() }
-        _ = try conf.waitForLine(containing: "connstring: pn532_uart:\(link)")
-        let lock = try InteractiveProcess(["lock", "run", "--config", "door-rd.lock.json", "--nfc", "pn532_uart:\(link)"], currentDirectory: dir)
-        addTeardownBlock { lock.terminate() }
-        let line = try conf.waitForLine(containing: "rdr.stepup.rd", timeout: 180)
-        XCTAssertTrue(line.hasPrefix("pass  rdr.stepup.rd"), line)
-        conf.process.waitUntilExit()
-        lock.terminate()
-        XCTAssertEqual(conf.process.terminationStatus, 0)
+        try assertPassesOverPN532("rdr.stepup.rd", extra: Array(args.dropFirst(2)), config: "door-rd.lock.json")
         // A lock without the keys: the carrier is a stranger, so the first tap is refused.
         let (bare, bareLines) = try readerOverSocket(extra: args)
         XCTAssertEqual(bare, 1, bareLines.joined(separator: "\n"))
@@ -644,17 +634,25 @@ final class ConformanceEndToEndTests: XCTestCase {
         XCTAssertEqual(conf.process.terminationStatus, Self.pendingReader.isEmpty ? 0 : 1)
 
         // NFC_RDR_FAST through libnfc, against a lock set for FAST that has met no phone.
-        let fastLink = dir.appendingPathComponent("fast-reader").path
-        let fastConf = try InteractiveProcess(["conformance", "reader", "--nfc", "virtual:\(fastLink)", "--timeout", "20", "--only", "rdr.fast"] + phoneFiles, currentDirectory: dir)
-        addTeardownBlock { fastConf.terminate() }
-        _ = try fastConf.waitForLine(containing: "connstring: pn532_uart:\(fastLink)")
-        let fastLock = try InteractiveProcess(["lock", "run", "--config", "door-fast.lock.json", "--nfc", "pn532_uart:\(fastLink)"], currentDirectory: dir)
-        addTeardownBlock { fastLock.terminate() }
-        let fastLine = try fastConf.waitForLine(containing: "rdr.fast", timeout: 120)
-        XCTAssertTrue(fastLine.hasPrefix("pass  rdr.fast"), fastLine)
-        fastConf.process.waitUntilExit()
-        fastLock.terminate()
-        XCTAssertEqual(fastConf.process.terminationStatus, 0)
+        try assertPassesOverPN532("rdr.fast", config: "door-fast.lock.json")
+    }
+
+    /// `conformance reader --nfc virtual:LINK --only CHECK` against `lock run --nfc
+    /// pn532_uart:LINK` (the lock polls, through libnfc, a virtual PN532 holding LockBench's
+    /// phones): the check passes and the run exits 0.
+    private func assertPassesOverPN532(_ check: String, extra: [String] = [], config: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let link = dir.appendingPathComponent("\(check)-reader").path
+        let conf = try InteractiveProcess(["conformance", "reader", "--nfc", "virtual:\(link)", "--timeout", "20", "--only", check] + extra + phoneFiles,
+                                          currentDirectory: dir)
+        addTeardownBlock { conf.terminate() }
+        _ = try conf.waitForLine(containing: "connstring: pn532_uart:\(link)")
+        let lock = try InteractiveProcess(["lock", "run", "--config", config, "--nfc", "pn532_uart:\(link)"], currentDirectory: dir)
+        addTeardownBlock { lock.terminate() }
+        let result = try conf.waitForLine(containing: check, timeout: 180)
+        XCTAssertTrue(result.hasPrefix("pass  \(check)"), result, file: file, line: line)
+        conf.process.waitUntilExit()
+        lock.terminate()
+        XCTAssertEqual(conf.process.terminationStatus, 0, file: file, line: line)
     }
 
     // MARK: - BLE on Bumble's controllers

@@ -177,8 +177,8 @@ struct DocCommand: ParsableCommand {
             discussion: """
             By default the document is a whole list (change mode OVERWRITE): a lock replaces its \
             list of this issuer with it, so it names everything still revoked. With --append it adds \
-            its entries to the list the lock holds, and --remove-… entries take entries out (after \
-            adding). A lock applies an issuer's documents in the order they were signed and ignores \
+            its entries to the list the lock holds; --remove-credential, --remove-key-hash and \
+            --remove-doc-id take entries out (after adding). A lock applies an issuer's documents in the order they were signed and ignores \
             one signed before the last it applied: give --previous FILE (the issuer's last revocation \
             document) and this one is signed strictly after it, even within the same second. Entries \
             name a credential (its key file, or --key-hash as `key show` prints) or an access \
