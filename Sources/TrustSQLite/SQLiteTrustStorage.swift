@@ -50,7 +50,13 @@ public final class SQLiteTrustStorage: TrustStorage, TrustChangeFeed, Sendable {
                 _ = try await rows(r, "PRAGMA busy_timeout=10000")
                 pool.append((r, AsyncMutex()))
             }
-            let direct = try (0..<max(1, readers / 2)).map { _ in try SQLiteDirectReader(path: path) }
+            // The poll's readers: one per core (its callers run on the cooperative pool, one
+            // thread per core), at most half the pooled ones. Every commit empties a reader's page
+            // cache, so the first read after it fetches its pages again (`pread`); readers beyond
+            // what runs at once only spread the reads over more cold caches.
+            let direct = try (0..<max(1, min(readers / 2, ProcessInfo.processInfo.activeProcessorCount))).map { _ in
+                try SQLiteDirectReader(path: path)
+            }
             let follower = try SQLiteChangeFollower(path: path, logger: logger)
             return SQLiteTrustStorage(path: path, writer: writer, readers: pool, direct: direct, follower: follower)
         } catch {

@@ -118,4 +118,26 @@ final class DeviceHistoryTests: XCTestCase {
         XCTAssertNotEqual(missing.status, 0)
         XCTAssertTrue(missing.stderr.contains("no device bob-phone"), missing.stderr)
     }
+
+    /// A history row is written member by member (`DeviceEvent.encoded`), not with `JSONEncoder`:
+    /// it reads back as the same event for every kind, with members absent or present and text
+    /// that needs escaping; and rows `JSONEncoder` wrote (older rows) still read.
+    func testAHistoryRowReadsBackAsTheEventItWasAndOldRowsStillRead() throws {
+        let at = Date(timeIntervalSince1970: 1_772_438_400)
+        var events = DeviceEvent.Kind.allCases.map { DeviceEvent(seq: 7, device: "p1", kind: $0, at: at) }
+        events.append(DeviceEvent(seq: Int64.max, device: "p.1@x", kind: .keyRefreshed, at: at, key: "g1/p1", grant: "g1", iteration: 12))
+        events.append(DeviceEvent(seq: 0, device: "p-1", kind: .pushFailed, at: at, reason: "quote\"back\\slash/\u{1}\n",
+                                  detail: "é\u{301} 日本 \t tab and \"more\""))
+        events.append(DeviceEvent(seq: 3, device: "p_1", kind: .keyDeleted, at: at, key: "g2/p_1", grant: "g2"))
+        for e in events {
+            let row = e.encoded()
+            XCTAssertEqual(try DeviceEvent(parsing: row), e, row)
+            let old = String(decoding: try JSONEncoder().encode(e), as: UTF8.self)
+            XCTAssertEqual(try DeviceEvent(parsing: old), e, old)
+            // The same members as JSONEncoder writes, none added, none left out.
+            let mine = try JSONSerialization.jsonObject(with: Data(row.utf8)) as? NSDictionary
+            let theirs = try JSONSerialization.jsonObject(with: Data(old.utf8)) as? NSDictionary
+            XCTAssertEqual(mine, theirs, row)
+        }
+    }
 }

@@ -61,4 +61,39 @@ final class PollResultJSONTests: XCTestCase {
         }
         XCTAssertNil(IssuedDocument.signedTime(of: [0xA0]), "not a document: no signed time")
     }
+
+    /// A re-issue signs strictly after the document it replaces, whether this instance signed that
+    /// document (its signed time remembered, `TrustService.signedTimes`) or another instance did
+    /// (read from the bytes): each iteration of one grant on one device, in one second, one
+    /// second later than the one before, as the full parse of the stored bytes says.
+    func testAReIssueSignsAfterTheDocumentItReplacesRememberedOrParsed() async throws {
+        let f = try await TrustFixture.make(); defer { Task { await f.close() } }
+        _ = try await f.login("p1", user: "u1")
+        _ = try await f.service.addGrant(id: "g1", user: "u1", readers: [f.group])
+        guard let d = try await f.storage.read({ try await $0.device("p1") }), let g = try await f.service.grants(user: "u1").first else {
+            return XCTFail("no device or grant")
+        }
+        let other = try await f.sibling()
+        defer { Task { try? await other.storage.close() } }
+        let now = f.service.now()
+        func signed(_ k: KeyRecord) throws -> Date { try AccessDocument(parsing: k.document ?? []).validity.signed }
+        let k1 = try f.service.issue(grant: g, device: d, old: nil, now: now)
+        XCTAssertEqual(try signed(k1), now)
+        XCTAssertEqual(f.service.signedTimes.withLock { $0[.init(k1.document!)] }, now, "the issuer remembers what it signed")
+        let k2 = try f.service.issue(grant: g, device: d, old: k1, now: now)          // remembered
+        XCTAssertEqual(try signed(k2), now.addingTimeInterval(1))
+        XCTAssertNil(f.service.signedTimes.withLock { $0[.init(k1.document!)] }, "a replaced document is forgotten")
+        let k3 = try other.issue(grant: g, device: d, old: k2, now: now)              // another instance: parsed
+        XCTAssertEqual(try signed(k3), now.addingTimeInterval(2))
+        let k4 = try f.service.issue(grant: g, device: d, old: k3, now: now)          // signed elsewhere: parsed here
+        XCTAssertEqual(try signed(k4), now.addingTimeInterval(3))
+        // k2 again (as a poll that lost its compare-and-swap re-plans): this instance signed it and
+        // still holds its time (another instance's re-issue does not touch this one's memory).
+        let again = try f.service.issue(grant: g, device: d, old: k2, now: now)
+        XCTAssertEqual(try signed(again), now.addingTimeInterval(2))
+        XCTAssertNil(f.service.signedTimes.withLock { $0[.init(k2.document!)] })
+        let once = try f.service.issue(grant: g, device: d, old: k2, now: now)        // now forgotten: parsed, same time
+        XCTAssertEqual(try signed(once), now.addingTimeInterval(2))
+        XCTAssertEqual(IssuedDocument.signedTime(of: k4.document!), f.service.signedTimes.withLock { $0[.init(k4.document!)] })
+    }
 }

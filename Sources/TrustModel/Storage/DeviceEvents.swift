@@ -1,3 +1,4 @@
+import ByteCore
 import Codecs
 import Foundation
 
@@ -64,7 +65,25 @@ public struct DeviceEvent: Codable, Sendable, Equatable {
         return Self.rowPrefix(device: device) + String(repeating: "0", count: max(0, 19 - digits.count)) + digits
     }
 
-    public func encoded() -> String { String(decoding: (try? JSONEncoder().encode(self)) ?? Data(), as: UTF8.self) }
+    /// The stored row: the members `Codable` names, absent ones left out, written member by member
+    /// (`JSONWriter`): every poll that re-issues a key writes one inside the one serialized write
+    /// transaction, where `JSONEncoder` was 1.7 % of a key refresh's server CPU. Read back with
+    /// `init(parsing:)` (`JSONDecoder`), as rows `JSONEncoder` wrote before are.
+    public func encoded() -> String {
+        var w = JSONWriter(capacity: 160)
+        w.beginObject()
+        w.key("seq"); w.integer(seq)
+        w.key("device"); w.string(device)
+        w.key("kind"); w.string(kind.rawValue)
+        w.key("at"); w.string(at)
+        if let key { w.key("key"); w.string(key) }
+        if let grant { w.key("grant"); w.string(grant) }
+        if let iteration { w.key("iteration"); w.integer(iteration) }
+        if let reason { w.key("reason"); w.string(reason) }
+        if let detail { w.key("detail"); w.string(detail) }
+        w.endObject()
+        return String(decoding: w.bytes, as: UTF8.self)
+    }
 
     public init(parsing text: String) throws { self = try JSONDecoder().decode(Self.self, from: Data(text.utf8)) }
 
