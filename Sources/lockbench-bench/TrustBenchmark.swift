@@ -219,8 +219,9 @@ enum TrustBenchmark {
         report.say("")
         report.say("| figure | measured | baseline (same run) | ratio | target | met |")
         report.say("|---|---|---|---|---|---|")
-        let refreshOK = refresh.rate >= 5000 && refresh.p99 <= 20
-        report.say("| key refreshes over HTTP, SQLite durable (\(issued) re-issued keys, \(phones) phones, \(concurrency) in flight) | \(f(refresh.rate))/s (best \(f(refresh.best))), p50 \(f(refresh.p50, 1)) ms, p99 \(f(refresh.p99, 1)) ms | /healthz \(f(refreshBase.rate))/s, p99 \(f(refreshBase.p99, 1)) ms | \(f(refreshRatio, 3)) | ≥ 5,000/s, p99 ≤ 20 ms | \(refreshOK ? "yes" : "no") |")
+        // Issue 22: a key refresh at ≥ 0.2 of /healthz, with the authentication middleware in place.
+        let refreshOK = refresh.rate >= 5000 && refresh.p99 <= 20 && refreshRatio >= 0.2
+        report.say("| key refreshes over HTTP, SQLite durable (\(issued) re-issued keys, \(phones) phones, \(concurrency) in flight) | \(f(refresh.rate))/s (best \(f(refresh.best))), p50 \(f(refresh.p50, 1)) ms, p99 \(f(refresh.p99, 1)) ms | /healthz \(f(refreshBase.rate))/s, p99 \(f(refreshBase.p99, 1)) ms | \(f(refreshRatio, 3)) | ≥ 5,000/s, p99 ≤ 20 ms, ratio ≥ 0.2 | \(refreshOK ? "yes" : "no") |")
         report.say("| polls with nothing changed (204: token check, one read) | \(f(unchanged.rate))/s, p99 \(f(unchanged.p99, 1)) ms | /healthz \(f(refreshBase.rate))/s | \(f(unchangedRatio, 3)) | — | — |")
         report.say("| key refreshes over HTTP, two instances on one PostgreSQL (phone k → instance k mod 2) | \(f(pg.rate))/s, p50 \(f(pg.p50, 1)) ms, p99 \(f(pg.p99, 1)) ms | one instance on SQLite \(f(refresh.rate))/s, p99 \(f(refresh.p99, 1)) ms | \(f(pgRatio, 3)) | — (measured) | — |")
         let rotationOK = rotation.rate >= 2000 && live == 1
