@@ -53,16 +53,20 @@ extension ReaderCatalogue {
             // All six signed in one second, as the case builds them; a reader applies them in turn.
             let signed = Date(timeIntervalSince1970: reader.now.timeIntervalSince1970.rounded(.down))
             var summaries = [String]()
+            // A fresh phone each tap (the case clears Kpersistent after every one), holding no
+            // access document and asking no step-up SELECT, as the case's three.
+            func phone(_ key: P256.Signing.PrivateKey, revocation: [[UInt8]]) -> ObservingPhone {
+                reader.phone {
+                    $0.signingKey = key
+                    $0.accessDocuments = []
+                    $0.revocationDocuments = revocation
+                    $0.stepUpSelect = .optional
+                }
+            }
             for (n, (data, grant1, grant2)) in stepUpRDIterations().enumerated() {
                 let iteration = n + 1
                 let list = RevocationDocument.issue(revocation: data, issued: signed, expiry: signed.addingTimeInterval(14 * 86_400), issuerKey: issuer).encoded()
-                // A fresh phone each tap: the case clears Kpersistent after every one.
-                let carrier = reader.phone {
-                    $0.signingKey = stepUpRDCarrier
-                    $0.accessDocuments = []
-                    $0.revocationDocuments = [list]
-                    $0.stepUpSelect = .optional
-                }
+                let carrier = phone(stepUpRDCarrier, revocation: [list])
                 let t0 = try reader.present(carrier, "rdr.stepup.rd")
                 summaries.append(t0.summary)
                 let v0 = official(t0) { stepUpVerdict(t0, carrier, grant: true) }
@@ -70,13 +74,7 @@ extension ReaderCatalogue {
                     return .fail("iteration \(iteration), the list's carrier: \(v0.reason) \(provisionStepUpRD)", expected: v0.expected, actual: v0.actual)
                 }
                 for (k, (key, grant)) in zip(stepUpRDKeys, [grant1, grant2]).enumerated() {
-                    let phone = reader.phone {
-                        $0.signingKey = key
-                        $0.accessDocuments = []
-                        $0.revocationDocuments = []
-                        $0.stepUpSelect = .optional
-                    }
-                    let t = try reader.present(phone, "rdr.stepup.rd")
+                    let t = try reader.present(phone(key, revocation: []), "rdr.stepup.rd")
                     summaries.append(t.summary)
                     let v = documentlessVerdict(t, grant: grant)
                     guard v.status == .pass else {

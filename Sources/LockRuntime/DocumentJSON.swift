@@ -11,7 +11,7 @@ public struct DocumentJSON: Encodable {
     public struct Access: Encodable { public var version: Int; public var id: String; public var idText: String?; public var readers: [Reader]; public var schedules: [String] }
     /// RevocationData: the change mode, the entries added and the entries removed.
     public struct Revocation: Encodable {
-        public var changeMode: String
+        public var changeMode: RevocationData.ChangeMode
         public var entries: [RevocationEntry]
         public var entriesToRemove: [RevocationEntry]
     }
@@ -79,7 +79,7 @@ public struct DocumentJSON: Encodable {
         case IssuedDocument.DocType.revocation:
             do {
                 let r = try RevocationDocument(document: doc).revocation
-                revocation = Revocation(changeMode: r.changeMode.description, entries: r.entries, entriesToRemove: r.entriesToRemove)
+                revocation = Revocation(changeMode: r.changeMode, entries: r.entries, entriesToRemove: r.entriesToRemove)
             } catch { throw Unreadable(message: "\(file): \(error)") }
         default:
             break
@@ -105,7 +105,7 @@ public struct DocumentJSON: Encodable {
             lines.append("  schedules    " + (a.schedules.isEmpty ? "any time" : a.schedules.joined(separator: "; ")))
         }
         if let r = revocation {
-            lines.append("  change mode  \(r.changeMode)" + (r.changeMode == "overwrite" ? " (replaces the lock's list of this issuer)" : " (adds to the lock's list of this issuer)"))
+            lines.append("  change mode  \(r.changeMode)" + (r.changeMode == .overwrite ? " (replaces the lock's list of this issuer)" : " (adds to the lock's list of this issuer)"))
             func described(_ e: RevocationEntry) -> String {
                 var what = [String]()
                 if let h = e.publicKeyHash { what.append("key hash \(Hex.encode(h))") }
@@ -115,7 +115,7 @@ public struct DocumentJSON: Encodable {
             for e in r.entries { lines.append("  revokes      \(described(e))") }
             for e in r.entriesToRemove { lines.append("  lifts        \(described(e))") }
             if r.entries.isEmpty && r.entriesToRemove.isEmpty {
-                lines.append(r.changeMode == "overwrite" ? "  revokes      nothing (an empty list)" : "  revokes      nothing (no change)")
+                lines.append(r.changeMode == .overwrite ? "  revokes      nothing (an empty list)" : "  revokes      nothing (no change)")
             }
         }
         return lines.joined(separator: "\n")

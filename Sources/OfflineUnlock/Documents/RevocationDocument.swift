@@ -101,12 +101,17 @@ public struct RevocationEntry: Equatable, Hashable, Sendable, Codable {
 public struct RevocationData: Equatable, Sendable {
     public static let currentVersion = 1
 
-    public enum ChangeMode: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+    /// Encoded (`doc show --json`) by its name.
+    public enum ChangeMode: UInt8, Sendable, CaseIterable, CustomStringConvertible, Encodable {
         /// Erase the reader's list, then add the entries.
         case overwrite = 0
         /// Add the entries to the reader's list.
         case append = 1
         public var description: String { self == .overwrite ? "overwrite" : "append" }
+        public func encode(to encoder: Encoder) throws {
+            var c = encoder.singleValueContainer()
+            try c.encode(description)
+        }
     }
 
     public var changeMode: ChangeMode
